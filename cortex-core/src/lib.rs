@@ -5,3 +5,7 @@
 
 #[cfg(feature = "ops")]
 pub mod ops;
+
+pub mod weights;
+
+pub use weights::Weights;

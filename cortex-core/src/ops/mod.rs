@@ -2,6 +2,8 @@
 //! Rust on `ndarray` images, with OpenCV as the optional external backend
 //! (feature `opencv`).
 
+pub mod mser;
+pub mod text_roi;
 pub mod types;
 
 pub use types::{GrayImage, OpsError, RgbFrame, ScoreMap};

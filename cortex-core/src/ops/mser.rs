@@ -1,0 +1,1 @@
+//! Maximally stable extremal regions (MSER) — owned by the text-ROI issue.

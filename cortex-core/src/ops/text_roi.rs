@@ -1,0 +1,1 @@
+//! Text-likelihood map from MSER regions — owned by the text-ROI issue.

@@ -1,0 +1,94 @@
+//! Weight tables: the per-mode (or per-call) values of the weight keys that
+//! `#[weight_key = "…"]` nodes are scaled by.
+
+use std::borrow::Cow;
+
+/// One weight: its key and its value.
+pub type WeightEntry = (Cow<'static, str>, f64);
+
+/// A table of weights by key, e.g. `{ wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }`.
+///
+/// Mode tables are `const` (borrowed), tables built at run time are owned;
+/// both are looked up the same way. Keys are few (a handful), so lookup is a
+/// linear scan, which beats hashing at this size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weights {
+    entries: Cow<'static, [WeightEntry]>,
+}
+
+impl Weights {
+    /// An empty table.
+    pub const fn new() -> Self {
+        Weights {
+            entries: Cow::Borrowed(&[]),
+        }
+    }
+
+    /// A table over `'static` entries, usable in `const` items.
+    pub const fn from_static(entries: &'static [WeightEntry]) -> Self {
+        Weights {
+            entries: Cow::Borrowed(entries),
+        }
+    }
+
+    /// Returns the table with `key` set to `value` (replacing an earlier value).
+    #[must_use]
+    pub fn with(mut self, key: impl Into<Cow<'static, str>>, value: f64) -> Self {
+        self.set(key, value);
+        self
+    }
+
+    /// Sets `key` to `value`, replacing an earlier value.
+    pub fn set(&mut self, key: impl Into<Cow<'static, str>>, value: f64) {
+        let key = key.into();
+        let entries = self.entries.to_mut();
+        match entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = value,
+            None => entries.push((key, value)),
+        }
+    }
+
+    /// The value of `key`, if the table has it.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|&(_, v)| v)
+    }
+
+    /// The value of `key`, or `0.0` when the table does not have it.
+    pub fn get_or_zero(&self, key: &str) -> f64 {
+        self.get(key).unwrap_or(0.0)
+    }
+
+    /// The entries in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.entries.iter().map(|(k, v)| (k.as_ref(), *v))
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the table has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights::new()
+    }
+}
+
+impl<K: Into<Cow<'static, str>>> FromIterator<(K, f64)> for Weights {
+    fn from_iter<I: IntoIterator<Item = (K, f64)>>(iter: I) -> Self {
+        let mut w = Weights::new();
+        for (k, v) in iter {
+            w.set(k, v);
+        }
+        w
+    }
+}
