@@ -3,9 +3,21 @@
 //! runtime support (observer, profiler, visualizer, exporters) and, behind the
 //! `ops` feature, the vision kernels of the reference ROI pipeline.
 
+pub mod check;
+pub mod dce;
+pub mod diag;
+pub mod error;
+pub mod ir;
+pub mod observe;
+pub mod plan;
+pub mod spec;
+pub mod weights;
+
 #[cfg(feature = "ops")]
 pub mod ops;
 
-pub mod weights;
-
+pub use error::PipelineError;
+pub use ir::GraphIr;
+pub use observe::{NoopObserver, Observer};
+pub use plan::Plan;
 pub use weights::Weights;

@@ -92,3 +92,63 @@ impl<K: Into<Cow<'static, str>>> FromIterator<(K, f64)> for Weights {
         w
     }
 }
+
+/// Why a weight value is refused: a weight must be finite and non-negative.
+/// One rule for mode tables (checked at compile time) and run-time tables.
+pub fn check_weight_value(value: f64) -> Result<(), &'static str> {
+    if value.is_nan() {
+        Err("is NaN; a weight must be a finite number >= 0")
+    } else if value.is_infinite() {
+        Err("is infinite; a weight must be a finite number >= 0")
+    } else if value < 0.0 {
+        Err("is negative; a weight must be >= 0 (0 eliminates the node)")
+    } else {
+        Ok(())
+    }
+}
+
+/// Why a run-time weight table does not fit a pipeline.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WeightsError {
+    /// The pipeline uses a key the table lacks.
+    #[error("weight `{0}` is missing")]
+    Missing(String),
+    /// The table has a key no node uses.
+    #[error("no node uses weight key `{0}`")]
+    Unknown(String),
+    /// A value is NaN, infinite or negative.
+    #[error("weight `{key}` = {value} {why}")]
+    Invalid {
+        /// The key.
+        key: String,
+        /// Its value.
+        value: f64,
+        /// What is wrong.
+        why: &'static str,
+    },
+}
+
+impl Weights {
+    /// Checks this table against a pipeline's weight keys and returns its
+    /// zero pattern (bit `i` set: `keys[i]` is zero).
+    pub fn zero_pattern(&self, keys: &[Cow<'static, str>]) -> Result<u64, WeightsError> {
+        for (k, v) in self.iter() {
+            if !keys.iter().any(|key| key == k) {
+                return Err(WeightsError::Unknown(k.to_string()));
+            }
+            check_weight_value(v).map_err(|why| WeightsError::Invalid {
+                key: k.to_string(),
+                value: v,
+                why,
+            })?;
+        }
+        keys.iter().enumerate().try_fold(0u64, |mask, (i, key)| {
+            match self.get(key) {
+                Some(v) if v == 0.0 => Ok(mask | (1u64 << i)),
+                Some(_) => Ok(mask),
+                None => Err(WeightsError::Missing(key.to_string())),
+            }
+        })
+    }
+}

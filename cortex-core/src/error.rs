@@ -1,0 +1,40 @@
+//! Errors of running a pipeline.
+
+use crate::weights::WeightsError;
+
+/// The boxed error a fallible node returned.
+pub type NodeFailure = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a frame failed. A failed frame leaves the pipeline's state as it was.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PipelineError {
+    /// A node's function returned an error.
+    #[error("node `{node}` failed: {source}")]
+    Node {
+        /// The node's name.
+        node: &'static str,
+        /// What it returned.
+        #[source]
+        source: NodeFailure,
+    },
+    /// The run-time weight table does not fit the pipeline.
+    #[error("bad weights: {0}")]
+    Weights(#[from] WeightsError),
+    /// The weights eliminate an output that is not optional.
+    #[error("these weights eliminate output `{output}`, which is not optional")]
+    OutputEliminated {
+        /// The output's node name.
+        output: &'static str,
+    },
+}
+
+impl PipelineError {
+    /// Wraps a node's error.
+    pub fn node(node: &'static str, source: impl Into<NodeFailure>) -> Self {
+        PipelineError::Node {
+            node,
+            source: source.into(),
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The validated graph IR: what a `cortex_graph!` pipeline is, as data.
+//!
+//! The macro builds it at compile time (owned) and emits it as `'static`
+//! `const` data (borrowed); tools read it at run time. `Cow` lets one type
+//! serve both.
+
+use std::borrow::Cow;
+
+/// A string that is `&'static` in generated consts and owned when built.
+pub type Str = Cow<'static, str>;
+/// A list that is `&'static` in generated consts and owned when built.
+pub type List<T> = Cow<'static, [T]>;
+
+/// Index of a node in [`GraphIr::nodes`].
+pub type NodeId = u32;
+/// Index of a state in [`GraphIr::states`].
+pub type StateId = u32;
+/// Index of an input in [`GraphIr::inputs`].
+pub type InputId = u32;
+/// Index of a weight key in [`GraphIr::weight_keys`].
+pub type KeyId = u32;
+
+/// A pipeline graph, resolved and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphIr {
+    /// The pipeline's name (the generated struct's name).
+    pub name: Str,
+    /// Per-frame inputs, passed by reference to `run`.
+    pub inputs: List<InputIr>,
+    /// Temporal state: last frame's value of some node.
+    pub states: List<StateIr>,
+    /// Nodes in declaration order.
+    pub nodes: List<NodeIr>,
+    /// All edges (derived from node arguments and state writes).
+    pub edges: List<Edge>,
+    /// Weight keys used by `#[weight_key]` nodes, in first-use order; bit `i`
+    /// of a zero pattern refers to `weight_keys[i]`.
+    pub weight_keys: List<Str>,
+    /// Named modes with their weight tables.
+    pub modes: List<ModeIr>,
+    /// The pipeline's outputs.
+    pub outputs: List<OutputIr>,
+    /// Nodes in a topological order of the within-frame data edges
+    /// (declaration order breaks ties).
+    pub topo: List<NodeId>,
+}
+
+/// A per-frame input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputIr {
+    /// Its name.
+    pub name: Str,
+    /// Its Rust type, as written.
+    pub ty: Str,
+}
+
+/// A temporal state slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateIr {
+    /// Its name, e.g. `_prev_gray`.
+    pub name: Str,
+    /// Its Rust type, as written.
+    pub ty: Str,
+    /// The initial-value expression, as written.
+    pub init: Str,
+    /// The node whose output is stored into it after each successful frame.
+    pub writer: NodeId,
+}
+
+/// How a node is executed, in the sense of the seed's partitioning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    /// Pure Rust, a candidate for fusion.
+    Compilable,
+    /// A call into an opaque implementation (e.g. OpenCV).
+    ExternalCall,
+}
+
+impl NodeKind {
+    /// The tag the visualizer prints: `[compilable]` or `[external_call]`.
+    pub const fn tag(self) -> &'static str {
+        match self {
+            NodeKind::Compilable => "[compilable]",
+            NodeKind::ExternalCall => "[external_call]",
+        }
+    }
+}
+
+/// A node: a call to a Rust function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeIr {
+    /// Its name (the value it produces).
+    pub name: Str,
+    /// The called function's path, as written.
+    pub op: Str,
+    /// Compilable or external call.
+    pub kind: NodeKind,
+    /// The weight key scaling its contribution, if any.
+    pub weight_key: Option<KeyId>,
+    /// Its arguments, in call order.
+    pub args: List<Arg>,
+    /// Whether the call returns a `Result` (written with `?` in the DSL).
+    pub fallible: bool,
+    /// The declaration's source text.
+    pub source: Str,
+}
+
+impl NodeIr {
+    /// Whether this node is `#[compilable]`.
+    pub const fn is_compilable(&self) -> bool {
+        matches!(self.kind, NodeKind::Compilable)
+    }
+}
+
+/// A node argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    /// A value from the graph (an edge).
+    Value(Endpoint),
+    /// The weight table of the running mode (`weights`), as `&Weights`.
+    Weights,
+    /// A constant Rust expression passed as written.
+    Const(Str),
+}
+
+/// Where a value comes from or goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Endpoint {
+    /// A per-frame input.
+    Input(InputId),
+    /// A temporal state slot.
+    State(StateId),
+    /// A node's output.
+    Node(NodeId),
+}
+
+/// The kind of an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    /// A required value: the consumer cannot run without it (`&T`).
+    Data,
+    /// From a `#[weight_key]` node: arrives as `Option<&T>`, `None` when the
+    /// producer is eliminated, so the consumer keeps running.
+    Weighted,
+    /// A state write: the producer's value becomes the state's value for the
+    /// next frame.
+    State,
+}
+
+/// An edge of the graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Edge {
+    /// The producer.
+    pub from: Endpoint,
+    /// The consumer: a node (data/weighted) or a state (state write).
+    pub to: Endpoint,
+    /// The argument position at a node consumer (0 for state writes).
+    pub arg: u32,
+    /// Data, weighted or state.
+    pub kind: EdgeKind,
+}
+
+/// A named mode and its weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeIr {
+    /// Its name as declared, e.g. `POWER_SAVE`.
+    pub name: Str,
+    /// The value of each weight key, indexed like [`GraphIr::weight_keys`].
+    pub weights: List<f64>,
+}
+
+/// A pipeline output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputIr {
+    /// The node it returns.
+    pub node: NodeId,
+    /// Its Rust type, as written.
+    pub ty: Str,
+    /// Whether a plan may eliminate it (then it is an `Option`).
+    pub optional: bool,
+}
+
+impl GraphIr {
+    /// The node with this name.
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as NodeId)
+    }
+
+    /// The node `id`.
+    ///
+    /// # Panics
+    /// If `id` is out of range (ids come from this IR).
+    pub fn node(&self, id: NodeId) -> &NodeIr {
+        &self.nodes[id as usize]
+    }
+
+    /// The name of an endpoint.
+    pub fn endpoint_name(&self, e: Endpoint) -> &str {
+        match e {
+            Endpoint::Input(i) => &self.inputs[i as usize].name,
+            Endpoint::State(s) => &self.states[s as usize].name,
+            Endpoint::Node(n) => &self.nodes[n as usize].name,
+        }
+    }
+
+    /// The mode with this name.
+    pub fn mode_index(&self, name: &str) -> Option<usize> {
+        self.modes.iter().position(|m| m.name == name)
+    }
+
+    /// The zero pattern of a weight vector indexed like `weight_keys`: bit
+    /// `i` is set when weight `i` is zero.
+    pub fn zero_pattern(weights: &[f64]) -> u64 {
+        weights
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w == 0.0)
+            .fold(0, |mask, (i, _)| mask | (1u64 << i))
+    }
+
+    /// The kind of the edges leaving node `producer` towards nodes.
+    pub fn out_edge_kind(&self, producer: Endpoint) -> EdgeKind {
+        match producer {
+            Endpoint::Node(n) if self.node(n).weight_key.is_some() => EdgeKind::Weighted,
+            _ => EdgeKind::Data,
+        }
+    }
+}

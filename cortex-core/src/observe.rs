@@ -1,0 +1,56 @@
+//! The observer hook of generated run functions: called around every node.
+//!
+//! The default [`NoopObserver`] has empty inline methods, so a plain `run`
+//! compiles to the same code as calling the node functions by hand.
+
+use crate::ir::{GraphIr, NodeId};
+use crate::plan::Plan;
+
+/// Receives the events of a running frame.
+pub trait Observer {
+    /// A frame starts with this plan.
+    #[inline(always)]
+    fn frame_begin(&mut self, ir: &'static GraphIr, plan: &Plan) {
+        let _ = (ir, plan);
+    }
+    /// Node `node` is about to run.
+    #[inline(always)]
+    fn node_begin(&mut self, node: NodeId) {
+        let _ = node;
+    }
+    /// Node `node` returned (successfully or not).
+    #[inline(always)]
+    fn node_end(&mut self, node: NodeId) {
+        let _ = node;
+    }
+    /// The frame ended; `ok` is false when a node failed.
+    #[inline(always)]
+    fn frame_end(&mut self, ok: bool) {
+        let _ = ok;
+    }
+}
+
+/// An observer that does nothing, at no cost.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoopObserver;
+
+impl Observer for NoopObserver {}
+
+impl<O: Observer + ?Sized> Observer for &mut O {
+    #[inline(always)]
+    fn frame_begin(&mut self, ir: &'static GraphIr, plan: &Plan) {
+        (**self).frame_begin(ir, plan)
+    }
+    #[inline(always)]
+    fn node_begin(&mut self, node: NodeId) {
+        (**self).node_begin(node)
+    }
+    #[inline(always)]
+    fn node_end(&mut self, node: NodeId) {
+        (**self).node_end(node)
+    }
+    #[inline(always)]
+    fn frame_end(&mut self, ok: bool) {
+        (**self).frame_end(ok)
+    }
+}

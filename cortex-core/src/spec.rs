@@ -1,0 +1,104 @@
+//! The unresolved graph description: names as written, before validation.
+//!
+//! `cortex_graph!` builds a [`GraphSpec`] from the DSL and hands it to
+//! [`crate::check::check`]; code that builds graphs at run time does the same.
+//! Each element's position in its list is its location for diagnostics (see
+//! [`crate::diag::Loc`]).
+
+/// A pipeline as declared.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GraphSpec {
+    /// The pipeline's name.
+    pub name: String,
+    /// `input name: Type;`
+    pub inputs: Vec<InputSpec>,
+    /// `state name: Type = init;`
+    pub states: Vec<StateSpec>,
+    /// `node name = path(args)?;`
+    pub nodes: Vec<NodeSpec>,
+    /// `producer -> state;`
+    pub writes: Vec<WriteSpec>,
+    /// `mode NAME { key: value, … }`
+    pub modes: Vec<ModeSpec>,
+    /// `output name: Type, …;`
+    pub outputs: Vec<OutputSpec>,
+}
+
+/// A declared input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputSpec {
+    /// Its name.
+    pub name: String,
+    /// Its type, as written.
+    pub ty: String,
+}
+
+/// A declared state slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateSpec {
+    /// Its name.
+    pub name: String,
+    /// Its type, as written.
+    pub ty: String,
+    /// Its initial value, as written.
+    pub init: String,
+}
+
+/// A declared node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeSpec {
+    /// Its name.
+    pub name: String,
+    /// The called function, as written.
+    pub op: String,
+    /// The arguments.
+    pub args: Vec<ArgSpec>,
+    /// `#[compilable]`.
+    pub compilable: bool,
+    /// `#[weight_key = "…"]`.
+    pub weight_key: Option<String>,
+    /// Written with a trailing `?`.
+    pub fallible: bool,
+    /// The declaration's source text.
+    pub source: String,
+}
+
+/// A node argument as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgSpec {
+    /// A bare name: an input, a state or a node.
+    Name(String),
+    /// The reserved name `weights`: the running weight table.
+    Weights,
+    /// Any other expression, passed through as written.
+    Const(String),
+}
+
+/// A state write `from -> to;`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteSpec {
+    /// The producer's name.
+    pub from: String,
+    /// The state's name.
+    pub to: String,
+}
+
+/// A declared mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeSpec {
+    /// Its name.
+    pub name: String,
+    /// `key: value` entries in written order.
+    pub weights: Vec<(String, f64)>,
+}
+
+/// A declared output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSpec {
+    /// The node's name.
+    pub name: String,
+    /// Its type, as written.
+    pub ty: String,
+    /// `#[optional]`: a mode may eliminate it.
+    pub optional: bool,
+}
