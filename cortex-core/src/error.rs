@@ -27,6 +27,11 @@ pub enum PipelineError {
         /// The output's node name.
         output: &'static str,
     },
+    /// A bug in cortex: a plan ran a node without one of its inputs. Plans
+    /// come from the validated DCE pass, so this never happens; it is an
+    /// error rather than a panic all the same.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
 }
 
 impl PipelineError {

@@ -13,6 +13,8 @@ mod outputs;
 mod states;
 mod usage;
 
+pub use outputs::describe_reason;
+
 use crate::dce;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, NodeIr, NodeKind, StateIr};

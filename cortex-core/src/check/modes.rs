@@ -9,6 +9,9 @@ use crate::ir::ModeIr;
 use crate::spec::GraphSpec;
 use crate::weights::check_weight_value;
 
+/// The mode of a graph that declares none.
+pub const IMPLICIT_MODE: &str = "FULL";
+
 /// Collects the weight keys in first-use order and checks their spelling.
 pub(crate) fn collect_keys(spec: &GraphSpec, r: &mut Resolved, diags: &mut Diagnostics) {
     r.node_keys = spec
@@ -110,7 +113,16 @@ pub(crate) fn check_modes(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
 }
 
 /// The modes' weight vectors, indexed like the weight keys.
+///
+/// A graph without weight keys and without modes gets one mode, `FULL`,
+/// which runs every node.
 pub(crate) fn build(spec: &GraphSpec, r: &Resolved) -> Vec<ModeIr> {
+    if spec.modes.is_empty() {
+        return vec![ModeIr {
+            name: IMPLICIT_MODE.into(),
+            weights: Vec::new().into(),
+        }];
+    }
     spec.modes
         .iter()
         .map(|m| ModeIr {

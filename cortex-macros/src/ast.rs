@@ -1,0 +1,96 @@
+//! The syntax tree of a `cortex_graph!` invocation, with the tokens and spans
+//! code generation and diagnostics need.
+
+use proc_macro2::Span;
+use syn::{Attribute, Expr, Ident, LitStr, Path, Type, Visibility};
+
+/// `vis pipeline Name { items }`.
+pub struct PipelineAst {
+    /// Doc comments and other attributes for the generated struct.
+    pub attrs: Vec<Attribute>,
+    /// Visibility of the generated items.
+    pub vis: Visibility,
+    /// The pipeline's name.
+    pub name: Ident,
+    /// `input name: Type;`
+    pub inputs: Vec<InputDecl>,
+    /// `state name: Type = init;`
+    pub states: Vec<StateDecl>,
+    /// `node name = path(args)?;`
+    pub nodes: Vec<NodeDecl>,
+    /// `from -> state;`
+    pub writes: Vec<WriteDecl>,
+    /// `mode NAME { key: value, … }`
+    pub modes: Vec<ModeDecl>,
+    /// `output name: Type, …;`
+    pub outputs: Vec<OutputDecl>,
+}
+
+/// `input name: Type;`
+pub struct InputDecl {
+    pub name: Ident,
+    pub ty: Type,
+}
+
+/// `state name: Type = init;`
+pub struct StateDecl {
+    pub name: Ident,
+    pub ty: Type,
+    pub init: Expr,
+}
+
+/// `#[annotations] node name = path(args)?;`
+pub struct NodeDecl {
+    pub name: Ident,
+    pub func: Path,
+    pub args: Vec<NodeArg>,
+    pub fallible: bool,
+    pub compilable: bool,
+    pub weight_key: Option<LitStr>,
+    /// The declaration's source text, for the IR.
+    pub source: String,
+}
+
+/// A node argument.
+pub enum NodeArg {
+    /// A bare identifier: an input, state or node (or `weights`).
+    Name(Ident),
+    /// Any other expression, passed through.
+    Const(Expr),
+}
+
+impl NodeArg {
+    /// Where the argument is written.
+    pub fn span(&self) -> Span {
+        match self {
+            NodeArg::Name(i) => i.span(),
+            NodeArg::Const(e) => syn::spanned::Spanned::span(e),
+        }
+    }
+}
+
+/// `from -> to;`
+pub struct WriteDecl {
+    pub from: Ident,
+    pub to: Ident,
+}
+
+/// `mode NAME { key: value, … }`
+pub struct ModeDecl {
+    pub name: Ident,
+    pub entries: Vec<ModeEntry>,
+}
+
+/// `key: value` in a mode.
+pub struct ModeEntry {
+    pub key: Ident,
+    pub value: f64,
+    pub value_span: Span,
+}
+
+/// `#[optional]? name: Type` in an `output` list.
+pub struct OutputDecl {
+    pub name: Ident,
+    pub ty: Type,
+    pub optional: bool,
+}

@@ -1,0 +1,133 @@
+//! The annotations `cortex_graph!` understands, where each may appear, and
+//! the errors for unknown, misplaced, malformed and repeated ones.
+
+use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta};
+
+/// The item an annotation is attached to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Pipeline,
+    Input,
+    State,
+    Node,
+    Write,
+    Mode,
+    Output,
+}
+
+impl Target {
+    fn describe(self) -> &'static str {
+        match self {
+            Target::Pipeline => "the pipeline",
+            Target::Input => "an input",
+            Target::State => "a state",
+            Target::Node => "a node",
+            Target::Write => "a state write",
+            Target::Mode => "a mode",
+            Target::Output => "an output",
+        }
+    }
+}
+
+/// The annotations found on one item.
+#[derive(Default)]
+pub struct Annotations {
+    pub compilable: bool,
+    pub external_call: bool,
+    pub weight_key: Option<LitStr>,
+    pub optional: bool,
+    /// `#[doc]` and other attributes passed through (pipeline only).
+    pub passthrough: Vec<Attribute>,
+}
+
+const KNOWN: &str = "`#[compilable]`, `#[external_call]`, `#[weight_key = \"…\"]` (on nodes) and `#[optional]` (on outputs)";
+
+/// Reads the annotations of an item of kind `target`, recording every
+/// problem in `errors`.
+pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>) -> Annotations {
+    let mut out = Annotations::default();
+    let mut seen: Vec<String> = Vec::new();
+    for attr in attrs {
+        let Some(name) = attr.path().get_ident().map(|i| i.to_string()) else {
+            errors.push(syn::Error::new_spanned(
+                attr.path(),
+                format!("unknown annotation; cortex_graph! understands {KNOWN}"),
+            ));
+            continue;
+        };
+        if name == "doc" {
+            if target == Target::Pipeline {
+                out.passthrough.push(attr);
+            }
+            continue;
+        }
+        let allowed = match name.as_str() {
+            "compilable" | "external_call" | "weight_key" => target == Target::Node,
+            "optional" => target == Target::Output,
+            _ => {
+                errors.push(syn::Error::new_spanned(
+                    attr.path(),
+                    format!("unknown annotation `#[{name}]`; cortex_graph! understands {KNOWN}"),
+                ));
+                continue;
+            }
+        };
+        if !allowed {
+            let home = if name == "optional" { "outputs" } else { "nodes" };
+            errors.push(syn::Error::new_spanned(
+                attr.path(),
+                format!("`#[{name}]` applies to {home}, not to {}", target.describe()),
+            ));
+            continue;
+        }
+        if seen.contains(&name) {
+            errors.push(syn::Error::new_spanned(
+                attr.path(),
+                format!("`#[{name}]` is given twice"),
+            ));
+            continue;
+        }
+        seen.push(name.clone());
+        match name.as_str() {
+            "weight_key" => match &attr.meta {
+                Meta::NameValue(nv) => match &nv.value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(s), ..
+                    }) => out.weight_key = Some(s.clone()),
+                    other => errors.push(syn::Error::new_spanned(
+                        other,
+                        "malformed `#[weight_key]`: the key must be a string, e.g. `#[weight_key = \"ws\"]`",
+                    )),
+                },
+                _ => errors.push(syn::Error::new_spanned(
+                    &attr.meta,
+                    "malformed `#[weight_key]`: expected `#[weight_key = \"ws\"]`",
+                )),
+            },
+            flag => {
+                if !matches!(attr.meta, Meta::Path(_)) {
+                    errors.push(syn::Error::new_spanned(
+                        &attr.meta,
+                        format!("malformed `#[{flag}]`: it takes no arguments"),
+                    ));
+                    continue;
+                }
+                let conflict = match flag {
+                    "compilable" => std::mem::replace(&mut out.compilable, true) || out.external_call,
+                    "external_call" => std::mem::replace(&mut out.external_call, true) || out.compilable,
+                    _ => {
+                        out.optional = true;
+                        false
+                    }
+                };
+                if conflict {
+                    errors.push(syn::Error::new_spanned(
+                        attr.path(),
+                        "a node is either `#[compilable]` or `#[external_call]`, not both",
+                    ));
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,169 @@
+//! The IR and plans as `const` Rust expressions: the macro computes them with
+//! `cortex-core` and writes them out as borrowed (`'static`) data.
+//!
+//! Each function destructures its type completely, so a field added to the
+//! model fails to compile here until it is written out too.
+
+use cortex_core::ir::{Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, ModeIr, NodeIr, NodeKind, OutputIr, StateIr};
+use cortex_core::plan::{Eliminated, Plan, Reason};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+fn s(v: &str) -> TokenStream {
+    quote!(::std::borrow::Cow::Borrowed(#v))
+}
+
+fn list<T>(items: &[T], f: impl Fn(&T) -> TokenStream) -> TokenStream {
+    let items = items.iter().map(f);
+    quote!(::std::borrow::Cow::Borrowed(&[#(#items),*]))
+}
+
+fn f64_lit(v: f64) -> TokenStream {
+    // Weights are validated finite before code generation.
+    let lit = proc_macro2::Literal::f64_suffixed(v);
+    quote!(#lit)
+}
+
+/// `GraphIr { … }`.
+pub fn ir(ir: &GraphIr) -> TokenStream {
+    let GraphIr {
+        name,
+        inputs,
+        states,
+        nodes,
+        edges,
+        weight_keys,
+        modes,
+        outputs,
+        topo,
+    } = ir;
+    let name = s(name);
+    let inputs = list(inputs, |InputIr { name, ty }| {
+        let (name, ty) = (s(name), s(ty));
+        quote!(::cortex::ir::InputIr { name: #name, ty: #ty })
+    });
+    let states = list(states, |StateIr { name, ty, init, writer }| {
+        let (name, ty, init) = (s(name), s(ty), s(init));
+        quote!(::cortex::ir::StateIr { name: #name, ty: #ty, init: #init, writer: #writer })
+    });
+    let nodes = list(nodes, node);
+    let edges = list(edges, |Edge { from, to, arg, kind }| {
+        let (from, to) = (endpoint(*from), endpoint(*to));
+        let kind = match kind {
+            EdgeKind::Data => quote!(Data),
+            EdgeKind::Weighted => quote!(Weighted),
+            EdgeKind::State => quote!(State),
+        };
+        quote!(::cortex::ir::Edge { from: #from, to: #to, arg: #arg, kind: ::cortex::ir::EdgeKind::#kind })
+    });
+    let weight_keys = list(weight_keys, |k| s(k));
+    let modes = list(modes, |ModeIr { name, weights }| {
+        let name = s(name);
+        let weights = list(weights, |w| f64_lit(*w));
+        quote!(::cortex::ir::ModeIr { name: #name, weights: #weights })
+    });
+    let outputs = list(outputs, |OutputIr { node, ty, optional }| {
+        let ty = s(ty);
+        quote!(::cortex::ir::OutputIr { node: #node, ty: #ty, optional: #optional })
+    });
+    let topo = list(topo, |t| quote!(#t));
+    quote! {
+        ::cortex::ir::GraphIr {
+            name: #name,
+            inputs: #inputs,
+            states: #states,
+            nodes: #nodes,
+            edges: #edges,
+            weight_keys: #weight_keys,
+            modes: #modes,
+            outputs: #outputs,
+            topo: #topo,
+        }
+    }
+}
+
+fn node(n: &NodeIr) -> TokenStream {
+    let NodeIr {
+        name,
+        op,
+        kind,
+        weight_key,
+        args,
+        fallible,
+        source,
+    } = n;
+    let (name, op, source) = (s(name), s(op), s(source));
+    let kind = match kind {
+        NodeKind::Compilable => quote!(::cortex::ir::NodeKind::Compilable),
+        NodeKind::ExternalCall => quote!(::cortex::ir::NodeKind::ExternalCall),
+    };
+    let weight_key = match weight_key {
+        Some(k) => quote!(::core::option::Option::Some(#k)),
+        None => quote!(::core::option::Option::None),
+    };
+    let args = list(args, |a| match a {
+        Arg::Value(e) => {
+            let e = endpoint(*e);
+            quote!(::cortex::ir::Arg::Value(#e))
+        }
+        Arg::Weights => quote!(::cortex::ir::Arg::Weights),
+        Arg::Const(text) => {
+            let text = s(text);
+            quote!(::cortex::ir::Arg::Const(#text))
+        }
+    });
+    quote! {
+        ::cortex::ir::NodeIr {
+            name: #name, op: #op, kind: #kind, weight_key: #weight_key,
+            args: #args, fallible: #fallible, source: #source,
+        }
+    }
+}
+
+fn endpoint(e: Endpoint) -> TokenStream {
+    match e {
+        Endpoint::Input(i) => quote!(::cortex::ir::Endpoint::Input(#i)),
+        Endpoint::State(i) => quote!(::cortex::ir::Endpoint::State(#i)),
+        Endpoint::Node(i) => quote!(::cortex::ir::Endpoint::Node(#i)),
+    }
+}
+
+/// `Plan { … }`.
+pub fn plan(p: &Plan) -> TokenStream {
+    let Plan {
+        label,
+        zero_pattern,
+        order,
+        eliminated,
+        live,
+        writes_state,
+        missing_outputs,
+    } = p;
+    let label = s(label);
+    let order = list(order, |n| quote!(#n));
+    let eliminated = list(eliminated, |Eliminated { node, reason }| {
+        let reason = match reason {
+            Reason::ZeroWeight { key } => quote!(::cortex::plan::Reason::ZeroWeight { key: #key }),
+            Reason::RequiredInput { from } => {
+                let from = endpoint(*from);
+                quote!(::cortex::plan::Reason::RequiredInput { from: #from })
+            }
+            Reason::NoLiveConsumer => quote!(::cortex::plan::Reason::NoLiveConsumer),
+        };
+        quote!(::cortex::plan::Eliminated { node: #node, reason: #reason })
+    });
+    let live = list(live, |b| quote!(#b));
+    let writes_state = list(writes_state, |b| quote!(#b));
+    let missing_outputs = list(missing_outputs, |n| quote!(#n));
+    quote! {
+        ::cortex::plan::Plan {
+            label: #label,
+            zero_pattern: #zero_pattern,
+            order: #order,
+            eliminated: #eliminated,
+            live: #live,
+            writes_state: #writes_state,
+            missing_outputs: #missing_outputs,
+        }
+    }
+}

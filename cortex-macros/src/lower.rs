@@ -1,0 +1,105 @@
+//! From the syntax tree to the shared model: a [`GraphSpec`] for
+//! `cortex-core`'s validation, and the span of every element so its
+//! diagnostics point at the right token.
+
+use cortex_core::diag::{Diagnostic, Loc};
+use cortex_core::spec::{ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec};
+use proc_macro2::Span;
+use quote::ToTokens;
+
+use crate::ast::{NodeArg, PipelineAst};
+
+/// The graph spec of `ast`.
+pub fn spec(ast: &PipelineAst) -> GraphSpec {
+    let text = |t: &dyn ToTokens| t.to_token_stream().to_string();
+    GraphSpec {
+        name: ast.name.to_string(),
+        inputs: ast
+            .inputs
+            .iter()
+            .map(|i| InputSpec {
+                name: i.name.to_string(),
+                ty: text(&i.ty),
+            })
+            .collect(),
+        states: ast
+            .states
+            .iter()
+            .map(|s| StateSpec {
+                name: s.name.to_string(),
+                ty: text(&s.ty),
+                init: text(&s.init),
+            })
+            .collect(),
+        nodes: ast
+            .nodes
+            .iter()
+            .map(|n| NodeSpec {
+                name: n.name.to_string(),
+                op: text(&n.func).replace(' ', ""),
+                args: n
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        NodeArg::Name(i) if i == cortex_core::check::WEIGHTS_ARG => ArgSpec::Weights,
+                        NodeArg::Name(i) => ArgSpec::Name(i.to_string()),
+                        NodeArg::Const(e) => ArgSpec::Const(text(e)),
+                    })
+                    .collect(),
+                compilable: n.compilable,
+                weight_key: n.weight_key.as_ref().map(|k| k.value()),
+                fallible: n.fallible,
+                source: n.source.clone(),
+            })
+            .collect(),
+        writes: ast
+            .writes
+            .iter()
+            .map(|w| WriteSpec {
+                from: w.from.to_string(),
+                to: w.to.to_string(),
+            })
+            .collect(),
+        modes: ast
+            .modes
+            .iter()
+            .map(|m| ModeSpec {
+                name: m.name.to_string(),
+                weights: m.entries.iter().map(|e| (e.key.to_string(), e.value)).collect(),
+            })
+            .collect(),
+        outputs: ast
+            .outputs
+            .iter()
+            .map(|o| OutputSpec {
+                name: o.name.to_string(),
+                ty: text(&o.ty),
+                optional: o.optional,
+            })
+            .collect(),
+    }
+}
+
+/// The span of a location in `ast`.
+pub fn span_of(ast: &PipelineAst, loc: Loc) -> Span {
+    let get = |s: Option<Span>| s.unwrap_or_else(|| ast.name.span());
+    match loc {
+        Loc::Pipeline => ast.name.span(),
+        Loc::Input(i) => get(ast.inputs.get(i).map(|x| x.name.span())),
+        Loc::State(i) => get(ast.states.get(i).map(|x| x.name.span())),
+        Loc::Node(i) => get(ast.nodes.get(i).map(|x| x.name.span())),
+        Loc::NodeArg { node, arg } => get(ast.nodes.get(node).and_then(|n| n.args.get(arg)).map(NodeArg::span)),
+        Loc::NodeWeightKey(i) => get(ast.nodes.get(i).and_then(|n| n.weight_key.as_ref()).map(|k| k.span())),
+        Loc::WriteFrom(i) => get(ast.writes.get(i).map(|w| w.from.span())),
+        Loc::WriteTo(i) => get(ast.writes.get(i).map(|w| w.to.span())),
+        Loc::Mode(i) => get(ast.modes.get(i).map(|m| m.name.span())),
+        Loc::ModeKey { mode, entry } => get(ast.modes.get(mode).and_then(|m| m.entries.get(entry)).map(|e| e.key.span())),
+        Loc::ModeValue { mode, entry } => get(ast.modes.get(mode).and_then(|m| m.entries.get(entry)).map(|e| e.value_span)),
+        Loc::Output(i) => get(ast.outputs.get(i).map(|o| o.name.span())),
+    }
+}
+
+/// A core diagnostic as a spanned compiler error.
+pub fn to_error(ast: &PipelineAst, d: &Diagnostic) -> syn::Error {
+    syn::Error::new(span_of(ast, d.loc), d.render())
+}

@@ -1,0 +1,249 @@
+//! Parsing the DSL into [`PipelineAst`], recovering after a malformed item so
+//! that every syntax error of an invocation is reported at once.
+
+use proc_macro2::TokenTree;
+use quote::ToTokens;
+use syn::parse::discouraged::Speculative;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{braced, Attribute, Expr, ExprCall, ExprLit, ExprPath, ExprTry, ExprUnary, Ident, Lit, Token, Type, UnOp, Visibility};
+
+use crate::ast::*;
+use crate::attrs::{self, Target};
+
+mod kw {
+    syn::custom_keyword!(pipeline);
+    syn::custom_keyword!(input);
+    syn::custom_keyword!(state);
+    syn::custom_keyword!(node);
+    syn::custom_keyword!(mode);
+    syn::custom_keyword!(output);
+}
+
+/// A parsed invocation and the syntax errors found on the way.
+pub struct Parsed {
+    /// The pipeline, when its header parsed.
+    pub ast: Option<PipelineAst>,
+    /// Every syntax error, in source order.
+    pub errors: Vec<syn::Error>,
+    /// Whether a malformed item was skipped.
+    pub items_skipped: bool,
+}
+
+impl Parse for Parsed {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut errors = Vec::new();
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        input.parse::<kw::pipeline>().map_err(|e| {
+            syn::Error::new(e.span(), "expected `pipeline Name { … }` (optionally `pub pipeline Name { … }`)")
+        })?;
+        let name: Ident = input.parse()?;
+        let body;
+        braced!(body in input);
+        let annotations = attrs::parse(attrs, Target::Pipeline, &mut errors);
+        let mut ast = PipelineAst {
+            attrs: annotations.passthrough,
+            vis,
+            name,
+            inputs: Vec::new(),
+            states: Vec::new(),
+            nodes: Vec::new(),
+            writes: Vec::new(),
+            modes: Vec::new(),
+            outputs: Vec::new(),
+        };
+        let mut items_skipped = false;
+        while !body.is_empty() {
+            let fork = body.fork();
+            match parse_item(&fork, &mut ast, &mut errors) {
+                Ok(()) => body.advance_to(&fork),
+                Err(e) => {
+                    errors.push(e);
+                    items_skipped = true;
+                    skip_item(&body);
+                }
+            }
+        }
+        if !input.is_empty() {
+            errors.push(input.error("unexpected tokens after the pipeline; one `cortex_graph!` declares one pipeline"));
+        }
+        Ok(Parsed {
+            ast: Some(ast),
+            errors,
+            items_skipped,
+        })
+    }
+}
+
+/// Skips to just after the next `;` or brace group, to resume after an error.
+fn skip_item(input: ParseStream) {
+    while let Ok(tt) = input.parse::<TokenTree>() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == ';' => return,
+            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace => return,
+            _ => {}
+        }
+    }
+}
+
+fn parse_item(input: ParseStream, ast: &mut PipelineAst, errors: &mut Vec<syn::Error>) -> syn::Result<()> {
+    let attributes = input.call(Attribute::parse_outer)?;
+    let look = input.lookahead1();
+    if look.peek(kw::input) {
+        input.parse::<kw::input>()?;
+        attrs::parse(attributes, Target::Input, errors);
+        let name = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let ty = input.parse()?;
+        input.parse::<Token![;]>()?;
+        ast.inputs.push(InputDecl { name, ty });
+    } else if look.peek(kw::state) {
+        input.parse::<kw::state>()?;
+        attrs::parse(attributes, Target::State, errors);
+        let name = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let ty = input.parse()?;
+        input.parse::<Token![=]>().map_err(|e| {
+            syn::Error::new(e.span(), "a state needs an initial value: `state name: Type = initial_value;`")
+        })?;
+        let init = input.parse()?;
+        input.parse::<Token![;]>()?;
+        ast.states.push(StateDecl { name, ty, init });
+    } else if look.peek(kw::node) {
+        input.parse::<kw::node>()?;
+        let a = attrs::parse(attributes, Target::Node, errors);
+        let node = parse_node(input, a)?;
+        ast.nodes.push(node);
+    } else if look.peek(kw::mode) {
+        input.parse::<kw::mode>()?;
+        attrs::parse(attributes, Target::Mode, errors);
+        ast.modes.push(parse_mode(input, errors)?);
+    } else if look.peek(kw::output) {
+        input.parse::<kw::output>()?;
+        attrs::parse(attributes, Target::Output, errors);
+        let list = Punctuated::<OutputItem, Token![,]>::parse_separated_nonempty(input)?;
+        input.parse::<Token![;]>()?;
+        for item in list {
+            let a = attrs::parse(item.attrs, Target::Output, errors);
+            ast.outputs.push(OutputDecl {
+                name: item.name,
+                ty: item.ty,
+                optional: a.optional,
+            });
+        }
+    } else if input.peek(Ident) && input.peek2(Token![->]) {
+        attrs::parse(attributes, Target::Write, errors);
+        let from = input.parse()?;
+        input.parse::<Token![->]>()?;
+        let to = input.parse()?;
+        input.parse::<Token![;]>()?;
+        ast.writes.push(WriteDecl { from, to });
+    } else {
+        let mut e = look.error();
+        e.combine(syn::Error::new(
+            e.span(),
+            "expected one of: `input name: T;`, `state name: T = init;`, `node name = f(args);`, `producer -> state;`, `mode NAME { key: value }`, `output name: T;`",
+        ));
+        return Err(e);
+    }
+    Ok(())
+}
+
+struct OutputItem {
+    attrs: Vec<Attribute>,
+    name: Ident,
+    ty: Type,
+}
+
+impl Parse for OutputItem {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let name = input.parse()?;
+        input.parse::<Token![:]>().map_err(|e| {
+            syn::Error::new(e.span(), "an output needs its type: `output name: Type;`")
+        })?;
+        let ty = input.parse()?;
+        Ok(OutputItem { attrs, name, ty })
+    }
+}
+
+fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl> {
+    let name: Ident = input.parse()?;
+    input.parse::<Token![=]>()?;
+    let expr: Expr = input.parse()?;
+    input.parse::<Token![;]>()?;
+    let source = format!("{name} = {}", expr.to_token_stream());
+    let (call, fallible) = match expr {
+        Expr::Try(ExprTry { expr, .. }) => (*expr, true),
+        other => (other, false),
+    };
+    let Expr::Call(ExprCall { func, args, .. }) = call else {
+        return Err(syn::Error::new_spanned(
+            call,
+            "a node calls a function: `node name = path::to::function(arg, …);` (add `?` if it returns a Result)",
+        ));
+    };
+    let Expr::Path(ExprPath { path, qself: None, .. }) = *func else {
+        return Err(syn::Error::new_spanned(func, "expected a function path, e.g. `ops::to_gray`"));
+    };
+    let args = args
+        .into_iter()
+        .map(|arg| match arg {
+            Expr::Path(ExprPath { qself: None, ref path, ref attrs })
+                if attrs.is_empty() && path.leading_colon.is_none() && path.segments.len() == 1 && path.segments[0].arguments.is_none() =>
+            {
+                NodeArg::Name(path.segments[0].ident.clone())
+            }
+            other => NodeArg::Const(other),
+        })
+        .collect();
+    Ok(NodeDecl {
+        name,
+        func: path,
+        args,
+        fallible,
+        compilable: a.compilable,
+        weight_key: a.weight_key,
+        source,
+    })
+}
+
+fn parse_mode(input: ParseStream, errors: &mut Vec<syn::Error>) -> syn::Result<ModeDecl> {
+    let name: Ident = input.parse()?;
+    let body;
+    braced!(body in input);
+    let mut entries = Vec::new();
+    while !body.is_empty() {
+        let key: Ident = body.parse()?;
+        body.parse::<Token![:]>()?;
+        let value: Expr = body.parse()?;
+        match weight_literal(&value) {
+            Some(v) => entries.push(ModeEntry {
+                key,
+                value: v,
+                value_span: syn::spanned::Spanned::span(&value),
+            }),
+            None => errors.push(syn::Error::new_spanned(
+                &value,
+                "malformed weight: expected a number literal such as `0.5` or `0`",
+            )),
+        }
+        if body.is_empty() {
+            break;
+        }
+        body.parse::<Token![,]>()?;
+    }
+    Ok(ModeDecl { name, entries })
+}
+
+/// The value of `0.5`, `1`, `-0.5` or `1e400` (infinite); `None` otherwise.
+fn weight_literal(e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => f.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<f64>().ok(),
+        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => weight_literal(expr).map(|v| -v),
+        Expr::Paren(p) => weight_literal(&p.expr),
+        _ => None,
+    }
+}
