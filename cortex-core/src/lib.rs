@@ -10,7 +10,9 @@ pub mod error;
 pub mod ir;
 pub mod observe;
 pub mod plan;
+pub mod profile;
 pub mod spec;
+pub mod viz;
 pub mod weights;
 
 #[cfg(feature = "ops")]
@@ -20,4 +22,6 @@ pub use error::PipelineError;
 pub use ir::GraphIr;
 pub use observe::{NoopObserver, Observer};
 pub use plan::Plan;
+pub use profile::Profiler;
+pub use viz::Timings;
 pub use weights::Weights;

@@ -1,0 +1,749 @@
+//! Text views of a graph: the seed's `GraphVisualizer` listing and its
+//! dead-node-elimination diff, with per-node times from any [`Timings`].
+//!
+//! Both are plain `String`s (or `Display` values via [`Listing`] and
+//! [`DceDiff`]), so they work in logs, tests and terminals alike. They never
+//! panic on a malformed IR: every index that comes from data is looked up
+//! with `.get()`, and unknown names print as `?`.
+
+use std::fmt::{self, Write as _};
+
+use crate::ir::{Endpoint, GraphIr, NodeId};
+use crate::plan::{Plan, Reason};
+
+/// Per-node times in milliseconds, for the views to print and sum.
+///
+/// Implemented by [`crate::profile::Profiler`] (mean time), by `()` (nothing
+/// measured), by slices, arrays and vectors of `f64` indexed by node id, and
+/// by closures `Fn(NodeId) -> Option<f64>`. Non-finite values count as
+/// unmeasured.
+pub trait Timings {
+    /// The time node `node` takes, if known.
+    fn node_ms(&self, node: NodeId) -> Option<f64>;
+}
+
+impl Timings for () {
+    fn node_ms(&self, _node: NodeId) -> Option<f64> {
+        None
+    }
+}
+
+impl Timings for [f64] {
+    fn node_ms(&self, node: NodeId) -> Option<f64> {
+        self.get(node as usize).copied()
+    }
+}
+
+impl<const N: usize> Timings for [f64; N] {
+    fn node_ms(&self, node: NodeId) -> Option<f64> {
+        self.as_slice().node_ms(node)
+    }
+}
+
+impl Timings for Vec<f64> {
+    fn node_ms(&self, node: NodeId) -> Option<f64> {
+        self.as_slice().node_ms(node)
+    }
+}
+
+impl<F: Fn(NodeId) -> Option<f64>> Timings for F {
+    fn node_ms(&self, node: NodeId) -> Option<f64> {
+        self(node)
+    }
+}
+
+/// A usable time: finite and not negative (anything else is unmeasured).
+fn measured(t: &dyn Timings, node: NodeId) -> Option<f64> {
+    t.node_ms(node).filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+/// The order in which tools list nodes: `ir.topo`, skipping ids that are out
+/// of range or repeated, then any node `topo` missed, in declaration order —
+/// so every node appears exactly once even in a malformed IR.
+pub fn display_order(ir: &GraphIr) -> Vec<NodeId> {
+    let n = ir.nodes.len();
+    let mut seen = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    for &id in ir.topo.iter() {
+        if let Some(s) = seen.get_mut(id as usize) {
+            if !*s {
+                *s = true;
+                order.push(id);
+            }
+        }
+    }
+    order.extend((0..n).filter(|&i| !seen[i]).map(|i| i as NodeId));
+    order
+}
+
+/// The name of an endpoint, or `?` when it is out of range.
+pub fn endpoint_name(ir: &GraphIr, e: Endpoint) -> &str {
+    let name = match e {
+        Endpoint::Input(i) => ir.inputs.get(i as usize).map(|x| &x.name),
+        Endpoint::State(s) => ir.states.get(s as usize).map(|x| &x.name),
+        Endpoint::Node(n) => ir.nodes.get(n as usize).map(|x| &x.name),
+    };
+    name.map_or("?", |s| s.as_ref())
+}
+
+/// The name of node `id`, or `?`.
+fn node_name(ir: &GraphIr, id: NodeId) -> &str {
+    endpoint_name(ir, Endpoint::Node(id))
+}
+
+/// A sentence explaining an elimination reason.
+///
+/// The same wording as the compiler's diagnostics
+/// (`check::outputs::describe_reason`), but tolerant of out-of-range ids,
+/// since tools may be handed any IR.
+pub fn reason_text(ir: &GraphIr, reason: Reason) -> String {
+    match reason {
+        Reason::ZeroWeight { key } => {
+            let key = ir.weight_keys.get(key as usize).map_or("?", |k| k.as_ref());
+            format!("its weight `{key}` is 0")
+        }
+        Reason::RequiredInput { from } => {
+            format!(
+                "it needs `{}`, which is eliminated",
+                endpoint_name(ir, from)
+            )
+        }
+        Reason::NoLiveConsumer => "nothing that runs consumes it".to_string(),
+    }
+}
+
+/// Why `plan` does not run node `id`, in words.
+fn why_removed(ir: &GraphIr, plan: &Plan, id: NodeId) -> String {
+    plan.reason(id).map_or_else(
+        // A plan for another IR (or hand-made) may drop a node silently.
+        || "not in this plan".to_string(),
+        |r| reason_text(ir, r),
+    )
+}
+
+/// Formats milliseconds the way the views print node times.
+fn fmt_ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
+}
+
+/// The width of the `=` rules: the seed's 55, or wider for long lines.
+const RULE: usize = 55;
+
+/// The seed's `GraphVisualizer.print` as a `Display` value; see [`listing`].
+pub struct Listing<'a> {
+    /// The graph.
+    pub ir: &'a GraphIr,
+    /// Where node times come from.
+    pub timings: &'a dyn Timings,
+}
+
+/// The graph as text: a banner `Cortex Graph IR: <name>`, a short header
+/// (inputs, states, outputs, weight keys, modes), then one line per node in
+/// topological order with its kind tag, name, time (`-` when unmeasured) and
+/// weight key, and the total of the measured times.
+///
+/// ```text
+///   [external_call]  gray      ( 0.50 ms)
+///   [compilable]     saliency  ( 3.10 ms)  weight ws
+/// ```
+pub fn listing(ir: &GraphIr, timings: &dyn Timings) -> String {
+    Listing { ir, timings }.to_string()
+}
+
+impl fmt::Display for Listing<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ir = self.ir;
+        let order = display_order(ir);
+        let times: Vec<String> = order
+            .iter()
+            .map(|&id| fmt_ms(measured(self.timings, id)))
+            .collect();
+        let name_w = order
+            .iter()
+            .map(|&id| node_name(ir, id).chars().count())
+            .max()
+            .unwrap_or(0);
+        let time_w = times.iter().map(String::len).max().unwrap_or(1);
+        let mut lines = Vec::with_capacity(order.len());
+        for (&id, time) in order.iter().zip(&times) {
+            let Some(node) = ir.nodes.get(id as usize) else {
+                continue;
+            };
+            let mut line = format!(
+                "  {:<15}  {:<name_w$}  ({time:>time_w$} ms)",
+                node.kind.tag(),
+                node.name
+            );
+            if let Some(k) = node.weight_key {
+                let key = ir.weight_keys.get(k as usize).map_or("?", |k| k.as_ref());
+                let _ = write!(line, "  weight {key}");
+            }
+            lines.push(line);
+        }
+        let width = lines
+            .iter()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(RULE);
+        let rule = "=".repeat(width);
+        writeln!(f, "{rule}")?;
+        writeln!(f, "Cortex Graph IR: {}", ir.name)?;
+        writeln!(f, "{rule}")?;
+        header(f, ir)?;
+        writeln!(f, "{}", "-".repeat(width))?;
+        for line in &lines {
+            writeln!(f, "{line}")?;
+        }
+        let measured_all: Vec<f64> = order
+            .iter()
+            .filter_map(|&id| measured(self.timings, id))
+            .collect();
+        if !measured_all.is_empty() {
+            writeln!(f, "{}", "-".repeat(width))?;
+            let total: f64 = measured_all.iter().sum();
+            writeln!(
+                f,
+                "  {:<15}  {:<name_w$}  ({total:.2} ms, {} of {} nodes measured)",
+                "total",
+                "",
+                measured_all.len(),
+                order.len()
+            )?;
+        }
+        writeln!(f, "{rule}")
+    }
+}
+
+/// The listing's header: inputs, states, outputs, weight keys and modes.
+fn header(f: &mut fmt::Formatter<'_>, ir: &GraphIr) -> fmt::Result {
+    let join = |items: Vec<String>| {
+        if items.is_empty() {
+            "(none)".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    let inputs = ir
+        .inputs
+        .iter()
+        .map(|i| format!("{}: {}", i.name, i.ty))
+        .collect();
+    let states = ir
+        .states
+        .iter()
+        .map(|s| {
+            format!(
+                "{}: {} (written by {})",
+                s.name,
+                s.ty,
+                node_name(ir, s.writer)
+            )
+        })
+        .collect();
+    let outputs = ir
+        .outputs
+        .iter()
+        .map(|o| {
+            let opt = if o.optional { " (optional)" } else { "" };
+            format!("{}: {}{opt}", node_name(ir, o.node), o.ty)
+        })
+        .collect();
+    let keys = ir.weight_keys.iter().map(|k| k.to_string()).collect();
+    let modes = ir
+        .modes
+        .iter()
+        .map(|m| {
+            let ws: Vec<String> = ir
+                .weight_keys
+                .iter()
+                .zip(m.weights.iter())
+                .map(|(k, w)| format!("{k} {w}"))
+                .collect();
+            format!("{} {{{}}}", m.name, ws.join(", "))
+        })
+        .collect();
+    writeln!(f, "inputs:  {}", join(inputs))?;
+    writeln!(f, "states:  {}", join(states))?;
+    writeln!(f, "outputs: {}", join(outputs))?;
+    writeln!(f, "weights: {}", join(keys))?;
+    writeln!(f, "modes:   {}", join(modes))
+}
+
+/// What a plan saves compared with running every node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DceSavings {
+    /// The nodes the plan does not run, in topological order.
+    pub removed: Vec<NodeId>,
+    /// The measured time of the removed nodes, in ms.
+    pub saved_ms: f64,
+    /// The measured time of every node, in ms.
+    pub total_ms: f64,
+    /// Removed nodes without a measured time (not in `saved_ms`).
+    pub unmeasured_removed: usize,
+}
+
+impl DceSavings {
+    /// `saved_ms` as a percentage of `total_ms` (`None` when nothing was
+    /// measured).
+    pub fn percent(&self) -> Option<f64> {
+        (self.total_ms > 0.0).then(|| self.saved_ms / self.total_ms * 100.0)
+    }
+}
+
+/// What `plan` removes from `ir` and the time that saves, per `timings`.
+pub fn dce_savings(ir: &GraphIr, plan: &Plan, timings: &dyn Timings) -> DceSavings {
+    let mut s = DceSavings {
+        removed: Vec::new(),
+        saved_ms: 0.0,
+        total_ms: 0.0,
+        unmeasured_removed: 0,
+    };
+    for id in display_order(ir) {
+        let t = measured(timings, id);
+        s.total_ms += t.unwrap_or(0.0);
+        if !plan.is_live(id) {
+            s.removed.push(id);
+            match t {
+                Some(t) => s.saved_ms += t,
+                None => s.unmeasured_removed += 1,
+            }
+        }
+    }
+    s
+}
+
+/// The seed's `print_diff` as a `Display` value; see [`dce_diff`].
+pub struct DceDiff<'a> {
+    /// The full graph.
+    pub ir: &'a GraphIr,
+    /// The plan compared with it.
+    pub plan: &'a Plan,
+    /// Where node times come from.
+    pub timings: &'a dyn Timings,
+}
+
+/// What dead-node elimination does in `plan`: every node in topological
+/// order, `✓` when it runs or `- REMOVED` with the reason when it does not,
+/// each with the time it costs; then the state writes the plan skips, any
+/// non-optional outputs it loses, and a summary line:
+///
+/// ```text
+/// [dead_node_elimination diff: POWER_SAVE]
+///   ✓          gray      (~0.50 ms)
+///   - REMOVED  saliency  (~3.10 ms)  its weight `ws` is 0
+///   state writes skipped: none
+///   removed: saliency, motion — saves ~4.5 ms of 54.0 ms (8.3%)
+/// ```
+pub fn dce_diff(ir: &GraphIr, plan: &Plan, timings: &dyn Timings) -> String {
+    DceDiff { ir, plan, timings }.to_string()
+}
+
+impl fmt::Display for DceDiff<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (ir, plan) = (self.ir, self.plan);
+        let order = display_order(ir);
+        let times: Vec<String> = order
+            .iter()
+            .map(|&id| match measured(self.timings, id) {
+                Some(v) => format!("~{v:.2}"),
+                None => "-".to_string(),
+            })
+            .collect();
+        let name_w = order
+            .iter()
+            .map(|&id| node_name(ir, id).chars().count())
+            .max()
+            .unwrap_or(0);
+        let time_w = times.iter().map(String::len).max().unwrap_or(1);
+        writeln!(f, "[dead_node_elimination diff: {}]", plan.label)?;
+        for (&id, time) in order.iter().zip(&times) {
+            let name = node_name(ir, id);
+            if plan.is_live(id) {
+                writeln!(f, "  {:<9}  {name:<name_w$}  ({time:>time_w$} ms)", "✓")?;
+            } else {
+                writeln!(
+                    f,
+                    "  {:<9}  {name:<name_w$}  ({time:>time_w$} ms)  {}",
+                    "- REMOVED",
+                    why_removed(ir, plan, id)
+                )?;
+            }
+        }
+        let skipped: Vec<String> = ir
+            .states
+            .iter()
+            .enumerate()
+            .filter(|(s, _)| !plan.writes_state(*s as u32))
+            .map(|(_, st)| format!("{} (by {})", st.name, node_name(ir, st.writer)))
+            .collect();
+        if skipped.is_empty() {
+            writeln!(f, "  state writes skipped: none")?;
+        } else {
+            writeln!(f, "  state writes skipped: {}", skipped.join(", "))?;
+        }
+        if !plan.missing_outputs.is_empty() {
+            let names: Vec<&str> = plan
+                .missing_outputs
+                .iter()
+                .map(|&id| node_name(ir, id))
+                .collect();
+            writeln!(
+                f,
+                "  missing outputs: {} (a run-time pattern like this is refused)",
+                names.join(", ")
+            )?;
+        }
+        let s = dce_savings(ir, plan, self.timings);
+        write!(f, "  removed: ")?;
+        if s.removed.is_empty() {
+            return writeln!(f, "nothing — the plan runs every node");
+        }
+        let names: Vec<&str> = s.removed.iter().map(|&id| node_name(ir, id)).collect();
+        write!(f, "{}", names.join(", "))?;
+        match s.percent() {
+            Some(pct) if s.unmeasured_removed < s.removed.len() => {
+                write!(
+                    f,
+                    " — saves ~{:.1} ms of {:.1} ms ({pct:.1}%)",
+                    s.saved_ms, s.total_ms
+                )?;
+                if s.unmeasured_removed > 0 {
+                    write!(f, " + {} unmeasured", s.unmeasured_removed)?;
+                }
+            }
+            _ => write!(f, " — saving unmeasured")?,
+        }
+        writeln!(f)
+    }
+}
+
+/// Graphs shared by the tests of the tooling modules.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::check::check;
+    use crate::ir::GraphIr;
+    use crate::spec::*;
+
+    fn node(name: &str, op: &str, args: &[&str], compilable: bool, key: Option<&str>) -> NodeSpec {
+        NodeSpec {
+            name: name.into(),
+            op: op.into(),
+            args: args
+                .iter()
+                .map(|a| match *a {
+                    "weights" => ArgSpec::Weights,
+                    a => ArgSpec::Name(a.into()),
+                })
+                .collect(),
+            compilable,
+            weight_key: key.map(Into::into),
+            fallible: false,
+            source: format!("node {name} = {op}({});", args.join(", ")),
+        }
+    }
+
+    /// The L2 ROI graph of the seed, reduced: modes BALANCED and POWER_SAVE.
+    pub(crate) fn l2_spec() -> GraphSpec {
+        GraphSpec {
+            name: "L2".into(),
+            inputs: vec![InputSpec {
+                name: "frame".into(),
+                ty: "Frame".into(),
+            }],
+            states: vec![StateSpec {
+                name: "_prev_gray".into(),
+                ty: "GrayImage".into(),
+                init: "GrayImage::default()".into(),
+            }],
+            nodes: vec![
+                node("gray", "ops::to_gray", &["frame"], false, None),
+                node(
+                    "scene",
+                    "ops::scene_change",
+                    &["gray", "_prev_gray"],
+                    false,
+                    None,
+                ),
+                node("center", "ops::center_prior", &["gray"], true, Some("wc")),
+                node("saliency", "ops::saliency_dft", &["gray"], true, Some("ws")),
+                node(
+                    "motion",
+                    "ops::motion_map",
+                    &["gray", "_prev_gray"],
+                    true,
+                    Some("wm"),
+                ),
+                node(
+                    "fused",
+                    "ops::fuse",
+                    &["center", "saliency", "motion", "weights"],
+                    true,
+                    None,
+                ),
+            ],
+            writes: vec![WriteSpec {
+                from: "gray".into(),
+                to: "_prev_gray".into(),
+            }],
+            modes: vec![
+                ModeSpec {
+                    name: "BALANCED".into(),
+                    weights: vec![("wc".into(), 0.5), ("ws".into(), 0.3), ("wm".into(), 0.2)],
+                },
+                ModeSpec {
+                    name: "POWER_SAVE".into(),
+                    weights: vec![("wc".into(), 1.0), ("ws".into(), 0.0), ("wm".into(), 0.0)],
+                },
+            ],
+            outputs: vec![
+                OutputSpec {
+                    name: "fused".into(),
+                    ty: "ScoreMap".into(),
+                    optional: false,
+                },
+                OutputSpec {
+                    name: "scene".into(),
+                    ty: "bool".into(),
+                    optional: false,
+                },
+            ],
+        }
+    }
+
+    /// Checks a spec that must be valid and returns its IR.
+    pub(crate) fn ir_of(spec: &GraphSpec) -> GraphIr {
+        let checked = check(spec);
+        match checked.ir {
+            Some(ir) => ir,
+            None => panic!("fixture invalid: {:#?}", checked.diagnostics),
+        }
+    }
+
+    /// The IR of [`l2_spec`].
+    pub(crate) fn l2_ir() -> GraphIr {
+        ir_of(&l2_spec())
+    }
+
+    /// The seed-like times per node of [`l2_ir`], in declaration order:
+    /// gray 0.5, scene 12.3, center 0.8, saliency 3.1, motion 1.4, fused 0.01.
+    pub(crate) const L2_MS: [f64; 6] = [0.5, 12.3, 0.8, 3.1, 1.4, 0.01];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+    use crate::check::check;
+    use crate::dce::plan_for_mode;
+    use crate::ir::Endpoint;
+
+    #[test]
+    fn listing_has_every_node_in_topo_order_with_tags() {
+        let ir = l2_ir();
+        let out = listing(&ir, &L2_MS);
+        assert!(out.contains("Cortex Graph IR: L2"), "{out}");
+        assert!(out.contains("inputs:  frame: Frame"), "{out}");
+        assert!(
+            out.contains("_prev_gray: GrayImage (written by gray)"),
+            "{out}"
+        );
+        assert!(out.contains("weights: wc, ws, wm"), "{out}");
+        assert!(out.contains("POWER_SAVE {wc 1, ws 0, wm 0}"), "{out}");
+        let node_lines: Vec<&str> = out.lines().filter(|l| l.starts_with("  [")).collect();
+        assert_eq!(node_lines.len(), ir.nodes.len(), "{out}");
+        for (line, &id) in node_lines.iter().zip(ir.topo.iter()) {
+            let node = ir.node(id);
+            let mut words = line.split_whitespace();
+            assert_eq!(words.next(), Some(node.kind.tag()), "{line}");
+            assert_eq!(words.next(), Some(node.name.as_ref()), "{line}");
+        }
+        assert!(
+            out.contains("  [compilable]     saliency  ( 3.10 ms)  weight ws"),
+            "{out}"
+        );
+        assert!(
+            out.contains("  [external_call]  scene     (12.30 ms)\n"),
+            "{out}"
+        );
+        assert!(out.contains("(18.11 ms, 6 of 6 nodes measured)"), "{out}");
+        // Aligned: every time column opens at the same position.
+        let cols: Vec<usize> = node_lines.iter().map(|l| l.find('(').unwrap()).collect();
+        assert!(cols.windows(2).all(|w| w[0] == w[1]), "{out}");
+    }
+
+    #[test]
+    fn listing_without_timings_shows_dashes() {
+        let ir = l2_ir();
+        let out = listing(&ir, &());
+        assert!(out.contains("  [external_call]  gray      (- ms)"), "{out}");
+        assert!(!out.contains("total"), "{out}");
+        // A closure works too; non-finite values count as unmeasured.
+        let out = listing(&ir, &|id: NodeId| (id == 0).then_some(f64::NAN));
+        assert!(out.contains("gray      (- ms)"), "{out}");
+    }
+
+    #[test]
+    fn dce_diff_power_save_removes_saliency_and_motion() {
+        let ir = l2_ir();
+        let ps = ir.mode_index("POWER_SAVE").unwrap();
+        let plan = plan_for_mode(&ir, ps);
+        let out = dce_diff(&ir, &plan, &L2_MS);
+        let removed: Vec<&str> = out.lines().filter(|l| l.contains("- REMOVED")).collect();
+        assert_eq!(removed.len(), 2, "{out}");
+        assert!(removed[0].contains("saliency") && removed[0].contains("its weight `ws` is 0"));
+        assert!(removed[1].contains("motion") && removed[1].contains("its weight `wm` is 0"));
+        let kept = out.lines().filter(|l| l.starts_with("  ✓")).count();
+        assert_eq!(kept, 4, "{out}");
+        assert!(out.contains("state writes skipped: none"), "{out}");
+        // 3.1 + 1.4 = 4.5 of 18.11 → 24.8%.
+        assert!(
+            out.contains("removed: saliency, motion — saves ~4.5 ms of 18.1 ms (24.8%)"),
+            "{out}"
+        );
+        let s = dce_savings(&ir, &plan, &L2_MS);
+        assert!((s.saved_ms - 4.5).abs() < 1e-9);
+        assert_eq!(s.unmeasured_removed, 0);
+
+        let balanced = plan_for_mode(&ir, ir.mode_index("BALANCED").unwrap());
+        let out = dce_diff(&ir, &balanced, &L2_MS);
+        assert!(!out.contains("REMOVED"), "{out}");
+        assert!(out.contains("removed: nothing"), "{out}");
+    }
+
+    #[test]
+    fn dce_diff_seed_totals_and_unmeasured() {
+        let ir = l2_ir();
+        let plan = plan_for_mode(&ir, ir.mode_index("POWER_SAVE").unwrap());
+        // Scale so the full graph costs 54.0 ms like the seed.
+        let times = [0.5, 48.19, 0.8, 3.1, 1.4, 0.01];
+        let out = dce_diff(&ir, &plan, &times);
+        assert!(out.contains("saves ~4.5 ms of 54.0 ms (8.3%)"), "{out}");
+        let sal = ir.node_id("saliency").unwrap();
+        let partial = |id: NodeId| (id == sal).then_some(3.1);
+        let out = dce_diff(&ir, &plan, &partial);
+        assert!(
+            out.contains("saves ~3.1 ms of 3.1 ms (100.0%) + 1 unmeasured"),
+            "{out}"
+        );
+        let out = dce_diff(&ir, &plan, &());
+        assert!(
+            out.contains("removed: saliency, motion — saving unmeasured"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn dce_diff_reports_propagated_reasons_and_skipped_state_writes() {
+        use crate::spec::{ArgSpec, OutputSpec, StateSpec, WriteSpec};
+        // Variant: only `motion` reads `_prev_gray`; `edges` is a helper only
+        // `motion` uses; `trail` reads `_prev_motion`, written by `motion`,
+        // and is an optional output. POWER_SAVE zeroes `wm`, so: motion
+        // (weight), trail (its state's writer is gone), edges (no live
+        // consumer), and neither state is worth writing.
+        let mut spec = l2_spec();
+        spec.nodes[1].args = vec![ArgSpec::Name("gray".into())];
+        let mut edges = spec.nodes[0].clone();
+        edges.name = "edges".into();
+        edges.args = vec![ArgSpec::Name("gray".into())];
+        spec.nodes.insert(4, edges);
+        spec.nodes[5].args.push(ArgSpec::Name("edges".into()));
+        let mut trail = spec.nodes[0].clone();
+        trail.name = "trail".into();
+        trail.args = vec![ArgSpec::Name("_prev_motion".into())];
+        spec.nodes.push(trail);
+        spec.states.push(StateSpec {
+            name: "_prev_motion".into(),
+            ty: "MotionMap".into(),
+            init: "MotionMap::default()".into(),
+        });
+        spec.writes.push(WriteSpec {
+            from: "motion".into(),
+            to: "_prev_motion".into(),
+        });
+        spec.outputs.push(OutputSpec {
+            name: "trail".into(),
+            ty: "Trail".into(),
+            optional: true,
+        });
+        let ir = ir_of(&spec);
+        let plan = plan_for_mode(&ir, ir.mode_index("POWER_SAVE").unwrap());
+        let out = dce_diff(&ir, &plan, &());
+        let line = |name: &str| {
+            let pat = format!(" {name} ");
+            out.lines()
+                .find(|l| l.contains(&pat))
+                .unwrap_or("")
+                .to_string()
+        };
+        assert!(line("motion").contains("- REMOVED"), "{out}");
+        assert!(line("motion").contains("its weight `wm` is 0"), "{out}");
+        assert!(
+            line("edges").contains("nothing that runs consumes it"),
+            "{out}"
+        );
+        assert!(
+            line("trail").contains("it needs `_prev_motion`, which is eliminated"),
+            "{out}"
+        );
+        assert!(line("saliency").contains("its weight `ws` is 0"), "{out}");
+        assert!(
+            out.contains("state writes skipped: _prev_gray (by gray), _prev_motion (by motion)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("removed: saliency, edges, motion, trail — saving unmeasured"),
+            "{out}"
+        );
+        assert!(checkless_reason_texts_do_not_panic(&ir));
+    }
+
+    fn checkless_reason_texts_do_not_panic(ir: &GraphIr) -> bool {
+        reason_text(ir, Reason::ZeroWeight { key: 99 }) == "its weight `?` is 0"
+            && reason_text(
+                ir,
+                Reason::RequiredInput {
+                    from: Endpoint::State(7),
+                },
+            ) == "it needs `?`, which is eliminated"
+            && reason_text(
+                ir,
+                Reason::RequiredInput {
+                    from: Endpoint::Node(0),
+                },
+            ) == "it needs `gray`, which is eliminated"
+    }
+
+    #[test]
+    fn malformed_ir_does_not_panic() {
+        let mut ir = l2_ir();
+        let plan = plan_for_mode(&ir, 1);
+        ir.topo = vec![99, 0, 0, 5].into();
+        ir.states.to_mut()[0].writer = 42;
+        ir.outputs.to_mut()[0].node = 77;
+        ir.nodes.to_mut()[2].weight_key = Some(9);
+        let out = listing(&ir, &L2_MS);
+        // Every node still listed exactly once.
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("  [")).count(),
+            6,
+            "{out}"
+        );
+        assert!(out.contains("written by ?"), "{out}");
+        let _ = dce_diff(&ir, &plan, &L2_MS);
+        let empty = GraphIr {
+            name: "empty".into(),
+            inputs: Vec::new().into(),
+            states: Vec::new().into(),
+            nodes: Vec::new().into(),
+            edges: Vec::new().into(),
+            weight_keys: Vec::new().into(),
+            modes: Vec::new().into(),
+            outputs: Vec::new().into(),
+            topo: Vec::new().into(),
+        };
+        assert!(listing(&empty, &()).contains("Cortex Graph IR: empty"));
+        assert!(dce_diff(&empty, &plan, &()).contains("removed: nothing"));
+        assert!(check(&l2_spec()).ir.is_some());
+    }
+}
