@@ -14,6 +14,7 @@ pub mod fusion;
 pub mod gray;
 pub mod motion;
 pub(crate) mod simd;
+pub mod ssim;
 
 pub use types::{GrayImage, OpsError, RgbFrame, ScoreMap};
 
@@ -22,3 +23,4 @@ pub use center::{center_crop, center_crop_into, center_crop_with, center_prior_i
 pub use fusion::{fuse_into, score_fusion, score_fusion_into, FUSION_KEYS};
 pub use gray::{to_gray, to_gray_into};
 pub use motion::{motion_map, motion_map_into, motion_map_with, MotionParams};
+pub use ssim::{scene_change, scene_change_with, ssim, ssim_with, SceneChange, SceneParams, SsimScratch, SsimVariant};

@@ -1,0 +1,523 @@
+//! `scene_change`: SSIM between the current and the previous gray frame, and
+//! a changed/unchanged decision.
+//!
+//! Two SSIM definitions are offered:
+//! - [`SsimVariant::Gaussian`] (default): OpenCV's `cv::quality::QualitySSIM`
+//!   — 11×11 Gaussian window (σ = 1.5, reflect-101 border), population
+//!   statistics, `C1 = 6.5025`, `C2 = 58.5225`, mean of the whole map.
+//! - [`SsimVariant::SkImage`]: scikit-image's `structural_similarity` defaults
+//!   for 8-bit data — 7×7 uniform window, sample covariance (`N/(N−1)`), the
+//!   same constants, mean of the map without its 3-pixel border.
+//!
+//! OpenCV materializes five full-image `f32` Gaussian blurs and about fifteen
+//! full-image temporaries. Here one streaming pass does everything: each
+//! input row is turned into four quantities (`a`, `b`, `a²+b²`, `a·b` — the
+//! two squares are only ever used as a sum, so one blur serves both), filtered
+//! horizontally into a ring of 11 rows, and each output row is filtered
+//! vertically, turned into SSIM and summed at once. Working memory is
+//! `O(width)` and stays in cache. The uniform window of the scikit-image
+//! variant runs on exact integer box sums.
+
+use super::border::{check_nonempty, contiguous, reflect101};
+use super::simd::multiversion;
+use super::types::{GrayImage, OpsError};
+use std::cell::RefCell;
+
+/// `(0.01 · 255)²`.
+pub const C1: f64 = 6.5025;
+/// `(0.03 · 255)²`.
+pub const C2: f64 = 58.5225;
+
+/// Which SSIM definition [`ssim_with`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SsimVariant {
+    /// OpenCV `QualitySSIM`: 11×11 Gaussian σ = 1.5, whole-map mean.
+    #[default]
+    Gaussian,
+    /// scikit-image defaults: 7×7 uniform, sample covariance, 3 px crop.
+    /// Needs frames of at least 7×7 pixels.
+    SkImage,
+}
+
+/// Parameters of [`scene_change_with`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SceneParams {
+    /// The scene changed when SSIM is below this. Finite, in `[-1, 1]`.
+    /// Default `0.5`.
+    pub threshold: f64,
+    /// SSIM definition. Default [`SsimVariant::Gaussian`].
+    pub variant: SsimVariant,
+}
+
+impl Default for SceneParams {
+    fn default() -> Self {
+        SceneParams {
+            threshold: 0.5,
+            variant: SsimVariant::Gaussian,
+        }
+    }
+}
+
+impl SceneParams {
+    /// Checks the fields.
+    ///
+    /// # Errors
+    /// [`OpsError::InvalidParam`] for a threshold outside `[-1, 1]` or NaN.
+    pub fn validate(&self) -> Result<(), OpsError> {
+        if !(-1.0..=1.0).contains(&self.threshold) {
+            return Err(OpsError::InvalidParam {
+                name: "threshold",
+                reason: format!("must be in [-1, 1], got {}", self.threshold),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What [`scene_change`] decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SceneChange {
+    /// Whether this frame starts a new scene.
+    pub changed: bool,
+    /// SSIM against the previous frame; `None` when there was no comparable
+    /// previous frame (first frame, or a resolution change).
+    pub ssim: Option<f64>,
+}
+
+/// Scene change with default [`SceneParams`].
+///
+/// # Errors
+/// As [`scene_change_with`].
+pub fn scene_change(cur: &GrayImage, prev: &GrayImage) -> Result<SceneChange, OpsError> {
+    scene_change_with(cur, prev, &SceneParams::default())
+}
+
+/// Scene change: `ssim(cur, prev) < threshold`.
+///
+/// First-frame behaviour: when `prev` is empty (the pipeline's initial state)
+/// or of another size than `cur` (a resolution change mid-stream), the frame
+/// is a scene change with `ssim: None`. Not an error, so that the pipeline's
+/// state moves on to the new size. Steady-state calls do not allocate (the
+/// working rows live in a per-thread buffer).
+///
+/// # Errors
+/// [`OpsError::Empty`] for an empty `cur`; [`OpsError::InvalidParam`] for a bad
+/// threshold, or with [`SsimVariant::SkImage`] for a frame under 7×7.
+pub fn scene_change_with(cur: &GrayImage, prev: &GrayImage, params: &SceneParams) -> Result<SceneChange, OpsError> {
+    params.validate()?;
+    check_nonempty("cur", cur.nrows(), cur.ncols())?;
+    if prev.dim() != cur.dim() {
+        return Ok(SceneChange {
+            changed: true,
+            ssim: None,
+        });
+    }
+    let s = with_scratch(|scratch| ssim_with(cur, prev, params.variant, scratch))?;
+    Ok(SceneChange {
+        changed: s < params.threshold,
+        ssim: Some(s),
+    })
+}
+
+/// SSIM of two gray images of the same size, OpenCV `QualitySSIM` definition.
+///
+/// # Errors
+/// As [`ssim_with`].
+pub fn ssim(a: &GrayImage, b: &GrayImage) -> Result<f64, OpsError> {
+    with_scratch(|scratch| ssim_with(a, b, SsimVariant::Gaussian, scratch))
+}
+
+/// SSIM of two gray images of the same size with caller-owned working memory.
+///
+/// # Errors
+/// [`OpsError::Empty`] for empty images, [`OpsError::SizeMismatch`] for
+/// different sizes, [`OpsError::InvalidParam`] for [`SsimVariant::SkImage`]
+/// on an image under 7×7 (the window would not fit; scikit-image refuses too).
+pub fn ssim_with(a: &GrayImage, b: &GrayImage, variant: SsimVariant, scratch: &mut SsimScratch) -> Result<f64, OpsError> {
+    let (h, w) = a.dim();
+    check_nonempty("a", h, w)?;
+    if b.dim() != (h, w) {
+        return Err(OpsError::SizeMismatch {
+            what: "b",
+            got_w: b.ncols(),
+            got_h: b.nrows(),
+            want_w: w,
+            want_h: h,
+        });
+    }
+    let pa = contiguous(a.view());
+    let pb = contiguous(b.view());
+    match variant {
+        SsimVariant::Gaussian => Ok(gaussian_ssim(&pa, &pb, h, w, scratch)),
+        SsimVariant::SkImage => {
+            if h < BOX || w < BOX {
+                return Err(OpsError::InvalidParam {
+                    name: "variant",
+                    reason: format!("the 7x7 scikit-image window needs at least 7x7 pixels, got {w}x{h}"),
+                });
+            }
+            Ok(box_ssim(&pa, &pb, h, w, scratch))
+        }
+    }
+}
+
+/// Reusable working memory of [`ssim_with`] (a few rows of the frame width).
+#[derive(Debug, Default, Clone)]
+pub struct SsimScratch {
+    /// Horizontally filtered rows, `TAPS` slots × 4 quantities × width.
+    ring: Vec<f32>,
+    /// One input row's 4 quantities with a 5-pixel reflected margin each side.
+    pad: Vec<f32>,
+    /// Vertically filtered quantities of one output row, 4 × width.
+    vert: Vec<f32>,
+    /// SSIM values of one output row.
+    row: Vec<f32>,
+    /// Box variant: running 7-row column sums, 5 quantities × width.
+    cols: Vec<u32>,
+}
+
+fn with_scratch<R>(f: impl FnOnce(&mut SsimScratch) -> R) -> R {
+    thread_local! {
+        static SCRATCH: RefCell<SsimScratch> = RefCell::new(SsimScratch::default());
+    }
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        // Re-entered on this thread (not done by the kernels themselves):
+        // fall back to fresh memory rather than panic.
+        Err(_) => f(&mut SsimScratch::default()),
+    })
+}
+
+const RADIUS: usize = 5;
+const TAPS: usize = 2 * RADIUS + 1;
+
+/// Half of OpenCV's 11-tap σ = 1.5 kernel as `f32`, outermost tap first,
+/// centre last: `getGaussianKernel(11, 1.5, CV_32F)` (its bit-exact `f64`
+/// construction — `exp(x²·(−0.125/σ²))` for `x = 2·offset`, scaled by the
+/// reciprocal of the sum — rounded to `f32`, as `GaussianBlur` on `CV_32F`
+/// data uses).
+fn gaussian_half_kernel() -> [f32; RADIUS + 1] {
+    let sigma = 1.5f64;
+    let scale2x = -0.125 / (sigma * sigma);
+    let mut t = [0f64; RADIUS + 1];
+    let mut sum = 0.0;
+    for (i, v) in t.iter_mut().take(RADIUS).enumerate() {
+        let x = (2 * i) as f64 - (TAPS - 1) as f64;
+        *v = (x * x * scale2x).exp();
+        sum += *v;
+    }
+    sum = sum * 2.0 + 1.0;
+    let inv = 1.0 / sum;
+    let mut k = [0f32; RADIUS + 1];
+    for i in 0..RADIUS {
+        k[i] = (t[i] * inv) as f32;
+    }
+    k[RADIUS] = inv as f32;
+    k
+}
+
+fn gaussian_ssim(a: &[u8], b: &[u8], h: usize, w: usize, s: &mut SsimScratch) -> f64 {
+    let k = gaussian_half_kernel();
+    let padw = w + 2 * RADIUS;
+    s.ring.resize(TAPS * 4 * w, 0.0);
+    s.pad.resize(4 * padw, 0.0);
+    s.vert.resize(4 * w, 0.0);
+    s.row.resize(w, 0.0);
+    let mut total = 0.0f64;
+    let mut emit = |y: usize, s: &mut SsimScratch| {
+        // The 11 source rows of output row `y`, reflected at the top and
+        // bottom edges; every one of them is in the ring (see `reflect101`:
+        // a reflected index never leaves `[y-5, y+5]`).
+        let slot = |i: usize| reflect101(y as isize + i as isize - RADIUS as isize, h) % TAPS;
+        let slots: [usize; TAPS] = std::array::from_fn(slot);
+        for q in 0..4 {
+            let rows: [&[f32]; TAPS] = std::array::from_fn(|i| {
+                let base = (slots[i] * 4 + q) * w;
+                &s.ring[base..base + w]
+            });
+            vertical(&rows, &k, &mut s.vert[q * w..(q + 1) * w]);
+        }
+        let (mu1, rest) = s.vert.split_at(w);
+        let (mu2, rest) = rest.split_at(w);
+        let (sq, prod) = rest.split_at(w);
+        ssim_row(mu1, mu2, sq, prod, &mut s.row);
+        total += sum_f64(&s.row);
+    };
+    for r in 0..h {
+        let row_a = &a[r * w..(r + 1) * w];
+        let row_b = &b[r * w..(r + 1) * w];
+        {
+            let (pa, rest) = s.pad.split_at_mut(padw);
+            let (pb, rest) = rest.split_at_mut(padw);
+            let (ps, pp) = rest.split_at_mut(padw);
+            quantities(row_a, row_b, &mut pa[RADIUS..RADIUS + w], &mut pb[RADIUS..RADIUS + w], &mut ps[RADIUS..RADIUS + w], &mut pp[RADIUS..RADIUS + w]);
+            for p in [pa, pb, ps, pp] {
+                for j in 1..=RADIUS {
+                    p[RADIUS - j] = p[RADIUS + reflect101(-(j as isize), w)];
+                    p[RADIUS + w - 1 + j] = p[RADIUS + reflect101((w - 1 + j) as isize, w)];
+                }
+            }
+        }
+        let slot = r % TAPS;
+        for q in 0..4 {
+            let base = (slot * 4 + q) * w;
+            horizontal(&s.pad[q * padw..(q + 1) * padw], &k, &mut s.ring[base..base + w]);
+        }
+        if r >= RADIUS {
+            emit(r - RADIUS, s);
+        }
+    }
+    for y in h.saturating_sub(RADIUS)..h {
+        emit(y, s);
+    }
+    total / (h * w) as f64
+}
+
+multiversion! {
+    /// The four per-pixel quantities of one row, exact in `f32` (integers
+    /// below 2^24).
+    fn quantities(a: &[u8], b: &[u8], qa: &mut [f32], qb: &mut [f32], qs: &mut [f32], qp: &mut [f32]) {
+        let n = a.len();
+        let (b, qa, qb, qs, qp) = (&b[..n], &mut qa[..n], &mut qb[..n], &mut qs[..n], &mut qp[..n]);
+        for x in 0..n {
+            let (va, vb) = (f32::from(a[x]), f32::from(b[x]));
+            qa[x] = va;
+            qb[x] = vb;
+            qs[x] = va * va + vb * vb;
+            qp[x] = va * vb;
+        }
+    }
+}
+
+multiversion! {
+    /// Symmetric 11-tap filter along a row padded by 5 on each side.
+    fn horizontal(p: &[f32], k: &[f32; RADIUS + 1], out: &mut [f32]) {
+        let n = out.len();
+        let s: [&[f32]; TAPS] = std::array::from_fn(|i| &p[i..i + n]);
+        for x in 0..n {
+            out[x] = k[5] * s[5][x]
+                + k[4] * (s[4][x] + s[6][x])
+                + k[3] * (s[3][x] + s[7][x])
+                + k[2] * (s[2][x] + s[8][x])
+                + k[1] * (s[1][x] + s[9][x])
+                + k[0] * (s[0][x] + s[10][x]);
+        }
+    }
+}
+
+multiversion! {
+    /// Symmetric 11-tap filter down a column of rows.
+    fn vertical(r: &[&[f32]; TAPS], k: &[f32; RADIUS + 1], out: &mut [f32]) {
+        let n = out.len();
+        let s: [&[f32]; TAPS] = std::array::from_fn(|i| &r[i][..n]);
+        for x in 0..n {
+            out[x] = k[5] * s[5][x]
+                + k[4] * (s[4][x] + s[6][x])
+                + k[3] * (s[3][x] + s[7][x])
+                + k[2] * (s[2][x] + s[8][x])
+                + k[1] * (s[1][x] + s[9][x])
+                + k[0] * (s[0][x] + s[10][x]);
+        }
+    }
+}
+
+multiversion! {
+    /// The SSIM map of one row from the filtered quantities, with OpenCV's
+    /// grouping of the `f32` operations:
+    /// `(2μ₁μ₂ + C1)(2σ₁₂ + C2) / ((μ₁² + μ₂² + C1)(σ₁² + σ₂² + C2))`.
+    fn ssim_row(mu1: &[f32], mu2: &[f32], sq: &[f32], prod: &[f32], out: &mut [f32]) {
+        let n = out.len();
+        let (mu1, mu2, sq, prod) = (&mu1[..n], &mu2[..n], &sq[..n], &prod[..n]);
+        let (c1, c2) = (C1 as f32, C2 as f32);
+        for x in 0..n {
+            let m12 = mu1[x] * mu2[x];
+            let m11 = mu1[x] * mu1[x] + mu2[x] * mu2[x];
+            let num = (2.0 * m12 + c1) * (2.0 * (prod[x] - m12) + c2);
+            let den = (m11 + c1) * ((sq[x] - m11) + c2);
+            out[x] = num / den;
+        }
+    }
+}
+
+multiversion! {
+    /// Sum of a row in `f64`, 8 independent lanes (vectorizable, and exact
+    /// enough: each lane adds at most a few hundred values below 1).
+    fn sum_f64(v: &[f32]) -> f64 {
+        let mut lanes = [0f64; 8];
+        let mut chunks = v.chunks_exact(8);
+        for c in &mut chunks {
+            for i in 0..8 {
+                lanes[i] += f64::from(c[i]);
+            }
+        }
+        let mut t: f64 = chunks.remainder().iter().map(|&x| f64::from(x)).sum();
+        for l in lanes {
+            t += l;
+        }
+        t
+    }
+}
+
+const BOX: usize = 7;
+const BOX_R: usize = BOX / 2;
+
+/// scikit-image's SSIM with its defaults for 8-bit data (`win_size = 7`,
+/// `use_sample_covariance = True`, `data_range = 255`, mean over the map
+/// cropped by 3 pixels). The window sums are exact integers (no border is
+/// involved once the crop is applied), so only the final formula rounds.
+fn box_ssim(a: &[u8], b: &[u8], h: usize, w: usize, s: &mut SsimScratch) -> f64 {
+    // Column sums over the current 7-row window: x, y, x², y², xy.
+    s.cols.clear();
+    s.cols.resize(5 * w, 0);
+    let add_row = |cols: &mut [u32], r: usize, sign: bool| {
+        let (ra, rb) = (&a[r * w..(r + 1) * w], &b[r * w..(r + 1) * w]);
+        for x in 0..w {
+            let (p, q) = (u32::from(ra[x]), u32::from(rb[x]));
+            let v = [p, q, p * p, q * q, p * q];
+            for (k, vk) in v.into_iter().enumerate() {
+                let c = &mut cols[k * w + x];
+                *c = if sign { *c + vk } else { *c - vk };
+            }
+        }
+    };
+    for r in 0..BOX {
+        add_row(&mut s.cols, r, true);
+    }
+    let np = (BOX * BOX) as f64;
+    let cov_norm = np / (np - 1.0);
+    let mut total = 0.0f64;
+    for y in BOX_R..h - BOX_R {
+        if y > BOX_R {
+            add_row(&mut s.cols, y + BOX_R, true);
+            add_row(&mut s.cols, y - BOX_R - 1, false);
+        }
+        let mut win = [0u32; 5];
+        for (k, wk) in win.iter_mut().enumerate() {
+            *wk = s.cols[k * w..k * w + BOX].iter().sum();
+        }
+        for x in BOX_R..w - BOX_R {
+            if x > BOX_R {
+                for (k, wk) in win.iter_mut().enumerate() {
+                    *wk = *wk + s.cols[k * w + x + BOX_R] - s.cols[k * w + x - BOX_R - 1];
+                }
+            }
+            let [sx, sy, sxx, syy, sxy] = win.map(|v| f64::from(v) / np);
+            let vx = cov_norm * (sxx - sx * sx);
+            let vy = cov_norm * (syy - sy * sy);
+            let vxy = cov_norm * (sxy - sx * sy);
+            let num = (2.0 * sx * sy + C1) * (2.0 * vxy + C2);
+            let den = (sx * sx + sy * sy + C1) * (vx + vy + C2);
+            total += num / den;
+        }
+    }
+    total / ((h - 2 * BOX_R) * (w - 2 * BOX_R)) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: &mut u32) -> u8 {
+        *seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (*seed >> 24) as u8
+    }
+
+    /// Direct 2-D Gaussian SSIM in f64 (reflect-101), the textbook formula.
+    fn brute_gaussian(a: &GrayImage, b: &GrayImage) -> f64 {
+        let (h, w) = a.dim();
+        let k1: Vec<f64> = gaussian_half_kernel().iter().map(|&v| f64::from(v)).collect();
+        let k = |d: isize| k1[RADIUS - d.unsigned_abs()];
+        let mut total = 0.0;
+        for y in 0..h {
+            for x in 0..w {
+                let (mut m1, mut m2, mut s11, mut s22, mut s12) = (0.0, 0.0, 0.0, 0.0, 0.0);
+                for dy in -5isize..=5 {
+                    for dx in -5isize..=5 {
+                        let yy = reflect101(y as isize + dy, h);
+                        let xx = reflect101(x as isize + dx, w);
+                        let wgt = k(dy) * k(dx);
+                        let (p, q) = (f64::from(a[[yy, xx]]), f64::from(b[[yy, xx]]));
+                        m1 += wgt * p;
+                        m2 += wgt * q;
+                        s11 += wgt * p * p;
+                        s22 += wgt * q * q;
+                        s12 += wgt * p * q;
+                    }
+                }
+                let (v1, v2, v12) = (s11 - m1 * m1, s22 - m2 * m2, s12 - m1 * m2);
+                total += (2.0 * m1 * m2 + C1) * (2.0 * v12 + C2) / ((m1 * m1 + m2 * m2 + C1) * (v1 + v2 + C2));
+            }
+        }
+        total / (h * w) as f64
+    }
+
+    fn brute_box(a: &GrayImage, b: &GrayImage) -> f64 {
+        let (h, w) = a.dim();
+        let mut total = 0.0;
+        let np = 49.0;
+        for y in 3..h - 3 {
+            for x in 3..w - 3 {
+                let mut v = [0.0f64; 5];
+                for yy in y - 3..=y + 3 {
+                    for xx in x - 3..=x + 3 {
+                        let (p, q) = (f64::from(a[[yy, xx]]), f64::from(b[[yy, xx]]));
+                        v[0] += p;
+                        v[1] += q;
+                        v[2] += p * p;
+                        v[3] += q * q;
+                        v[4] += p * q;
+                    }
+                }
+                let [ux, uy, uxx, uyy, uxy] = v.map(|t| t / np);
+                let c = np / (np - 1.0);
+                let (vx, vy, vxy) = (c * (uxx - ux * ux), c * (uyy - uy * uy), c * (uxy - ux * uy));
+                total += (2.0 * ux * uy + C1) * (2.0 * vxy + C2) / ((ux * ux + uy * uy + C1) * (vx + vy + C2));
+            }
+        }
+        total / ((h - 6) * (w - 6)) as f64
+    }
+
+    #[test]
+    fn gaussian_matches_direct_formula_including_tiny_sizes() {
+        let mut seed = 99;
+        for &(h, w) in &[(1, 1), (1, 5), (3, 2), (6, 6), (12, 11), (23, 31)] {
+            let a = GrayImage::from_shape_fn((h, w), |_| lcg(&mut seed));
+            // b: a plus noise, so SSIM is neither 0 nor 1.
+            let b = a.mapv(|v| v.saturating_add(lcg(&mut seed) / 8));
+            let got = ssim(&a, &b).unwrap();
+            let want = brute_gaussian(&a, &b);
+            assert!((got - want).abs() < 2e-5, "{h}x{w}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn box_matches_direct_formula() {
+        let mut seed = 5;
+        for &(h, w) in &[(7, 7), (9, 15), (30, 20)] {
+            let a = GrayImage::from_shape_fn((h, w), |_| lcg(&mut seed));
+            let b = a.mapv(|v| v.saturating_sub(lcg(&mut seed) / 4));
+            let mut scratch = SsimScratch::default();
+            let got = ssim_with(&a, &b, SsimVariant::SkImage, &mut scratch).unwrap();
+            let want = brute_box(&a, &b);
+            assert!((got - want).abs() < 1e-12, "{h}x{w}: {got} vs {want}");
+        }
+        let small = GrayImage::zeros((6, 9));
+        let mut scratch = SsimScratch::default();
+        assert!(ssim_with(&small, &small, SsimVariant::SkImage, &mut scratch).is_err());
+    }
+
+    #[test]
+    fn identical_frames_and_first_frame() {
+        let mut seed = 1;
+        let a = GrayImage::from_shape_fn((20, 30), |_| lcg(&mut seed));
+        let r = scene_change(&a, &a).unwrap();
+        assert!((r.ssim.unwrap() - 1.0).abs() < 1e-6);
+        assert!(!r.changed);
+        let r = scene_change(&a, &GrayImage::zeros((0, 0))).unwrap();
+        assert_eq!(r, SceneChange { changed: true, ssim: None });
+        let r = scene_change(&a, &GrayImage::zeros((30, 20))).unwrap();
+        assert_eq!(r, SceneChange { changed: true, ssim: None });
+        assert!(scene_change(&GrayImage::zeros((0, 0)), &a).is_err());
+        assert!(ssim(&a, &GrayImage::zeros((30, 20))).is_err());
+    }
+}
