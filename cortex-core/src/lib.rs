@@ -7,6 +7,7 @@ pub mod check;
 pub mod dce;
 pub mod diag;
 pub mod error;
+pub mod export;
 pub mod ir;
 pub mod observe;
 pub mod plan;
