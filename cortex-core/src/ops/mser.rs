@@ -1,1 +1,0 @@
-//! Maximally stable extremal regions (MSER) — owned by the text-ROI issue.

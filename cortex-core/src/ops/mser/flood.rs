@@ -1,0 +1,362 @@
+//! Builds the component tree by flooding, as in Nistér & Stewénius, "Linear
+//! Time Maximally Stable Extremal Regions" (ECCV 2008).
+//!
+//! The flood starts at one pixel and always continues at the lowest pixel on
+//! the boundary of what it has flooded, so it visits the image like water
+//! rising from that pixel. The components being grown sit on a stack with
+//! strictly increasing levels towards the bottom; a component is finished at
+//! its level when the boundary has nothing left at that level, and then it
+//! either rises to the next boundary level or merges into the component
+//! below. Each pixel enters the boundary heap at most twice and the heap's
+//! lowest non-empty level is found with a 256-bit mask, so the whole pass is
+//! linear in the number of pixels.
+//!
+//! Semantics kept from OpenCV 4.6 so that the regions agree with it:
+//! - the outermost 1-pixel frame of the image is never flooded (it acts as a
+//!   wall), the flood starts at `(1, 1)`;
+//! - 4-connectivity, neighbours in the order right, down, left, up, and a
+//!   LIFO stack per level: this fixes which child is the "largest" when two
+//!   children have the same size.
+
+use ndarray::ArrayView2;
+
+use super::fastdiv::RowSplitter;
+use super::tree::{Node, NONE};
+use super::workspace::MserWorkspace;
+
+/// Visited flag in the per-pixel `px` word (the low byte is the level).
+const VISITED: u16 = 0x100;
+/// Boundary-heap entries carry the pixel index in the low bits and the next
+/// neighbour to examine in the top 3 bits.
+const DIR_SHIFT: u32 = 29;
+const IDX_MASK: u32 = (1 << DIR_SHIFT) - 1;
+/// Largest image (in pixels) the index encoding allows.
+pub(super) const MAX_PIXELS: usize = 1 << DIR_SHIFT;
+/// Level of the sentinel component at the bottom of the stack: above every
+/// real level, so the last real component never merges into it.
+const SENTINEL_LEVEL: u32 = 256;
+
+/// A component being grown.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Comp {
+    /// Current level (`SENTINEL_LEVEL` for the sentinel).
+    level: u32,
+    size: u32,
+    /// First and last pixel of its list (pixel mode).
+    head: u32,
+    tail: u32,
+    /// Its latest tree node: open (same level) or the one it rose from.
+    node: u32,
+    /// Inclusive bounding box (box mode).
+    x0: u32,
+    y0: u32,
+    x1: u32,
+    y1: u32,
+}
+
+impl Comp {
+    fn new(level: u32) -> Self {
+        Self {
+            level,
+            size: 0,
+            head: NONE,
+            tail: NONE,
+            node: NONE,
+            x0: u32::MAX,
+            y0: u32::MAX,
+            x1: 0,
+            y1: 0,
+        }
+    }
+}
+
+/// Floods `gray` (levels `value ^ mask`) into the tree `ws.nodes`.
+///
+/// With `BOXES`, components track bounding boxes and no pixel lists are
+/// kept; without, they keep pixel lists in `ws.next` and no boxes.
+///
+/// The caller guarantees `rows, cols ≥ 3`, both `≤ u16::MAX` and
+/// `rows * cols ≤ MAX_PIXELS`.
+pub(super) fn build_tree<const BOXES: bool>(
+    ws: &mut MserWorkspace,
+    gray: ArrayView2<'_, u8>,
+    mask: u8,
+) {
+    let (rows, cols) = gray.dim();
+    let n = rows * cols;
+    let hist = load_levels(&mut ws.px, gray, mask);
+
+    // One stack per level, sized by how many interior pixels have that level:
+    // a pixel is on the boundary at most once at a time.
+    let mut base = [0u32; 256];
+    let mut acc = 0u32;
+    for (b, &h) in base.iter_mut().zip(hist.iter()) {
+        *b = acc;
+        acc += h;
+    }
+    if ws.heap.len() < acc as usize {
+        ws.heap.resize(acc as usize, 0);
+    }
+    if !BOXES && ws.next.len() < n {
+        ws.next.resize(n, NONE);
+    }
+    let mut top = base;
+    let mut bits = [0u64; 4];
+
+    let px = &mut ws.px[..];
+    let heap = &mut ws.heap[..];
+    let next = &mut ws.next[..];
+    let nodes = &mut ws.nodes;
+    let stack = &mut ws.stack;
+    nodes.clear();
+    stack.clear();
+    stack.push(Comp::new(SENTINEL_LEVEL));
+
+    let split = RowSplitter::new(cols as u32);
+    let offs: [usize; 4] = [1, cols, 1usize.wrapping_neg(), cols.wrapping_neg()];
+
+    let mut cur = cols as u32 + 1;
+    px[cur as usize] |= VISITED;
+    let mut cur_level = u32::from(px[cur as usize] & 0xff);
+    let mut dir = 0u32;
+    let mut comp = Comp::new(cur_level);
+
+    loop {
+        // Examine the remaining neighbours of `cur`. A lower neighbour
+        // interrupts: `cur` goes back on the boundary, remembering where it
+        // stopped, and a new component starts at the neighbour.
+        while dir < 4 {
+            let nb = (cur as usize).wrapping_add(offs[dir as usize]);
+            dir += 1;
+            let v = px[nb];
+            if v & VISITED != 0 {
+                continue;
+            }
+            px[nb] = v | VISITED;
+            let nl = u32::from(v & 0xff);
+            if nl < cur_level {
+                push(heap, &mut top, &mut bits, cur_level, cur | (dir << DIR_SHIFT));
+                stack.push(comp);
+                comp = Comp::new(nl);
+                cur = nb as u32;
+                cur_level = nl;
+                dir = 0;
+            } else {
+                push(heap, &mut top, &mut bits, nl, nb as u32);
+            }
+        }
+
+        // All neighbours of `cur` are known: it belongs to the current
+        // component.
+        if BOXES {
+            let (x, y) = split.split(cur);
+            comp.x0 = comp.x0.min(x);
+            comp.x1 = comp.x1.max(x);
+            comp.y0 = comp.y0.min(y);
+            comp.y1 = comp.y1.max(y);
+        } else {
+            if comp.size == 0 {
+                comp.head = cur;
+            } else if let Some(link) = next.get_mut(comp.tail as usize) {
+                *link = cur;
+            }
+            comp.tail = cur;
+        }
+        comp.size += 1;
+
+        // Continue at the lowest boundary pixel.
+        let lvl = cur_level as usize;
+        let entry = if top[lvl] != base[lvl] {
+            top[lvl] -= 1;
+            heap[top[lvl] as usize]
+        } else {
+            let Some(l) = lowest_nonempty_above(&mut bits, &top, &base, cur_level) else {
+                break;
+            };
+            top[l as usize] -= 1;
+            let e = heap[top[l as usize] as usize];
+            rise(&mut comp, stack, nodes, next, l);
+            cur_level = l;
+            e
+        };
+        cur = entry & IDX_MASK;
+        dir = entry >> DIR_SHIFT;
+    }
+
+    // Everything is flooded: close what is left (one component, since the
+    // interior of a rectangle is connected) into the root.
+    close_level(&mut comp, nodes, SENTINEL_LEVEL);
+    while stack.len() > 1 {
+        if let Some(mut c) = stack.pop() {
+            close_level(&mut c, nodes, SENTINEL_LEVEL);
+        }
+    }
+}
+
+/// Fills `px` with the flooding levels, the frame marked visited, and
+/// returns the histogram of the interior's levels.
+fn load_levels(px: &mut Vec<u16>, gray: ArrayView2<'_, u8>, mask: u8) -> [u32; 256] {
+    let (rows, cols) = gray.dim();
+    px.clear();
+    px.resize(rows * cols, VISITED);
+    let mut hist = [0u32; 256];
+    for (y, (row, out)) in gray.rows().into_iter().zip(px.chunks_exact_mut(cols)).enumerate() {
+        if y == 0 || y + 1 == rows {
+            continue;
+        }
+        let interior = &mut out[1..cols - 1];
+        match row.as_slice() {
+            Some(s) => fill_row(interior, &s[1..cols - 1], mask, &mut hist),
+            None => {
+                for (o, &v) in interior.iter_mut().zip(row.iter().skip(1)) {
+                    let l = v ^ mask;
+                    hist[usize::from(l)] += 1;
+                    *o = u16::from(l);
+                }
+            }
+        }
+    }
+    hist
+}
+
+#[inline]
+fn fill_row(out: &mut [u16], src: &[u8], mask: u8, hist: &mut [u32; 256]) {
+    for (o, &v) in out.iter_mut().zip(src) {
+        let l = v ^ mask;
+        hist[usize::from(l)] += 1;
+        *o = u16::from(l);
+    }
+}
+
+#[inline(always)]
+fn push(heap: &mut [u32], top: &mut [u32; 256], bits: &mut [u64; 4], level: u32, entry: u32) {
+    let l = level as usize;
+    heap[top[l] as usize] = entry;
+    top[l] += 1;
+    bits[l >> 6] |= 1 << (l & 63);
+}
+
+/// The lowest level above `level` whose stack is not empty. Bits are only
+/// set on push; stale bits of emptied stacks are cleared here, lazily.
+fn lowest_nonempty_above(
+    bits: &mut [u64; 4],
+    top: &[u32; 256],
+    base: &[u32; 256],
+    level: u32,
+) -> Option<u32> {
+    let start = level + 1;
+    if start >= 256 {
+        return None;
+    }
+    let mut word = (start >> 6) as usize;
+    let mut m = bits[word] & (!0u64 << (start & 63));
+    loop {
+        while m != 0 {
+            let l = (word as u32) * 64 + m.trailing_zeros();
+            if top[l as usize] != base[l as usize] {
+                return Some(l);
+            }
+            bits[word] &= !(1u64 << (l & 63));
+            m &= m - 1;
+        }
+        word += 1;
+        if word == bits.len() {
+            return None;
+        }
+        m = bits[word];
+    }
+}
+
+/// The current component is finished at its level and the boundary
+/// continues at `level`: rise to it, merging with the components below that
+/// are at or under it.
+fn rise(comp: &mut Comp, stack: &mut Vec<Comp>, nodes: &mut Vec<Node>, next: &mut [u32], level: u32) {
+    loop {
+        let below = stack.last().map_or(SENTINEL_LEVEL, |c| c.level);
+        if level < below {
+            close_level(comp, nodes, level);
+            return;
+        }
+        // `below ≤ level`: the boundary pixel that started `comp` is at
+        // `below`, so in fact `below == level`; the loop only guards the
+        // impossible `<`.
+        let Some(mut lower) = stack.pop() else {
+            close_level(comp, nodes, level);
+            return;
+        };
+        merge(&mut lower, comp, nodes, next);
+        *comp = lower;
+        if comp.level >= level {
+            return;
+        }
+    }
+}
+
+/// Records `comp` at its current level as a tree node (reusing the node
+/// opened at this level by an earlier merge) and moves it to `new_level`.
+fn close_level(comp: &mut Comp, nodes: &mut Vec<Node>, new_level: u32) {
+    let level = comp.level.min(255) as u8;
+    let open = comp.node != NONE && nodes.get(comp.node as usize).is_some_and(|n| n.level == level);
+    let id = if open {
+        comp.node
+    } else {
+        let id = nodes.len() as u32;
+        nodes.push(Node::new(level, comp.node));
+        if let Some(prev) = nodes.get_mut(comp.node as usize) {
+            prev.parent = id;
+        }
+        id
+    };
+    if let Some(node) = nodes.get_mut(id as usize) {
+        node.size = comp.size;
+        node.head = comp.head;
+        node.bbox = [
+            clamp16(comp.x0),
+            clamp16(comp.y0),
+            clamp16(comp.x1),
+            clamp16(comp.y1),
+        ];
+    }
+    comp.node = id;
+    comp.level = new_level;
+}
+
+fn clamp16(v: u32) -> u16 {
+    v.min(u32::from(u16::MAX)) as u16
+}
+
+/// Merges `upper` (finished below `lower`'s level) into `lower`.
+fn merge(lower: &mut Comp, upper: &mut Comp, nodes: &mut Vec<Node>, next: &mut [u32]) {
+    let level = lower.level;
+    close_level(lower, nodes, level);
+    close_level(upper, nodes, level);
+    let (parent, child) = (lower.node, upper.node);
+
+    let child_size = nodes.get(child as usize).map_or(0, |c| c.size);
+    if let Some(c) = nodes.get_mut(child as usize) {
+        c.parent = parent;
+    }
+    if let Some(p) = nodes.get(parent as usize) {
+        let keep = p.main_child != NONE
+            && nodes.get(p.main_child as usize).is_some_and(|m| m.size > child_size);
+        if !keep {
+            if let Some(p) = nodes.get_mut(parent as usize) {
+                p.main_child = child;
+            }
+        }
+    }
+
+    if upper.size > 0 {
+        if lower.size == 0 {
+            lower.head = upper.head;
+        } else if let Some(link) = next.get_mut(lower.tail as usize) {
+            *link = upper.head;
+        }
+        lower.tail = upper.tail;
+    }
+    lower.size += upper.size;
+    lower.x0 = lower.x0.min(upper.x0);
+    lower.y0 = lower.y0.min(upper.y0);
+    lower.x1 = lower.x1.max(upper.x1);
+    lower.y1 = lower.y1.max(upper.y1);
+}

@@ -1,0 +1,259 @@
+//! Maximally stable extremal regions (MSER) on 8-bit gray images, in pure
+//! Rust: the linear-time component-tree algorithm of Nistér & Stewénius
+//! (ECCV 2008) with OpenCV 4.6's parameters and stability rules, so that the
+//! regions agree with `cv::MSER::detectRegions` on gray input.
+//!
+//! - [`Mser::detect`] / [`Mser::detect_into`]: regions with their pixels.
+//! - [`Mser::detect_boxes`] / [`Mser::detect_boxes_into`]: boxes and areas
+//!   only, cheaper (no pixel lists are kept while flooding).
+//! - `*_both_parallel*`: the two polarities on two threads.
+//! - The `_into` variants take a [`MserWorkspace`] and an output buffer and
+//!   do not allocate once the buffers have grown.
+//! - [`opencv`] (feature `opencv`): the same op calling OpenCV.
+//!
+//! Where we differ from OpenCV by design (see also `stability`):
+//! - images smaller than 3×3 give no regions (OpenCV raises an error);
+//! - the whole interior of the image is never reported as a region;
+//! - like OpenCV, the outermost 1-pixel frame never belongs to a region.
+
+mod extract;
+mod fastdiv;
+mod flood;
+mod params;
+mod regions;
+mod stability;
+mod tree;
+mod workspace;
+
+#[cfg(feature = "opencv")]
+pub mod opencv;
+
+use ndarray::ArrayView2;
+
+use crate::ops::{GrayImage, OpsError};
+
+pub use params::{MserParams, Polarity};
+pub use regions::{BBox, Region, RegionBox, Regions};
+pub use workspace::MserWorkspace;
+
+/// An MSER detector with validated parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mser {
+    params: MserParams,
+}
+
+impl Default for Mser {
+    /// The detector with OpenCV's default parameters.
+    fn default() -> Self {
+        Self {
+            params: MserParams::default(),
+        }
+    }
+}
+
+impl Mser {
+    /// A detector; fails with [`OpsError::InvalidParam`] when the parameters
+    /// are out of range (e.g. `max_area < min_area`).
+    pub fn new(params: MserParams) -> Result<Self, OpsError> {
+        params.validate()?;
+        Ok(Self { params })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &MserParams {
+        &self.params
+    }
+
+    /// Regions of the given polarity with their pixels. Allocates; see
+    /// [`Mser::detect_into`] for the reusable form.
+    pub fn detect(&self, gray: &GrayImage, polarity: Polarity) -> Result<Vec<Region>, OpsError> {
+        let mut ws = MserWorkspace::new();
+        let mut out = Regions::new();
+        self.detect_into(&mut ws, gray, polarity, &mut out)?;
+        Ok(out.to_vec())
+    }
+
+    /// Regions of the given polarity with their pixels, into `out` (cleared
+    /// first). Dark regions come before bright ones.
+    pub fn detect_into(
+        &self,
+        ws: &mut MserWorkspace,
+        gray: &GrayImage,
+        polarity: Polarity,
+        out: &mut Regions,
+    ) -> Result<(), OpsError> {
+        out.clear();
+        let Some(view) = checked_view(gray)? else {
+            return Ok(());
+        };
+        for &pass in polarity.passes() {
+            self.pass_regions(ws, view, pass, out);
+        }
+        Ok(())
+    }
+
+    /// Boxes and areas of the regions of the given polarity. Allocates; see
+    /// [`Mser::detect_boxes_into`].
+    pub fn detect_boxes(
+        &self,
+        gray: &GrayImage,
+        polarity: Polarity,
+    ) -> Result<Vec<RegionBox>, OpsError> {
+        let mut ws = MserWorkspace::new();
+        let mut out = Vec::new();
+        self.detect_boxes_into(&mut ws, gray, polarity, &mut out)?;
+        Ok(out)
+    }
+
+    /// Boxes and areas of the regions, into `out` (cleared first). The same
+    /// regions as [`Mser::detect_into`], in the same order.
+    pub fn detect_boxes_into(
+        &self,
+        ws: &mut MserWorkspace,
+        gray: &GrayImage,
+        polarity: Polarity,
+        out: &mut Vec<RegionBox>,
+    ) -> Result<(), OpsError> {
+        out.clear();
+        let Some(view) = checked_view(gray)? else {
+            return Ok(());
+        };
+        for &pass in polarity.passes() {
+            self.pass_boxes(ws, view, pass, out);
+        }
+        Ok(())
+    }
+
+    /// Both polarities with pixels, the bright pass on a second thread.
+    /// Same result as `detect(gray, Polarity::Both)`. Allocates.
+    pub fn detect_both_parallel(&self, gray: &GrayImage) -> Result<Vec<Region>, OpsError> {
+        let mut ws = [MserWorkspace::new(), MserWorkspace::new()];
+        let mut out = Regions::new();
+        self.detect_both_parallel_into(&mut ws, gray, &mut out)?;
+        Ok(out.to_vec())
+    }
+
+    /// Both polarities with pixels into `out`, the dark pass on the calling
+    /// thread with `ws[0]`, the bright one on a scoped thread with `ws[1]`.
+    pub fn detect_both_parallel_into(
+        &self,
+        ws: &mut [MserWorkspace; 2],
+        gray: &GrayImage,
+        out: &mut Regions,
+    ) -> Result<(), OpsError> {
+        out.clear();
+        let Some(view) = checked_view(gray)? else {
+            return Ok(());
+        };
+        let [ws_dark, ws_bright] = ws;
+        std::thread::scope(|s| {
+            let bright = s.spawn(|| {
+                let mut tmp = std::mem::take(&mut ws_bright.regions);
+                tmp.clear();
+                self.pass_regions(ws_bright, view, Polarity::Bright, &mut tmp);
+                ws_bright.regions = tmp;
+            });
+            self.pass_regions(ws_dark, view, Polarity::Dark, out);
+            join(bright);
+        });
+        out.extend_from(&ws_bright.regions);
+        Ok(())
+    }
+
+    /// Both polarities, boxes only, on two threads. Allocates.
+    pub fn detect_boxes_both_parallel(&self, gray: &GrayImage) -> Result<Vec<RegionBox>, OpsError> {
+        let mut ws = [MserWorkspace::new(), MserWorkspace::new()];
+        let mut out = Vec::new();
+        self.detect_boxes_both_parallel_into(&mut ws, gray, &mut out)?;
+        Ok(out)
+    }
+
+    /// Both polarities, boxes only, into `out`; threads and workspaces as in
+    /// [`Mser::detect_both_parallel_into`].
+    pub fn detect_boxes_both_parallel_into(
+        &self,
+        ws: &mut [MserWorkspace; 2],
+        gray: &GrayImage,
+        out: &mut Vec<RegionBox>,
+    ) -> Result<(), OpsError> {
+        out.clear();
+        let Some(view) = checked_view(gray)? else {
+            return Ok(());
+        };
+        let [ws_dark, ws_bright] = ws;
+        std::thread::scope(|s| {
+            let bright = s.spawn(|| {
+                let mut tmp = std::mem::take(&mut ws_bright.boxes);
+                tmp.clear();
+                self.pass_boxes(ws_bright, view, Polarity::Bright, &mut tmp);
+                ws_bright.boxes = tmp;
+            });
+            self.pass_boxes(ws_dark, view, Polarity::Dark, out);
+            join(bright);
+        });
+        out.extend_from_slice(&ws_bright.boxes);
+        Ok(())
+    }
+
+    /// One polarity pass with pixel lists, appending to `out`.
+    fn pass_regions(
+        &self,
+        ws: &mut MserWorkspace,
+        view: ArrayView2<'_, u8>,
+        pass: Polarity,
+        out: &mut Regions,
+    ) {
+        flood::build_tree::<false>(ws, view, pass.level_mask());
+        stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
+        let cols = view.ncols() as u32;
+        extract::regions_into(&ws.nodes, &ws.next, &ws.selected, cols, pass, out);
+    }
+
+    /// One polarity pass tracking boxes only, appending to `out`.
+    fn pass_boxes(
+        &self,
+        ws: &mut MserWorkspace,
+        view: ArrayView2<'_, u8>,
+        pass: Polarity,
+        out: &mut Vec<RegionBox>,
+    ) {
+        flood::build_tree::<true>(ws, view, pass.level_mask());
+        stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
+        extract::boxes_into(&ws.nodes, &ws.selected, pass, out);
+    }
+}
+
+/// Waits for the helper thread; a panic there is a bug in this module and is
+/// re-raised on the caller's thread rather than hidden.
+fn join(handle: std::thread::ScopedJoinHandle<'_, ()>) {
+    if let Err(payload) = handle.join() {
+        std::panic::resume_unwind(payload);
+    }
+}
+
+/// Checks the image: empty → error; smaller than 3×3 → `None` (no interior,
+/// hence no regions); larger than the index encoding allows → error.
+fn checked_view(gray: &GrayImage) -> Result<Option<ArrayView2<'_, u8>>, OpsError> {
+    let (rows, cols) = gray.dim();
+    if rows == 0 || cols == 0 {
+        return Err(OpsError::Empty {
+            what: "gray",
+            width: cols,
+            height: rows,
+        });
+    }
+    if rows < 3 || cols < 3 {
+        return Ok(None);
+    }
+    let max_side = usize::from(u16::MAX);
+    if rows > max_side || cols > max_side || rows * cols > flood::MAX_PIXELS {
+        return Err(OpsError::InvalidParam {
+            name: "gray",
+            reason: format!(
+                "{cols}x{rows} is too large (at most {max_side} per side and {} pixels)",
+                flood::MAX_PIXELS
+            ),
+        });
+    }
+    Ok(Some(gray.view()))
+}

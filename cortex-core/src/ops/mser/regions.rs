@@ -1,0 +1,183 @@
+//! Output types of the MSER detector: boxes, owned regions, and a flat
+//! region list that reuses its buffers from frame to frame.
+
+use super::Polarity;
+
+/// An axis-aligned box in pixel coordinates: columns `x .. x + width`, rows
+/// `y .. y + height`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct BBox {
+    /// Left column.
+    pub x: u32,
+    /// Top row.
+    pub y: u32,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+impl BBox {
+    /// The box spanning the inclusive corners `(x0, y0)` and `(x1, y1)`.
+    pub fn from_corners(x0: u32, y0: u32, x1: u32, y1: u32) -> Self {
+        Self {
+            x: x0,
+            y: y0,
+            width: x1.saturating_sub(x0) + 1,
+            height: y1.saturating_sub(y0) + 1,
+        }
+    }
+
+    /// Number of pixels covered.
+    pub fn area(&self) -> u64 {
+        u64::from(self.width) * u64::from(self.height)
+    }
+
+    /// One past the right column.
+    pub fn right(&self) -> u32 {
+        self.x.saturating_add(self.width)
+    }
+
+    /// One past the bottom row.
+    pub fn bottom(&self) -> u32 {
+        self.y.saturating_add(self.height)
+    }
+
+    /// Intersection over union with `other`, 0 when either box is empty.
+    pub fn iou(&self, other: &BBox) -> f64 {
+        let ix = self.right().min(other.right()).saturating_sub(self.x.max(other.x));
+        let iy = self.bottom().min(other.bottom()).saturating_sub(self.y.max(other.y));
+        let inter = u64::from(ix) * u64::from(iy);
+        let union = self.area() + other.area() - inter;
+        if union == 0 {
+            0.0
+        } else {
+            inter as f64 / union as f64
+        }
+    }
+}
+
+/// A detected region without its pixels: what the box-only detector returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RegionBox {
+    /// Bounding box of the region's pixels.
+    pub bbox: BBox,
+    /// Number of pixels in the region.
+    pub area: u32,
+    /// Which pass found it ([`Polarity::Dark`] or [`Polarity::Bright`]).
+    pub polarity: Polarity,
+}
+
+/// A detected region with its pixels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    /// Bounding box of `pixels`.
+    pub bbox: BBox,
+    /// Which pass found it ([`Polarity::Dark`] or [`Polarity::Bright`]).
+    pub polarity: Polarity,
+    /// The region's pixels as `(x, y)`, each once, in flooding order.
+    pub pixels: Vec<(u32, u32)>,
+}
+
+impl Region {
+    /// Number of pixels in the region.
+    pub fn area(&self) -> usize {
+        self.pixels.len()
+    }
+}
+
+/// A list of regions stored flat: one pixel buffer for all regions, so that a
+/// detector can refill it every frame without allocating once it has grown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Regions {
+    boxes: Vec<RegionBox>,
+    /// `starts[i]..starts[i + 1]` indexes `pixels` for region `i`.
+    starts: Vec<usize>,
+    pixels: Vec<(u32, u32)>,
+}
+
+impl Regions {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Removes every region, keeping the buffers.
+    pub fn clear(&mut self) {
+        self.boxes.clear();
+        self.starts.clear();
+        self.pixels.clear();
+    }
+
+    /// Number of regions.
+    pub fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// Whether there is no region.
+    pub fn is_empty(&self) -> bool {
+        self.boxes.is_empty()
+    }
+
+    /// Box, area and polarity of every region, in order.
+    pub fn boxes(&self) -> &[RegionBox] {
+        &self.boxes
+    }
+
+    /// Pixels `(x, y)` of region `i`, or `None` past the end.
+    pub fn pixels(&self, i: usize) -> Option<&[(u32, u32)]> {
+        let start = *self.starts.get(i)?;
+        let end = self.starts.get(i + 1).copied().unwrap_or(self.pixels.len());
+        self.pixels.get(start..end)
+    }
+
+    /// Iterates over `(box, pixels)` pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (&RegionBox, &[(u32, u32)])> + '_ {
+        self.boxes
+            .iter()
+            .enumerate()
+            .map(move |(i, b)| (b, self.pixels(i).unwrap_or(&[])))
+    }
+
+    /// Converts to owned regions.
+    pub fn to_vec(&self) -> Vec<Region> {
+        self.iter()
+            .map(|(b, px)| Region {
+                bbox: b.bbox,
+                polarity: b.polarity,
+                pixels: px.to_vec(),
+            })
+            .collect()
+    }
+
+    /// Appends every region of `other`.
+    pub fn extend_from(&mut self, other: &Regions) {
+        for (b, px) in other.iter() {
+            self.starts.push(self.pixels.len());
+            self.pixels.extend_from_slice(px);
+            self.boxes.push(*b);
+        }
+    }
+
+    /// Starts a new region; its pixels are the ones pushed until the next
+    /// call, its box is set by [`Regions::finish_region`].
+    pub(super) fn begin_region(&mut self) {
+        self.starts.push(self.pixels.len());
+    }
+
+    /// Adds a pixel to the region being built.
+    #[inline]
+    pub(super) fn push_pixel(&mut self, x: u32, y: u32) {
+        self.pixels.push((x, y));
+    }
+
+    /// Records the box of the region begun last.
+    pub(super) fn finish_region(&mut self, b: RegionBox) {
+        self.boxes.push(b);
+    }
+
+    /// Reserves room for `pixels` more pixels.
+    pub(super) fn reserve_pixels(&mut self, pixels: usize) {
+        self.pixels.reserve(pixels);
+    }
+}

@@ -1,0 +1,48 @@
+//! The component tree the flooding builds: one node per extremal region.
+//!
+//! A node stands for the connected component of `{p : level(p) ≤ t}` at the
+//! lowest threshold `t` where it has exactly its pixels; the threshold is the
+//! node's `level`. Its parent is the next larger extremal region containing
+//! it. Among a node's children the largest is its `main_child`: the
+//! variation walks down that chain (see `stability`).
+
+/// "No node" / "no pixel" marker.
+pub(super) const NONE: u32 = u32::MAX;
+
+/// One extremal region.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Node {
+    /// Number of pixels.
+    pub size: u32,
+    /// Enclosing region, or [`NONE`] for the root.
+    pub parent: u32,
+    /// Largest child (ties go to the one merged last), or [`NONE`].
+    pub main_child: u32,
+    /// First pixel of the region's segment in the pixel list (pixel mode).
+    pub head: u32,
+    /// Variation; `+∞` for regions below `min_area`, which are never
+    /// reported and never block a neighbour.
+    pub var: f32,
+    /// Smallest variation among the children (`+∞` without children).
+    pub min_child_var: f32,
+    /// Inclusive bounding box `[x0, y0, x1, y1]` (box mode only).
+    pub bbox: [u16; 4],
+    /// Flooding level (the gray value, or `255 - value` for bright regions).
+    pub level: u8,
+}
+
+impl Node {
+    /// A fresh node at `level` whose previous incarnation is `main_child`.
+    pub(super) fn new(level: u8, main_child: u32) -> Self {
+        Self {
+            size: 0,
+            parent: NONE,
+            main_child,
+            head: NONE,
+            var: f32::INFINITY,
+            min_child_var: f32::INFINITY,
+            bbox: [0; 4],
+            level,
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Buffers of one MSER pass, kept between calls so that a detector running
+//! on every frame stops allocating once it has seen the largest frame.
+
+use super::flood::Comp;
+use super::regions::{RegionBox, Regions};
+use super::tree::Node;
+
+/// Scratch memory for one polarity pass. Reuse it across frames; use two
+/// (see [`super::Mser::detect_both_parallel_into`]) to run both polarities at
+/// once.
+#[derive(Debug, Default, Clone)]
+pub struct MserWorkspace {
+    /// Per pixel: flooding level in the low byte, the visited flag above.
+    pub(super) px: Vec<u16>,
+    /// Per pixel: the next pixel of its component's list (pixel mode).
+    pub(super) next: Vec<u32>,
+    /// Boundary pixels, one LIFO stack per level laid out back to back.
+    pub(super) heap: Vec<u32>,
+    /// Components waiting below the current one, lowest level on top.
+    pub(super) stack: Vec<Comp>,
+    /// The component tree.
+    pub(super) nodes: Vec<Node>,
+    /// Indices of the maximally stable nodes.
+    pub(super) selected: Vec<u32>,
+    /// Output of this pass when it runs on a helper thread.
+    pub(super) regions: Regions,
+    /// Box output of this pass when it runs on a helper thread.
+    pub(super) boxes: Vec<RegionBox>,
+}
+
+impl MserWorkspace {
+    /// An empty workspace; buffers grow on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of component-tree nodes built by the last pass (a measure of
+    /// image complexity, useful in benchmarks).
+    pub fn last_tree_size(&self) -> usize {
+        self.nodes.len()
+    }
+}
