@@ -84,7 +84,8 @@ pub struct ModeDecl {
 /// `key: value` in a mode.
 pub struct ModeEntry {
     pub key: Ident,
-    pub value: f64,
+    /// `None` when malformed (already reported as a syntax error).
+    pub value: Option<f64>,
     pub value_span: Span,
 }
 

@@ -65,7 +65,9 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
             .iter()
             .map(|m| ModeSpec {
                 name: m.name.to_string(),
-                weights: m.entries.iter().map(|e| (e.key.to_string(), e.value)).collect(),
+                // A malformed value was reported already; a placeholder keeps the
+                // key present so validation doesn't add "missing weight".
+                weights: m.entries.iter().map(|e| (e.key.to_string(), e.value.unwrap_or(1.0))).collect(),
             })
             .collect(),
         outputs: ast

@@ -89,8 +89,7 @@ fn skip_item(input: ParseStream) {
 
 fn parse_item(input: ParseStream, ast: &mut PipelineAst, errors: &mut Vec<syn::Error>) -> syn::Result<()> {
     let attributes = input.call(Attribute::parse_outer)?;
-    let look = input.lookahead1();
-    if look.peek(kw::input) {
+    if input.peek(kw::input) {
         input.parse::<kw::input>()?;
         attrs::parse(attributes, Target::Input, errors);
         let name = input.parse()?;
@@ -98,7 +97,7 @@ fn parse_item(input: ParseStream, ast: &mut PipelineAst, errors: &mut Vec<syn::E
         let ty = input.parse()?;
         input.parse::<Token![;]>()?;
         ast.inputs.push(InputDecl { name, ty });
-    } else if look.peek(kw::state) {
+    } else if input.peek(kw::state) {
         input.parse::<kw::state>()?;
         attrs::parse(attributes, Target::State, errors);
         let name = input.parse()?;
@@ -110,18 +109,19 @@ fn parse_item(input: ParseStream, ast: &mut PipelineAst, errors: &mut Vec<syn::E
         let init = input.parse()?;
         input.parse::<Token![;]>()?;
         ast.states.push(StateDecl { name, ty, init });
-    } else if look.peek(kw::node) {
+    } else if input.peek(kw::node) {
         input.parse::<kw::node>()?;
         let a = attrs::parse(attributes, Target::Node, errors);
         let node = parse_node(input, a)?;
         ast.nodes.push(node);
-    } else if look.peek(kw::mode) {
+    } else if input.peek(kw::mode) {
         input.parse::<kw::mode>()?;
         attrs::parse(attributes, Target::Mode, errors);
         ast.modes.push(parse_mode(input, errors)?);
-    } else if look.peek(kw::output) {
+    } else if input.peek(kw::output) {
         input.parse::<kw::output>()?;
-        attrs::parse(attributes, Target::Output, errors);
+        // `#[optional] output a: A, b: B;` applies to every item of the list.
+        let all = attrs::parse(attributes, Target::Output, errors);
         let list = Punctuated::<OutputItem, Token![,]>::parse_separated_nonempty(input)?;
         input.parse::<Token![;]>()?;
         for item in list {
@@ -129,7 +129,7 @@ fn parse_item(input: ParseStream, ast: &mut PipelineAst, errors: &mut Vec<syn::E
             ast.outputs.push(OutputDecl {
                 name: item.name,
                 ty: item.ty,
-                optional: a.optional,
+                optional: a.optional || all.optional,
             });
         }
     } else if input.peek(Ident) && input.peek2(Token![->]) {
@@ -140,12 +140,9 @@ fn parse_item(input: ParseStream, ast: &mut PipelineAst, errors: &mut Vec<syn::E
         input.parse::<Token![;]>()?;
         ast.writes.push(WriteDecl { from, to });
     } else {
-        let mut e = look.error();
-        e.combine(syn::Error::new(
-            e.span(),
+        return Err(input.error(
             "expected one of: `input name: T;`, `state name: T = init;`, `node name = f(args);`, `producer -> state;`, `mode NAME { key: value }`, `output name: T;`",
         ));
-        return Err(e);
     }
     Ok(())
 }
@@ -218,17 +215,18 @@ fn parse_mode(input: ParseStream, errors: &mut Vec<syn::Error>) -> syn::Result<M
         let key: Ident = body.parse()?;
         body.parse::<Token![:]>()?;
         let value: Expr = body.parse()?;
-        match weight_literal(&value) {
-            Some(v) => entries.push(ModeEntry {
-                key,
-                value: v,
-                value_span: syn::spanned::Spanned::span(&value),
-            }),
-            None => errors.push(syn::Error::new_spanned(
+        let parsed = weight_literal(&value);
+        if parsed.is_none() {
+            errors.push(syn::Error::new_spanned(
                 &value,
                 "malformed weight: expected a number literal such as `0.5` or `0`",
-            )),
+            ));
         }
+        entries.push(ModeEntry {
+            key,
+            value: parsed,
+            value_span: syn::spanned::Spanned::span(&value),
+        });
         if body.is_empty() {
             break;
         }

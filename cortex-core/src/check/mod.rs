@@ -189,3 +189,11 @@ pub(crate) fn kind_word(e: Endpoint) -> &'static str {
         Endpoint::Node(_) => "node",
     }
 }
+
+/// `a` or `an`, for the kind word of an endpoint.
+pub(crate) fn article(e: Endpoint) -> &'static str {
+    match e {
+        Endpoint::Input(_) => "an",
+        _ => "a",
+    }
+}

@@ -38,7 +38,7 @@ pub(crate) fn resolve(spec: &GraphSpec, ns: &Namespace<'_>, r: &mut Resolved, di
                     diags.push(
                         Diagnostic::error(
                             Loc::Output(o),
-                            format!("an output must be a node, but `{}` is a {}", out.name, kind_word(other)),
+                            format!("an output must be a node, but `{}` is {} {}", out.name, super::article(other), kind_word(other)),
                         )
                         .note("help: inputs are the caller's already; to return a state, output the node that writes it"),
                     );

@@ -2,7 +2,7 @@
 //! a node, and read by some node.
 
 use super::names::{unknown_name, Namespace};
-use super::{kind_word, Resolved};
+use super::{article, kind_word, Resolved};
 use crate::diag::{Diagnostic, Diagnostics, Loc};
 use crate::ir::{Arg, Endpoint};
 use crate::spec::GraphSpec;
@@ -109,12 +109,5 @@ pub(crate) fn check_written_and_read(spec: &GraphSpec, r: &Resolved, diags: &mut
                     .note("help: pass it to a node as an argument, or remove the state and its write"),
             );
         }
-    }
-}
-
-fn article(e: Endpoint) -> &'static str {
-    match e {
-        Endpoint::Input(_) => "an",
-        _ => "a",
     }
 }

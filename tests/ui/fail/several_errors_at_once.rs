@@ -1,0 +1,23 @@
+use cortex::cortex_graph;
+
+fn to_gray(f: &Vec<u8>) -> Vec<f32> { f.iter().map(|&p| p as f32).collect() }
+fn blur(g: &Vec<f32>) -> Vec<f32> { g.clone() }
+fn diff(a: &Vec<f32>, b: &Vec<f32>) -> f32 { a.iter().zip(b).map(|(x, y)| x - y).sum() }
+fn fuse(a: Option<&Vec<f32>>, b: &Vec<f32>) -> f32 { a.map_or(0.0, |a| a[0]) + b[0] }
+
+cortex_graph! {
+    pipeline P {
+        input frame: Vec<u8>;
+        state _prev: Vec<f32> = Vec::new();
+        node gray = to_gray(fram);
+        node gray = blur(gray);
+        output gray: Vec<f32>;
+    }
+}
+
+fn main() {
+    // The pipeline's API still exists (as placeholders), so this code adds
+    // no errors of its own.
+    let mut p = P::new();
+    let _ = p.run(PMode::Full, &vec![1u8]);
+}

@@ -1,0 +1,18 @@
+use cortex::cortex_graph;
+
+fn to_gray(f: &Vec<u8>) -> Vec<f32> { f.iter().map(|&p| p as f32).collect() }
+fn blur(g: &Vec<f32>) -> Vec<f32> { g.clone() }
+fn diff(a: &Vec<f32>, b: &Vec<f32>) -> f32 { a.iter().zip(b).map(|(x, y)| x - y).sum() }
+fn fuse(a: Option<&Vec<f32>>, b: &Vec<f32>) -> f32 { a.map_or(0.0, |a| a[0]) + b[0] }
+
+cortex_graph! {
+    pipeline P {
+        input frame Vec<u8>;
+        node gray = to_gray(frame);
+        node soft = blur(gray) + 1;
+        nod sharp = blur(gray);
+        output gray: Vec<f32>;
+    }
+}
+
+fn main() {}
