@@ -13,6 +13,10 @@ pub mod center;
 pub mod fusion;
 pub mod gray;
 pub mod motion;
+#[cfg(feature = "opencv")]
+pub mod opencv;
+pub mod resize;
+pub mod saliency;
 pub(crate) mod simd;
 pub mod ssim;
 
@@ -23,4 +27,5 @@ pub use center::{center_crop, center_crop_into, center_crop_with, center_prior_i
 pub use fusion::{fuse_into, score_fusion, score_fusion_into, FUSION_KEYS};
 pub use gray::{to_gray, to_gray_into};
 pub use motion::{motion_map, motion_map_into, motion_map_with, MotionParams};
+pub use saliency::{saliency_dft, saliency_dft_into, saliency_dft_with, SaliencyParams, SpectralResidual};
 pub use ssim::{scene_change, scene_change_with, ssim, ssim_with, SceneChange, SceneParams, SsimScratch, SsimVariant};

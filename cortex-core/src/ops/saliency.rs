@@ -1,0 +1,308 @@
+//! `saliency_dft`: spectral-residual saliency (Hou & Zhang, CVPR 2007), step
+//! for step as OpenCV contrib's `cv::saliency::StaticSaliencySpectralResidual`.
+//!
+//! 1. resize the gray frame to 64×64 (`INTER_LINEAR`, bit-exact, see
+//!    [`super::resize`]);
+//! 2. complex 2-D DFT in `f64` (rustfft; rows, then columns);
+//! 3. log amplitude `ln|F|` minus its 3×3 box mean (reflect-101 border) —
+//!    OpenCV takes `log(magnitude)`, without `+1`;
+//! 4. `exp(residual) · e^{i·phase}`, unscaled complex inverse DFT (the
+//!    residual spectrum is not Hermitian, so the inverse must stay complex);
+//! 5. magnitude, 5×5 Gaussian σ = 8 (reflect-101), squared, divided by its
+//!    maximum;
+//! 6. resize back to the frame size (`INTER_LINEAR` on `f32`).
+//!
+//! OpenCV's phase goes through its fast `f32` `atan2` and table `sin`/`cos`;
+//! here the phase factor is `F/|F|` exactly, a difference of about 1e-5
+//! relative in the result. The column FFTs run on a transposed copy, and the
+//! log-amplitude/residual steps stay in that transposed layout (the 3×3 box
+//! is symmetric), which saves two transposes.
+
+use super::border::{check_nonempty, contiguous, prepare_out, reflect101};
+use super::resize::{resize_linear_f32, resize_linear_u8, ResizeScratch};
+use super::types::{GrayImage, OpsError, ScoreMap};
+use rustfft::num_complex::Complex;
+use rustfft::{Fft, FftPlanner};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// Parameters of [`saliency_dft_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaliencyParams {
+    /// Working width (OpenCV's `setImageWidth`). 1..=4096. Default 64.
+    pub width: usize,
+    /// Working height (OpenCV's `setImageHeight`). 1..=4096. Default 64.
+    pub height: usize,
+}
+
+impl Default for SaliencyParams {
+    fn default() -> Self {
+        SaliencyParams { width: 64, height: 64 }
+    }
+}
+
+impl SaliencyParams {
+    /// Checks the fields.
+    ///
+    /// # Errors
+    /// [`OpsError::InvalidParam`] for a working side outside `1..=4096`.
+    pub fn validate(&self) -> Result<(), OpsError> {
+        for (name, v) in [("width", self.width), ("height", self.height)] {
+            if !(1..=4096).contains(&v) {
+                return Err(OpsError::InvalidParam {
+                    name,
+                    reason: format!("working size must be in 1..=4096, got {v}"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Spectral-residual saliency with default [`SaliencyParams`] (64×64).
+///
+/// # Errors
+/// [`OpsError::Empty`] for an image without pixels.
+pub fn saliency_dft(gray: &GrayImage) -> Result<ScoreMap, OpsError> {
+    saliency_dft_with(gray, &SaliencyParams::default())
+}
+
+/// Spectral-residual saliency map sized like `gray`, values in `[0, 1]`.
+///
+/// A frame whose spectrum is degenerate (e.g. all pixels equal, where every
+/// non-DC coefficient vanishes) gives whatever finite map the arithmetic
+/// yields, and an all-zero map if the result has no positive maximum; it
+/// never yields NaN.
+///
+/// # Errors
+/// [`OpsError::Empty`] for an image without pixels, [`OpsError::InvalidParam`]
+/// for a bad working size.
+pub fn saliency_dft_with(gray: &GrayImage, params: &SaliencyParams) -> Result<ScoreMap, OpsError> {
+    let mut out = ScoreMap::zeros((0, 0));
+    saliency_dft_into(gray, params, &mut out)?;
+    Ok(out)
+}
+
+/// [`saliency_dft_with`] into a caller-owned map. The FFT plans and working
+/// buffers live in a per-thread engine, so steady-state calls do not allocate.
+///
+/// # Errors
+/// As [`saliency_dft_with`].
+pub fn saliency_dft_into(gray: &GrayImage, params: &SaliencyParams, out: &mut ScoreMap) -> Result<(), OpsError> {
+    params.validate()?;
+    thread_local! {
+        static ENGINE: RefCell<Option<SpectralResidual>> = const { RefCell::new(None) };
+    }
+    ENGINE.with(|cell| {
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            return SpectralResidual::new(params)?.compute_into(gray, out);
+        };
+        if slot.as_ref().map(|e| e.params) != Some(*params) {
+            *slot = Some(SpectralResidual::new(params)?);
+        }
+        match slot.as_mut() {
+            Some(engine) => engine.compute_into(gray, out),
+            None => SpectralResidual::new(params)?.compute_into(gray, out),
+        }
+    })
+}
+
+/// A reusable spectral-residual engine: FFT plans for the working size and
+/// every working buffer.
+pub struct SpectralResidual {
+    params: SaliencyParams,
+    fft_w: Arc<dyn Fft<f64>>,
+    ifft_w: Arc<dyn Fft<f64>>,
+    fft_h: Arc<dyn Fft<f64>>,
+    ifft_h: Arc<dyn Fft<f64>>,
+    scratch: Vec<Complex<f64>>,
+    spec: Vec<Complex<f64>>,
+    tspec: Vec<Complex<f64>>,
+    small: Vec<u8>,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    smallf: Vec<f32>,
+    resize: ResizeScratch,
+}
+
+impl std::fmt::Debug for SpectralResidual {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpectralResidual").field("params", &self.params).finish_non_exhaustive()
+    }
+}
+
+impl SpectralResidual {
+    /// Plans the FFTs for `params`' working size.
+    ///
+    /// # Errors
+    /// [`OpsError::InvalidParam`] for a bad working size.
+    pub fn new(params: &SaliencyParams) -> Result<Self, OpsError> {
+        params.validate()?;
+        let (w, h) = (params.width, params.height);
+        let mut planner = FftPlanner::new();
+        let fft_w = planner.plan_fft_forward(w);
+        let ifft_w = planner.plan_fft_inverse(w);
+        let fft_h = planner.plan_fft_forward(h);
+        let ifft_h = planner.plan_fft_inverse(h);
+        let scratch_len = [&fft_w, &ifft_w, &fft_h, &ifft_h]
+            .iter()
+            .map(|f| f.get_inplace_scratch_len())
+            .max()
+            .unwrap_or(0);
+        let n = w * h;
+        Ok(SpectralResidual {
+            params: *params,
+            fft_w,
+            ifft_w,
+            fft_h,
+            ifft_h,
+            scratch: vec![Complex::default(); scratch_len],
+            spec: vec![Complex::default(); n],
+            tspec: vec![Complex::default(); n],
+            small: vec![0; n],
+            a: vec![0.0; n],
+            b: vec![0.0; n],
+            smallf: vec![0.0; n],
+            resize: ResizeScratch::default(),
+        })
+    }
+
+    /// The saliency map of `gray` into `out` (resized to `gray`'s size).
+    ///
+    /// # Errors
+    /// [`OpsError::Empty`] for an image without pixels.
+    pub fn compute_into(&mut self, gray: &GrayImage, out: &mut ScoreMap) -> Result<(), OpsError> {
+        let (h, w) = gray.dim();
+        check_nonempty("gray", h, w)?;
+        let (nw, nh) = (self.params.width, self.params.height);
+        let px = contiguous(gray.view());
+        resize_linear_u8(&px, (h, w), &mut self.small, (nh, nw), &mut self.resize);
+
+        // Forward DFT: rows, transpose, rows (= columns). `tspec` is nw × nh.
+        for (c, &v) in self.spec.iter_mut().zip(&self.small) {
+            *c = Complex::new(f64::from(v), 0.0);
+        }
+        self.fft_w.process_with_scratch(&mut self.spec, &mut self.scratch);
+        transpose(&self.spec, &mut self.tspec, nh, nw);
+        self.fft_h.process_with_scratch(&mut self.tspec, &mut self.scratch);
+
+        // Log amplitude and its 3×3 box mean, in the transposed layout.
+        // A zero magnitude (degenerate spectra) is floored to the smallest
+        // normal f64 so that the log stays finite, as OpenCV's own `log`
+        // returns a large negative number rather than -inf.
+        for (l, c) in self.a.iter_mut().zip(&self.tspec) {
+            *l = c.norm().max(f64::MIN_POSITIVE).ln();
+        }
+        box3(&self.a, &mut self.b, nw, nh);
+        for ((c, &l), &m) in self.tspec.iter_mut().zip(&self.a).zip(&self.b) {
+            let mag = c.norm();
+            let r = (l - m).exp();
+            // exp(residual)·e^{i·phase}; the phase of 0 is 0, as atan2(0, 0).
+            *c = if mag > 0.0 { *c * (r / mag) } else { Complex::new(r, 0.0) };
+        }
+
+        // Inverse DFT (unscaled, complex): columns, transpose back, rows.
+        self.ifft_h.process_with_scratch(&mut self.tspec, &mut self.scratch);
+        transpose(&self.tspec, &mut self.spec, nw, nh);
+        self.ifft_w.process_with_scratch(&mut self.spec, &mut self.scratch);
+
+        for (m, c) in self.a.iter_mut().zip(&self.spec) {
+            *m = c.norm();
+        }
+        gaussian5(&mut self.a, &mut self.b, nh, nw);
+        let mut max = 0.0f64;
+        for v in self.a.iter_mut() {
+            *v *= *v;
+            max = max.max(*v);
+        }
+        if max.is_finite() && max > 0.0 {
+            for (d, &v) in self.smallf.iter_mut().zip(&self.a) {
+                *d = (v / max) as f32;
+            }
+        } else {
+            self.smallf.fill(0.0);
+        }
+        let dst = prepare_out(out, h, w);
+        resize_linear_f32(&self.smallf, (nh, nw), dst, (h, w), &mut self.resize);
+        Ok(())
+    }
+}
+
+/// `dst` (cols × rows) = transpose of `src` (rows × cols).
+fn transpose(src: &[Complex<f64>], dst: &mut [Complex<f64>], rows: usize, cols: usize) {
+    for (r, row) in src.chunks_exact(cols).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            dst[c * rows + r] = v;
+        }
+    }
+}
+
+/// Normalized 3×3 box filter with reflect-101 border (`cv::blur`,
+/// `BORDER_DEFAULT`) of a `rows × cols` image.
+fn box3(src: &[f64], dst: &mut [f64], rows: usize, cols: usize) {
+    for y in 0..rows {
+        let ys = [reflect101(y as isize - 1, rows), y, reflect101(y as isize + 1, rows)];
+        for x in 0..cols {
+            let xs = [reflect101(x as isize - 1, cols), x, reflect101(x as isize + 1, cols)];
+            let mut s = 0.0;
+            for &yy in &ys {
+                let row = &src[yy * cols..(yy + 1) * cols];
+                s += row[xs[0]] + row[xs[1]] + row[xs[2]];
+            }
+            dst[y * cols + x] = s * (1.0 / 9.0);
+        }
+    }
+}
+
+/// `cv::GaussianBlur(ksize 5×5, σ = 8, BORDER_DEFAULT)` on `f64`, in place on
+/// `img` (`rows × cols`), `tmp` as scratch: rows first, then columns, as
+/// OpenCV's separable filter. The kernel is OpenCV's `getGaussianKernel(5, 8)`.
+fn gaussian5(img: &mut [f64], tmp: &mut [f64], rows: usize, cols: usize) {
+    let sigma = 8.0f64;
+    let scale2x = -0.125 / (sigma * sigma);
+    let t = [(16.0 * scale2x).exp(), (4.0 * scale2x).exp()];
+    let inv = 1.0 / ((t[0] + t[1]) * 2.0 + 1.0);
+    let k = [t[0] * inv, t[1] * inv, inv, t[1] * inv, t[0] * inv];
+    for y in 0..rows {
+        let row = &img[y * cols..(y + 1) * cols];
+        for x in 0..cols {
+            let mut s = 0.0;
+            for (i, &kv) in k.iter().enumerate() {
+                s += kv * row[reflect101(x as isize + i as isize - 2, cols)];
+            }
+            tmp[y * cols + x] = s;
+        }
+    }
+    for y in 0..rows {
+        for x in 0..cols {
+            let mut s = 0.0;
+            for (i, &kv) in k.iter().enumerate() {
+                s += kv * tmp[reflect101(y as isize + i as isize - 2, rows) * cols + x];
+            }
+            img[y * cols + x] = s;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_is_finite_in_unit_range_for_odd_inputs() {
+        for &(h, w) in &[(1, 1), (1, 7), (5, 3), (64, 64), (128, 128), (37, 200)] {
+            for fill in [0u8, 128] {
+                let flat = GrayImage::from_elem((h, w), fill);
+                let m = saliency_dft(&flat).unwrap();
+                assert_eq!(m.dim(), (h, w));
+                assert!(m.iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)));
+            }
+            let tex = GrayImage::from_shape_fn((h, w), |(y, x)| ((x * 37 + y * 11) % 251) as u8);
+            let m = saliency_dft(&tex).unwrap();
+            assert!(m.iter().all(|v| v.is_finite() && (0.0..=1.0 + 1e-6).contains(v)));
+        }
+        assert!(saliency_dft(&GrayImage::zeros((0, 3))).is_err());
+        let bad = SaliencyParams { width: 0, height: 64 };
+        assert!(saliency_dft_with(&GrayImage::zeros((3, 3)), &bad).is_err());
+    }
+}
