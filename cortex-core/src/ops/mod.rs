@@ -10,6 +10,7 @@ pub mod types;
 pub mod blur;
 pub(crate) mod border;
 pub mod center;
+pub mod encoder;
 pub mod fusion;
 pub mod gray;
 pub mod motion;
@@ -24,6 +25,7 @@ pub use types::{GrayImage, OpsError, RgbFrame, ScoreMap};
 
 pub use blur::{blur_detector, blur_detector_with, laplacian_variance, BlurParams, BlurReport};
 pub use center::{center_crop, center_crop_into, center_crop_with, center_prior_into, CenterParams};
+pub use encoder::{encode_roi, encode_roi_into, encode_roi_with, select_roi, BBox, EncodedRoi, EncoderParams};
 pub use fusion::{fuse_into, score_fusion, score_fusion_into, FUSION_KEYS};
 pub use gray::{to_gray, to_gray_into};
 pub use motion::{motion_map, motion_map_into, motion_map_with, MotionParams};

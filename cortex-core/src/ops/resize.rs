@@ -11,6 +11,9 @@
 //! differently from its own scalar path. Those details are reproduced here,
 //! so the 8-bit result is bit-identical (tested against OpenCV).
 
+use super::border::check_nonempty;
+use super::types::OpsError;
+
 /// One output index of one axis: source indices and the fraction `f ∈ [0,1)`
 /// of the second one, as OpenCV computes them (in `f32`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,7 +63,22 @@ fn is_half(src_h: usize, src_w: usize, dst_h: usize, dst_w: usize) -> bool {
     dst_w * 2 == src_w && dst_h * 2 == src_h
 }
 
-/// Working memory of the resizers.
+/// Rejects empty sizes and buffers whose length is not `rows × cols`.
+fn check_buffers(src_len: usize, (sh, sw): (usize, usize), dst_len: usize, (dh, dw): (usize, usize)) -> Result<(), OpsError> {
+    check_nonempty("src", sh, sw)?;
+    check_nonempty("dst", dh, dw)?;
+    for (what, len, h, w) in [("src", src_len, sh, sw), ("dst", dst_len, dh, dw)] {
+        if h.checked_mul(w) != Some(len) {
+            return Err(OpsError::InvalidParam {
+                name: what,
+                reason: format!("buffer of {len} values is not {w}x{h}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Working memory of the resizers (reuse it across calls to avoid allocating).
 #[derive(Debug, Default, Clone)]
 pub struct ResizeScratch {
     xt: Vec<Tap>,
@@ -71,10 +89,17 @@ pub struct ResizeScratch {
 
 /// `cv::resize(src, dst, (dst_w, dst_h), INTER_LINEAR)` on 8-bit gray,
 /// bit-exact. `src` is `src_h × src_w` row-major; `dst` gets `dst_h × dst_w`.
-pub fn resize_linear_u8(src: &[u8], (src_h, src_w): (usize, usize), dst: &mut [u8], (dst_h, dst_w): (usize, usize), s: &mut ResizeScratch) {
+pub fn resize_linear_u8(
+    src: &[u8],
+    (src_h, src_w): (usize, usize),
+    dst: &mut [u8],
+    (dst_h, dst_w): (usize, usize),
+    s: &mut ResizeScratch,
+) -> Result<(), OpsError> {
+    check_buffers(src.len(), (src_h, src_w), dst.len(), (dst_h, dst_w))?;
     if (src_h, src_w) == (dst_h, dst_w) {
         dst.copy_from_slice(src);
-        return;
+        return Ok(());
     }
     if is_half(src_h, src_w, dst_h, dst_w) {
         for (y, row) in dst.chunks_exact_mut(dst_w).enumerate() {
@@ -84,7 +109,7 @@ pub fn resize_linear_u8(src: &[u8], (src_h, src_w): (usize, usize), dst: &mut [u
                 *d = ((sum + 2) >> 2) as u8;
             }
         }
-        return;
+        return Ok(());
     }
     linear_taps(src_w, dst_w, true, &mut s.xt);
     linear_taps(src_h, dst_h, false, &mut s.yt);
@@ -112,15 +137,23 @@ pub fn resize_linear_u8(src: &[u8], (src_h, src_w): (usize, usize), dst: &mut [u
             *d = ((v + 2) >> 2).clamp(0, 255) as u8;
         }
     }
+    Ok(())
 }
 
 /// `cv::resize(src, dst, (dst_w, dst_h), INTER_LINEAR)` on `f32`, with
 /// OpenCV's coordinate and weight rules and its operation order (identical
 /// up to the last bit in the generic path).
-pub fn resize_linear_f32(src: &[f32], (src_h, src_w): (usize, usize), dst: &mut [f32], (dst_h, dst_w): (usize, usize), s: &mut ResizeScratch) {
+pub fn resize_linear_f32(
+    src: &[f32],
+    (src_h, src_w): (usize, usize),
+    dst: &mut [f32],
+    (dst_h, dst_w): (usize, usize),
+    s: &mut ResizeScratch,
+) -> Result<(), OpsError> {
+    check_buffers(src.len(), (src_h, src_w), dst.len(), (dst_h, dst_w))?;
     if (src_h, src_w) == (dst_h, dst_w) {
         dst.copy_from_slice(src);
-        return;
+        return Ok(());
     }
     if is_half(src_h, src_w, dst_h, dst_w) {
         for (y, row) in dst.chunks_exact_mut(dst_w).enumerate() {
@@ -129,7 +162,7 @@ pub fn resize_linear_f32(src: &[f32], (src_h, src_w): (usize, usize), dst: &mut 
                 *d = (r0[2 * x] + r0[2 * x + 1] + r1[2 * x] + r1[2 * x + 1]) * 0.25;
             }
         }
-        return;
+        return Ok(());
     }
     linear_taps(src_w, dst_w, true, &mut s.xt);
     linear_taps(src_h, dst_h, false, &mut s.yt);
@@ -147,6 +180,7 @@ pub fn resize_linear_f32(src: &[f32], (src_h, src_w): (usize, usize), dst: &mut 
         let r1 = &s.hf[t.i1 * dst_w..(t.i1 + 1) * dst_w];
         blend(drow, r0, r1, 1.0 - t.f, t.f);
     }
+    Ok(())
 }
 
 super::simd::multiversion! {
@@ -178,11 +212,12 @@ mod tests {
         let mut s = ResizeScratch::default();
         let src = vec![77u8; 30 * 50];
         let mut dst = vec![0u8; 64 * 64];
-        resize_linear_u8(&src, (30, 50), &mut dst, (64, 64), &mut s);
+        resize_linear_u8(&src, (30, 50), &mut dst, (64, 64), &mut s).unwrap();
         assert!(dst.iter().all(|&v| v == 77 || v == 76));
         let srcf = vec![0.5f32; 64 * 64];
         let mut dstf = vec![0f32; 31 * 97];
-        resize_linear_f32(&srcf, (64, 64), &mut dstf, (31, 97), &mut s);
+        resize_linear_f32(&srcf, (64, 64), &mut dstf, (31, 97), &mut s).unwrap();
+        assert!(resize_linear_f32(&srcf, (64, 63), &mut dstf, (31, 97), &mut s).is_err());
         assert!(dstf.iter().all(|&v| (v - 0.5).abs() < 1e-6));
     }
 }

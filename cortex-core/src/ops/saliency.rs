@@ -176,7 +176,7 @@ impl SpectralResidual {
         check_nonempty("gray", h, w)?;
         let (nw, nh) = (self.params.width, self.params.height);
         let px = contiguous(gray.view());
-        resize_linear_u8(&px, (h, w), &mut self.small, (nh, nw), &mut self.resize);
+        resize_linear_u8(&px, (h, w), &mut self.small, (nh, nw), &mut self.resize)?;
 
         // Forward DFT: rows, transpose, rows (= columns). `tspec` is nw × nh.
         for (c, &v) in self.spec.iter_mut().zip(&self.small) {
@@ -223,8 +223,7 @@ impl SpectralResidual {
             self.smallf.fill(0.0);
         }
         let dst = prepare_out(out, h, w);
-        resize_linear_f32(&self.smallf, (nh, nw), dst, (h, w), &mut self.resize);
-        Ok(())
+        resize_linear_f32(&self.smallf, (nh, nw), dst, (h, w), &mut self.resize)
     }
 }
 

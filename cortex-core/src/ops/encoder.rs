@@ -1,0 +1,336 @@
+//! `encoder`: picks the region of interest from the fused score map, crops it
+//! from the frame and JPEG-encodes it (with the `image` crate).
+
+use super::border::check_nonempty;
+use super::types::{OpsError, RgbFrame, ScoreMap};
+use std::cell::RefCell;
+
+/// Parameters of [`encode_roi_with`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EncoderParams {
+    /// The region is the 4-connected set of pixels around the peak of the
+    /// score map whose score is at least `rel_threshold × peak`. In `(0, 1]`.
+    /// Default `0.5` (the half-maximum blob).
+    pub rel_threshold: f32,
+    /// Minimum box width in pixels; a smaller region's box is grown around
+    /// its centre (clamped to the frame). At least 1. Default 64.
+    pub min_width: usize,
+    /// Minimum box height in pixels, as `min_width`. Default 64.
+    pub min_height: usize,
+    /// Pixels added on every side of the region's box before the minimum
+    /// size is applied. Default 8.
+    pub margin: usize,
+    /// JPEG quality, 1..=100. Default 85.
+    pub quality: u8,
+}
+
+impl Default for EncoderParams {
+    fn default() -> Self {
+        EncoderParams {
+            rel_threshold: 0.5,
+            min_width: 64,
+            min_height: 64,
+            margin: 8,
+            quality: 85,
+        }
+    }
+}
+
+impl EncoderParams {
+    /// Checks the fields.
+    ///
+    /// # Errors
+    /// [`OpsError::InvalidParam`] for a field out of its range.
+    pub fn validate(&self) -> Result<(), OpsError> {
+        if !(self.rel_threshold > 0.0 && self.rel_threshold <= 1.0) {
+            return Err(OpsError::InvalidParam {
+                name: "rel_threshold",
+                reason: format!("must be in (0, 1], got {}", self.rel_threshold),
+            });
+        }
+        if self.min_width == 0 || self.min_height == 0 {
+            return Err(OpsError::InvalidParam {
+                name: "min_width/min_height",
+                reason: "must be at least 1".into(),
+            });
+        }
+        if !(1..=100).contains(&self.quality) {
+            return Err(OpsError::InvalidParam {
+                name: "quality",
+                reason: format!("must be in 1..=100, got {}", self.quality),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// An axis-aligned box in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BBox {
+    /// Left column.
+    pub x: usize,
+    /// Top row.
+    pub y: usize,
+    /// Width (at least 1).
+    pub width: usize,
+    /// Height (at least 1).
+    pub height: usize,
+}
+
+/// The encoded region of interest.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EncodedRoi {
+    /// Where the crop was taken.
+    pub bbox: BBox,
+    /// The peak score of the map (the score of the region's seed pixel).
+    pub score: f32,
+    /// The crop as a baseline JPEG (RGB).
+    pub jpeg: Vec<u8>,
+}
+
+impl EncodedRoi {
+    /// Size of the JPEG in bytes.
+    pub fn byte_size(&self) -> usize {
+        self.jpeg.len()
+    }
+}
+
+/// Selects, crops and encodes the ROI with default [`EncoderParams`].
+///
+/// # Errors
+/// As [`encode_roi_with`].
+pub fn encode_roi(frame: &RgbFrame, score: &ScoreMap) -> Result<EncodedRoi, OpsError> {
+    encode_roi_with(frame, score, &EncoderParams::default())
+}
+
+/// Selects the ROI with [`select_roi`], crops it from `frame` and encodes it.
+///
+/// # Errors
+/// [`OpsError::Empty`], [`OpsError::Channels`], [`OpsError::SizeMismatch`]
+/// (score map not sized like the frame), [`OpsError::InvalidParam`] (bad
+/// parameters, or a score map without any finite value),
+/// [`OpsError::Encode`] if the JPEG encoder fails.
+pub fn encode_roi_with(frame: &RgbFrame, score: &ScoreMap, params: &EncoderParams) -> Result<EncodedRoi, OpsError> {
+    let mut out = EncodedRoi::default();
+    encode_roi_into(frame, score, params, &mut out)?;
+    Ok(out)
+}
+
+/// [`encode_roi_with`] into a caller-owned result, reusing its JPEG buffer;
+/// the crop and the region search use per-thread buffers, so steady-state
+/// calls allocate only inside the JPEG encoder.
+///
+/// # Errors
+/// As [`encode_roi_with`].
+pub fn encode_roi_into(frame: &RgbFrame, score: &ScoreMap, params: &EncoderParams, out: &mut EncodedRoi) -> Result<(), OpsError> {
+    params.validate()?;
+    let (h, w, c) = frame.dim();
+    if c != 3 {
+        return Err(OpsError::Channels(c));
+    }
+    check_nonempty("frame", h, w)?;
+    let (bbox, peak) = select_roi(score, params)?;
+    if score.dim() != (h, w) {
+        return Err(OpsError::SizeMismatch {
+            what: "score map",
+            got_w: score.ncols(),
+            got_h: score.nrows(),
+            want_w: w,
+            want_h: h,
+        });
+    }
+    thread_local! {
+        static CROP: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    CROP.with(|cell| {
+        let mut fresh = Vec::new();
+        let mut guard = cell.try_borrow_mut();
+        let crop = match guard.as_deref_mut() {
+            Ok(v) => v,
+            Err(_) => &mut fresh,
+        };
+        crop.clear();
+        crop.reserve(bbox.width * bbox.height * 3);
+        match frame.as_slice() {
+            Some(px) => {
+                for y in bbox.y..bbox.y + bbox.height {
+                    let start = (y * w + bbox.x) * 3;
+                    crop.extend_from_slice(&px[start..start + bbox.width * 3]);
+                }
+            }
+            None => {
+                for y in bbox.y..bbox.y + bbox.height {
+                    for x in bbox.x..bbox.x + bbox.width {
+                        crop.extend((0..3).map(|k| frame[[y, x, k]]));
+                    }
+                }
+            }
+        }
+        out.jpeg.clear();
+        let mut enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out.jpeg, params.quality);
+        let (cw, ch) = (dim_u32(bbox.width)?, dim_u32(bbox.height)?);
+        enc.encode(crop, cw, ch, image::ExtendedColorType::Rgb8)
+            .map_err(|e| OpsError::Encode(e.to_string()))
+    })?;
+    out.bbox = bbox;
+    out.score = peak;
+    Ok(())
+}
+
+fn dim_u32(v: usize) -> Result<u32, OpsError> {
+    u32::try_from(v).map_err(|_| OpsError::Encode(format!("side of {v} pixels is too large for JPEG")))
+}
+
+/// The ROI of a score map: the bounding box of the 4-connected region of
+/// pixels scoring at least `rel_threshold × peak` that contains the peak
+/// (first maximum in row-major order), grown by `margin` and to the minimum
+/// size, clamped to the map. Returns the box and the peak score.
+///
+/// Non-finite scores are ignored (never part of the region). A map whose
+/// peak is `≤ 0` has no meaningful region: the box is then the minimum-size
+/// box around the map's centre.
+///
+/// # Errors
+/// [`OpsError::Empty`] for an empty map, [`OpsError::InvalidParam`] for bad
+/// parameters or a map without any finite value.
+pub fn select_roi(score: &ScoreMap, params: &EncoderParams) -> Result<(BBox, f32), OpsError> {
+    params.validate()?;
+    let (h, w) = score.dim();
+    check_nonempty("score map", h, w)?;
+    let mut peak = f32::NEG_INFINITY;
+    let mut at = (0, 0);
+    for ((y, x), &v) in score.indexed_iter() {
+        if v.is_finite() && v > peak {
+            peak = v;
+            at = (y, x);
+        }
+    }
+    if !peak.is_finite() {
+        return Err(OpsError::InvalidParam {
+            name: "score",
+            reason: "the score map has no finite value".into(),
+        });
+    }
+    let (mut y0, mut x0, mut y1, mut x1) = (at.0, at.1, at.0, at.1);
+    if peak > 0.0 {
+        let thr = peak * params.rel_threshold;
+        thread_local! {
+            static SEEN: RefCell<(Vec<bool>, Vec<(usize, usize)>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+        }
+        SEEN.with(|cell| {
+            let mut fresh = (Vec::new(), Vec::new());
+            let mut guard = cell.try_borrow_mut();
+            let (seen, stack) = match guard.as_deref_mut() {
+                Ok(v) => v,
+                Err(_) => &mut fresh,
+            };
+            seen.clear();
+            seen.resize(h * w, false);
+            stack.clear();
+            stack.push(at);
+            seen[at.0 * w + at.1] = true;
+            while let Some((y, x)) = stack.pop() {
+                y0 = y0.min(y);
+                y1 = y1.max(y);
+                x0 = x0.min(x);
+                x1 = x1.max(x);
+                let mut visit = |ny: usize, nx: usize| {
+                    let i = ny * w + nx;
+                    if !seen[i] {
+                        let v = score[[ny, nx]];
+                        if v.is_finite() && v >= thr {
+                            seen[i] = true;
+                            stack.push((ny, nx));
+                        }
+                    }
+                };
+                if y > 0 {
+                    visit(y - 1, x);
+                }
+                if y + 1 < h {
+                    visit(y + 1, x);
+                }
+                if x > 0 {
+                    visit(y, x - 1);
+                }
+                if x + 1 < w {
+                    visit(y, x + 1);
+                }
+            }
+        });
+    } else {
+        (y0, x0, y1, x1) = (h / 2, w / 2, h / 2, w / 2);
+    }
+    let (ys, ye) = grow(y0, y1, params.margin, params.min_height, h);
+    let (xs, xe) = grow(x0, x1, params.margin, params.min_width, w);
+    Ok((
+        BBox {
+            x: xs,
+            y: ys,
+            width: xe - xs,
+            height: ye - ys,
+        },
+        peak,
+    ))
+}
+
+/// Grows the inclusive span `[lo, hi]` by `margin` on each side and to at
+/// least `min` long around its centre, within `[0, n)`; returns `[start, end)`.
+fn grow(lo: usize, hi: usize, margin: usize, min: usize, n: usize) -> (usize, usize) {
+    let mut s = lo.saturating_sub(margin);
+    let mut e = (hi + 1).saturating_add(margin).min(n);
+    let want = min.min(n);
+    if e - s < want {
+        let centre = (s + e) / 2;
+        s = centre.saturating_sub(want / 2);
+        e = s + want;
+        if e > n {
+            e = n;
+            s = n - want;
+        }
+    }
+    (s, e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_around_peak() {
+        let mut s = ScoreMap::zeros((100, 200));
+        for y in 40..50 {
+            for x in 120..150 {
+                s[[y, x]] = 0.8;
+            }
+        }
+        s[[45, 130]] = 1.0;
+        // A disconnected blob above threshold is not part of the region.
+        s[[5, 5]] = 0.9;
+        let p = EncoderParams { margin: 0, min_width: 1, min_height: 1, ..Default::default() };
+        let (b, peak) = select_roi(&s, &p).unwrap();
+        assert_eq!(peak, 1.0);
+        assert_eq!(b, BBox { x: 120, y: 40, width: 30, height: 10 });
+        let (b, _) = select_roi(&s, &EncoderParams::default()).unwrap();
+        assert_eq!((b.width, b.height), (64, 64));
+        assert!(b.x <= 120 && b.x + b.width >= 150 && b.y <= 40 && b.y + b.height >= 50);
+    }
+
+    #[test]
+    fn grow_clamps() {
+        assert_eq!(grow(0, 0, 8, 64, 10), (0, 10));
+        assert_eq!(grow(95, 99, 0, 20, 100), (80, 100));
+        assert_eq!(grow(10, 20, 2, 1, 100), (8, 23));
+    }
+
+    #[test]
+    fn bad_input() {
+        let f = RgbFrame::zeros((10, 10, 3));
+        assert!(matches!(encode_roi(&f, &ScoreMap::zeros((10, 11))), Err(OpsError::SizeMismatch { .. })));
+        assert!(encode_roi(&f, &ScoreMap::from_elem((10, 10), f32::NAN)).is_err());
+        assert!(encode_roi(&RgbFrame::zeros((0, 10, 3)), &ScoreMap::zeros((0, 10))).is_err());
+        let z = encode_roi(&f, &ScoreMap::zeros((10, 10))).unwrap();
+        assert_eq!(z.bbox, BBox { x: 0, y: 0, width: 10, height: 10 });
+        assert!(z.byte_size() > 0);
+    }
+}
