@@ -1,1 +1,350 @@
-//! Text-likelihood map from MSER regions — owned by the text-ROI issue.
+//! Text-likelihood map from MSER regions: the `text_roi` node of the L2
+//! region-of-interest pipeline (`S_t` in the seed).
+//!
+//! Pipeline: MSER regions of both polarities ([`crate::ops::mser`], OpenCV's
+//! defaults) → geometric filters on each region's box → the surviving boxes
+//! are counted per pixel → box-smoothed → divided by a saturation count and
+//! clipped to `[0, 1]`.
+//!
+//! Default filters ([`TextRoiParams::default`]), the classic character
+//! heuristics of MSER text detectors (e.g. MATLAB's "Automatically Detect
+//! and Recognize Text in Natural Images" example):
+//! - aspect ratio `width / height` in `[0.1, 3.0]`: glyphs are neither long
+//!   horizontal bars nor hairlines;
+//! - height in `[1 %, 50 %]` of the frame height: readable text, not the
+//!   whole scene;
+//! - extent `area / box area` in `[0.2, 0.9]`: strokes fill part of their
+//!   box, unlike solid blobs (≈ 1) or thin diagonal curves (≈ 0).
+//!
+//! Map: each kept box adds 1 to its pixels; the counts are averaged over a
+//! `(2r+1)²` window with `r = max(1, round(0.01 · min(width, height)))`
+//! (clipped at the frame edges) and divided by `saturation = 2`: a pixel
+//! covered by two text-like regions on average around it scores 1.
+//!
+//! For a `cortex_graph!` node use [`text_map`] (a [`ScoreMap`], what
+//! `score_fusion` consumes) or [`text_roi`] (map and candidate boxes;
+//! `TextRoi` derefs to its map). Both reuse thread-local scratch memory, so
+//! in steady state they only allocate their outputs; [`TextRoiDetector`]
+//! owns its scratch instead.
+
+use std::cell::RefCell;
+
+use crate::ops::mser::{BBox, Mser, MserParams, MserWorkspace, Polarity, RegionBox};
+use crate::ops::{GrayImage, OpsError, ScoreMap};
+
+/// Parameters of [`text_roi_with`]; see the module docs for the defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TextRoiParams {
+    /// MSER parameters (OpenCV's defaults).
+    pub mser: MserParams,
+    /// Which regions to look for; text comes in both.
+    pub polarity: Polarity,
+    /// Run the two polarities on two threads (only with [`Polarity::Both`]).
+    pub parallel: bool,
+    /// Smallest `width / height` of a kept region.
+    pub min_aspect: f32,
+    /// Largest `width / height` of a kept region.
+    pub max_aspect: f32,
+    /// Smallest region height as a fraction of the frame height.
+    pub min_height_frac: f32,
+    /// Largest region height as a fraction of the frame height.
+    pub max_height_frac: f32,
+    /// Smallest `area / (width · height)` of a kept region.
+    pub min_extent: f32,
+    /// Largest `area / (width · height)` of a kept region.
+    pub max_extent: f32,
+    /// Smoothing radius as a fraction of the frame's smaller side (at least
+    /// 1 pixel).
+    pub smooth_frac: f32,
+    /// Smoothed region count that maps to a score of 1.
+    pub saturation: f32,
+}
+
+impl Default for TextRoiParams {
+    fn default() -> Self {
+        Self {
+            mser: MserParams::default(),
+            polarity: Polarity::Both,
+            parallel: true,
+            min_aspect: 0.1,
+            max_aspect: 3.0,
+            min_height_frac: 0.01,
+            max_height_frac: 0.5,
+            min_extent: 0.2,
+            max_extent: 0.9,
+            smooth_frac: 0.01,
+            saturation: 2.0,
+        }
+    }
+}
+
+impl TextRoiParams {
+    /// Checks the MSER parameters and that every range is ordered and
+    /// finite, and the saturation positive.
+    pub fn validate(&self) -> Result<(), OpsError> {
+        self.mser.validate()?;
+        let ranges = [
+            ("aspect", self.min_aspect, self.max_aspect),
+            ("height_frac", self.min_height_frac, self.max_height_frac),
+            ("extent", self.min_extent, self.max_extent),
+        ];
+        for (name, lo, hi) in ranges {
+            if !(lo.is_finite() && hi.is_finite() && lo >= 0.0 && lo <= hi) {
+                return Err(OpsError::InvalidParam {
+                    name,
+                    reason: format!("need 0 <= min <= max, finite; got [{lo}, {hi}]"),
+                });
+            }
+        }
+        if !(self.smooth_frac.is_finite() && self.smooth_frac >= 0.0) {
+            return Err(OpsError::InvalidParam {
+                name: "smooth_frac",
+                reason: format!("must be finite and >= 0, got {}", self.smooth_frac),
+            });
+        }
+        if !(self.saturation.is_finite() && self.saturation > 0.0) {
+            return Err(OpsError::InvalidParam {
+                name: "saturation",
+                reason: format!("must be finite and > 0, got {}", self.saturation),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether a region passes the geometric filters in a frame
+    /// `frame_height` rows high.
+    pub fn is_text_like(&self, r: &RegionBox, frame_height: usize) -> bool {
+        let (w, h) = (r.bbox.width as f32, r.bbox.height as f32);
+        if w == 0.0 || h == 0.0 || frame_height == 0 {
+            return false;
+        }
+        let aspect = w / h;
+        let height_frac = h / frame_height as f32;
+        let extent = r.area as f32 / (w * h);
+        (self.min_aspect..=self.max_aspect).contains(&aspect)
+            && (self.min_height_frac..=self.max_height_frac).contains(&height_frac)
+            && (self.min_extent..=self.max_extent).contains(&extent)
+    }
+}
+
+/// Output of [`text_roi`]: the text-likelihood map and the boxes of the
+/// regions that passed the filters (duplicates removed, sorted).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextRoi {
+    /// Text likelihood per pixel, in `[0, 1]`, the frame's size.
+    pub map: ScoreMap,
+    /// Candidate text boxes.
+    pub boxes: Vec<BBox>,
+}
+
+impl std::ops::Deref for TextRoi {
+    type Target = ScoreMap;
+    fn deref(&self) -> &ScoreMap {
+        &self.map
+    }
+}
+
+impl AsRef<ScoreMap> for TextRoi {
+    fn as_ref(&self) -> &ScoreMap {
+        &self.map
+    }
+}
+
+/// [`text_roi_with`] with the default parameters.
+pub fn text_roi(gray: &GrayImage) -> Result<TextRoi, OpsError> {
+    text_roi_with(gray, &TextRoiParams::default())
+}
+
+/// Text-likelihood map and candidate boxes of `gray`. Empty images are an
+/// error; images too small for any region give a zero map.
+pub fn text_roi_with(gray: &GrayImage, params: &TextRoiParams) -> Result<TextRoi, OpsError> {
+    run_with_scratch(gray, params, true)
+}
+
+/// Only the map of [`text_roi`]: the form a `score_fusion` input takes.
+pub fn text_map(gray: &GrayImage) -> Result<ScoreMap, OpsError> {
+    text_map_with(gray, &TextRoiParams::default())
+}
+
+/// Only the map of [`text_roi_with`].
+pub fn text_map_with(gray: &GrayImage, params: &TextRoiParams) -> Result<ScoreMap, OpsError> {
+    run_with_scratch(gray, params, false).map(|r| r.map)
+}
+
+/// A text-ROI detector owning its parameters and scratch memory.
+#[derive(Debug, Default)]
+pub struct TextRoiDetector {
+    params: TextRoiParams,
+    scratch: Scratch,
+}
+
+impl TextRoiDetector {
+    /// A detector; fails when `params` do not validate.
+    pub fn new(params: TextRoiParams) -> Result<Self, OpsError> {
+        params.validate()?;
+        Ok(Self {
+            params,
+            scratch: Scratch::default(),
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &TextRoiParams {
+        &self.params
+    }
+
+    /// Map and boxes of `gray`.
+    pub fn detect(&mut self, gray: &GrayImage) -> Result<TextRoi, OpsError> {
+        self.scratch.run(gray, &self.params, true)
+    }
+}
+
+/// Memory reused from frame to frame.
+#[derive(Debug, Default)]
+struct Scratch {
+    ws: [MserWorkspace; 2],
+    regions: Vec<RegionBox>,
+    /// Wrapping `u32` integral image of the region-count map; box sums of it
+    /// are exact as long as they are below 2³².
+    integral: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Runs the detector on this thread's scratch memory, or on a fresh one if
+/// it is in use (re-entrant call) or the thread is being torn down.
+fn run_with_scratch(
+    gray: &GrayImage,
+    params: &TextRoiParams,
+    want_boxes: bool,
+) -> Result<TextRoi, OpsError> {
+    let reused = SCRATCH.try_with(|cell| {
+        cell.try_borrow_mut()
+            .ok()
+            .map(|mut s| s.run(gray, params, want_boxes))
+    });
+    match reused {
+        Ok(Some(result)) => result,
+        _ => Scratch::default().run(gray, params, want_boxes),
+    }
+}
+
+impl Scratch {
+    fn run(
+        &mut self,
+        gray: &GrayImage,
+        params: &TextRoiParams,
+        want_boxes: bool,
+    ) -> Result<TextRoi, OpsError> {
+        params.validate()?;
+        let (rows, cols) = gray.dim();
+        if rows == 0 || cols == 0 {
+            return Err(OpsError::Empty {
+                what: "gray",
+                width: cols,
+                height: rows,
+            });
+        }
+        let mser = Mser::new(params.mser)?;
+        if params.parallel && params.polarity == Polarity::Both {
+            mser.detect_boxes_both_parallel_into(&mut self.ws, gray, &mut self.regions)?;
+        } else {
+            let [ws, _] = &mut self.ws;
+            mser.detect_boxes_into(ws, gray, params.polarity, &mut self.regions)?;
+        }
+        self.regions.retain(|r| params.is_text_like(r, rows));
+
+        let radius = ((params.smooth_frac * rows.min(cols) as f32).round() as usize).max(1);
+        let map = self.score_map(rows, cols, radius, params.saturation);
+        let boxes = if want_boxes {
+            let mut b: Vec<BBox> = self.regions.iter().map(|r| r.bbox).collect();
+            b.sort_unstable();
+            b.dedup();
+            b
+        } else {
+            Vec::new()
+        };
+        Ok(TextRoi { map, boxes })
+    }
+
+    /// Counts the kept boxes per pixel, averages over the smoothing window
+    /// and scales to `[0, 1]`.
+    fn score_map(&mut self, rows: usize, cols: usize, radius: usize, saturation: f32) -> ScoreMap {
+        let stride = cols + 1;
+        let integral = &mut self.integral;
+        integral.clear();
+        integral.resize((rows + 1) * stride, 0);
+
+        // Corner deltas of each box; two prefix sums turn them into counts,
+        // a third pair into the integral image of the counts. All arithmetic
+        // is mod 2³², which is exact for the differences we take.
+        for r in &self.regions {
+            let (x0, y0) = (r.bbox.x as usize, r.bbox.y as usize);
+            let (x1, y1) = (
+                (r.bbox.right() as usize).min(cols),
+                (r.bbox.bottom() as usize).min(rows),
+            );
+            if x0 >= x1 || y0 >= y1 {
+                continue;
+            }
+            for (idx, d) in [
+                (y0 * stride + x0, 1u32),
+                (y0 * stride + x1, u32::MAX),
+                (y1 * stride + x0, u32::MAX),
+                (y1 * stride + x1, 1u32),
+            ] {
+                if let Some(v) = integral.get_mut(idx) {
+                    *v = v.wrapping_add(d);
+                }
+            }
+        }
+        prefix_sum_2d(integral, rows + 1, stride);
+        // Shift by one so that `integral[y][x]` sums counts of rows `< y`,
+        // columns `< x`, the usual integral-image convention.
+        integral.copy_within(0..rows * stride, stride);
+        integral[..stride].fill(0);
+        for row in integral.chunks_exact_mut(stride) {
+            row.copy_within(0..cols, 1);
+            row[0] = 0;
+        }
+        prefix_sum_2d(integral, rows + 1, stride);
+
+        let mut map = ScoreMap::zeros((rows, cols));
+        for (y, out_row) in map.rows_mut().into_iter().enumerate() {
+            let ya = y.saturating_sub(radius);
+            let yb = (y + radius + 1).min(rows);
+            let (top, bottom) = (ya * stride, yb * stride);
+            for (x, out) in out_row.into_iter().enumerate() {
+                let xa = x.saturating_sub(radius);
+                let xb = (x + radius + 1).min(cols);
+                let sum = integral[bottom + xb]
+                    .wrapping_sub(integral[top + xb])
+                    .wrapping_sub(integral[bottom + xa])
+                    .wrapping_add(integral[top + xa]);
+                let window = ((yb - ya) * (xb - xa)) as f32;
+                *out = (sum as f32 / (window * saturation)).min(1.0);
+            }
+        }
+        map
+    }
+}
+
+/// In-place 2D inclusive prefix sum (mod 2³²) of a `rows × stride` buffer.
+fn prefix_sum_2d(buf: &mut [u32], rows: usize, stride: usize) {
+    for row in buf.chunks_exact_mut(stride) {
+        let mut acc = 0u32;
+        for v in row.iter_mut() {
+            acc = acc.wrapping_add(*v);
+            *v = acc;
+        }
+    }
+    for y in 1..rows {
+        let (done, rest) = buf.split_at_mut(y * stride);
+        let prev = &done[(y - 1) * stride..];
+        for (v, &p) in rest[..stride].iter_mut().zip(prev) {
+            *v = v.wrapping_add(p);
+        }
+    }
+}

@@ -9,13 +9,19 @@
 //! region is tagged with its polarity; [`OpenCvMser::detect_regions_raw`] is
 //! OpenCV's own two-pass call, for benchmarks.
 
-use opencv::core::{Mat, Point, Ptr, Rect, Scalar, Vector, CV_8UC1};
+use opencv::core::{Mat, Point, Ptr, Rect, Scalar, ToInputArray, Vector, CV_8UC1};
 use opencv::features2d::MSER;
 use opencv::prelude::*;
 
 use super::regions::{BBox, Region};
 use super::{checked_view, MserParams, Polarity};
+use crate::ops::opencv::{cv_err, gray_as_mat};
 use crate::ops::{GrayImage, OpsError};
+
+/// The `opencv` crate this backend is built with, for callers of
+/// [`OpenCvMser::detect_regions_raw`] (which takes and returns its types)
+/// who do not depend on it directly, or not on the same version.
+pub use ::opencv as cv;
 
 /// OpenCV's MSER with our parameters (its colour-only parameters at their
 /// defaults).
@@ -63,8 +69,13 @@ impl OpenCvMser {
         }
         let mut out = Vec::new();
         for &pass in polarity.passes() {
-            let mat = gray_to_mat(gray, pass == Polarity::Dark)?;
-            let (msers, _) = self.detect_regions_raw(&mat, true)?;
+            // Bright regions are OpenCV's pass 2 on the image as it is:
+            // share its pixels when the layout allows; otherwise copy.
+            let (msers, _) = if pass == Polarity::Bright && gray.is_standard_layout() {
+                self.detect_regions_raw(&gray_as_mat(gray)?, true)?
+            } else {
+                self.detect_regions_raw(&gray_to_mat(gray, pass == Polarity::Dark)?, true)?
+            };
             for pts in msers.iter() {
                 let pixels: Vec<(u32, u32)> = pts
                     .iter()
@@ -80,11 +91,12 @@ impl OpenCvMser {
         Ok(out)
     }
 
-    /// OpenCV's `detectRegions` on a prepared 8-bit `Mat`: both passes, dark
-    /// regions first, or only the bright pass with `pass2_only`.
+    /// OpenCV's `detectRegions` on a prepared 8-bit `Mat` (or `Mat` view):
+    /// both passes, dark regions first, or only the bright pass with
+    /// `pass2_only`.
     pub fn detect_regions_raw(
         &mut self,
-        mat: &Mat,
+        mat: &impl ToInputArray,
         pass2_only: bool,
     ) -> Result<(Vector<Vector<Point>>, Vector<Rect>), OpsError> {
         self.inner.set_pass2_only(pass2_only).map_err(cv_err)?;
@@ -97,9 +109,9 @@ impl OpenCvMser {
     }
 }
 
-/// Copies a gray image into a new `CV_8UC1` `Mat`, optionally inverted.
-// Private twin of the kernels' shared ndarray⇄Mat helpers; to be replaced by
-// them once `ops::opencv` exists.
+/// Copies a gray image (any layout) into a new `CV_8UC1` `Mat`, optionally
+/// inverted (`255 - v`). For a zero-copy view of a standard-layout image see
+/// [`crate::ops::opencv::gray_as_mat`].
 pub fn gray_to_mat(gray: &GrayImage, invert: bool) -> Result<Mat, OpsError> {
     let (rows, cols) = gray.dim();
     let too_big = |_| OpsError::OpenCv(format!("{cols}x{rows} does not fit a Mat"));
@@ -128,8 +140,4 @@ fn bbox_of(pixels: &[(u32, u32)]) -> BBox {
     } else {
         BBox::from_corners(c.0, c.1, c.2, c.3)
     }
-}
-
-fn cv_err(e: opencv::Error) -> OpsError {
-    OpsError::OpenCv(e.to_string())
 }
