@@ -1,25 +1,34 @@
 //! Execution plans: which nodes a mode (or a zero-weight pattern) runs, in
 //! which order, which it eliminates and why.
 
-use crate::ir::{Endpoint, KeyId, List, NodeId, Str};
+use crate::ir::{GraphIr, KeyId, List, NodeId, Str};
 
 /// Why a plan does not run a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reason {
-    /// The node's weight key is zero in this mode.
+    /// The node's weight key is zero in this mode (and no running node reads
+    /// a state it writes).
     ZeroWeight {
         /// The key.
         key: KeyId,
     },
-    /// A required input comes from an eliminated node (or from a state whose
-    /// writer is eliminated).
-    RequiredInput {
-        /// The eliminated producer.
-        from: Endpoint,
-    },
-    /// Nothing that runs consumes its value: it only fed eliminated nodes or
+    /// Nothing that runs needs its value: it only fed eliminated nodes or
     /// wrote a state that no running node reads.
     NoLiveConsumer,
+}
+
+impl Reason {
+    /// The reason in words, as diagnostics and tools print it. Tolerates ids
+    /// out of range, since tools may be handed any IR.
+    pub fn describe(self, ir: &GraphIr) -> String {
+        match self {
+            Reason::ZeroWeight { key } => {
+                let key = ir.weight_keys.get(key as usize).map_or("?", |k| k.as_ref());
+                format!("its weight `{key}` is 0")
+            }
+            Reason::NoLiveConsumer => "nothing that runs consumes it".to_string(),
+        }
+    }
 }
 
 /// An eliminated node and the reason.

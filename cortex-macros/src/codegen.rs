@@ -330,7 +330,7 @@ fn mode_doc(ir: &GraphIr, plan: &Plan) -> String {
     let gone = plan
         .eliminated
         .iter()
-        .map(|e| format!("`{}` ({})", ir.nodes[e.node as usize].name, cortex_core::check::describe_reason(ir, e.reason)))
+        .map(|e| format!("`{}` ({})", ir.nodes[e.node as usize].name, e.reason.describe(ir)))
         .collect::<Vec<_>>()
         .join(", ");
     format!(

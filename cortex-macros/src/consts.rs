@@ -144,10 +144,6 @@ pub fn plan(p: &Plan) -> TokenStream {
     let eliminated = list(eliminated, |Eliminated { node, reason }| {
         let reason = match reason {
             Reason::ZeroWeight { key } => quote!(::cortex::plan::Reason::ZeroWeight { key: #key }),
-            Reason::RequiredInput { from } => {
-                let from = endpoint(*from);
-                quote!(::cortex::plan::Reason::RequiredInput { from: #from })
-            }
             Reason::NoLiveConsumer => quote!(::cortex::plan::Reason::NoLiveConsumer),
         };
         quote!(::cortex::plan::Eliminated { node: #node, reason: #reason })

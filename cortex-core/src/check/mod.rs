@@ -13,8 +13,6 @@ mod outputs;
 mod states;
 mod usage;
 
-pub use outputs::describe_reason;
-
 use crate::dce;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, NodeIr, NodeKind, StateIr};
@@ -87,10 +85,13 @@ pub fn check(spec: &GraphSpec) -> Checked {
         };
     }
     let ir = build_ir(spec, &resolved, topo);
+    usage::check_reaches_output(spec, &ir, &mut diags);
     let mode_plans: Vec<Plan> = (0..ir.modes.len())
         .map(|m| dce::plan_for_mode(&ir, m))
         .collect();
-    outputs::check_not_eliminated(spec, &ir, &mode_plans, &mut diags);
+    if !diags.has_errors() {
+        outputs::check_not_eliminated(spec, &ir, &mode_plans, &mut diags);
+    }
     let ok = !diags.has_errors();
     Checked {
         ir: ok.then_some(ir),

@@ -8,7 +8,7 @@ use super::names::{unknown_name, Namespace};
 use super::{kind_word, Resolved};
 use crate::diag::{Diagnostic, Diagnostics, Loc};
 use crate::ir::{Endpoint, GraphIr, OutputIr};
-use crate::plan::{Plan, Reason};
+use crate::plan::Plan;
 use crate::spec::GraphSpec;
 
 /// Resolves outputs to nodes.
@@ -74,7 +74,7 @@ pub(crate) fn check_not_eliminated(spec: &GraphSpec, ir: &GraphIr, plans: &[Plan
         let why = plans
             .iter()
             .find_map(|p| p.reason(node))
-            .map(|r| describe_reason(ir, r))
+            .map(|r| r.describe(ir))
             .unwrap_or_default();
         diags.push(
             Diagnostic::error(
@@ -87,15 +87,6 @@ pub(crate) fn check_not_eliminated(spec: &GraphSpec, ir: &GraphIr, plans: &[Plan
                 out.name
             )),
         );
-    }
-}
-
-/// A sentence explaining an elimination reason.
-pub fn describe_reason(ir: &GraphIr, reason: Reason) -> String {
-    match reason {
-        Reason::ZeroWeight { key } => format!("its weight `{}` is 0", ir.weight_keys[key as usize]),
-        Reason::RequiredInput { from } => format!("it needs `{}`, which is eliminated", ir.endpoint_name(from)),
-        Reason::NoLiveConsumer => "nothing that runs consumes it".to_string(),
     }
 }
 

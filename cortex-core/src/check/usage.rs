@@ -1,8 +1,9 @@
 //! Rules about dead declarations: every input and node is consumed.
 
 use super::Resolved;
+use crate::dce;
 use crate::diag::{Diagnostic, Diagnostics, Loc};
-use crate::ir::{Arg, Endpoint};
+use crate::ir::{Arg, Endpoint, GraphIr};
 use crate::spec::GraphSpec;
 
 /// Every input is read by a node; every node is read by a node, written to a
@@ -37,5 +38,25 @@ pub(crate) fn check_consumed(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnos
                     .note("help: pass it to another node, write it to a state, or add it to `output`"),
             );
         }
+    }
+}
+
+/// Every node contributes to an output when no weight is zero. A node can be
+/// "used" and still dead: e.g. it writes a state that only it reads.
+///
+/// ```text
+/// state _acc: u64 = 0;
+/// node acc = add(x, _acc);   // error: `acc` reaches no output
+/// acc -> _acc;
+/// ```
+pub(crate) fn check_reaches_output(spec: &GraphSpec, ir: &GraphIr, diags: &mut Diagnostics) {
+    let full = dce::plan_for_pattern(ir, 0, "full");
+    for e in full.eliminated.iter() {
+        let name = &spec.nodes[e.node as usize].name;
+        diags.push(
+            Diagnostic::error(Loc::Node(e.node as usize), format!("node `{name}` does not contribute to any output"))
+                .note("note: it is used only by nodes, or through states, that no output depends on")
+                .note("help: add it (or what it feeds) to `output`, or remove it"),
+        );
     }
 }

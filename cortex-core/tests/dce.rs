@@ -1,0 +1,395 @@
+//! The dead-node-elimination semantics, pinned: the seed's POWER_SAVE case,
+//! helper chains, state reads and writes, weighted vs required edges, all
+//! zero-weight patterns, and a property test over random graphs checking that
+//! every plan's outputs equal the full graph's.
+
+use cortex_core::check::check;
+use cortex_core::dce::{plan_for_pattern, plans_for_all_patterns};
+use cortex_core::ir::{Arg, Endpoint, GraphIr};
+use cortex_core::plan::{Plan, Reason};
+use cortex_core::spec::{ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec};
+use proptest::prelude::*;
+
+fn node(name: &str, args: &[&str], key: Option<&str>) -> NodeSpec {
+    NodeSpec {
+        name: name.into(),
+        op: format!("ops::{name}"),
+        args: args
+            .iter()
+            .map(|a| if *a == "weights" { ArgSpec::Weights } else { ArgSpec::Name(a.to_string()) })
+            .collect(),
+        compilable: key.is_some(),
+        weight_key: key.map(str::to_string),
+        fallible: false,
+        source: String::new(),
+    }
+}
+
+fn mode(name: &str, w: &[(&str, f64)]) -> ModeSpec {
+    ModeSpec {
+        name: name.into(),
+        weights: w.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+    }
+}
+
+fn output(name: &str, optional: bool) -> OutputSpec {
+    OutputSpec {
+        name: name.into(),
+        ty: "T".into(),
+        optional,
+    }
+}
+
+fn ir_of(spec: &GraphSpec) -> (GraphIr, Vec<Plan>) {
+    let c = check(spec);
+    assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
+    (c.ir.unwrap(), c.mode_plans)
+}
+
+fn names(ir: &GraphIr, ids: impl IntoIterator<Item = u32>) -> Vec<String> {
+    ids.into_iter().map(|i| ir.nodes[i as usize].name.to_string()).collect()
+}
+
+fn eliminated(ir: &GraphIr, p: &Plan) -> Vec<(String, Reason)> {
+    p.eliminated.iter().map(|e| (ir.nodes[e.node as usize].name.to_string(), e.reason)).collect()
+}
+
+/// The seed's L2 graph.
+fn l2() -> GraphSpec {
+    GraphSpec {
+        name: "L2".into(),
+        inputs: vec![InputSpec { name: "frame".into(), ty: "Frame".into() }],
+        states: vec![StateSpec { name: "_prev_gray".into(), ty: "Gray".into(), init: "Gray::default()".into() }],
+        nodes: vec![
+            node("gray", &["frame"], None),
+            node("blur", &["gray"], None),
+            node("scene", &["gray", "_prev_gray"], None),
+            node("center", &["gray"], Some("wc")),
+            node("text", &["gray"], Some("wt")),
+            node("saliency", &["gray"], Some("ws")),
+            node("motion", &["gray", "_prev_gray"], Some("wm")),
+            node("fused", &["center", "text", "saliency", "motion", "weights"], None),
+        ],
+        writes: vec![WriteSpec { from: "gray".into(), to: "_prev_gray".into() }],
+        modes: vec![
+            mode("BALANCED", &[("wc", 0.4), ("wt", 0.3), ("ws", 0.2), ("wm", 0.1)]),
+            mode("POWER_SAVE", &[("wc", 0.7), ("wt", 0.3), ("ws", 0.0), ("wm", 0.0)]),
+        ],
+        outputs: vec![output("fused", false), output("scene", false), output("blur", false)],
+    }
+}
+
+#[test]
+fn seed_power_save_eliminates_exactly_saliency_and_motion() {
+    let (ir, plans) = ir_of(&l2());
+    let ps = &plans[1];
+    assert_eq!(ps.label, "POWER_SAVE");
+    let ws = ir.weight_keys.iter().position(|k| k == "ws").unwrap() as u32;
+    let wm = ir.weight_keys.iter().position(|k| k == "wm").unwrap() as u32;
+    assert_eq!(
+        eliminated(&ir, ps),
+        [("saliency".to_string(), Reason::ZeroWeight { key: ws }), ("motion".to_string(), Reason::ZeroWeight { key: wm })]
+    );
+    assert_eq!(names(&ir, ps.order.iter().copied()), ["gray", "blur", "scene", "center", "text", "fused"]);
+    assert!(ps.writes_state(0), "scene still reads _prev_gray");
+    assert!(plans[0].eliminated.is_empty());
+}
+
+#[test]
+fn helper_chain_of_an_eliminated_node_disappears() {
+    let mut spec = l2();
+    // saliency now needs two helpers that nothing else uses.
+    spec.nodes.insert(5, node("pyr", &["gray"], None));
+    spec.nodes.insert(6, node("pyr2", &["pyr"], None));
+    spec.nodes[7] = node("saliency", &["pyr2"], Some("ws"));
+    let (ir, plans) = ir_of(&spec);
+    let gone = eliminated(&ir, &plans[1]);
+    let gone_names: Vec<&str> = gone.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(gone_names, ["pyr", "pyr2", "saliency", "motion"]);
+    assert_eq!(gone[0].1, Reason::NoLiveConsumer);
+    assert_eq!(gone[1].1, Reason::NoLiveConsumer);
+    // `gray` feeds live nodes too, so it stays.
+    assert!(plans[1].is_live(ir.node_id("gray").unwrap()));
+}
+
+#[test]
+fn state_write_nobody_reads_is_dropped_with_its_writer() {
+    // `_prev_edges` is read only by `motion`, which POWER_SAVE eliminates: the
+    // write is skipped and `edges`, which exists only to write it, goes too.
+    let mut spec = l2();
+    spec.states.push(StateSpec { name: "_prev_edges".into(), ty: "E".into(), init: "E::default()".into() });
+    spec.nodes.insert(1, node("edges", &["gray"], None));
+    let motion = spec.nodes.iter().position(|n| n.name == "motion").unwrap();
+    spec.nodes[motion] = node("motion", &["gray", "_prev_gray", "_prev_edges"], Some("wm"));
+    spec.writes.push(WriteSpec { from: "edges".into(), to: "_prev_edges".into() });
+    let (ir, plans) = ir_of(&spec);
+    let ps = &plans[1];
+    assert!(!ps.writes_state(1));
+    assert!(ps.writes_state(0));
+    assert_eq!(ps.reason(ir.node_id("edges").unwrap()), Some(Reason::NoLiveConsumer));
+    // BALANCED keeps everything.
+    assert!(plans[0].writes_state(1) && plans[0].is_live(ir.node_id("edges").unwrap()));
+}
+
+#[test]
+fn writer_of_a_live_state_stays_even_if_only_the_state_needs_it() {
+    let spec = GraphSpec {
+        name: "S".into(),
+        inputs: vec![InputSpec { name: "x".into(), ty: "u8".into() }],
+        states: vec![StateSpec { name: "_prev".into(), ty: "u8".into(), init: "0".into() }],
+        nodes: vec![node("a", &["x"], None), node("keep", &["x"], None), node("out", &["a", "_prev"], None)],
+        writes: vec![WriteSpec { from: "keep".into(), to: "_prev".into() }],
+        modes: vec![],
+        outputs: vec![output("out", false)],
+    };
+    let (ir, plans) = ir_of(&spec);
+    assert_eq!(plans[0].label, "FULL");
+    assert!(plans[0].is_live(ir.node_id("keep").unwrap()), "its state is read by a live node");
+    assert!(plans[0].writes_state(0));
+}
+
+#[test]
+fn zero_weight_node_keeps_running_while_its_state_is_read() {
+    // `detail` (ws) feeds `sharpen` through a weighted edge (Option) and
+    // writes `_prev_detail`, which `flow` reads unscaled. With ws = 0 the
+    // full graph still feeds `flow` detail's real value, so `detail` must
+    // keep running; `sharpen` then receives `Some` exactly as in the full graph.
+    let spec = GraphSpec {
+        name: "W".into(),
+        inputs: vec![InputSpec { name: "x".into(), ty: "u8".into() }],
+        states: vec![StateSpec { name: "_prev_detail".into(), ty: "u8".into(), init: "0".into() }],
+        nodes: vec![
+            node("detail", &["x"], Some("ws")),
+            node("sharpen", &["detail", "x"], None),
+            node("flow", &["x", "_prev_detail"], None),
+            node("sum", &["sharpen", "flow"], None),
+        ],
+        writes: vec![WriteSpec { from: "detail".into(), to: "_prev_detail".into() }],
+        modes: vec![mode("ON", &[("ws", 1.0)]), mode("OFF", &[("ws", 0.0)])],
+        outputs: vec![output("sum", false)],
+    };
+    let (ir, plans) = ir_of(&spec);
+    assert!(plans[1].eliminated.is_empty(), "{:?}", plans[1].eliminated);
+    assert!(plans[1].writes_state(0));
+    // Without the state reader, ws = 0 cuts `detail` and `sharpen` gets None.
+    let mut no_state = spec.clone();
+    no_state.states.clear();
+    no_state.writes.clear();
+    no_state.nodes[2] = node("flow", &["x"], None);
+    let (ir2, plans2) = ir_of(&no_state);
+    assert_eq!(eliminated(&ir2, &plans2[1]), [("detail".to_string(), Reason::ZeroWeight { key: 0 })]);
+    assert!(plans2[1].is_live(ir2.node_id("sharpen").unwrap()));
+    let _ = ir;
+}
+
+#[test]
+fn zero_weight_output_is_absent_or_rejected() {
+    let spec = GraphSpec {
+        name: "O".into(),
+        inputs: vec![InputSpec { name: "x".into(), ty: "u8".into() }],
+        states: vec![],
+        nodes: vec![node("detail", &["x"], Some("ws")), node("sum", &["detail", "x"], None)],
+        writes: vec![],
+        modes: vec![mode("ON", &[("ws", 1.0)]), mode("OFF", &[("ws", 0.0)])],
+        outputs: vec![output("sum", false), output("detail", true)],
+    };
+    let (ir, plans) = ir_of(&spec);
+    assert!(!plans[1].is_live(ir.node_id("detail").unwrap()));
+    assert!(plans[1].missing_outputs.is_empty(), "optional");
+    let mut strict = spec.clone();
+    strict.outputs[1].optional = false;
+    let c = check(&strict);
+    assert!(c.ir.is_none());
+    assert!(
+        c.diagnostics.iter().any(|d| d.message.contains("output `detail` is eliminated in mode `OFF`")),
+        "{:#?}",
+        c.diagnostics
+    );
+}
+
+#[test]
+fn every_zero_pattern_of_l2_keeps_the_fusion_running() {
+    let (ir, _) = ir_of(&l2());
+    let plans = plans_for_all_patterns(&ir);
+    assert_eq!(plans.len(), 16);
+    let fused = ir.node_id("fused").unwrap();
+    for (p, plan) in plans.iter().enumerate() {
+        assert_eq!(plan.zero_pattern, p as u64);
+        assert!(plan.is_live(fused), "{}", plan.label);
+        assert!(plan.missing_outputs.is_empty());
+        // Exactly the weighted nodes whose bit is set are eliminated.
+        for (n, node) in ir.nodes.iter().enumerate() {
+            let zero = node.weight_key.is_some_and(|k| p & (1 << k) != 0);
+            assert_eq!(plan.is_live(n as u32), !zero, "{} in {}", node.name, plan.label);
+        }
+    }
+    // All weights zero: every map is None, yet the fusion and scene run.
+    let all_zero = &plans[15];
+    assert_eq!(names(&ir, all_zero.order.iter().copied()), ["gray", "blur", "scene", "fused"]);
+}
+
+// ---------------------------------------------------------------------------
+// Property test: random graphs, every pattern's plan against the full graph.
+
+/// Runs `frames` frames of `ir` under `plan` with integer weights; node values
+/// are hashes of their inputs, weighted inputs contribute `weight × value`
+/// (nothing when absent), states carry the writer's value to the next frame
+/// and fall back to 0 when not written. Returns each frame's outputs.
+fn interpret(ir: &GraphIr, plan: &Plan, weights: &[u64], frames: u64) -> Vec<Vec<Option<u64>>> {
+    let mut state = vec![0u64; ir.states.len()];
+    let mut result = Vec::new();
+    for f in 0..frames {
+        let mut val: Vec<Option<u64>> = vec![None; ir.nodes.len()];
+        for &id in ir.topo.iter() {
+            if !plan.is_live(id) {
+                continue;
+            }
+            let node = &ir.nodes[id as usize];
+            let mut h = mix(u64::from(id) + 1);
+            let mut acc = 0u64;
+            for arg in node.args.iter() {
+                match arg {
+                    Arg::Value(Endpoint::Input(i)) => h = mix(h ^ (f * 31 + u64::from(*i))),
+                    Arg::Value(Endpoint::State(s)) => h = mix(h ^ state[*s as usize]),
+                    Arg::Value(Endpoint::Node(p)) => {
+                        let producer = &ir.nodes[*p as usize];
+                        match producer.weight_key {
+                            Some(k) => {
+                                let v = val[*p as usize].unwrap_or(0);
+                                acc = acc.wrapping_add(weights[k as usize].wrapping_mul(v));
+                            }
+                            None => h = mix(h ^ val[*p as usize].expect("a live node's required input ran")),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            val[id as usize] = Some(mix(h ^ acc));
+        }
+        for (s, st) in ir.states.iter().enumerate() {
+            state[s] = if plan.writes_state(s as u32) { val[st.writer as usize].expect("writer ran") } else { 0 };
+        }
+        result.push(ir.outputs.iter().map(|o| val[o.node as usize]).collect());
+    }
+    result
+}
+
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x
+}
+
+/// A random valid graph: nodes read earlier nodes, the input and states;
+/// nodes nobody reads become outputs.
+fn random_spec(shape: &[(u8, u8, u8, u8)], keys: u8, n_states: u8) -> GraphSpec {
+    let n = shape.len();
+    let mut nodes: Vec<NodeSpec> = Vec::new();
+    for (i, &(a, b, key, kind)) in shape.iter().enumerate() {
+        let mut args = vec![];
+        if i == 0 || kind % 4 == 0 {
+            args.push("x".to_string());
+        }
+        if i > 0 {
+            args.push(format!("n{}", a as usize % i));
+            if kind % 3 == 1 {
+                args.push(format!("n{}", b as usize % i));
+            }
+        }
+        if n_states > 0 && kind % 5 == 2 {
+            args.push(format!("_s{}", b % n_states));
+        }
+        args.dedup();
+        let weight_key = (key % 3 == 0 && keys > 0).then(|| format!("k{}", key % keys));
+        nodes.push(NodeSpec {
+            name: format!("n{i}"),
+            op: "f".into(),
+            args: args.into_iter().map(ArgSpec::Name).collect(),
+            compilable: false,
+            weight_key,
+            fallible: false,
+            source: String::new(),
+        });
+    }
+    // Keep only states that are read; each written by some node.
+    let read_states: Vec<u8> = (0..n_states)
+        .filter(|s| nodes.iter().any(|nd| nd.args.contains(&ArgSpec::Name(format!("_s{s}")))))
+        .collect();
+    let states = read_states
+        .iter()
+        .map(|s| StateSpec { name: format!("_s{s}"), ty: "u64".into(), init: "0".into() })
+        .collect();
+    let writes: Vec<WriteSpec> = read_states
+        .iter()
+        .map(|s| WriteSpec { from: format!("n{}", (*s as usize * 7 + 3) % n), to: format!("_s{s}") })
+        .collect();
+    let used_keys: Vec<String> = {
+        let mut k: Vec<String> = nodes.iter().filter_map(|n| n.weight_key.clone()).collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    // Writing a state does not count: a node whose only use is a state read
+    // by itself would reach no output.
+    let consumed = |name: &str| nodes.iter().any(|nd| nd.args.contains(&ArgSpec::Name(name.to_string())));
+    let outputs = (0..n)
+        .map(|i| format!("n{i}"))
+        .filter(|name| !consumed(name))
+        .map(|name| OutputSpec { name, ty: "u64".into(), optional: false })
+        .collect();
+    GraphSpec {
+        name: "R".into(),
+        inputs: vec![InputSpec { name: "x".into(), ty: "u64".into() }],
+        states,
+        nodes,
+        writes,
+        modes: if used_keys.is_empty() { vec![] } else { vec![ModeSpec { name: "ALL".into(), weights: used_keys.iter().map(|k| (k.clone(), 1.0)).collect() }] },
+        outputs,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn every_plan_matches_the_full_graph(
+        shape in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()), 1..14),
+        keys in 0u8..5,
+        n_states in 0u8..3,
+        weight_seed in any::<u64>(),
+    ) {
+        let spec = random_spec(&shape, keys, n_states);
+        let c = check(&spec);
+        prop_assert!(c.diagnostics.is_empty(), "{:#?}\n{:#?}", c.diagnostics, spec);
+        let ir = c.ir.unwrap();
+        let k = ir.weight_keys.len();
+        let full = plan_for_pattern(&ir, 0, "full");
+        prop_assert!(full.eliminated.is_empty(), "every node of a valid graph runs when no weight is zero");
+        for pattern in 0..(1u64 << k) {
+            let plan = plan_for_pattern(&ir, pattern, "p");
+            // Invariants: live nodes have their required inputs and states.
+            for &id in plan.order.iter() {
+                for arg in ir.nodes[id as usize].args.iter() {
+                    match arg {
+                        Arg::Value(Endpoint::Node(p)) if ir.nodes[*p as usize].weight_key.is_none() => prop_assert!(plan.is_live(*p)),
+                        Arg::Value(Endpoint::State(s)) => prop_assert!(plan.writes_state(*s) && plan.is_live(ir.states[*s as usize].writer)),
+                        _ => {}
+                    }
+                }
+            }
+            let weights: Vec<u64> = (0..k).map(|i| if pattern & (1 << i) != 0 { 0 } else { 1 + mix(weight_seed ^ i as u64) % 7 }).collect();
+            let a = interpret(&ir, &full, &weights, 3);
+            let b = interpret(&ir, &plan, &weights, 3);
+            for (fa, fb) in a.iter().zip(&b) {
+                for (o, out) in ir.outputs.iter().enumerate() {
+                    if plan.missing_outputs.contains(&out.node) {
+                        prop_assert!(fb[o].is_none());
+                    } else {
+                        prop_assert_eq!(fa[o], fb[o], "output {} under pattern {:b}", ir.nodes[out.node as usize].name, pattern);
+                    }
+                }
+            }
+        }
+    }
+}
