@@ -18,8 +18,9 @@
 //!
 //! Map: each kept box adds 1 to its pixels; the counts are averaged over a
 //! `(2r+1)²` window with `r = max(1, round(0.01 · min(width, height)))`
-//! (clipped at the frame edges) and divided by `saturation = 2`: a pixel
-//! covered by two text-like regions on average around it scores 1.
+//! (clipped at the frame edges), divided by `saturation = 1` and clipped to
+//! 1: the score is the local density of text-like region coverage, 1 where
+//! the neighbourhood is fully covered (by one region or by nested ones).
 //!
 //! For a `cortex_graph!` node use [`text_map`] (a [`ScoreMap`], what
 //! `score_fusion` consumes) or [`text_roi`] (map and candidate boxes;
@@ -73,7 +74,7 @@ impl Default for TextRoiParams {
             min_extent: 0.2,
             max_extent: 0.9,
             smooth_frac: 0.01,
-            saturation: 2.0,
+            saturation: 1.0,
         }
     }
 }
