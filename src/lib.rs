@@ -4,7 +4,12 @@
 //! This facade re-exports [`cortex_core`] (graph model, validation, dead-node
 //! elimination, runtime support, vision kernels) and the [`cortex_graph!`]
 //! macro. See the README for the DSL grammar and a full example.
-#![doc = include_str!("../README.md")]
+
+// Generated code names this crate `::cortex`; so can the crate itself.
+extern crate self as cortex;
 
 pub use cortex_core::*;
 pub use cortex_macros::cortex_graph;
+
+#[cfg(feature = "ops")]
+pub mod l2;
