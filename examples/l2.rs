@@ -65,9 +65,12 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn load_image(path: &str) -> Result<RgbFrame, String> {
-    let img = image::open(path).map_err(|e| format!("{path}: {e}"))?.to_rgb8();
+    let img = image::open(path)
+        .map_err(|e| format!("{path}: {e}"))?
+        .to_rgb8();
     let (w, h) = img.dimensions();
-    RgbFrame::from_shape_vec((h as usize, w as usize, 3), img.into_raw()).map_err(|e| format!("{path}: {e}"))
+    RgbFrame::from_shape_vec((h as usize, w as usize, 3), img.into_raw())
+        .map_err(|e| format!("{path}: {e}"))
 }
 
 fn run() -> Result<(), String> {
@@ -75,7 +78,10 @@ fn run() -> Result<(), String> {
     let frames: Vec<RgbFrame> = if args.images.is_empty() {
         demo_clip(args.frames, args.width, args.height)
     } else {
-        args.images.iter().map(|p| load_image(p)).collect::<Result<_, _>>()?
+        args.images
+            .iter()
+            .map(|p| load_image(p))
+            .collect::<Result<_, _>>()?
     };
     let mut pipeline = L2::new();
     let mut profiler = Profiler::new(L2::ir());
@@ -89,9 +95,14 @@ fn run() -> Result<(), String> {
             "{i:>5}  {:>9.1}  {:>5}  {:>6}  {:>5}  {:<22} {:>5.3}  {} B",
             out.blur.variance,
             if out.blur.is_blurry { "no" } else { "yes" },
-            out.scene.ssim.map_or("-".to_string(), |s| format!("{s:.4}")),
+            out.scene
+                .ssim
+                .map_or("-".to_string(), |s| format!("{s:.4}")),
             if out.scene.changed { "yes" } else { "no" },
-            format!("({},{},{},{})", r.bbox.x, r.bbox.y, r.bbox.width, r.bbox.height),
+            format!(
+                "({},{},{},{})",
+                r.bbox.x, r.bbox.y, r.bbox.width, r.bbox.height
+            ),
             r.score,
             r.jpeg.len()
         );
@@ -100,15 +111,20 @@ fn run() -> Result<(), String> {
     print!("{}", listing(L2::ir(), &profiler));
     println!();
     // What POWER_SAVE removes, priced with this run's measurements.
-    print!("{}", dce_diff(L2::ir(), L2Mode::PowerSave.plan(), &profiler));
+    print!(
+        "{}",
+        dce_diff(L2::ir(), L2Mode::PowerSave.plan(), &profiler)
+    );
     println!();
     print!("{}", profiler.report());
     if let Some(path) = &args.dot {
-        std::fs::write(path, to_dot(L2::ir(), Some(args.mode.plan()))).map_err(|e| format!("{path}: {e}"))?;
+        std::fs::write(path, to_dot(L2::ir(), Some(args.mode.plan())))
+            .map_err(|e| format!("{path}: {e}"))?;
         println!("wrote {path}");
     }
     if let Some(path) = &args.mermaid {
-        std::fs::write(path, to_mermaid(L2::ir(), Some(args.mode.plan()))).map_err(|e| format!("{path}: {e}"))?;
+        std::fs::write(path, to_mermaid(L2::ir(), Some(args.mode.plan())))
+            .map_err(|e| format!("{path}: {e}"))?;
         println!("wrote {path}");
     }
     Ok(())

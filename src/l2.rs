@@ -49,7 +49,8 @@ fn demo_frame(f: usize, width: usize, height: usize) -> RgbFrame {
     Array3::from_shape_fn((height, width, 3), |(y, x, c)| {
         let (xf, yf) = (x as f32, y as f32);
         // Background: smooth gradient plus hashed texture.
-        let hash = ((x as u32).wrapping_mul(73_856_093) ^ (y as u32).wrapping_mul(19_349_663)) >> 27;
+        let hash =
+            ((x as u32).wrapping_mul(73_856_093) ^ (y as u32).wrapping_mul(19_349_663)) >> 27;
         let mut v = 60.0 + 80.0 * (xf / w) + 40.0 * (yf / h) + hash as f32;
         // Text-like strokes: dark vertical bars in a band near the top.
         let in_band = yf > h * 0.15 && yf < h * 0.25 && xf > w * 0.1 && xf < w * 0.6;

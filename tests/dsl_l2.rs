@@ -29,7 +29,9 @@ cortex_graph! {
 }
 
 fn names(ids: &[u32]) -> Vec<&'static str> {
-    ids.iter().map(|&i| L2::ir().nodes[i as usize].name.as_ref()).collect()
+    ids.iter()
+        .map(|&i| L2::ir().nodes[i as usize].name.as_ref())
+        .collect()
 }
 
 #[test]
@@ -37,7 +39,10 @@ fn power_save_eliminates_exactly_saliency_and_motion() {
     let plan = L2Mode::PowerSave.plan();
     let gone: Vec<u32> = plan.eliminated.iter().map(|e| e.node).collect();
     assert_eq!(names(&gone), ["saliency", "motion"]);
-    assert_eq!(names(&plan.order), ["gray", "scene", "center", "text", "fused"]);
+    assert_eq!(
+        names(&plan.order),
+        ["gray", "scene", "center", "text", "fused"]
+    );
     // `_prev_gray` is still read by `scene`, so it is still written.
     assert!(plan.writes_state(0));
     assert!(L2Mode::Balanced.plan().eliminated.is_empty());
@@ -53,16 +58,23 @@ fn power_save_fused_score_is_bit_identical_to_full_graph() {
     for frame in frames(6, 64) {
         // Every node runs, with POWER_SAVE's weights (zero contributions
         // computed and added) ...
-        let a = full.run_plan(full_plan, L2Mode::PowerSave.weights(), &frame).unwrap();
+        let a = full
+            .run_plan(full_plan, L2Mode::PowerSave.weights(), &frame)
+            .unwrap();
         // ... versus POWER_SAVE's straight-line code without those nodes,
         let b = saver.run(L2Mode::PowerSave, &frame).unwrap();
         // ... and the run-time-weights path selecting the same plan.
-        let c = masked.run_weights(L2Mode::PowerSave.weights(), &frame).unwrap();
+        let c = masked
+            .run_weights(L2Mode::PowerSave.weights(), &frame)
+            .unwrap();
         let bits = |m: &Map| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a.fused), bits(&b.fused));
         assert_eq!(bits(&a.fused), bits(&c.fused));
         assert_eq!(a.scene.to_bits(), b.scene.to_bits());
-        assert!(a.fused.iter().any(|v| *v > 0.0), "textured frames give a non-trivial score");
+        assert!(
+            a.fused.iter().any(|v| *v > 0.0),
+            "textured frames give a non-trivial score"
+        );
     }
 }
 
@@ -75,7 +87,10 @@ fn state_carries_the_previous_frame() {
     assert_eq!(first.scene, 1.0, "no previous frame: a scene change");
     assert_eq!(p.state()._prev_gray, to_gray(&fs[0]).unwrap());
     let second = p.run(L2Mode::Balanced, &fs[1]).unwrap();
-    assert_eq!(second.scene, scene_change(&to_gray(&fs[1]).unwrap(), &to_gray(&fs[0]).unwrap()));
+    assert_eq!(
+        second.scene,
+        scene_change(&to_gray(&fs[1]).unwrap(), &to_gray(&fs[0]).unwrap())
+    );
 }
 
 #[test]
@@ -84,23 +99,46 @@ fn failing_frame_leaves_state_as_it_was() {
     let fs = frames(2, 16);
     p.run(L2Mode::Balanced, &fs[0]).unwrap();
     let before = p.state()._prev_gray.clone();
-    let err = p.run(L2Mode::Balanced, &Vec::new()).err().expect("empty frame fails");
-    assert!(err.to_string().contains("node `gray` failed: empty frame"), "{err}");
+    let err = p
+        .run(L2Mode::Balanced, &Vec::new())
+        .err()
+        .expect("empty frame fails");
+    assert!(
+        err.to_string().contains("node `gray` failed: empty frame"),
+        "{err}"
+    );
     assert_eq!(p.state()._prev_gray, before);
 }
 
 #[test]
 fn run_time_weights_select_the_precomputed_plan() {
-    let w = cortex::Weights::new().with("wc", 1.0).with("wt", 0.0).with("ws", 0.5).with("wm", 0.0);
+    let w = cortex::Weights::new()
+        .with("wc", 1.0)
+        .with("wt", 0.0)
+        .with("ws", 0.5)
+        .with("wm", 0.0);
     let pattern = w.zero_pattern(&L2::ir().weight_keys).unwrap();
     let plan = L2::pattern_plan(pattern).unwrap();
-    assert_eq!(names(&plan.eliminated.iter().map(|e| e.node).collect::<Vec<_>>()), ["text", "motion"]);
+    assert_eq!(
+        names(&plan.eliminated.iter().map(|e| e.node).collect::<Vec<_>>()),
+        ["text", "motion"]
+    );
     let mut p = L2::new();
     let out = p.run_weights(&w, &frames(1, 16)[0]).unwrap();
     assert_eq!(out.fused.len(), 16);
     // Bad tables are refused with a typed error.
-    let bad = cortex::Weights::new().with("wc", f64::NAN).with("wt", 0.0).with("ws", 0.5).with("wm", 0.0);
-    assert!(matches!(p.run_weights(&bad, &frames(1, 16)[0]), Err(cortex::PipelineError::Weights(_))));
+    let bad = cortex::Weights::new()
+        .with("wc", f64::NAN)
+        .with("wt", 0.0)
+        .with("ws", 0.5)
+        .with("wm", 0.0);
+    assert!(matches!(
+        p.run_weights(&bad, &frames(1, 16)[0]),
+        Err(cortex::PipelineError::Weights(_))
+    ));
     let missing = cortex::Weights::new().with("wc", 1.0);
-    assert!(matches!(p.run_weights(&missing, &frames(1, 16)[0]), Err(cortex::PipelineError::Weights(_))));
+    assert!(matches!(
+        p.run_weights(&missing, &frames(1, 16)[0]),
+        Err(cortex::PipelineError::Weights(_))
+    ));
 }

@@ -14,16 +14,28 @@ fn power_save_is_bit_identical_to_the_full_graph() {
     let mut saver = L2::new();
     let mut profiler = Profiler::new(L2::ir());
     for frame in demo_clip(5, 160, 120) {
-        let a = full.run_plan(full_plan, L2Mode::PowerSave.weights(), &frame).unwrap();
-        let b = saver.run_observed(L2Mode::PowerSave, &mut profiler, &frame).unwrap();
+        let a = full
+            .run_plan(full_plan, L2Mode::PowerSave.weights(), &frame)
+            .unwrap();
+        let b = saver
+            .run_observed(L2Mode::PowerSave, &mut profiler, &frame)
+            .unwrap();
         assert_eq!(a.fused.shape(), b.fused.shape());
-        assert!(a.fused.iter().zip(b.fused.iter()).all(|(x, y)| x.to_bits() == y.to_bits()));
+        assert!(a
+            .fused
+            .iter()
+            .zip(b.fused.iter())
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
         assert!(a.fused.iter().any(|&v| v > 0.1), "a textured clip scores");
         assert_eq!(a.roi, b.roi);
         assert_eq!(a.scene, b.scene);
     }
     let ir = L2::ir();
-    let ran = |name: &str| profiler.node_stats(ir.node_id(name).unwrap()).map_or(0, |s| s.count);
+    let ran = |name: &str| {
+        profiler
+            .node_stats(ir.node_id(name).unwrap())
+            .map_or(0, |s| s.count)
+    };
     assert_eq!(ran("saliency"), 0);
     assert_eq!(ran("motion"), 0);
     assert_eq!(ran("text"), 5);
@@ -40,7 +52,10 @@ fn a_failing_frame_keeps_the_previous_state() {
     p.run(L2Mode::Balanced, &clip[0]).unwrap();
     let before = p.state()._prev_gray.clone();
     let empty = cortex::ops::RgbFrame::zeros((0, 0, 3));
-    let err = p.run(L2Mode::Balanced, &empty).err().expect("an empty frame fails");
+    let err = p
+        .run(L2Mode::Balanced, &empty)
+        .err()
+        .expect("an empty frame fails");
     assert!(err.to_string().starts_with("node `gray` failed"), "{err}");
     assert_eq!(p.state()._prev_gray, before);
     // A resolution change mid-stream is a scene change, not an error.

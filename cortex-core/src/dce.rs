@@ -102,7 +102,9 @@ fn liveness(ir: &GraphIr, zero: &dyn Fn(NodeId) -> bool) -> Vec<bool> {
         g.add_node(id);
         for arg in node.args.iter() {
             let needed = match arg {
-                Arg::Value(Endpoint::Node(p)) if ir.node(*p).weight_key.is_none() || !zero(*p) => Some(*p),
+                Arg::Value(Endpoint::Node(p)) if ir.node(*p).weight_key.is_none() || !zero(*p) => {
+                    Some(*p)
+                }
                 Arg::Value(Endpoint::State(s)) => ir.states.get(*s as usize).map(|s| s.writer),
                 _ => None,
             };

@@ -50,10 +50,7 @@ impl Weights {
 
     /// The value of `key`, if the table has it.
     pub fn get(&self, key: &str) -> Option<f64> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|&(_, v)| v)
+        self.entries.iter().find(|(k, _)| k == key).map(|&(_, v)| v)
     }
 
     /// The value of `key`, or `0.0` when the table does not have it.
@@ -143,12 +140,12 @@ impl Weights {
                 why,
             })?;
         }
-        keys.iter().enumerate().try_fold(0u64, |mask, (i, key)| {
-            match self.get(key) {
-                Some(v) if v == 0.0 => Ok(mask | (1u64 << i)),
-                Some(_) => Ok(mask),
+        keys.iter()
+            .enumerate()
+            .try_fold(0u64, |mask, (i, key)| match self.get(key) {
+                // `-0.0 == 0.0`: both eliminate.
+                Some(v) => Ok(if v == 0.0 { mask | (1u64 << i) } else { mask }),
                 None => Err(WeightsError::Missing(key.to_string())),
-            }
-        })
+            })
     }
 }

@@ -7,7 +7,9 @@ use cortex_core::check::check;
 use cortex_core::dce::{plan_for_pattern, plans_for_all_patterns};
 use cortex_core::ir::{Arg, Endpoint, GraphIr};
 use cortex_core::plan::{Plan, Reason};
-use cortex_core::spec::{ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec};
+use cortex_core::spec::{
+    ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec,
+};
 use proptest::prelude::*;
 
 fn node(name: &str, args: &[&str], key: Option<&str>) -> NodeSpec {
@@ -16,7 +18,13 @@ fn node(name: &str, args: &[&str], key: Option<&str>) -> NodeSpec {
         op: format!("ops::{name}"),
         args: args
             .iter()
-            .map(|a| if *a == "weights" { ArgSpec::Weights } else { ArgSpec::Name(a.to_string()) })
+            .map(|a| {
+                if *a == "weights" {
+                    ArgSpec::Weights
+                } else {
+                    ArgSpec::Name(a.to_string())
+                }
+            })
             .collect(),
         compilable: key.is_some(),
         weight_key: key.map(str::to_string),
@@ -47,19 +55,31 @@ fn ir_of(spec: &GraphSpec) -> (GraphIr, Vec<Plan>) {
 }
 
 fn names(ir: &GraphIr, ids: impl IntoIterator<Item = u32>) -> Vec<String> {
-    ids.into_iter().map(|i| ir.nodes[i as usize].name.to_string()).collect()
+    ids.into_iter()
+        .map(|i| ir.nodes[i as usize].name.to_string())
+        .collect()
 }
 
 fn eliminated(ir: &GraphIr, p: &Plan) -> Vec<(String, Reason)> {
-    p.eliminated.iter().map(|e| (ir.nodes[e.node as usize].name.to_string(), e.reason)).collect()
+    p.eliminated
+        .iter()
+        .map(|e| (ir.nodes[e.node as usize].name.to_string(), e.reason))
+        .collect()
 }
 
 /// The seed's L2 graph.
 fn l2() -> GraphSpec {
     GraphSpec {
         name: "L2".into(),
-        inputs: vec![InputSpec { name: "frame".into(), ty: "Frame".into() }],
-        states: vec![StateSpec { name: "_prev_gray".into(), ty: "Gray".into(), init: "Gray::default()".into() }],
+        inputs: vec![InputSpec {
+            name: "frame".into(),
+            ty: "Frame".into(),
+        }],
+        states: vec![StateSpec {
+            name: "_prev_gray".into(),
+            ty: "Gray".into(),
+            init: "Gray::default()".into(),
+        }],
         nodes: vec![
             node("gray", &["frame"], None),
             node("blur", &["gray"], None),
@@ -68,14 +88,31 @@ fn l2() -> GraphSpec {
             node("text", &["gray"], Some("wt")),
             node("saliency", &["gray"], Some("ws")),
             node("motion", &["gray", "_prev_gray"], Some("wm")),
-            node("fused", &["center", "text", "saliency", "motion", "weights"], None),
+            node(
+                "fused",
+                &["center", "text", "saliency", "motion", "weights"],
+                None,
+            ),
         ],
-        writes: vec![WriteSpec { from: "gray".into(), to: "_prev_gray".into() }],
+        writes: vec![WriteSpec {
+            from: "gray".into(),
+            to: "_prev_gray".into(),
+        }],
         modes: vec![
-            mode("BALANCED", &[("wc", 0.4), ("wt", 0.3), ("ws", 0.2), ("wm", 0.1)]),
-            mode("POWER_SAVE", &[("wc", 0.7), ("wt", 0.3), ("ws", 0.0), ("wm", 0.0)]),
+            mode(
+                "BALANCED",
+                &[("wc", 0.4), ("wt", 0.3), ("ws", 0.2), ("wm", 0.1)],
+            ),
+            mode(
+                "POWER_SAVE",
+                &[("wc", 0.7), ("wt", 0.3), ("ws", 0.0), ("wm", 0.0)],
+            ),
         ],
-        outputs: vec![output("fused", false), output("scene", false), output("blur", false)],
+        outputs: vec![
+            output("fused", false),
+            output("scene", false),
+            output("blur", false),
+        ],
     }
 }
 
@@ -88,9 +125,15 @@ fn seed_power_save_eliminates_exactly_saliency_and_motion() {
     let wm = ir.weight_keys.iter().position(|k| k == "wm").unwrap() as u32;
     assert_eq!(
         eliminated(&ir, ps),
-        [("saliency".to_string(), Reason::ZeroWeight { key: ws }), ("motion".to_string(), Reason::ZeroWeight { key: wm })]
+        [
+            ("saliency".to_string(), Reason::ZeroWeight { key: ws }),
+            ("motion".to_string(), Reason::ZeroWeight { key: wm })
+        ]
     );
-    assert_eq!(names(&ir, ps.order.iter().copied()), ["gray", "blur", "scene", "center", "text", "fused"]);
+    assert_eq!(
+        names(&ir, ps.order.iter().copied()),
+        ["gray", "blur", "scene", "center", "text", "fused"]
+    );
     assert!(ps.writes_state(0), "scene still reads _prev_gray");
     assert!(plans[0].eliminated.is_empty());
 }
@@ -117,16 +160,26 @@ fn state_write_nobody_reads_is_dropped_with_its_writer() {
     // `_prev_edges` is read only by `motion`, which POWER_SAVE eliminates: the
     // write is skipped and `edges`, which exists only to write it, goes too.
     let mut spec = l2();
-    spec.states.push(StateSpec { name: "_prev_edges".into(), ty: "E".into(), init: "E::default()".into() });
+    spec.states.push(StateSpec {
+        name: "_prev_edges".into(),
+        ty: "E".into(),
+        init: "E::default()".into(),
+    });
     spec.nodes.insert(1, node("edges", &["gray"], None));
     let motion = spec.nodes.iter().position(|n| n.name == "motion").unwrap();
     spec.nodes[motion] = node("motion", &["gray", "_prev_gray", "_prev_edges"], Some("wm"));
-    spec.writes.push(WriteSpec { from: "edges".into(), to: "_prev_edges".into() });
+    spec.writes.push(WriteSpec {
+        from: "edges".into(),
+        to: "_prev_edges".into(),
+    });
     let (ir, plans) = ir_of(&spec);
     let ps = &plans[1];
     assert!(!ps.writes_state(1));
     assert!(ps.writes_state(0));
-    assert_eq!(ps.reason(ir.node_id("edges").unwrap()), Some(Reason::NoLiveConsumer));
+    assert_eq!(
+        ps.reason(ir.node_id("edges").unwrap()),
+        Some(Reason::NoLiveConsumer)
+    );
     // BALANCED keeps everything.
     assert!(plans[0].writes_state(1) && plans[0].is_live(ir.node_id("edges").unwrap()));
 }
@@ -135,16 +188,33 @@ fn state_write_nobody_reads_is_dropped_with_its_writer() {
 fn writer_of_a_live_state_stays_even_if_only_the_state_needs_it() {
     let spec = GraphSpec {
         name: "S".into(),
-        inputs: vec![InputSpec { name: "x".into(), ty: "u8".into() }],
-        states: vec![StateSpec { name: "_prev".into(), ty: "u8".into(), init: "0".into() }],
-        nodes: vec![node("a", &["x"], None), node("keep", &["x"], None), node("out", &["a", "_prev"], None)],
-        writes: vec![WriteSpec { from: "keep".into(), to: "_prev".into() }],
+        inputs: vec![InputSpec {
+            name: "x".into(),
+            ty: "u8".into(),
+        }],
+        states: vec![StateSpec {
+            name: "_prev".into(),
+            ty: "u8".into(),
+            init: "0".into(),
+        }],
+        nodes: vec![
+            node("a", &["x"], None),
+            node("keep", &["x"], None),
+            node("out", &["a", "_prev"], None),
+        ],
+        writes: vec![WriteSpec {
+            from: "keep".into(),
+            to: "_prev".into(),
+        }],
         modes: vec![],
         outputs: vec![output("out", false)],
     };
     let (ir, plans) = ir_of(&spec);
     assert_eq!(plans[0].label, "FULL");
-    assert!(plans[0].is_live(ir.node_id("keep").unwrap()), "its state is read by a live node");
+    assert!(
+        plans[0].is_live(ir.node_id("keep").unwrap()),
+        "its state is read by a live node"
+    );
     assert!(plans[0].writes_state(0));
 }
 
@@ -156,15 +226,25 @@ fn zero_weight_node_keeps_running_while_its_state_is_read() {
     // keep running; `sharpen` then receives `Some` exactly as in the full graph.
     let spec = GraphSpec {
         name: "W".into(),
-        inputs: vec![InputSpec { name: "x".into(), ty: "u8".into() }],
-        states: vec![StateSpec { name: "_prev_detail".into(), ty: "u8".into(), init: "0".into() }],
+        inputs: vec![InputSpec {
+            name: "x".into(),
+            ty: "u8".into(),
+        }],
+        states: vec![StateSpec {
+            name: "_prev_detail".into(),
+            ty: "u8".into(),
+            init: "0".into(),
+        }],
         nodes: vec![
             node("detail", &["x"], Some("ws")),
             node("sharpen", &["detail", "x"], None),
             node("flow", &["x", "_prev_detail"], None),
             node("sum", &["sharpen", "flow"], None),
         ],
-        writes: vec![WriteSpec { from: "detail".into(), to: "_prev_detail".into() }],
+        writes: vec![WriteSpec {
+            from: "detail".into(),
+            to: "_prev_detail".into(),
+        }],
         modes: vec![mode("ON", &[("ws", 1.0)]), mode("OFF", &[("ws", 0.0)])],
         outputs: vec![output("sum", false)],
     };
@@ -177,7 +257,10 @@ fn zero_weight_node_keeps_running_while_its_state_is_read() {
     no_state.writes.clear();
     no_state.nodes[2] = node("flow", &["x"], None);
     let (ir2, plans2) = ir_of(&no_state);
-    assert_eq!(eliminated(&ir2, &plans2[1]), [("detail".to_string(), Reason::ZeroWeight { key: 0 })]);
+    assert_eq!(
+        eliminated(&ir2, &plans2[1]),
+        [("detail".to_string(), Reason::ZeroWeight { key: 0 })]
+    );
     assert!(plans2[1].is_live(ir2.node_id("sharpen").unwrap()));
     let _ = ir;
 }
@@ -186,9 +269,15 @@ fn zero_weight_node_keeps_running_while_its_state_is_read() {
 fn zero_weight_output_is_absent_or_rejected() {
     let spec = GraphSpec {
         name: "O".into(),
-        inputs: vec![InputSpec { name: "x".into(), ty: "u8".into() }],
+        inputs: vec![InputSpec {
+            name: "x".into(),
+            ty: "u8".into(),
+        }],
         states: vec![],
-        nodes: vec![node("detail", &["x"], Some("ws")), node("sum", &["detail", "x"], None)],
+        nodes: vec![
+            node("detail", &["x"], Some("ws")),
+            node("sum", &["detail", "x"], None),
+        ],
         writes: vec![],
         modes: vec![mode("ON", &[("ws", 1.0)]), mode("OFF", &[("ws", 0.0)])],
         outputs: vec![output("sum", false), output("detail", true)],
@@ -201,7 +290,9 @@ fn zero_weight_output_is_absent_or_rejected() {
     let c = check(&strict);
     assert!(c.ir.is_none());
     assert!(
-        c.diagnostics.iter().any(|d| d.message.contains("output `detail` is eliminated in mode `OFF`")),
+        c.diagnostics.iter().any(|d| d
+            .message
+            .contains("output `detail` is eliminated in mode `OFF`")),
         "{:#?}",
         c.diagnostics
     );
@@ -220,12 +311,21 @@ fn every_zero_pattern_of_l2_keeps_the_fusion_running() {
         // Exactly the weighted nodes whose bit is set are eliminated.
         for (n, node) in ir.nodes.iter().enumerate() {
             let zero = node.weight_key.is_some_and(|k| p & (1 << k) != 0);
-            assert_eq!(plan.is_live(n as u32), !zero, "{} in {}", node.name, plan.label);
+            assert_eq!(
+                plan.is_live(n as u32),
+                !zero,
+                "{} in {}",
+                node.name,
+                plan.label
+            );
         }
     }
     // All weights zero: every map is None, yet the fusion and scene run.
     let all_zero = &plans[15];
-    assert_eq!(names(&ir, all_zero.order.iter().copied()), ["gray", "blur", "scene", "fused"]);
+    assert_eq!(
+        names(&ir, all_zero.order.iter().copied()),
+        ["gray", "blur", "scene", "fused"]
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -258,7 +358,11 @@ fn interpret(ir: &GraphIr, plan: &Plan, weights: &[u64], frames: u64) -> Vec<Vec
                                 let v = val[*p as usize].unwrap_or(0);
                                 acc = acc.wrapping_add(weights[k as usize].wrapping_mul(v));
                             }
-                            None => h = mix(h ^ val[*p as usize].expect("a live node's required input ran")),
+                            None => {
+                                h =
+                                    mix(h ^ val[*p as usize]
+                                        .expect("a live node's required input ran"))
+                            }
                         }
                     }
                     _ => {}
@@ -267,7 +371,11 @@ fn interpret(ir: &GraphIr, plan: &Plan, weights: &[u64], frames: u64) -> Vec<Vec
             val[id as usize] = Some(mix(h ^ acc));
         }
         for (s, st) in ir.states.iter().enumerate() {
-            state[s] = if plan.writes_state(s as u32) { val[st.writer as usize].expect("writer ran") } else { 0 };
+            state[s] = if plan.writes_state(s as u32) {
+                val[st.writer as usize].expect("writer ran")
+            } else {
+                0
+            };
         }
         result.push(ir.outputs.iter().map(|o| val[o.node as usize]).collect());
     }
@@ -314,15 +422,26 @@ fn random_spec(shape: &[(u8, u8, u8, u8)], keys: u8, n_states: u8) -> GraphSpec 
     }
     // Keep only states that are read; each written by some node.
     let read_states: Vec<u8> = (0..n_states)
-        .filter(|s| nodes.iter().any(|nd| nd.args.contains(&ArgSpec::Name(format!("_s{s}")))))
+        .filter(|s| {
+            nodes
+                .iter()
+                .any(|nd| nd.args.contains(&ArgSpec::Name(format!("_s{s}"))))
+        })
         .collect();
     let states = read_states
         .iter()
-        .map(|s| StateSpec { name: format!("_s{s}"), ty: "u64".into(), init: "0".into() })
+        .map(|s| StateSpec {
+            name: format!("_s{s}"),
+            ty: "u64".into(),
+            init: "0".into(),
+        })
         .collect();
     let writes: Vec<WriteSpec> = read_states
         .iter()
-        .map(|s| WriteSpec { from: format!("n{}", (*s as usize * 7 + 3) % n), to: format!("_s{s}") })
+        .map(|s| WriteSpec {
+            from: format!("n{}", (*s as usize * 7 + 3) % n),
+            to: format!("_s{s}"),
+        })
         .collect();
     let used_keys: Vec<String> = {
         let mut k: Vec<String> = nodes.iter().filter_map(|n| n.weight_key.clone()).collect();
@@ -332,19 +451,37 @@ fn random_spec(shape: &[(u8, u8, u8, u8)], keys: u8, n_states: u8) -> GraphSpec 
     };
     // Writing a state does not count: a node whose only use is a state read
     // by itself would reach no output.
-    let consumed = |name: &str| nodes.iter().any(|nd| nd.args.contains(&ArgSpec::Name(name.to_string())));
+    let consumed = |name: &str| {
+        nodes
+            .iter()
+            .any(|nd| nd.args.contains(&ArgSpec::Name(name.to_string())))
+    };
     let outputs = (0..n)
         .map(|i| format!("n{i}"))
         .filter(|name| !consumed(name))
-        .map(|name| OutputSpec { name, ty: "u64".into(), optional: false })
+        .map(|name| OutputSpec {
+            name,
+            ty: "u64".into(),
+            optional: false,
+        })
         .collect();
     GraphSpec {
         name: "R".into(),
-        inputs: vec![InputSpec { name: "x".into(), ty: "u64".into() }],
+        inputs: vec![InputSpec {
+            name: "x".into(),
+            ty: "u64".into(),
+        }],
         states,
         nodes,
         writes,
-        modes: if used_keys.is_empty() { vec![] } else { vec![ModeSpec { name: "ALL".into(), weights: used_keys.iter().map(|k| (k.clone(), 1.0)).collect() }] },
+        modes: if used_keys.is_empty() {
+            vec![]
+        } else {
+            vec![ModeSpec {
+                name: "ALL".into(),
+                weights: used_keys.iter().map(|k| (k.clone(), 1.0)).collect(),
+            }]
+        },
         outputs,
     }
 }

@@ -73,10 +73,17 @@ pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>
             }
         };
         if !allowed {
-            let home = if name == "optional" { "outputs" } else { "nodes" };
+            let home = if name == "optional" {
+                "outputs"
+            } else {
+                "nodes"
+            };
             errors.push(syn::Error::new_spanned(
                 attr.path(),
-                format!("`#[{name}]` applies to {home}, not to {}", target.describe()),
+                format!(
+                    "`#[{name}]` applies to {home}, not to {}",
+                    target.describe()
+                ),
             ));
             continue;
         }

@@ -45,7 +45,10 @@ pub fn generate(cx: &Input<'_>) -> TokenStream {
 
     let state_fields = ast.states.iter().zip(ir.states.iter()).map(|(decl, s)| {
         let (name, ty) = (&decl.name, &decl.ty);
-        let doc = format!("Last frame's value of `{}` (initially `{}`).", ir.nodes[s.writer as usize].name, s.init);
+        let doc = format!(
+            "Last frame's value of `{}` (initially `{}`).",
+            ir.nodes[s.writer as usize].name, s.init
+        );
         quote!(#[doc = #doc] pub #name: #ty)
     });
     let state_inits: Vec<TokenStream> = ast
@@ -107,7 +110,9 @@ pub fn generate(cx: &Input<'_>) -> TokenStream {
             quote!(&[#(#entries),*])
         })
         .collect();
-    let mode_fns: Vec<proc_macro2::Ident> = (0..n_modes).map(|i| format_ident!("__run_mode_{}", i)).collect();
+    let mode_fns: Vec<proc_macro2::Ident> = (0..n_modes)
+        .map(|i| format_ident!("__run_mode_{}", i))
+        .collect();
     let mode_bodies: Vec<TokenStream> = cx
         .mode_plans
         .iter()
@@ -163,7 +168,11 @@ pub fn generate(cx: &Input<'_>) -> TokenStream {
             },
         ),
     };
-    let output_names: Vec<&str> = ir.outputs.iter().map(|o| ir.nodes[o.node as usize].name.as_ref()).collect();
+    let output_names: Vec<&str> = ir
+        .outputs
+        .iter()
+        .map(|o| ir.nodes[o.node as usize].name.as_ref())
+        .collect();
     let output_nodes: Vec<u32> = ir.outputs.iter().map(|o| o.node).collect();
     let obs = local("__obs", Span::call_site());
 
@@ -325,19 +334,37 @@ pub fn generate(cx: &Input<'_>) -> TokenStream {
 
 /// The doc comment of a mode variant: its weights and its plan.
 fn mode_doc(ir: &GraphIr, plan: &Plan) -> String {
-    let names = |ids: &mut dyn Iterator<Item = NodeId>| ids.map(|i| format!("`{}`", ir.nodes[i as usize].name)).collect::<Vec<_>>().join(", ");
+    let names = |ids: &mut dyn Iterator<Item = NodeId>| {
+        ids.map(|i| format!("`{}`", ir.nodes[i as usize].name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let runs = names(&mut plan.order.iter().copied());
     let gone = plan
         .eliminated
         .iter()
-        .map(|e| format!("`{}` ({})", ir.nodes[e.node as usize].name, e.reason.describe(ir)))
+        .map(|e| {
+            format!(
+                "`{}` ({})",
+                ir.nodes[e.node as usize].name,
+                e.reason.describe(ir)
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ");
     format!(
         "Mode `{}`. Runs {}.{}",
         plan.label,
-        if runs.is_empty() { "nothing".into() } else { runs },
-        if gone.is_empty() { String::new() } else { format!(" Eliminates {gone}.") }
+        if runs.is_empty() {
+            "nothing".into()
+        } else {
+            runs
+        },
+        if gone.is_empty() {
+            String::new()
+        } else {
+            format!(" Eliminates {gone}.")
+        }
     )
 }
 
@@ -347,7 +374,13 @@ fn node_local(ir: &GraphIr, id: NodeId, at: Span) -> proc_macro2::Ident {
 }
 
 /// The body of a run function.
-fn run_body(cx: &Input<'_>, n: &ItemNames, flavor: Flavor<'_>, plan_expr: TokenStream, weights_expr: TokenStream) -> TokenStream {
+fn run_body(
+    cx: &Input<'_>,
+    n: &ItemNames,
+    flavor: Flavor<'_>,
+    plan_expr: TokenStream,
+    weights_expr: TokenStream,
+) -> TokenStream {
     let ir = cx.ir;
     let ast = cx.ast;
     let outputs_ty = &n.outputs;
@@ -460,7 +493,13 @@ fn run_body(cx: &Input<'_>, n: &ItemNames, flavor: Flavor<'_>, plan_expr: TokenS
     // Each live value's sinks: the states it writes, then the output. All
     // but the last take a clone; the last takes the value.
     let mut remaining: Vec<usize> = vec![0; ir.nodes.len()];
-    for s in ir.states.iter().enumerate().filter(|(i, _)| state_written(&flavor, *i)).map(|(_, s)| s) {
+    for s in ir
+        .states
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| state_written(&flavor, *i))
+        .map(|(_, s)| s)
+    {
         remaining[s.writer as usize] += 1;
     }
     for o in ir.outputs.iter() {
@@ -488,7 +527,11 @@ fn run_body(cx: &Input<'_>, n: &ItemNames, flavor: Flavor<'_>, plan_expr: TokenS
         remaining[w as usize] -= 1;
         let last = remaining[w as usize] == 0;
         if masked {
-            let take = if last { quote!(#v.take()) } else { quote!(#v.clone()) };
+            let take = if last {
+                quote!(#v.take())
+            } else {
+                quote!(#v.clone())
+            };
             let bail = internal(&format!("state `{}` written without its writer", s.name));
             stmts.push(quote! {
                 if __plan.writes_state(#si as u32) {
@@ -498,7 +541,11 @@ fn run_body(cx: &Input<'_>, n: &ItemNames, flavor: Flavor<'_>, plan_expr: TokenS
                 } else #reset
             });
         } else {
-            let value = if last { quote_spanned!(f.span()=> #v) } else { quote_spanned!(f.span()=> ::core::clone::Clone::clone(&#v)) };
+            let value = if last {
+                quote_spanned!(f.span()=> #v)
+            } else {
+                quote_spanned!(f.span()=> ::core::clone::Clone::clone(&#v))
+            };
             stmts.push(quote! {
                 self.state.#f = #value;
                 self.__fresh[#si] = true;

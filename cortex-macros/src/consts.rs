@@ -4,7 +4,9 @@
 //! Each function destructures its type completely, so a field added to the
 //! model fails to compile here until it is written out too.
 
-use cortex_core::ir::{Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, ModeIr, NodeIr, NodeKind, OutputIr, StateIr};
+use cortex_core::ir::{
+    Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, ModeIr, NodeIr, NodeKind, OutputIr, StateIr,
+};
 use cortex_core::plan::{Eliminated, Plan, Reason};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -42,20 +44,36 @@ pub fn ir(ir: &GraphIr) -> TokenStream {
         let (name, ty) = (s(name), s(ty));
         quote!(::cortex::ir::InputIr { name: #name, ty: #ty })
     });
-    let states = list(states, |StateIr { name, ty, init, writer }| {
-        let (name, ty, init) = (s(name), s(ty), s(init));
-        quote!(::cortex::ir::StateIr { name: #name, ty: #ty, init: #init, writer: #writer })
-    });
+    let states = list(
+        states,
+        |StateIr {
+             name,
+             ty,
+             init,
+             writer,
+         }| {
+            let (name, ty, init) = (s(name), s(ty), s(init));
+            quote!(::cortex::ir::StateIr { name: #name, ty: #ty, init: #init, writer: #writer })
+        },
+    );
     let nodes = list(nodes, node);
-    let edges = list(edges, |Edge { from, to, arg, kind }| {
-        let (from, to) = (endpoint(*from), endpoint(*to));
-        let kind = match kind {
-            EdgeKind::Data => quote!(Data),
-            EdgeKind::Weighted => quote!(Weighted),
-            EdgeKind::State => quote!(State),
-        };
-        quote!(::cortex::ir::Edge { from: #from, to: #to, arg: #arg, kind: ::cortex::ir::EdgeKind::#kind })
-    });
+    let edges = list(
+        edges,
+        |Edge {
+             from,
+             to,
+             arg,
+             kind,
+         }| {
+            let (from, to) = (endpoint(*from), endpoint(*to));
+            let kind = match kind {
+                EdgeKind::Data => quote!(Data),
+                EdgeKind::Weighted => quote!(Weighted),
+                EdgeKind::State => quote!(State),
+            };
+            quote!(::cortex::ir::Edge { from: #from, to: #to, arg: #arg, kind: ::cortex::ir::EdgeKind::#kind })
+        },
+    );
     let weight_keys = list(weight_keys, |k| s(k));
     let modes = list(modes, |ModeIr { name, weights }| {
         let name = s(name);

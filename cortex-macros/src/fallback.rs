@@ -14,7 +14,11 @@ pub fn generate(ast: &PipelineAst) -> TokenStream {
     let (pipeline, mode_ty, outputs_ty, state_ty) = (&n.pipeline, &n.mode, &n.outputs, &n.state);
     let vis = &ast.vis;
     let attrs = &ast.attrs;
-    let mut variants: Vec<_> = ast.modes.iter().map(|m| format_ident!("{}", variant_name(&m.name.to_string()))).collect();
+    let mut variants: Vec<_> = ast
+        .modes
+        .iter()
+        .map(|m| format_ident!("{}", variant_name(&m.name.to_string())))
+        .collect();
     variants.dedup();
     if variants.is_empty() {
         variants.push(format_ident!("Full"));

@@ -50,10 +50,16 @@ fn expand(input: TokenStream2) -> TokenStream2 {
         let e = errors(errs);
         return quote::quote!(#e #fallback);
     }
-    let Some(cortex_core::check::Checked { ir: Some(ir), mode_plans, .. }) = checked else {
+    let Some(cortex_core::check::Checked {
+        ir: Some(ir),
+        mode_plans,
+        ..
+    }) = checked
+    else {
         return fallback::generate(&ast);
     };
-    let pattern_plans = (ir.weight_keys.len() <= codegen::MAX_PRECOMPUTED_KEYS).then(|| cortex_core::dce::plans_for_all_patterns(&ir));
+    let pattern_plans = (ir.weight_keys.len() <= codegen::MAX_PRECOMPUTED_KEYS)
+        .then(|| cortex_core::dce::plans_for_all_patterns(&ir));
     codegen::generate(&codegen::Input {
         ast: &ast,
         ir: &ir,

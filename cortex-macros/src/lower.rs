@@ -3,7 +3,9 @@
 //! diagnostics point at the right token.
 
 use cortex_core::diag::{Diagnostic, Loc};
-use cortex_core::spec::{ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec};
+use cortex_core::spec::{
+    ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec,
+};
 use proc_macro2::Span;
 use quote::ToTokens;
 
@@ -41,7 +43,9 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
                     .args
                     .iter()
                     .map(|a| match a {
-                        NodeArg::Name(i) if i == cortex_core::check::WEIGHTS_ARG => ArgSpec::Weights,
+                        NodeArg::Name(i) if i == cortex_core::check::WEIGHTS_ARG => {
+                            ArgSpec::Weights
+                        }
                         NodeArg::Name(i) => ArgSpec::Name(i.to_string()),
                         NodeArg::Const(e) => ArgSpec::Const(text(e)),
                     })
@@ -67,7 +71,11 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
                 name: m.name.to_string(),
                 // A malformed value was reported already; a placeholder keeps the
                 // key present so validation doesn't add "missing weight".
-                weights: m.entries.iter().map(|e| (e.key.to_string(), e.value.unwrap_or(1.0))).collect(),
+                weights: m
+                    .entries
+                    .iter()
+                    .map(|e| (e.key.to_string(), e.value.unwrap_or(1.0)))
+                    .collect(),
             })
             .collect(),
         outputs: ast
@@ -90,13 +98,29 @@ pub fn span_of(ast: &PipelineAst, loc: Loc) -> Span {
         Loc::Input(i) => get(ast.inputs.get(i).map(|x| x.name.span())),
         Loc::State(i) => get(ast.states.get(i).map(|x| x.name.span())),
         Loc::Node(i) => get(ast.nodes.get(i).map(|x| x.name.span())),
-        Loc::NodeArg { node, arg } => get(ast.nodes.get(node).and_then(|n| n.args.get(arg)).map(NodeArg::span)),
-        Loc::NodeWeightKey(i) => get(ast.nodes.get(i).and_then(|n| n.weight_key.as_ref()).map(|k| k.span())),
+        Loc::NodeArg { node, arg } => get(ast
+            .nodes
+            .get(node)
+            .and_then(|n| n.args.get(arg))
+            .map(NodeArg::span)),
+        Loc::NodeWeightKey(i) => get(ast
+            .nodes
+            .get(i)
+            .and_then(|n| n.weight_key.as_ref())
+            .map(|k| k.span())),
         Loc::WriteFrom(i) => get(ast.writes.get(i).map(|w| w.from.span())),
         Loc::WriteTo(i) => get(ast.writes.get(i).map(|w| w.to.span())),
         Loc::Mode(i) => get(ast.modes.get(i).map(|m| m.name.span())),
-        Loc::ModeKey { mode, entry } => get(ast.modes.get(mode).and_then(|m| m.entries.get(entry)).map(|e| e.key.span())),
-        Loc::ModeValue { mode, entry } => get(ast.modes.get(mode).and_then(|m| m.entries.get(entry)).map(|e| e.value_span)),
+        Loc::ModeKey { mode, entry } => get(ast
+            .modes
+            .get(mode)
+            .and_then(|m| m.entries.get(entry))
+            .map(|e| e.key.span())),
+        Loc::ModeValue { mode, entry } => get(ast
+            .modes
+            .get(mode)
+            .and_then(|m| m.entries.get(entry))
+            .map(|e| e.value_span)),
         Loc::Output(i) => get(ast.outputs.get(i).map(|o| o.name.span())),
     }
 }

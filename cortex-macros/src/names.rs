@@ -39,7 +39,11 @@ pub fn variant_name(mode: &str) -> String {
             .map(|p| {
                 let mut cs = p.chars();
                 cs.next()
-                    .map(|f| f.to_uppercase().chain(cs.flat_map(char::to_lowercase)).collect::<String>())
+                    .map(|f| {
+                        f.to_uppercase()
+                            .chain(cs.flat_map(char::to_lowercase))
+                            .collect::<String>()
+                    })
                     .unwrap_or_default()
             })
             .collect()

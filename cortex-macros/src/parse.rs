@@ -6,7 +6,10 @@ use quote::ToTokens;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{braced, Attribute, Expr, ExprCall, ExprLit, ExprPath, ExprTry, ExprUnary, Ident, Lit, Token, Type, UnOp, Visibility};
+use syn::{
+    braced, Attribute, Expr, ExprCall, ExprLit, ExprPath, ExprTry, ExprUnary, Ident, Lit, Token,
+    Type, UnOp, Visibility,
+};
 
 use crate::ast::*;
 use crate::attrs::{self, Target};
@@ -36,7 +39,10 @@ impl Parse for Parsed {
         let attrs = input.call(Attribute::parse_outer)?;
         let vis: Visibility = input.parse()?;
         input.parse::<kw::pipeline>().map_err(|e| {
-            syn::Error::new(e.span(), "expected `pipeline Name { … }` (optionally `pub pipeline Name { … }`)")
+            syn::Error::new(
+                e.span(),
+                "expected `pipeline Name { … }` (optionally `pub pipeline Name { … }`)",
+            )
         })?;
         let name: Ident = input.parse()?;
         let body;
@@ -66,7 +72,9 @@ impl Parse for Parsed {
             }
         }
         if !input.is_empty() {
-            errors.push(input.error("unexpected tokens after the pipeline; one `cortex_graph!` declares one pipeline"));
+            errors.push(input.error(
+                "unexpected tokens after the pipeline; one `cortex_graph!` declares one pipeline",
+            ));
         }
         Ok(Parsed {
             ast: Some(ast),
@@ -87,7 +95,11 @@ fn skip_item(input: ParseStream) {
     }
 }
 
-fn parse_item(input: ParseStream, ast: &mut PipelineAst, errors: &mut Vec<syn::Error>) -> syn::Result<()> {
+fn parse_item(
+    input: ParseStream,
+    ast: &mut PipelineAst,
+    errors: &mut Vec<syn::Error>,
+) -> syn::Result<()> {
     let attributes = input.call(Attribute::parse_outer)?;
     if input.peek(kw::input) {
         input.parse::<kw::input>()?;
@@ -104,7 +116,10 @@ fn parse_item(input: ParseStream, ast: &mut PipelineAst, errors: &mut Vec<syn::E
         input.parse::<Token![:]>()?;
         let ty = input.parse()?;
         input.parse::<Token![=]>().map_err(|e| {
-            syn::Error::new(e.span(), "a state needs an initial value: `state name: Type = initial_value;`")
+            syn::Error::new(
+                e.span(),
+                "a state needs an initial value: `state name: Type = initial_value;`",
+            )
         })?;
         let init = input.parse()?;
         input.parse::<Token![;]>()?;
@@ -181,14 +196,26 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
             "a node calls a function: `node name = path::to::function(arg, …);` (add `?` if it returns a Result)",
         ));
     };
-    let Expr::Path(ExprPath { path, qself: None, .. }) = *func else {
-        return Err(syn::Error::new_spanned(func, "expected a function path, e.g. `ops::to_gray`"));
+    let Expr::Path(ExprPath {
+        path, qself: None, ..
+    }) = *func
+    else {
+        return Err(syn::Error::new_spanned(
+            func,
+            "expected a function path, e.g. `ops::to_gray`",
+        ));
     };
     let args = args
         .into_iter()
         .map(|arg| match arg {
-            Expr::Path(ExprPath { qself: None, ref path, ref attrs })
-                if attrs.is_empty() && path.leading_colon.is_none() && path.segments.len() == 1 && path.segments[0].arguments.is_none() =>
+            Expr::Path(ExprPath {
+                qself: None,
+                ref path,
+                ref attrs,
+            }) if attrs.is_empty()
+                && path.leading_colon.is_none()
+                && path.segments.len() == 1
+                && path.segments[0].arguments.is_none() =>
             {
                 NodeArg::Name(path.segments[0].ident.clone())
             }
@@ -238,9 +265,17 @@ fn parse_mode(input: ParseStream, errors: &mut Vec<syn::Error>) -> syn::Result<M
 /// The value of `0.5`, `1`, `-0.5` or `1e400` (infinite); `None` otherwise.
 fn weight_literal(e: &Expr) -> Option<f64> {
     match e {
-        Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => f.base10_parse::<f64>().ok(),
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<f64>().ok(),
-        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => weight_literal(expr).map(|v| -v),
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse::<f64>().ok(),
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr,
+            ..
+        }) => weight_literal(expr).map(|v| -v),
         Expr::Paren(p) => weight_literal(&p.expr),
         _ => None,
     }

@@ -28,16 +28,24 @@ pub fn scene_change(gray: &Gray, prev: &Gray) -> f32 {
     if prev.len() != gray.len() {
         return 1.0;
     }
-    gray.iter().zip(prev).map(|(a, b)| (a - b).abs()).sum::<f32>() / gray.len() as f32
+    gray.iter()
+        .zip(prev)
+        .map(|(a, b)| (a - b).abs())
+        .sum::<f32>()
+        / gray.len() as f32
 }
 
 pub fn center(gray: &Gray) -> Map {
     let n = gray.len() as f32;
-    (0..gray.len()).map(|i| 1.0 - ((i as f32 + 0.5) / n - 0.5).abs()).collect()
+    (0..gray.len())
+        .map(|i| 1.0 - ((i as f32 + 0.5) / n - 0.5).abs())
+        .collect()
 }
 
 pub fn text(gray: &Gray) -> Map {
-    gray.iter().map(|g| if *g > 0.5 { 1.0 } else { 0.0 }).collect()
+    gray.iter()
+        .map(|g| if *g > 0.5 { 1.0 } else { 0.0 })
+        .collect()
 }
 
 pub fn saliency(gray: &Gray) -> Map {
@@ -52,10 +60,26 @@ pub fn motion(gray: &Gray, prev: &Gray) -> Map {
     gray.iter().zip(prev).map(|(a, b)| (a - b).abs()).collect()
 }
 
-pub fn fusion(center: Option<&Map>, text: Option<&Map>, saliency: Option<&Map>, motion: Option<&Map>, w: &Weights) -> Map {
-    let len = [center, text, saliency, motion].iter().flatten().map(|m| m.len()).max().unwrap_or(0);
+pub fn fusion(
+    center: Option<&Map>,
+    text: Option<&Map>,
+    saliency: Option<&Map>,
+    motion: Option<&Map>,
+    w: &Weights,
+) -> Map {
+    let len = [center, text, saliency, motion]
+        .iter()
+        .flatten()
+        .map(|m| m.len())
+        .max()
+        .unwrap_or(0);
     let mut out = vec![0.0f32; len];
-    for (map, key) in [(center, "wc"), (text, "wt"), (saliency, "ws"), (motion, "wm")] {
+    for (map, key) in [
+        (center, "wc"),
+        (text, "wt"),
+        (saliency, "ws"),
+        (motion, "wm"),
+    ] {
         let weight = w.get_or_zero(key) as f32;
         match map {
             Some(m) => out.iter_mut().zip(m).for_each(|(o, v)| *o += weight * v),
@@ -73,7 +97,10 @@ pub fn frames(count: usize, len: usize) -> Vec<Frame> {
         .map(|f| {
             (0..len)
                 .map(|i| {
-                    let h = (i as u32).wrapping_mul(2_654_435_761).rotate_left(f as u32 % 13) >> 24;
+                    let h = (i as u32)
+                        .wrapping_mul(2_654_435_761)
+                        .rotate_left(f as u32 % 13)
+                        >> 24;
                     ((i * 3 + f * 7) as u32 % 200 + h % 56) as u8
                 })
                 .collect()

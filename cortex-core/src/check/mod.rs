@@ -115,7 +115,12 @@ fn build_ir(spec: &GraphSpec, r: &Resolved, topo: Vec<u32>) -> GraphIr {
                 NodeKind::ExternalCall
             },
             weight_key: r.node_keys[i],
-            args: r.args[i].iter().flatten().cloned().collect::<Vec<_>>().into(),
+            args: r.args[i]
+                .iter()
+                .flatten()
+                .cloned()
+                .collect::<Vec<_>>()
+                .into(),
             fallible: n.fallible,
             source: n.source.clone().into(),
         })

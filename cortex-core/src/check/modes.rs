@@ -61,7 +61,10 @@ pub(crate) fn check_modes(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
         diags.push(
             Diagnostic::error(
                 Loc::Pipeline,
-                format!("weight key `{}` is used but no mode gives it a value", r.weight_keys[0]),
+                format!(
+                    "weight key `{}` is used but no mode gives it a value",
+                    r.weight_keys[0]
+                ),
             )
             .note("help: declare a mode, e.g. `mode FULL { ws: 1.0 }`"),
         );
@@ -103,9 +106,17 @@ pub(crate) fn check_modes(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
                     .map(|n| n.name.as_str())
                     .collect();
                 diags.push(
-                    Diagnostic::error(Loc::Mode(m), format!("mode `{}` has no weight for `{key}`", mode.name))
-                        .note(format!("note: `{key}` scales node(s) {}", quote_list(&users)))
-                        .note(format!("help: add `{key}: <value>` to the mode (0.0 eliminates those nodes)")),
+                    Diagnostic::error(
+                        Loc::Mode(m),
+                        format!("mode `{}` has no weight for `{key}`", mode.name),
+                    )
+                    .note(format!(
+                        "note: `{key}` scales node(s) {}",
+                        quote_list(&users)
+                    ))
+                    .note(format!(
+                        "help: add `{key}: <value>` to the mode (0.0 eliminates those nodes)"
+                    )),
                 );
             }
         }

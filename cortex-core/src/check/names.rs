@@ -55,7 +55,9 @@ pub(crate) fn declare<'a>(spec: &'a GraphSpec, diags: &mut Diagnostics) -> Names
                         kind_word(endpoint)
                     ),
                 )
-                .note("note: inputs, states and nodes share one namespace; give each a unique name"),
+                .note(
+                    "note: inputs, states and nodes share one namespace; give each a unique name",
+                ),
             ),
             None => {
                 ns.insert(name, endpoint);
@@ -98,7 +100,12 @@ pub(crate) fn resolve_args(
                     ArgSpec::Name(name) => match ns.get(name.as_str()) {
                         Some(&e) => Some(Arg::Value(e)),
                         None => {
-                            diags.push(unknown_name(ns, Loc::NodeArg { node: n, arg: a }, name, "input, state or node"));
+                            diags.push(unknown_name(
+                                ns,
+                                Loc::NodeArg { node: n, arg: a },
+                                name,
+                                "input, state or node",
+                            ));
                             None
                         }
                     },
@@ -113,6 +120,8 @@ pub(crate) fn unknown_name(ns: &Namespace<'_>, loc: Loc, name: &str, what: &str)
     let d = Diagnostic::error(loc, format!("no {what} named `{name}`"));
     match did_you_mean(name, ns.keys().copied()) {
         Some(s) => d.note(format!("help: did you mean `{s}`?")),
-        None => d.note("help: declare it with `input`, `state` or `node` before using it as an argument"),
+        None => d.note(
+            "help: declare it with `input`, `state` or `node` before using it as an argument",
+        ),
     }
 }

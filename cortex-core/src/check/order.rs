@@ -38,7 +38,10 @@ pub(crate) fn topological(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
         }
         cyclic = true;
         let path = cycle_path(&g, &scc);
-        let names: Vec<&str> = path.iter().map(|&i| spec.nodes[i as usize].name.as_str()).collect();
+        let names: Vec<&str> = path
+            .iter()
+            .map(|&i| spec.nodes[i as usize].name.as_str())
+            .collect();
         let start = *path.first().unwrap_or(&scc[0]);
         diags.push(
             Diagnostic::error(
@@ -64,7 +67,8 @@ fn stable_toposort(g: &DiGraphMap<u32, ()>, n: u32) -> Vec<u32> {
     let mut indegree: Vec<usize> = (0..n)
         .map(|id| g.neighbors_directed(id, petgraph::Incoming).count())
         .collect();
-    let mut ready: std::collections::BTreeSet<u32> = (0..n).filter(|&i| indegree[i as usize] == 0).collect();
+    let mut ready: std::collections::BTreeSet<u32> =
+        (0..n).filter(|&i| indegree[i as usize] == 0).collect();
     let mut order = Vec::with_capacity(n as usize);
     while let Some(id) = ready.pop_first() {
         order.push(id);
@@ -86,7 +90,10 @@ fn cycle_path(g: &DiGraphMap<u32, ()>, scc: &[u32]) -> Vec<u32> {
     // Depth-first search for a path back to `start` within the component.
     let mut path = vec![start];
     let mut visited = vec![start];
-    let mut stack = vec![g.neighbors(start).filter(|&x| in_scc(x)).collect::<Vec<_>>()];
+    let mut stack = vec![g
+        .neighbors(start)
+        .filter(|&x| in_scc(x))
+        .collect::<Vec<_>>()];
     while let Some(frontier) = stack.last_mut() {
         match frontier.pop() {
             Some(next) if next == start => return path,

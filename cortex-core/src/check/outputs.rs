@@ -12,7 +12,12 @@ use crate::plan::Plan;
 use crate::spec::GraphSpec;
 
 /// Resolves outputs to nodes.
-pub(crate) fn resolve(spec: &GraphSpec, ns: &Namespace<'_>, r: &mut Resolved, diags: &mut Diagnostics) {
+pub(crate) fn resolve(
+    spec: &GraphSpec,
+    ns: &Namespace<'_>,
+    r: &mut Resolved,
+    diags: &mut Diagnostics,
+) {
     if spec.outputs.is_empty() {
         diags.push(
             Diagnostic::error(Loc::Pipeline, "the pipeline has no outputs")
@@ -60,9 +65,16 @@ pub(crate) fn resolve(spec: &GraphSpec, ns: &Namespace<'_>, r: &mut Resolved, di
 /// mode POWER_SAVE { ws: 0.0 }
 /// output saliency: ScoreMap;   // error: POWER_SAVE eliminates it
 /// ```
-pub(crate) fn check_not_eliminated(spec: &GraphSpec, ir: &GraphIr, plans: &[Plan], diags: &mut Diagnostics) {
+pub(crate) fn check_not_eliminated(
+    spec: &GraphSpec,
+    ir: &GraphIr,
+    plans: &[Plan],
+    diags: &mut Diagnostics,
+) {
     for (o, out) in spec.outputs.iter().enumerate() {
-        let Some(node) = ir.node_id(&out.name) else { continue };
+        let Some(node) = ir.node_id(&out.name) else {
+            continue;
+        };
         let modes: Vec<&str> = plans
             .iter()
             .filter(|p| p.missing_outputs.contains(&node))

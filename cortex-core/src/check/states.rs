@@ -15,7 +15,12 @@ use crate::spec::GraphSpec;
 /// gray -> _prev_gray;
 /// blur -> _prev_gray;    // error: `_prev_gray` is written twice
 /// ```
-pub(crate) fn resolve_writes(spec: &GraphSpec, ns: &Namespace<'_>, r: &mut Resolved, diags: &mut Diagnostics) {
+pub(crate) fn resolve_writes(
+    spec: &GraphSpec,
+    ns: &Namespace<'_>,
+    r: &mut Resolved,
+    diags: &mut Diagnostics,
+) {
     r.writes = spec
         .writes
         .iter()
@@ -105,8 +110,11 @@ pub(crate) fn check_written_and_read(spec: &GraphSpec, r: &Resolved, diags: &mut
             .any(|a| matches!(a, Some(Arg::Value(Endpoint::State(x))) if *x as usize == s));
         if !read {
             diags.push(
-                Diagnostic::error(Loc::State(s), format!("state `{}` is never read", state.name))
-                    .note("help: pass it to a node as an argument, or remove the state and its write"),
+                Diagnostic::error(
+                    Loc::State(s),
+                    format!("state `{}` is never read", state.name),
+                )
+                .note("help: pass it to a node as an argument, or remove the state and its write"),
             );
         }
     }

@@ -23,19 +23,24 @@ pub(crate) fn check_consumed(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnos
     for (i, input) in spec.inputs.iter().enumerate() {
         if !read(Endpoint::Input(i as u32)) {
             diags.push(
-                Diagnostic::error(Loc::Input(i), format!("input `{}` is never used", input.name))
-                    .note("help: pass it to a node, or remove it"),
+                Diagnostic::error(
+                    Loc::Input(i),
+                    format!("input `{}` is never used", input.name),
+                )
+                .note("help: pass it to a node, or remove it"),
             );
         }
     }
     for (n, node) in spec.nodes.iter().enumerate() {
         let id = n as u32;
         let written = r.writes.iter().flatten().any(|&(from, _)| from == id);
-        let returned = r.outputs.iter().any(|&o| o == Some(id));
+        let returned = r.outputs.contains(&Some(id));
         if !read(Endpoint::Node(id)) && !written && !returned {
             diags.push(
                 Diagnostic::error(Loc::Node(n), format!("node `{}` is never used", node.name))
-                    .note("help: pass it to another node, write it to a state, or add it to `output`"),
+                    .note(
+                        "help: pass it to another node, write it to a state, or add it to `output`",
+                    ),
             );
         }
     }
@@ -54,9 +59,12 @@ pub(crate) fn check_reaches_output(spec: &GraphSpec, ir: &GraphIr, diags: &mut D
     for e in full.eliminated.iter() {
         let name = &spec.nodes[e.node as usize].name;
         diags.push(
-            Diagnostic::error(Loc::Node(e.node as usize), format!("node `{name}` does not contribute to any output"))
-                .note("note: it is used only by nodes, or through states, that no output depends on")
-                .note("help: add it (or what it feeds) to `output`, or remove it"),
+            Diagnostic::error(
+                Loc::Node(e.node as usize),
+                format!("node `{name}` does not contribute to any output"),
+            )
+            .note("note: it is used only by nodes, or through states, that no output depends on")
+            .note("help: add it (or what it feeds) to `output`, or remove it"),
         );
     }
 }
