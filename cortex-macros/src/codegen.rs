@@ -10,7 +10,7 @@ use quote::{format_ident, quote, quote_spanned};
 
 use crate::ast::PipelineAst;
 use crate::consts;
-use crate::names::{local, variant_name, ItemNames};
+use crate::names::{input_params, local, output_fields, variant_name, ItemNames};
 
 /// Zero patterns are precomputed as `const` plans up to this many weight
 /// keys (2^8 = 256 plans); beyond, plans are computed once per pattern at
@@ -63,31 +63,8 @@ pub fn generate(cx: &Input<'_>) -> TokenStream {
 
     // Validation resolved every output, so the IR's outputs are the declared
     // ones, in order.
-    let output_fields = ast.outputs.iter().map(|d| {
-        let (name, ty) = (&d.name, &d.ty);
-        if d.optional {
-            quote!(#[doc = "Absent when the plan eliminates it."] pub #name: ::core::option::Option<#ty>)
-        } else {
-            quote!(pub #name: #ty)
-        }
-    });
-
-    let params: Vec<TokenStream> = ast
-        .inputs
-        .iter()
-        .map(|i| {
-            let (name, ty) = (local(&i.name.to_string(), i.name.span()), &i.ty);
-            quote!(#name: &#ty)
-        })
-        .collect();
-    let param_names: Vec<proc_macro2::Ident> = ast
-        .inputs
-        .iter()
-        .map(|i| local(&i.name.to_string(), i.name.span()))
-        .collect();
-
-    let params_decl = quote!(#(#params),*);
-    let param_list = quote!(#(#param_names),*);
+    let output_fields = output_fields(ast);
+    let (params_decl, param_list) = input_params(ast);
 
     // Modes.
     let variants: Vec<proc_macro2::Ident> = ir

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::ast::PipelineAst;
-use crate::names::{local, variant_name, ItemNames};
+use crate::names::{input_params, output_fields, variant_name, ItemNames};
 
 /// The pipeline's items with bodies that are never run.
 pub fn generate(ast: &PipelineAst) -> TokenStream {
@@ -27,22 +27,8 @@ pub fn generate(ast: &PipelineAst) -> TokenStream {
         let (name, ty) = (&s.name, &s.ty);
         quote!(pub #name: #ty)
     });
-    let outputs = ast.outputs.iter().map(|o| {
-        let (name, ty) = (&o.name, &o.ty);
-        if o.optional {
-            quote!(pub #name: ::core::option::Option<#ty>)
-        } else {
-            quote!(pub #name: #ty)
-        }
-    });
-    let params: Vec<TokenStream> = ast
-        .inputs
-        .iter()
-        .map(|i| {
-            let (name, ty) = (local(&i.name.to_string(), i.name.span()), &i.ty);
-            quote!(#name: &#ty)
-        })
-        .collect();
+    let outputs = output_fields(ast);
+    let (params, _) = input_params(ast);
     quote! {
         #(#attrs)*
         #vis struct #pipeline { state: #state_ty }
@@ -63,10 +49,10 @@ pub fn generate(ast: &PipelineAst) -> TokenStream {
             pub fn new() -> Self { ::core::unimplemented!() }
             pub fn state(&self) -> &#state_ty { &self.state }
             pub fn reset(&mut self) {}
-            pub fn run(&mut self, mode: #mode_ty, #(#params),*) -> ::core::result::Result<#outputs_ty, ::cortex::PipelineError> { ::core::unimplemented!() }
-            pub fn run_observed<__O: ::cortex::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #(#params),*) -> ::core::result::Result<#outputs_ty, ::cortex::PipelineError> { ::core::unimplemented!() }
-            pub fn run_weights(&mut self, weights: &::cortex::Weights, #(#params),*) -> ::core::result::Result<#outputs_ty, ::cortex::PipelineError> { ::core::unimplemented!() }
-            pub fn run_weights_observed<__O: ::cortex::Observer>(&mut self, weights: &::cortex::Weights, observer: &mut __O, #(#params),*) -> ::core::result::Result<#outputs_ty, ::cortex::PipelineError> { ::core::unimplemented!() }
+            pub fn run(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, ::cortex::PipelineError> { ::core::unimplemented!() }
+            pub fn run_observed<__O: ::cortex::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, ::cortex::PipelineError> { ::core::unimplemented!() }
+            pub fn run_weights(&mut self, weights: &::cortex::Weights, #params) -> ::core::result::Result<#outputs_ty, ::cortex::PipelineError> { ::core::unimplemented!() }
+            pub fn run_weights_observed<__O: ::cortex::Observer>(&mut self, weights: &::cortex::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, ::cortex::PipelineError> { ::core::unimplemented!() }
         }
         impl ::core::default::Default for #pipeline {
             fn default() -> Self { Self::new() }

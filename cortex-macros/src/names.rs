@@ -72,3 +72,35 @@ pub fn variant_collisions(ast: &crate::ast::PipelineAst) -> Vec<syn::Error> {
     }
     errors
 }
+
+/// The `run` parameters `name: &Type` of the pipeline's inputs, and their
+/// names for forwarding calls (shared by the real items and the fallback).
+pub fn input_params(
+    ast: &crate::ast::PipelineAst,
+) -> (proc_macro2::TokenStream, proc_macro2::TokenStream) {
+    let names: Vec<Ident> = ast
+        .inputs
+        .iter()
+        .map(|i| local(&i.name.to_string(), i.name.span()))
+        .collect();
+    let types = ast.inputs.iter().map(|i| &i.ty);
+    (
+        quote::quote!(#(#names: &#types),*),
+        quote::quote!(#(#names),*),
+    )
+}
+
+/// The fields of the outputs struct; optional outputs are `Option`s.
+pub fn output_fields(ast: &crate::ast::PipelineAst) -> Vec<proc_macro2::TokenStream> {
+    ast.outputs
+        .iter()
+        .map(|d| {
+            let (name, ty) = (&d.name, &d.ty);
+            if d.optional {
+                quote::quote!(#[doc = "Absent when the plan eliminates it."] pub #name: ::core::option::Option<#ty>)
+            } else {
+                quote::quote!(pub #name: #ty)
+            }
+        })
+        .collect()
+}
