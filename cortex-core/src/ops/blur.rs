@@ -88,7 +88,11 @@ pub fn laplacian_variance(gray: &GrayImage) -> Result<f64, OpsError> {
         let up = reflect101(y as isize - 1, h);
         let down = reflect101(y as isize + 1, h);
         let row = &px[y * w..(y + 1) * w];
-        let (s, q) = laplacian_row_sums(&px[up * w..(up + 1) * w], row, &px[down * w..(down + 1) * w]);
+        let (s, q) = laplacian_row_sums(
+            &px[up * w..(up + 1) * w],
+            row,
+            &px[down * w..(down + 1) * w],
+        );
         sum += s;
         sum_sq += q;
     }
@@ -102,7 +106,8 @@ fn laplacian_row_sums(up: &[u8], row: &[u8], down: &[u8]) -> (i64, u64) {
     let w = row.len();
     let at = |x: isize| i32::from(row[reflect101(x, w)]);
     let lap = |x: usize| {
-        i32::from(up[x]) + i32::from(down[x]) + at(x as isize - 1) + at(x as isize + 1) - 4 * i32::from(row[x])
+        i32::from(up[x]) + i32::from(down[x]) + at(x as isize - 1) + at(x as isize + 1)
+            - 4 * i32::from(row[x])
     };
     // The two border columns by the general formula, the interior by the
     // vectorized loop.
@@ -165,7 +170,12 @@ mod tests {
         for y in 0..h {
             for x in 0..w {
                 let p = |dy: isize, dx: isize| {
-                    f64::from(img[[reflect101(y as isize + dy, h), reflect101(x as isize + dx, w)]])
+                    f64::from(
+                        img[[
+                            reflect101(y as isize + dy, h),
+                            reflect101(x as isize + dx, w),
+                        ]],
+                    )
                 };
                 v.push(p(-1, 0) + p(1, 0) + p(0, -1) + p(0, 1) - 4.0 * p(0, 0));
             }
@@ -186,7 +196,10 @@ mod tests {
                 });
                 let got = laplacian_variance(&img).unwrap();
                 let want = brute(&img);
-                assert!((got - want).abs() <= 1e-9 * want.max(1.0), "{h}x{w}: {got} vs {want}");
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.max(1.0),
+                    "{h}x{w}: {got} vs {want}"
+                );
             }
         }
     }
@@ -196,7 +209,9 @@ mod tests {
         let r = blur_detector(&GrayImage::from_elem((5, 5), 7)).unwrap();
         assert_eq!(r.variance, 0.0);
         assert!(r.is_blurry);
-        let bad = BlurParams { threshold: f64::NAN };
+        let bad = BlurParams {
+            threshold: f64::NAN,
+        };
         assert!(blur_detector_with(&GrayImage::zeros((5, 5)), &bad).is_err());
         assert!(blur_detector(&GrayImage::zeros((0, 5))).is_err());
     }

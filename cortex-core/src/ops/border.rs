@@ -49,7 +49,11 @@ pub(crate) fn contiguous<T: Clone>(img: ArrayView2<'_, T>) -> Cow<'_, [T]> {
 
 /// Makes `out` a standard-layout `rows × cols` array, reallocating only when its
 /// shape or layout differs, and returns its pixels as one mutable slice.
-pub(crate) fn prepare_out<T: Clone + Default>(out: &mut Array2<T>, rows: usize, cols: usize) -> &mut [T] {
+pub(crate) fn prepare_out<T: Clone + Default>(
+    out: &mut Array2<T>,
+    rows: usize,
+    cols: usize,
+) -> &mut [T] {
     if out.dim() != (rows, cols) || !out.is_standard_layout() {
         *out = Array2::default((rows, cols));
     }

@@ -63,7 +63,11 @@ pub fn center_crop_with(gray: &GrayImage, params: &CenterParams) -> Result<Score
 ///
 /// # Errors
 /// As [`center_crop_with`].
-pub fn center_crop_into(gray: &GrayImage, params: &CenterParams, out: &mut ScoreMap) -> Result<(), OpsError> {
+pub fn center_crop_into(
+    gray: &GrayImage,
+    params: &CenterParams,
+    out: &mut ScoreMap,
+) -> Result<(), OpsError> {
     center_prior_into(gray.nrows(), gray.ncols(), params, out)
 }
 
@@ -79,7 +83,12 @@ pub fn center_crop_into(gray: &GrayImage, params: &CenterParams, out: &mut Score
 ///
 /// # Errors
 /// [`OpsError::Empty`] for a zero side, [`OpsError::InvalidParam`] for a bad σ.
-pub fn center_prior_into(height: usize, width: usize, params: &CenterParams, out: &mut ScoreMap) -> Result<(), OpsError> {
+pub fn center_prior_into(
+    height: usize,
+    width: usize,
+    params: &CenterParams,
+    out: &mut ScoreMap,
+) -> Result<(), OpsError> {
     params.validate()?;
     check_nonempty("gray", height, width)?;
     let dst = prepare_out(out, height, width);
@@ -135,7 +144,10 @@ mod tests {
     #[test]
     fn rejects_bad_input() {
         assert!(center_crop(&GrayImage::zeros((0, 3))).is_err());
-        let p = CenterParams { sigma_x: 0.0, sigma_y: 0.25 };
+        let p = CenterParams {
+            sigma_x: 0.0,
+            sigma_y: 0.25,
+        };
         assert!(center_crop_with(&GrayImage::zeros((3, 3)), &p).is_err());
     }
 }

@@ -110,7 +110,11 @@ pub fn encode_roi(frame: &RgbFrame, score: &ScoreMap) -> Result<EncodedRoi, OpsE
 /// (score map not sized like the frame), [`OpsError::InvalidParam`] (bad
 /// parameters, or a score map without any finite value),
 /// [`OpsError::Encode`] if the JPEG encoder fails.
-pub fn encode_roi_with(frame: &RgbFrame, score: &ScoreMap, params: &EncoderParams) -> Result<EncodedRoi, OpsError> {
+pub fn encode_roi_with(
+    frame: &RgbFrame,
+    score: &ScoreMap,
+    params: &EncoderParams,
+) -> Result<EncodedRoi, OpsError> {
     let mut out = EncodedRoi::default();
     encode_roi_into(frame, score, params, &mut out)?;
     Ok(out)
@@ -122,7 +126,12 @@ pub fn encode_roi_with(frame: &RgbFrame, score: &ScoreMap, params: &EncoderParam
 ///
 /// # Errors
 /// As [`encode_roi_with`].
-pub fn encode_roi_into(frame: &RgbFrame, score: &ScoreMap, params: &EncoderParams, out: &mut EncodedRoi) -> Result<(), OpsError> {
+pub fn encode_roi_into(
+    frame: &RgbFrame,
+    score: &ScoreMap,
+    params: &EncoderParams,
+    out: &mut EncodedRoi,
+) -> Result<(), OpsError> {
     params.validate()?;
     let (h, w, c) = frame.dim();
     if c != 3 {
@@ -167,7 +176,8 @@ pub fn encode_roi_into(frame: &RgbFrame, score: &ScoreMap, params: &EncoderParam
             }
         }
         out.jpeg.clear();
-        let mut enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out.jpeg, params.quality);
+        let mut enc =
+            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out.jpeg, params.quality);
         let (cw, ch) = (dim_u32(bbox.width)?, dim_u32(bbox.height)?);
         enc.encode(crop, cw, ch, image::ExtendedColorType::Rgb8)
             .map_err(|e| OpsError::Encode(e.to_string()))
@@ -178,7 +188,8 @@ pub fn encode_roi_into(frame: &RgbFrame, score: &ScoreMap, params: &EncoderParam
 }
 
 fn dim_u32(v: usize) -> Result<u32, OpsError> {
-    u32::try_from(v).map_err(|_| OpsError::Encode(format!("side of {v} pixels is too large for JPEG")))
+    u32::try_from(v)
+        .map_err(|_| OpsError::Encode(format!("side of {v} pixels is too large for JPEG")))
 }
 
 /// The ROI of a score map: the bounding box of the 4-connected region of
@@ -307,10 +318,23 @@ mod tests {
         s[[45, 130]] = 1.0;
         // A disconnected blob above threshold is not part of the region.
         s[[5, 5]] = 0.9;
-        let p = EncoderParams { margin: 0, min_width: 1, min_height: 1, ..Default::default() };
+        let p = EncoderParams {
+            margin: 0,
+            min_width: 1,
+            min_height: 1,
+            ..Default::default()
+        };
         let (b, peak) = select_roi(&s, &p).unwrap();
         assert_eq!(peak, 1.0);
-        assert_eq!(b, BBox { x: 120, y: 40, width: 30, height: 10 });
+        assert_eq!(
+            b,
+            BBox {
+                x: 120,
+                y: 40,
+                width: 30,
+                height: 10
+            }
+        );
         let (b, _) = select_roi(&s, &EncoderParams::default()).unwrap();
         assert_eq!((b.width, b.height), (64, 64));
         assert!(b.x <= 120 && b.x + b.width >= 150 && b.y <= 40 && b.y + b.height >= 50);
@@ -326,11 +350,22 @@ mod tests {
     #[test]
     fn bad_input() {
         let f = RgbFrame::zeros((10, 10, 3));
-        assert!(matches!(encode_roi(&f, &ScoreMap::zeros((10, 11))), Err(OpsError::SizeMismatch { .. })));
+        assert!(matches!(
+            encode_roi(&f, &ScoreMap::zeros((10, 11))),
+            Err(OpsError::SizeMismatch { .. })
+        ));
         assert!(encode_roi(&f, &ScoreMap::from_elem((10, 10), f32::NAN)).is_err());
         assert!(encode_roi(&RgbFrame::zeros((0, 10, 3)), &ScoreMap::zeros((0, 10))).is_err());
         let z = encode_roi(&f, &ScoreMap::zeros((10, 10))).unwrap();
-        assert_eq!(z.bbox, BBox { x: 0, y: 0, width: 10, height: 10 });
+        assert_eq!(
+            z.bbox,
+            BBox {
+                x: 0,
+                y: 0,
+                width: 10,
+                height: 10
+            }
+        );
         assert!(z.byte_size() > 0);
     }
 }

@@ -55,7 +55,12 @@ pub fn score_fusion_into(
         }
         *slot = v as f32;
     }
-    let terms = [(center, w[0]), (text, w[1]), (saliency, w[2]), (motion, w[3])];
+    let terms = [
+        (center, w[0]),
+        (text, w[1]),
+        (saliency, w[2]),
+        (motion, w[3]),
+    ];
     fuse_into(&terms, out)
 }
 
@@ -109,7 +114,12 @@ pub fn fuse_into(terms: &[(Option<&ScoreMap>, f32)], out: &mut ScoreMap) -> Resu
     };
     super::border::check_nonempty("score map", h, w)?;
     let dst = prepare_out(out, h, w);
-    let live = || terms.iter().filter(|&&(_, wt)| wt != 0.0).filter_map(|&(m, wt)| m.map(|m| (m, wt)));
+    let live = || {
+        terms
+            .iter()
+            .filter(|&&(_, wt)| wt != 0.0)
+            .filter_map(|&(m, wt)| m.map(|m| (m, wt)))
+    };
     if live().all(|(m, _)| m.is_standard_layout()) {
         // Blocks keep the partial sums in L1 while every term is added in
         // order: one write of the output instead of one pass per term.
@@ -128,12 +138,16 @@ pub fn fuse_into(terms: &[(Option<&ScoreMap>, f32)], out: &mut ScoreMap) -> Resu
         // ndarray's layout-aware zip. Each pixel still sums the same terms in
         // the same order, so the bits are the same as on the fast path.
         dst.fill(0.0);
-        let mut view = ndarray::ArrayViewMut2::from_shape((h, w), dst).map_err(|e| OpsError::InvalidParam {
-            name: "out",
-            reason: e.to_string(),
+        let mut view = ndarray::ArrayViewMut2::from_shape((h, w), dst).map_err(|e| {
+            OpsError::InvalidParam {
+                name: "out",
+                reason: e.to_string(),
+            }
         })?;
         for (m, wt) in live() {
-            ndarray::Zip::from(&mut view).and(m).for_each(|a, &v| *a += wt * v);
+            ndarray::Zip::from(&mut view)
+                .and(m)
+                .for_each(|a, &v| *a += wt * v);
         }
     }
     Ok(())

@@ -5,13 +5,14 @@ use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, RgbFrame};
 
 // `cv::cvtColor(COLOR_RGB2GRAY)` on 8-bit data: 0.299 R + 0.587 G + 0.114 B in
-// 14-bit fixed point (OpenCV's `R2Y`, `G2Y`, `B2Y`, `yuv_shift`), rounded by
-// adding half before the shift. Using the same integers makes the result
-// bit-exact with OpenCV rather than merely within ±1.
-const R2Y: u32 = 4899;
-const G2Y: u32 = 9617;
-const B2Y: u32 = 1868;
-const SHIFT: u32 = 14;
+// 15-bit fixed point (OpenCV's `RY15`, `GY15`, `BY15`, `gray_shift`; not the
+// 14-bit `yuv_shift` weights of its YUV conversions), rounded by adding half
+// before the shift. Using the same integers makes the result bit-exact with
+// OpenCV rather than merely within ±1.
+const R2Y: u32 = 9798;
+const G2Y: u32 = 19235;
+const B2Y: u32 = 3735;
+const SHIFT: u32 = 15;
 const HALF: u32 = 1 << (SHIFT - 1);
 
 /// Converts an RGB frame to 8-bit gray (BT.601 luma, as OpenCV's `cvtColor`).
@@ -51,7 +52,7 @@ pub fn to_gray_into(frame: &RgbFrame, out: &mut GrayImage) -> Result<(), OpsErro
 
 #[inline(always)]
 fn luma(r: u8, g: u8, b: u8) -> u8 {
-    // The weights sum to 2^14, so the result is at most 255: the cast is exact.
+    // The weights sum to 2^15, so the result is at most 255: the cast is exact.
     ((u32::from(r) * R2Y + u32::from(g) * G2Y + u32::from(b) * B2Y + HALF) >> SHIFT) as u8
 }
 
@@ -93,7 +94,13 @@ mod tests {
 
     #[test]
     fn bad_input() {
-        assert!(matches!(to_gray(&RgbFrame::zeros((0, 4, 3))), Err(OpsError::Empty { .. })));
-        assert_eq!(to_gray(&RgbFrame::zeros((2, 2, 4))), Err(OpsError::Channels(4)));
+        assert!(matches!(
+            to_gray(&RgbFrame::zeros((0, 4, 3))),
+            Err(OpsError::Empty { .. })
+        ));
+        assert_eq!(
+            to_gray(&RgbFrame::zeros((2, 2, 4))),
+            Err(OpsError::Channels(4))
+        );
     }
 }

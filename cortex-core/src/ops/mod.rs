@@ -24,10 +24,19 @@ pub mod ssim;
 pub use types::{GrayImage, OpsError, RgbFrame, ScoreMap};
 
 pub use blur::{blur_detector, blur_detector_with, laplacian_variance, BlurParams, BlurReport};
-pub use center::{center_crop, center_crop_into, center_crop_with, center_prior_into, CenterParams};
-pub use encoder::{encode_roi, encode_roi_into, encode_roi_with, select_roi, BBox, EncodedRoi, EncoderParams};
+pub use center::{
+    center_crop, center_crop_into, center_crop_with, center_prior_into, CenterParams,
+};
+pub use encoder::{
+    encode_roi, encode_roi_into, encode_roi_with, select_roi, BBox, EncodedRoi, EncoderParams,
+};
 pub use fusion::{fuse_into, score_fusion, score_fusion_into, FUSION_KEYS};
 pub use gray::{to_gray, to_gray_into};
 pub use motion::{motion_map, motion_map_into, motion_map_with, MotionParams};
-pub use saliency::{saliency_dft, saliency_dft_into, saliency_dft_with, SaliencyParams, SpectralResidual};
-pub use ssim::{scene_change, scene_change_with, ssim, ssim_with, SceneChange, SceneParams, SsimScratch, SsimVariant};
+pub use saliency::{
+    saliency_dft, saliency_dft_into, saliency_dft_with, SaliencyParams, SpectralResidual,
+};
+pub use ssim::{
+    scene_change, scene_change_with, ssim, ssim_with, SceneChange, SceneParams, SsimScratch,
+    SsimVariant,
+};

@@ -17,7 +17,10 @@ pub struct MotionParams {
 
 impl Default for MotionParams {
     fn default() -> Self {
-        MotionParams { grid_w: 16, grid_h: 12 }
+        MotionParams {
+            grid_w: 16,
+            grid_h: 12,
+        }
     }
 }
 
@@ -68,7 +71,11 @@ pub fn motion_map(cur: &GrayImage, prev: &GrayImage) -> Result<ScoreMap, OpsErro
 /// # Errors
 /// [`OpsError::Empty`] for an empty `cur`; [`OpsError::InvalidParam`] for a
 /// zero grid side.
-pub fn motion_map_with(cur: &GrayImage, prev: &GrayImage, params: &MotionParams) -> Result<ScoreMap, OpsError> {
+pub fn motion_map_with(
+    cur: &GrayImage,
+    prev: &GrayImage,
+    params: &MotionParams,
+) -> Result<ScoreMap, OpsError> {
     let mut out = ScoreMap::zeros((0, 0));
     motion_map_into(cur, prev, params, &mut out)?;
     Ok(out)
@@ -79,7 +86,12 @@ pub fn motion_map_with(cur: &GrayImage, prev: &GrayImage, params: &MotionParams)
 ///
 /// # Errors
 /// As [`motion_map_with`].
-pub fn motion_map_into(cur: &GrayImage, prev: &GrayImage, params: &MotionParams, out: &mut ScoreMap) -> Result<(), OpsError> {
+pub fn motion_map_into(
+    cur: &GrayImage,
+    prev: &GrayImage,
+    params: &MotionParams,
+    out: &mut ScoreMap,
+) -> Result<(), OpsError> {
     params.validate()?;
     let (h, w) = cur.dim();
     check_nonempty("cur", h, w)?;
@@ -184,7 +196,13 @@ fn area_tab(ssize: usize, dsize: usize, tab: &mut Vec<(usize, usize, f64)>) {
 }
 
 /// General cell sizes: exact area weights, `f64` accumulation.
-fn pool_area(a: &[u8], b: &[u8], (h, w): (usize, usize), (gh, gw): (usize, usize), s: &mut Scratch) {
+fn pool_area(
+    a: &[u8],
+    b: &[u8],
+    (h, w): (usize, usize),
+    (gh, gw): (usize, usize),
+    s: &mut Scratch,
+) {
     area_tab(w, gw, &mut s.xtab);
     area_tab(h, gh, &mut s.ytab);
     s.col_f64.clear();
@@ -219,7 +237,12 @@ fn pool_area(a: &[u8], b: &[u8], (h, w): (usize, usize), (gh, gw): (usize, usize
 /// `INTER_NEAREST` index rule `min(floor(x · (1 / (w / gw))), gw − 1)`
 /// evaluated in the same `f64` operations so that the cell borders fall on
 /// the same pixels.
-fn upsample_nearest(cells: &[f32], (gh, gw): (usize, usize), (h, w): (usize, usize), out: &mut [f32]) {
+fn upsample_nearest(
+    cells: &[f32],
+    (gh, gw): (usize, usize),
+    (h, w): (usize, usize),
+    out: &mut [f32],
+) {
     let ifx = 1.0 / (w as f64 / gw as f64);
     let ify = 1.0 / (h as f64 / gh as f64);
     let mut last_cy = usize::MAX;
@@ -254,12 +277,14 @@ mod tests {
             for cx in 0..gw {
                 let mut acc = 0.0;
                 for y in 0..h {
-                    let oy = ((y + 1) as f64).min((cy + 1) as f64 * sy) - (y as f64).max(cy as f64 * sy);
+                    let oy =
+                        ((y + 1) as f64).min((cy + 1) as f64 * sy) - (y as f64).max(cy as f64 * sy);
                     if oy <= 0.0 {
                         continue;
                     }
                     for x in 0..w {
-                        let ox = ((x + 1) as f64).min((cx + 1) as f64 * sx) - (x as f64).max(cx as f64 * sx);
+                        let ox = ((x + 1) as f64).min((cx + 1) as f64 * sx)
+                            - (x as f64).max(cx as f64 * sx);
                         if ox > 0.0 {
                             acc += oy * ox * f64::from(cur[[y, x]].abs_diff(prev[[y, x]]));
                         }
@@ -278,15 +303,30 @@ mod tests {
             seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             (seed >> 24) as u8
         };
-        for &(h, w, gh, gw) in &[(24, 32, 12, 16), (25, 37, 12, 16), (7, 5, 3, 2), (13, 61, 4, 9)] {
+        for &(h, w, gh, gw) in &[
+            (24, 32, 12, 16),
+            (25, 37, 12, 16),
+            (7, 5, 3, 2),
+            (13, 61, 4, 9),
+        ] {
             let cur = GrayImage::from_shape_fn((h, w), |_| rnd());
             let prev = GrayImage::from_shape_fn((h, w), |_| rnd());
-            let m = motion_map_with(&cur, &prev, &MotionParams { grid_w: gw, grid_h: gh }).unwrap();
+            let m = motion_map_with(
+                &cur,
+                &prev,
+                &MotionParams {
+                    grid_w: gw,
+                    grid_h: gh,
+                },
+            )
+            .unwrap();
             let want = brute(&cur, &prev, gh, gw);
             for y in 0..h {
                 for x in 0..w {
-                    let cy = ((y as f64 * (1.0 / (h as f64 / gh as f64))).floor() as usize).min(gh - 1);
-                    let cx = ((x as f64 * (1.0 / (w as f64 / gw as f64))).floor() as usize).min(gw - 1);
+                    let cy =
+                        ((y as f64 * (1.0 / (h as f64 / gh as f64))).floor() as usize).min(gh - 1);
+                    let cx =
+                        ((x as f64 * (1.0 / (w as f64 / gw as f64))).floor() as usize).min(gw - 1);
                     let d = (f64::from(m[[y, x]]) - want[cy * gw + cx]).abs();
                     assert!(d <= 1e-6, "{h}x{w} grid {gh}x{gw} at ({y},{x}): off by {d}");
                 }

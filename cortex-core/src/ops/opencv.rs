@@ -26,10 +26,14 @@ fn dim_i32(v: usize, what: &'static str) -> Result<i32, OpsError> {
     })
 }
 
-fn std_layout<'a, T>(img: &'a ndarray::ArrayRef<T, ndarray::Ix2>, what: &'static str) -> Result<&'a [T], OpsError> {
+fn std_layout<'a, T>(
+    img: &'a ndarray::ArrayRef<T, ndarray::Ix2>,
+    what: &'static str,
+) -> Result<&'a [T], OpsError> {
     img.as_slice().ok_or(OpsError::InvalidParam {
         name: what,
-        reason: "must be in standard (row-major, contiguous) layout to be shared with OpenCV".into(),
+        reason: "must be in standard (row-major, contiguous) layout to be shared with OpenCV"
+            .into(),
     })
 }
 
@@ -41,7 +45,8 @@ fn std_layout<'a, T>(img: &'a ndarray::ArrayRef<T, ndarray::Ix2>, what: &'static
 pub fn gray_as_mat(img: &GrayImage) -> Result<BoxedRef<'_, Mat>, OpsError> {
     let (h, w) = img.dim();
     let data = std_layout(img, "gray")?;
-    Mat::new_rows_cols_with_data::<u8>(dim_i32(h, "height")?, dim_i32(w, "width")?, data).map_err(cv_err)
+    Mat::new_rows_cols_with_data::<u8>(dim_i32(h, "height")?, dim_i32(w, "width")?, data)
+        .map_err(cv_err)
 }
 
 /// A `CV_32FC1` `Mat` header over the values of `map` (no copy).
@@ -51,7 +56,8 @@ pub fn gray_as_mat(img: &GrayImage) -> Result<BoxedRef<'_, Mat>, OpsError> {
 pub fn score_as_mat(map: &ScoreMap) -> Result<BoxedRef<'_, Mat>, OpsError> {
     let (h, w) = map.dim();
     let data = std_layout(map, "score map")?;
-    Mat::new_rows_cols_with_data::<f32>(dim_i32(h, "height")?, dim_i32(w, "width")?, data).map_err(cv_err)
+    Mat::new_rows_cols_with_data::<f32>(dim_i32(h, "height")?, dim_i32(w, "width")?, data)
+        .map_err(cv_err)
 }
 
 /// A `CV_8UC3` `Mat` header over the pixels of `frame` (no copy; channel
@@ -68,13 +74,18 @@ pub fn rgb_as_mat(frame: &RgbFrame) -> Result<BoxedRef<'_, Mat>, OpsError> {
         name: "frame",
         reason: "must be in standard layout to be shared with OpenCV".into(),
     })?;
-    Mat::new_rows_cols_with_bytes::<Vec3b>(dim_i32(h, "height")?, dim_i32(w, "width")?, data).map_err(cv_err)
+    Mat::new_rows_cols_with_bytes::<Vec3b>(dim_i32(h, "height")?, dim_i32(w, "width")?, data)
+        .map_err(cv_err)
 }
 
 fn mat_to_array<T: core::DataType + Copy + Default>(m: &Mat) -> Result<Array2<T>, OpsError> {
     let (h, w) = (m.rows().max(0) as usize, m.cols().max(0) as usize);
     if m.typ() != T::opencv_type() {
-        return Err(OpsError::OpenCv(format!("unexpected Mat type {} (want {})", m.typ(), T::opencv_type())));
+        return Err(OpsError::OpenCv(format!(
+            "unexpected Mat type {} (want {})",
+            m.typ(),
+            T::opencv_type()
+        )));
     }
     let mut out = Array2::<T>::default((h, w));
     if h == 0 || w == 0 {
@@ -139,7 +150,16 @@ pub fn laplacian_variance(gray: &GrayImage) -> Result<f64, OpsError> {
     check_gray("gray", gray)?;
     let src = gray_as_mat(gray)?;
     let mut lap = Mat::default();
-    imgproc::laplacian(&src, &mut lap, core::CV_64F, 1, 1.0, 0.0, core::BORDER_DEFAULT).map_err(cv_err)?;
+    imgproc::laplacian(
+        &src,
+        &mut lap,
+        core::CV_64F,
+        1,
+        1.0,
+        0.0,
+        core::BORDER_DEFAULT,
+    )
+    .map_err(cv_err)?;
     let mut mean = Mat::default();
     let mut stddev = Mat::default();
     core::mean_std_dev(&lap, &mut mean, &mut stddev, &core::no_array()).map_err(cv_err)?;
@@ -177,7 +197,8 @@ pub fn ssim(a: &GrayImage, b: &GrayImage) -> Result<f64, OpsError> {
     }
     let ma = gray_as_mat(a)?;
     let mb = gray_as_mat(b)?;
-    let s: Scalar = quality::QualitySSIM::compute(&ma, &mb, &mut core::no_array()).map_err(cv_err)?;
+    let s: Scalar =
+        quality::QualitySSIM::compute(&ma, &mb, &mut core::no_array()).map_err(cv_err)?;
     Ok(s[0])
 }
 
@@ -187,7 +208,11 @@ pub fn ssim(a: &GrayImage, b: &GrayImage) -> Result<f64, OpsError> {
 ///
 /// # Errors
 /// Empty `cur`, a bad threshold, the scikit-image variant, or OpenCV's error.
-pub fn scene_change(cur: &GrayImage, prev: &GrayImage, params: &SceneParams) -> Result<SceneChange, OpsError> {
+pub fn scene_change(
+    cur: &GrayImage,
+    prev: &GrayImage,
+    params: &SceneParams,
+) -> Result<SceneChange, OpsError> {
     params.validate()?;
     check_gray("cur", cur)?;
     if params.variant != SsimVariant::Gaussian {
@@ -218,21 +243,26 @@ pub fn saliency_dft(gray: &GrayImage) -> Result<ScoreMap, OpsError> {
     let src = gray_as_mat(gray)?;
     let mut sr = saliency::StaticSaliencySpectralResidual::create().map_err(cv_err)?;
     let mut out = Mat::default();
-    saliency::StaticSaliencySpectralResidualTrait::compute_saliency(&mut sr, &src, &mut out).map_err(cv_err)?;
+    saliency::StaticSaliencySpectralResidualTrait::compute_saliency(&mut sr, &src, &mut out)
+        .map_err(cv_err)?;
     mat_to_score(&out)
 }
 
-/// `cv::resize(gray, 64×64 (or `size`), INTER_LINEAR)`: the first step of the
-/// spectral residual, exposed to pin the fixed-point resize.
+/// `cv::resize(gray, (width, height), INTER_LINEAR_EXACT)`: the first step of
+/// the spectral residual, exposed to pin the fixed-point resize.
 ///
 /// # Errors
 /// [`OpsError::Empty`] or OpenCV's error.
-pub fn resize_linear_u8(gray: &GrayImage, height: usize, width: usize) -> Result<GrayImage, OpsError> {
+pub fn resize_linear_exact_u8(
+    gray: &GrayImage,
+    height: usize,
+    width: usize,
+) -> Result<GrayImage, OpsError> {
     check_gray("gray", gray)?;
     let src = gray_as_mat(gray)?;
     let mut dst = Mat::default();
     let size = Size::new(dim_i32(width, "width")?, dim_i32(height, "height")?);
-    imgproc::resize(&src, &mut dst, size, 0.0, 0.0, imgproc::INTER_LINEAR).map_err(cv_err)?;
+    imgproc::resize(&src, &mut dst, size, 0.0, 0.0, imgproc::INTER_LINEAR_EXACT).map_err(cv_err)?;
     mat_to_gray(&dst)
 }
 
@@ -240,7 +270,11 @@ pub fn resize_linear_u8(gray: &GrayImage, height: usize, width: usize) -> Result
 ///
 /// # Errors
 /// Empty map or OpenCV's error.
-pub fn resize_linear_f32(map: &ScoreMap, height: usize, width: usize) -> Result<ScoreMap, OpsError> {
+pub fn resize_linear_f32(
+    map: &ScoreMap,
+    height: usize,
+    width: usize,
+) -> Result<ScoreMap, OpsError> {
     super::border::check_nonempty("map", map.nrows(), map.ncols())?;
     let src = score_as_mat(map)?;
     let mut dst = Mat::default();
@@ -249,13 +283,17 @@ pub fn resize_linear_f32(map: &ScoreMap, height: usize, width: usize) -> Result<
     mat_to_score(&dst)
 }
 
-/// Motion map: `cv::absdiff`, to `f32` in `[0, 1]`, `cv::resize(INTER_AREA)`
+/// Motion map: `cv::absdiff`, to `f64` in `[0, 1]`, `cv::resize(INTER_AREA)`
 /// to the grid, `cv::resize(INTER_NEAREST)` back; same first-frame rule and
 /// grid clamping as [`super::motion::motion_map_with`].
 ///
 /// # Errors
 /// Empty `cur`, a zero grid side, or OpenCV's error.
-pub fn motion_map(cur: &GrayImage, prev: &GrayImage, params: &MotionParams) -> Result<ScoreMap, OpsError> {
+pub fn motion_map(
+    cur: &GrayImage,
+    prev: &GrayImage,
+    params: &MotionParams,
+) -> Result<ScoreMap, OpsError> {
     params.validate()?;
     check_gray("cur", cur)?;
     let (h, w) = cur.dim();
@@ -267,12 +305,37 @@ pub fn motion_map(cur: &GrayImage, prev: &GrayImage, params: &MotionParams) -> R
     let b = gray_as_mat(prev)?;
     let mut diff = Mat::default();
     core::absdiff(&a, &b, &mut diff).map_err(cv_err)?;
+    // Pooled in `f64`: OpenCV's `INTER_AREA` sums a cell in the working type,
+    // and an `f32` sum over large cells (a 1×1 grid on a 1080p frame sums two
+    // million pixels) drifts by ~2e-5, more than the 1e-5 this reference is
+    // held to. The 8-bit cell average would be quantized to 1/255.
     let mut diff_f = Mat::default();
-    diff.convert_to(&mut diff_f, core::CV_32F, 1.0 / 255.0, 0.0).map_err(cv_err)?;
+    diff.convert_to(&mut diff_f, core::CV_64F, 1.0 / 255.0, 0.0)
+        .map_err(cv_err)?;
     let mut cells = Mat::default();
-    imgproc::resize(&diff_f, &mut cells, Size::new(gw as i32, gh as i32), 0.0, 0.0, imgproc::INTER_AREA).map_err(cv_err)?;
+    imgproc::resize(
+        &diff_f,
+        &mut cells,
+        Size::new(gw as i32, gh as i32),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )
+    .map_err(cv_err)?;
+    let mut cells_f = Mat::default();
+    cells
+        .convert_to(&mut cells_f, core::CV_32F, 1.0, 0.0)
+        .map_err(cv_err)?;
     let mut out = Mat::default();
-    imgproc::resize(&cells, &mut out, Size::new(w as i32, h as i32), 0.0, 0.0, imgproc::INTER_NEAREST).map_err(cv_err)?;
+    imgproc::resize(
+        &cells_f,
+        &mut out,
+        Size::new(w as i32, h as i32),
+        0.0,
+        0.0,
+        imgproc::INTER_NEAREST,
+    )
+    .map_err(cv_err)?;
     mat_to_score(&out)
 }
 
@@ -288,7 +351,8 @@ pub fn encode_jpeg(rgb: &RgbFrame, quality: u8) -> Result<Vec<u8>, OpsError> {
     let mut bgr = Mat::default();
     imgproc::cvt_color(&src, &mut bgr, imgproc::COLOR_RGB2BGR, 0).map_err(cv_err)?;
     let mut buf = core::Vector::<u8>::new();
-    let params = core::Vector::<i32>::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, i32::from(quality)]);
+    let params =
+        core::Vector::<i32>::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, i32::from(quality)]);
     imgcodecs::imencode(".jpg", &bgr, &mut buf, &params).map_err(cv_err)?;
     Ok(buf.to_vec())
 }
@@ -303,3 +367,4 @@ pub fn single_threaded() -> Result<(), OpsError> {
     core::set_num_threads(1).map_err(cv_err)?;
     core::set_use_opencl(false).map_err(cv_err)
 }
+

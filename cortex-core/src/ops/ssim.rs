@@ -103,7 +103,11 @@ pub fn scene_change(cur: &GrayImage, prev: &GrayImage) -> Result<SceneChange, Op
 /// # Errors
 /// [`OpsError::Empty`] for an empty `cur`; [`OpsError::InvalidParam`] for a bad
 /// threshold, or with [`SsimVariant::SkImage`] for a frame under 7×7.
-pub fn scene_change_with(cur: &GrayImage, prev: &GrayImage, params: &SceneParams) -> Result<SceneChange, OpsError> {
+pub fn scene_change_with(
+    cur: &GrayImage,
+    prev: &GrayImage,
+    params: &SceneParams,
+) -> Result<SceneChange, OpsError> {
     params.validate()?;
     check_nonempty("cur", cur.nrows(), cur.ncols())?;
     if prev.dim() != cur.dim() {
@@ -133,7 +137,12 @@ pub fn ssim(a: &GrayImage, b: &GrayImage) -> Result<f64, OpsError> {
 /// [`OpsError::Empty`] for empty images, [`OpsError::SizeMismatch`] for
 /// different sizes, [`OpsError::InvalidParam`] for [`SsimVariant::SkImage`]
 /// on an image under 7×7 (the window would not fit; scikit-image refuses too).
-pub fn ssim_with(a: &GrayImage, b: &GrayImage, variant: SsimVariant, scratch: &mut SsimScratch) -> Result<f64, OpsError> {
+pub fn ssim_with(
+    a: &GrayImage,
+    b: &GrayImage,
+    variant: SsimVariant,
+    scratch: &mut SsimScratch,
+) -> Result<f64, OpsError> {
     let (h, w) = a.dim();
     check_nonempty("a", h, w)?;
     if b.dim() != (h, w) {
@@ -153,7 +162,9 @@ pub fn ssim_with(a: &GrayImage, b: &GrayImage, variant: SsimVariant, scratch: &m
             if h < BOX || w < BOX {
                 return Err(OpsError::InvalidParam {
                     name: "variant",
-                    reason: format!("the 7x7 scikit-image window needs at least 7x7 pixels, got {w}x{h}"),
+                    reason: format!(
+                        "the 7x7 scikit-image window needs at least 7x7 pixels, got {w}x{h}"
+                    ),
                 });
             }
             Ok(box_ssim(&pa, &pb, h, w, scratch))
@@ -250,7 +261,14 @@ fn gaussian_ssim(a: &[u8], b: &[u8], h: usize, w: usize, s: &mut SsimScratch) ->
             let (pa, rest) = s.pad.split_at_mut(padw);
             let (pb, rest) = rest.split_at_mut(padw);
             let (ps, pp) = rest.split_at_mut(padw);
-            quantities(row_a, row_b, &mut pa[RADIUS..RADIUS + w], &mut pb[RADIUS..RADIUS + w], &mut ps[RADIUS..RADIUS + w], &mut pp[RADIUS..RADIUS + w]);
+            quantities(
+                row_a,
+                row_b,
+                &mut pa[RADIUS..RADIUS + w],
+                &mut pb[RADIUS..RADIUS + w],
+                &mut ps[RADIUS..RADIUS + w],
+                &mut pp[RADIUS..RADIUS + w],
+            );
             for p in [pa, pb, ps, pp] {
                 for j in 1..=RADIUS {
                     p[RADIUS - j] = p[RADIUS + reflect101(-(j as isize), w)];
@@ -261,7 +279,11 @@ fn gaussian_ssim(a: &[u8], b: &[u8], h: usize, w: usize, s: &mut SsimScratch) ->
         let slot = r % TAPS;
         for q in 0..4 {
             let base = (slot * 4 + q) * w;
-            horizontal(&s.pad[q * padw..(q + 1) * padw], &k, &mut s.ring[base..base + w]);
+            horizontal(
+                &s.pad[q * padw..(q + 1) * padw],
+                &k,
+                &mut s.ring[base..base + w],
+            );
         }
         if r >= RADIUS {
             emit(r - RADIUS, s);
@@ -425,7 +447,10 @@ mod tests {
     /// Direct 2-D Gaussian SSIM in f64 (reflect-101), the textbook formula.
     fn brute_gaussian(a: &GrayImage, b: &GrayImage) -> f64 {
         let (h, w) = a.dim();
-        let k1: Vec<f64> = gaussian_half_kernel().iter().map(|&v| f64::from(v)).collect();
+        let k1: Vec<f64> = gaussian_half_kernel()
+            .iter()
+            .map(|&v| f64::from(v))
+            .collect();
         let k = |d: isize| k1[RADIUS - d.unsigned_abs()];
         let mut total = 0.0;
         for y in 0..h {
@@ -445,7 +470,8 @@ mod tests {
                     }
                 }
                 let (v1, v2, v12) = (s11 - m1 * m1, s22 - m2 * m2, s12 - m1 * m2);
-                total += (2.0 * m1 * m2 + C1) * (2.0 * v12 + C2) / ((m1 * m1 + m2 * m2 + C1) * (v1 + v2 + C2));
+                total += (2.0 * m1 * m2 + C1) * (2.0 * v12 + C2)
+                    / ((m1 * m1 + m2 * m2 + C1) * (v1 + v2 + C2));
             }
         }
         total / (h * w) as f64
@@ -470,8 +496,13 @@ mod tests {
                 }
                 let [ux, uy, uxx, uyy, uxy] = v.map(|t| t / np);
                 let c = np / (np - 1.0);
-                let (vx, vy, vxy) = (c * (uxx - ux * ux), c * (uyy - uy * uy), c * (uxy - ux * uy));
-                total += (2.0 * ux * uy + C1) * (2.0 * vxy + C2) / ((ux * ux + uy * uy + C1) * (vx + vy + C2));
+                let (vx, vy, vxy) = (
+                    c * (uxx - ux * ux),
+                    c * (uyy - uy * uy),
+                    c * (uxy - ux * uy),
+                );
+                total += (2.0 * ux * uy + C1) * (2.0 * vxy + C2)
+                    / ((ux * ux + uy * uy + C1) * (vx + vy + C2));
             }
         }
         total / ((h - 6) * (w - 6)) as f64
@@ -514,9 +545,21 @@ mod tests {
         assert!((r.ssim.unwrap() - 1.0).abs() < 1e-6);
         assert!(!r.changed);
         let r = scene_change(&a, &GrayImage::zeros((0, 0))).unwrap();
-        assert_eq!(r, SceneChange { changed: true, ssim: None });
+        assert_eq!(
+            r,
+            SceneChange {
+                changed: true,
+                ssim: None
+            }
+        );
         let r = scene_change(&a, &GrayImage::zeros((30, 20))).unwrap();
-        assert_eq!(r, SceneChange { changed: true, ssim: None });
+        assert_eq!(
+            r,
+            SceneChange {
+                changed: true,
+                ssim: None
+            }
+        );
         assert!(scene_change(&GrayImage::zeros((0, 0)), &a).is_err());
         assert!(ssim(&a, &GrayImage::zeros((30, 20))).is_err());
     }
