@@ -14,6 +14,11 @@ use opencv::core::{self, Mat, Scalar, Size, Vec3b};
 use opencv::prelude::*;
 use opencv::{imgcodecs, imgproc, quality, saliency};
 
+/// The `opencv` crate this backend is built on, re-exported so that callers
+/// (benches, other kernels) can call OpenCV on the same `Mat`s without
+/// depending on the crate themselves.
+pub use ::opencv as sys;
+
 /// Maps an OpenCV error to [`OpsError::OpenCv`].
 pub fn cv_err(e: opencv::Error) -> OpsError {
     OpsError::OpenCv(e.to_string())
