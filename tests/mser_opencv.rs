@@ -55,7 +55,15 @@ fn put_text_frame(rows: usize, cols: usize, seed: u64) -> GrayImage {
     let base = textured(rows, cols, 24, 6, seed);
     let mut mat = gray_to_mat(&base, false).expect("mat");
     let mut rng = Lcg(seed.wrapping_mul(0x2545_f491_4f6c_dd1d));
-    let words = ["CORTEX", "text_roi", "MSER 2008", "exit 42", "Linear Time", "ROI", "abcxyz"];
+    let words = [
+        "CORTEX",
+        "text_roi",
+        "MSER 2008",
+        "exit 42",
+        "Linear Time",
+        "ROI",
+        "abcxyz",
+    ];
     let fonts = [
         imgproc::FONT_HERSHEY_SIMPLEX,
         imgproc::FONT_HERSHEY_DUPLEX,
@@ -132,13 +140,29 @@ fn agrees_at_full_hd() {
 #[test]
 fn backend_bad_input() {
     let mut cv = OpenCvMser::new(MserParams::default()).expect("cv::MSER");
-    assert!(matches!(cv.detect(&GrayImage::zeros((0, 4)), Polarity::Both), Err(OpsError::Empty { .. })));
+    assert!(matches!(
+        cv.detect(&GrayImage::zeros((0, 4)), Polarity::Both),
+        Err(OpsError::Empty { .. })
+    ));
     for dim in [(1, 1), (2, 9), (3, 3)] {
-        assert!(cv.detect(&GrayImage::zeros(dim), Polarity::Both).expect("ok").is_empty());
+        assert!(cv
+            .detect(&GrayImage::zeros(dim), Polarity::Both)
+            .expect("ok")
+            .is_empty());
     }
-    assert!(cv.detect(&GrayImage::from_elem((480, 640), 7), Polarity::Both).expect("ok").is_empty());
-    let bad = MserParams { min_area: 100, max_area: 10, ..MserParams::default() };
-    assert!(matches!(OpenCvMser::new(bad), Err(OpsError::InvalidParam { .. })));
+    assert!(cv
+        .detect(&GrayImage::from_elem((480, 640), 7), Polarity::Both)
+        .expect("ok")
+        .is_empty());
+    let bad = MserParams {
+        min_area: 100,
+        max_area: 10,
+        ..MserParams::default()
+    };
+    assert!(matches!(
+        OpenCvMser::new(bad),
+        Err(OpsError::InvalidParam { .. })
+    ));
 }
 
 #[test]
@@ -151,7 +175,10 @@ fn opencv_reports_small_uniform_frames_we_do_not() {
     let theirs = cv.detect(&img, Polarity::Both).expect("ok");
     assert_eq!(theirs.len(), 2);
     assert!(theirs.iter().all(|r| r.pixels.len() == 48 * 48));
-    assert!(Mser::default().detect(&img, Polarity::Both).expect("ok").is_empty());
+    assert!(Mser::default()
+        .detect(&img, Polarity::Both)
+        .expect("ok")
+        .is_empty());
 }
 
 #[test]

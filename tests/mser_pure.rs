@@ -29,10 +29,19 @@ fn empty_image_is_an_error() {
     for dim in [(0, 0), (0, 10), (10, 0)] {
         let img = GrayImage::zeros(dim);
         for pol in [Polarity::Dark, Polarity::Bright, Polarity::Both] {
-            assert!(matches!(mser().detect(&img, pol), Err(OpsError::Empty { .. })));
-            assert!(matches!(mser().detect_boxes(&img, pol), Err(OpsError::Empty { .. })));
+            assert!(matches!(
+                mser().detect(&img, pol),
+                Err(OpsError::Empty { .. })
+            ));
+            assert!(matches!(
+                mser().detect_boxes(&img, pol),
+                Err(OpsError::Empty { .. })
+            ));
         }
-        assert!(matches!(mser().detect_both_parallel(&img), Err(OpsError::Empty { .. })));
+        assert!(matches!(
+            mser().detect_both_parallel(&img),
+            Err(OpsError::Empty { .. })
+        ));
     }
 }
 
@@ -40,19 +49,34 @@ fn empty_image_is_an_error() {
 fn tiny_images_have_no_regions() {
     // Under 3×3 there is no interior; at 3×3 the interior is one pixel, the
     // root, which is never reported.
-    let m = Mser::new(MserParams { min_area: 1, ..MserParams::default() }).expect("valid");
+    let m = Mser::new(MserParams {
+        min_area: 1,
+        ..MserParams::default()
+    })
+    .expect("valid");
     for dim in [(1, 1), (1, 5), (2, 2), (2, 300), (300, 2), (3, 3)] {
         let mut rng = Lcg(dim.0 as u64 * 31 + dim.1 as u64);
         let img = Array2::from_shape_fn(dim, |_| rng.below(256) as u8);
-        assert!(m.detect(&img, Polarity::Both).expect("no error").is_empty(), "{dim:?}");
-        assert!(m.detect_boxes(&img, Polarity::Both).expect("no error").is_empty());
+        assert!(
+            m.detect(&img, Polarity::Both).expect("no error").is_empty(),
+            "{dim:?}"
+        );
+        assert!(m
+            .detect_boxes(&img, Polarity::Both)
+            .expect("no error")
+            .is_empty());
         assert!(m.detect_both_parallel(&img).expect("no error").is_empty());
     }
 }
 
 #[test]
 fn uniform_images_have_no_regions() {
-    for (dim, v) in [((480, 640), 0u8), ((480, 640), 128), ((50, 50), 255), ((7, 200), 3)] {
+    for (dim, v) in [
+        ((480, 640), 0u8),
+        ((480, 640), 128),
+        ((50, 50), 255),
+        ((7, 200), 3),
+    ] {
         let img = GrayImage::from_elem(dim, v);
         assert!(mser().detect(&img, Polarity::Both).expect("ok").is_empty());
         assert!(mser().detect_both_parallel(&img).expect("ok").is_empty());
@@ -69,16 +93,40 @@ fn images_smaller_than_min_area_have_no_regions() {
 #[test]
 fn invalid_parameters_are_rejected() {
     let bad = [
-        MserParams { max_area: 10, min_area: 60, ..MserParams::default() },
-        MserParams { min_area: 0, ..MserParams::default() },
-        MserParams { delta: 0, ..MserParams::default() },
-        MserParams { max_variation: f64::NAN, ..MserParams::default() },
-        MserParams { max_variation: -1.0, ..MserParams::default() },
+        MserParams {
+            max_area: 10,
+            min_area: 60,
+            ..MserParams::default()
+        },
+        MserParams {
+            min_area: 0,
+            ..MserParams::default()
+        },
+        MserParams {
+            delta: 0,
+            ..MserParams::default()
+        },
+        MserParams {
+            max_variation: f64::NAN,
+            ..MserParams::default()
+        },
+        MserParams {
+            max_variation: -1.0,
+            ..MserParams::default()
+        },
     ];
     for p in bad {
-        assert!(matches!(Mser::new(p), Err(OpsError::InvalidParam { .. })), "{p:?}");
+        assert!(
+            matches!(Mser::new(p), Err(OpsError::InvalidParam { .. })),
+            "{p:?}"
+        );
     }
-    assert!(Mser::new(MserParams { min_area: 60, max_area: 60, ..MserParams::default() }).is_ok());
+    assert!(Mser::new(MserParams {
+        min_area: 60,
+        max_area: 60,
+        ..MserParams::default()
+    })
+    .is_ok());
 }
 
 #[test]
@@ -113,10 +161,18 @@ fn rect_on_noise(rect: BBox, dark: u8) -> GrayImage {
 
 #[test]
 fn dark_rectangle_on_bright_noise_is_found() {
-    let rect = BBox { x: 40, y: 30, width: 50, height: 20 };
+    let rect = BBox {
+        x: 40,
+        y: 30,
+        width: 50,
+        height: 20,
+    };
     let img = rect_on_noise(rect, 20);
     let regions = mser().detect(&img, Polarity::Dark).expect("ok");
-    let hit = regions.iter().find(|r| r.bbox == rect).expect("rectangle region");
+    let hit = regions
+        .iter()
+        .find(|r| r.bbox == rect)
+        .expect("rectangle region");
     assert_eq!(hit.area(), (rect.width * rect.height) as usize);
     assert_eq!(hit.polarity, Polarity::Dark);
     // Bright pass: the rectangle is a hole, not a region.
@@ -126,27 +182,54 @@ fn dark_rectangle_on_bright_noise_is_found() {
 
 #[test]
 fn nested_rectangles_give_nested_regions() {
-    let outer = BBox { x: 20, y: 20, width: 80, height: 60 };
-    let inner = BBox { x: 50, y: 40, width: 20, height: 15 };
+    let outer = BBox {
+        x: 20,
+        y: 20,
+        width: 80,
+        height: 60,
+    };
+    let inner = BBox {
+        x: 50,
+        y: 40,
+        width: 20,
+        height: 15,
+    };
     let mut img = rect_on_noise(outer, 120);
     for y in inner.y..inner.bottom() {
         for x in inner.x..inner.right() {
             img[[y as usize, x as usize]] = 10;
         }
     }
-    let boxes: Vec<BBox> =
-        mser().detect(&img, Polarity::Dark).expect("ok").iter().map(|r| r.bbox).collect();
+    let boxes: Vec<BBox> = mser()
+        .detect(&img, Polarity::Dark)
+        .expect("ok")
+        .iter()
+        .map(|r| r.bbox)
+        .collect();
     assert!(boxes.contains(&outer), "{boxes:?}");
     assert!(boxes.contains(&inner), "{boxes:?}");
 }
 
 #[test]
 fn area_limits_are_inclusive() {
-    let rect = BBox { x: 10, y: 10, width: 10, height: 6 }; // 60 pixels
+    let rect = BBox {
+        x: 10,
+        y: 10,
+        width: 10,
+        height: 6,
+    }; // 60 pixels
     let img = rect_on_noise(rect, 20);
     let at = |min_area, max_area| {
-        let m = Mser::new(MserParams { min_area, max_area, ..MserParams::default() }).expect("ok");
-        m.detect(&img, Polarity::Dark).expect("ok").iter().any(|r| r.bbox == rect)
+        let m = Mser::new(MserParams {
+            min_area,
+            max_area,
+            ..MserParams::default()
+        })
+        .expect("ok");
+        m.detect(&img, Polarity::Dark)
+            .expect("ok")
+            .iter()
+            .any(|r| r.bbox == rect)
     };
     assert!(at(60, 60));
     assert!(!at(61, 100));
@@ -157,13 +240,26 @@ fn area_limits_are_inclusive() {
 fn frame_pixels_are_never_part_of_a_region() {
     // A dark square touching the image corner: OpenCV (and we) treat the
     // outermost frame as a wall, so the region stops one pixel in.
-    let rect = BBox { x: 0, y: 0, width: 30, height: 30 };
+    let rect = BBox {
+        x: 0,
+        y: 0,
+        width: 30,
+        height: 30,
+    };
     let img = rect_on_noise(rect, 20);
     let regions = mser().detect(&img, Polarity::Dark).expect("ok");
-    let want = BBox { x: 1, y: 1, width: 29, height: 29 };
+    let want = BBox {
+        x: 1,
+        y: 1,
+        width: 29,
+        height: 29,
+    };
     assert!(regions.iter().any(|r| r.bbox == want));
     for r in &regions {
-        assert!(r.pixels.iter().all(|&(x, y)| x >= 1 && y >= 1 && x < 159 && y < 119));
+        assert!(r
+            .pixels
+            .iter()
+            .all(|&(x, y)| x >= 1 && y >= 1 && x < 159 && y < 119));
     }
 }
 
@@ -213,7 +309,10 @@ fn check_extremal(img: &GrayImage, regions: &[Region], p: &MserParams) {
                         stack.push((nx, ny));
                     }
                 } else {
-                    assert!(level(nx, ny) > max_in, "boundary pixel not above the region");
+                    assert!(
+                        level(nx, ny) > max_in,
+                        "boundary pixel not above the region"
+                    );
                 }
             }
         }
@@ -254,7 +353,11 @@ fn intensity_offset_invariance() {
     assert!(!base.is_empty());
     for c in [1u8, 37, 108] {
         let shifted = img.mapv(|v| v + c);
-        assert_eq!(base, sorted_boxes(&mser().detect(&shifted, Polarity::Both).expect("ok")), "+{c}");
+        assert_eq!(
+            base,
+            sorted_boxes(&mser().detect(&shifted, Polarity::Both).expect("ok")),
+            "+{c}"
+        );
     }
 }
 
@@ -269,7 +372,8 @@ fn disjoint_copies_give_twice_the_regions() {
         let mut img = GrayImage::from_elem((134, 1 + copies * 131), 255);
         for k in 0..copies {
             let x = 1 + k * 131;
-            img.slice_mut(ndarray::s![1..133, x..x + 130]).assign(&patch);
+            img.slice_mut(ndarray::s![1..133, x..x + 130])
+                .assign(&patch);
         }
         img
     };
@@ -296,20 +400,28 @@ fn boxes_parallel_and_reuse_agree() {
         let img = text_frame(rows, cols, seed);
         let fresh = m.detect(&img, Polarity::Both).expect("ok");
 
-        m.detect_into(&mut ws, &img, Polarity::Both, &mut regions).expect("ok");
+        m.detect_into(&mut ws, &img, Polarity::Both, &mut regions)
+            .expect("ok");
         assert_eq!(regions.to_vec(), fresh);
 
-        m.detect_both_parallel_into(&mut ws2, &img, &mut regions).expect("ok");
+        m.detect_both_parallel_into(&mut ws2, &img, &mut regions)
+            .expect("ok");
         assert_eq!(regions.to_vec(), fresh);
         assert_eq!(m.detect_both_parallel(&img).expect("ok"), fresh);
 
         let want: Vec<RegionBox> = fresh
             .iter()
-            .map(|r| RegionBox { bbox: r.bbox, area: r.area() as u32, polarity: r.polarity })
+            .map(|r| RegionBox {
+                bbox: r.bbox,
+                area: r.area() as u32,
+                polarity: r.polarity,
+            })
             .collect();
-        m.detect_boxes_into(&mut ws, &img, Polarity::Both, &mut boxes).expect("ok");
+        m.detect_boxes_into(&mut ws, &img, Polarity::Both, &mut boxes)
+            .expect("ok");
         assert_eq!(boxes, want);
-        m.detect_boxes_both_parallel_into(&mut ws2, &img, &mut boxes).expect("ok");
+        m.detect_boxes_both_parallel_into(&mut ws2, &img, &mut boxes)
+            .expect("ok");
         assert_eq!(boxes, want);
 
         let dark = m.detect(&img, Polarity::Dark).expect("ok");
@@ -323,7 +435,9 @@ fn regions_accessors() {
     let img = text_frame(120, 160, 4);
     let mut ws = MserWorkspace::new();
     let mut regions = Regions::new();
-    mser().detect_into(&mut ws, &img, Polarity::Both, &mut regions).expect("ok");
+    mser()
+        .detect_into(&mut ws, &img, Polarity::Both, &mut regions)
+        .expect("ok");
     assert!(!regions.is_empty());
     assert_eq!(regions.iter().count(), regions.len());
     for (i, (b, px)) in regions.iter().enumerate() {
@@ -343,7 +457,9 @@ fn tree_size_is_linear_in_pixels() {
     for (rows, cols) in [(60, 80), (120, 160), (240, 320)] {
         let mut rng = Lcg(rows as u64);
         let img = Array2::from_shape_fn((rows, cols), |_| rng.below(256) as u8);
-        mser().detect_boxes_into(&mut ws, &img, Polarity::Dark, &mut out).expect("ok");
+        mser()
+            .detect_boxes_into(&mut ws, &img, Polarity::Dark, &mut out)
+            .expect("ok");
         assert!(ws.last_tree_size() <= rows * cols + 1);
     }
 }

@@ -38,7 +38,13 @@ fn empty_image_is_an_error() {
 
 #[test]
 fn tiny_and_uniform_images_give_a_zero_map() {
-    for (dim, v) in [((1, 1), 0u8), ((2, 7), 9), ((3, 3), 200), ((9, 9), 1), ((480, 640), 128)] {
+    for (dim, v) in [
+        ((1, 1), 0u8),
+        ((2, 7), 9),
+        ((3, 3), 200),
+        ((9, 9), 1),
+        ((480, 640), 128),
+    ] {
         let img = GrayImage::from_elem(dim, v);
         let roi = text_roi(&img).expect("ok");
         assert_eq!(roi.map.dim(), dim);
@@ -97,7 +103,10 @@ fn entry_points_agree() {
     assert!(roi.boxes.len() > 10);
     assert!(roi.map.iter().any(|&s| s > 0.5));
     assert_eq!(text_map(&img).expect("ok"), roi.map);
-    let seq = TextRoiParams { parallel: false, ..TextRoiParams::default() };
+    let seq = TextRoiParams {
+        parallel: false,
+        ..TextRoiParams::default()
+    };
     assert_eq!(text_roi_with(&img, &seq).expect("ok"), roi);
     let mut det = TextRoiDetector::new(TextRoiParams::default()).expect("ok");
     assert_eq!(det.detect(&img).expect("ok"), roi);
@@ -118,7 +127,10 @@ fn entry_points_agree() {
 #[test]
 fn single_polarity_only_sees_its_text() {
     let (img, [dark_line, bright_line]) = frame_with_text();
-    let dark = TextRoiParams { polarity: Polarity::Dark, ..TextRoiParams::default() };
+    let dark = TextRoiParams {
+        polarity: Polarity::Dark,
+        ..TextRoiParams::default()
+    };
     let map = text_map_with(&img, &dark).expect("ok");
     assert!(mean_in(&map, dark_line) > 0.2);
     assert!(mean_in(&map, bright_line) < mean_in(&map, dark_line) / 2.0);
@@ -128,7 +140,12 @@ fn single_polarity_only_sees_its_text() {
 fn filters_follow_the_parameters() {
     let p = TextRoiParams::default();
     let b = |w, h, area| RegionBox {
-        bbox: BBox { x: 0, y: 0, width: w, height: h },
+        bbox: BBox {
+            x: 0,
+            y: 0,
+            width: w,
+            height: h,
+        },
         area,
         polarity: Polarity::Dark,
     };
@@ -136,7 +153,10 @@ fn filters_follow_the_parameters() {
     assert!(!p.is_text_like(&b(70, 20, 700), 480), "aspect 3.5");
     assert!(!p.is_text_like(&b(10, 20, 190), 480), "extent 0.95");
     assert!(!p.is_text_like(&b(10, 20, 30), 480), "extent 0.15");
-    assert!(!p.is_text_like(&b(100, 300, 10_000), 480), "taller than half the frame");
+    assert!(
+        !p.is_text_like(&b(100, 300, 10_000), 480),
+        "taller than half the frame"
+    );
     assert!(!p.is_text_like(&b(3, 4, 6), 480), "shorter than 1 %");
     assert!(!p.is_text_like(&b(0, 4, 0), 480));
 }
@@ -146,15 +166,41 @@ fn invalid_parameters_are_rejected() {
     let img = GrayImage::zeros((20, 20));
     let base = TextRoiParams::default();
     let bad = [
-        TextRoiParams { min_aspect: 2.0, max_aspect: 1.0, ..base },
-        TextRoiParams { min_extent: f32::NAN, ..base },
-        TextRoiParams { max_height_frac: f32::INFINITY, ..base },
-        TextRoiParams { saturation: 0.0, ..base },
-        TextRoiParams { smooth_frac: -1.0, ..base },
-        TextRoiParams { mser: MserParams { min_area: 100, max_area: 50, ..MserParams::default() }, ..base },
+        TextRoiParams {
+            min_aspect: 2.0,
+            max_aspect: 1.0,
+            ..base
+        },
+        TextRoiParams {
+            min_extent: f32::NAN,
+            ..base
+        },
+        TextRoiParams {
+            max_height_frac: f32::INFINITY,
+            ..base
+        },
+        TextRoiParams {
+            saturation: 0.0,
+            ..base
+        },
+        TextRoiParams {
+            smooth_frac: -1.0,
+            ..base
+        },
+        TextRoiParams {
+            mser: MserParams {
+                min_area: 100,
+                max_area: 50,
+                ..MserParams::default()
+            },
+            ..base
+        },
     ];
     for p in bad {
-        assert!(matches!(text_roi_with(&img, &p), Err(OpsError::InvalidParam { .. })), "{p:?}");
+        assert!(
+            matches!(text_roi_with(&img, &p), Err(OpsError::InvalidParam { .. })),
+            "{p:?}"
+        );
         assert!(TextRoiDetector::new(p).is_err());
     }
 }

@@ -96,7 +96,13 @@ pub fn glyph_line(
         };
         // A vertical stem keeps every glyph connected and text-shaped.
         let stem_x = ox + t / 2.0 + rng.unit() * (w - t);
-        stroke(img, (stem_x, oy + t / 2.0), (stem_x, oy + h - t / 2.0), t, value);
+        stroke(
+            img,
+            (stem_x, oy + t / 2.0),
+            (stem_x, oy + h - t / 2.0),
+            t,
+            value,
+        );
         for _ in 0..1 + rng.below(3) {
             let a = (stem_x, oy + t / 2.0 + rng.unit() * (h - t));
             let b = corner(rng);

@@ -135,7 +135,13 @@ pub(super) fn build_tree<const BOXES: bool>(
             px[nb] = v | VISITED;
             let nl = u32::from(v & 0xff);
             if nl < cur_level {
-                push(heap, &mut top, &mut bits, cur_level, cur | (dir << DIR_SHIFT));
+                push(
+                    heap,
+                    &mut top,
+                    &mut bits,
+                    cur_level,
+                    cur | (dir << DIR_SHIFT),
+                );
                 stack.push(comp);
                 comp = Comp::new(nl);
                 cur = nb as u32;
@@ -200,7 +206,12 @@ fn load_levels(px: &mut Vec<u16>, gray: ArrayView2<'_, u8>, mask: u8) -> [u32; 2
     px.clear();
     px.resize(rows * cols, VISITED);
     let mut hist = [0u32; 256];
-    for (y, (row, out)) in gray.rows().into_iter().zip(px.chunks_exact_mut(cols)).enumerate() {
+    for (y, (row, out)) in gray
+        .rows()
+        .into_iter()
+        .zip(px.chunks_exact_mut(cols))
+        .enumerate()
+    {
         if y == 0 || y + 1 == rows {
             continue;
         }
@@ -270,7 +281,13 @@ fn lowest_nonempty_above(
 /// The current component is finished at its level and the boundary
 /// continues at `level`: rise to it, merging with the components below that
 /// are at or under it.
-fn rise(comp: &mut Comp, stack: &mut Vec<Comp>, nodes: &mut Vec<Node>, next: &mut [u32], level: u32) {
+fn rise(
+    comp: &mut Comp,
+    stack: &mut Vec<Comp>,
+    nodes: &mut Vec<Node>,
+    next: &mut [u32],
+    level: u32,
+) {
     loop {
         let below = stack.last().map_or(SENTINEL_LEVEL, |c| c.level);
         if level < below {
@@ -296,7 +313,10 @@ fn rise(comp: &mut Comp, stack: &mut Vec<Comp>, nodes: &mut Vec<Node>, next: &mu
 /// opened at this level by an earlier merge) and moves it to `new_level`.
 fn close_level(comp: &mut Comp, nodes: &mut Vec<Node>, new_level: u32) {
     let level = comp.level.min(255) as u8;
-    let open = comp.node != NONE && nodes.get(comp.node as usize).is_some_and(|n| n.level == level);
+    let open = comp.node != NONE
+        && nodes
+            .get(comp.node as usize)
+            .is_some_and(|n| n.level == level);
     let id = if open {
         comp.node
     } else {
@@ -338,7 +358,9 @@ fn merge(lower: &mut Comp, upper: &mut Comp, nodes: &mut Vec<Node>, next: &mut [
     }
     if let Some(p) = nodes.get(parent as usize) {
         let keep = p.main_child != NONE
-            && nodes.get(p.main_child as usize).is_some_and(|m| m.size > child_size);
+            && nodes
+                .get(p.main_child as usize)
+                .is_some_and(|m| m.size > child_size);
         if !keep {
             if let Some(p) = nodes.get_mut(parent as usize) {
                 p.main_child = child;

@@ -63,7 +63,11 @@ impl OpenCvMser {
     /// Regions of the given polarity with their pixels, dark ones first.
     /// Empty images are an error and images under 3×3 give no regions, as
     /// for [`super::Mser`].
-    pub fn detect(&mut self, gray: &GrayImage, polarity: Polarity) -> Result<Vec<Region>, OpsError> {
+    pub fn detect(
+        &mut self,
+        gray: &GrayImage,
+        polarity: Polarity,
+    ) -> Result<Vec<Region>, OpsError> {
         if checked_view(gray)?.is_none() {
             return Ok(Vec::new());
         }

@@ -45,8 +45,14 @@ impl BBox {
 
     /// Intersection over union with `other`, 0 when either box is empty.
     pub fn iou(&self, other: &BBox) -> f64 {
-        let ix = self.right().min(other.right()).saturating_sub(self.x.max(other.x));
-        let iy = self.bottom().min(other.bottom()).saturating_sub(self.y.max(other.y));
+        let ix = self
+            .right()
+            .min(other.right())
+            .saturating_sub(self.x.max(other.x));
+        let iy = self
+            .bottom()
+            .min(other.bottom())
+            .saturating_sub(self.y.max(other.y));
         let inter = u64::from(ix) * u64::from(iy);
         let union = self.area() + other.area() - inter;
         if union == 0 {

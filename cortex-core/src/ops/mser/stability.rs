@@ -53,7 +53,9 @@ pub(super) fn select_stable(nodes: &mut [Node], p: &MserParams, out: &mut Vec<u3
         if f64::from(n.var) > p.max_variation || n.var > n.min_child_var {
             continue;
         }
-        let parent_var = nodes.get(n.parent as usize).map_or(f32::INFINITY, |q| q.var);
+        let parent_var = nodes
+            .get(n.parent as usize)
+            .map_or(f32::INFINITY, |q| q.var);
         if n.var > 0.0 && n.var >= parent_var {
             continue;
         }
