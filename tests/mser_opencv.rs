@@ -203,3 +203,64 @@ fn pixel_lists_match_opencv_exactly_on_a_photo() {
     assert_eq!(ours.len(), theirs.len());
     assert!(ours == theirs, "pixel lists differ");
 }
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Random small images (quantized, so plateaus and equal-size ties are
+    /// common) and random parameters: ours must equal OpenCV's regions
+    /// exactly, except the whole interior (the tree's root), which OpenCV
+    /// may report and we never do.
+    fn case() -> impl Strategy<Value = (GrayImage, MserParams)> {
+        (
+            3usize..48,
+            3usize..48,
+            0u32..=5,
+            any::<u64>(),
+            1u8..12,
+            1u32..80,
+            0u32..600,
+            0.0f64..1.5,
+        )
+            .prop_map(
+                |(rows, cols, shift, seed, delta, min_area, extra, max_variation)| {
+                    let mut rng = Lcg(seed);
+                    let img = Array2::from_shape_fn((rows, cols), |_| {
+                        ((rng.below(256) >> shift) << shift) as u8
+                    });
+                    let p = MserParams {
+                        delta,
+                        min_area,
+                        max_area: min_area + extra,
+                        max_variation,
+                    };
+                    (img, p)
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn equals_opencv_on_random_images_and_parameters((img, p) in case()) {
+            let (rows, cols) = img.dim();
+            let root = (rows - 2) * (cols - 2);
+            let key = |r: &cortex::ops::mser::Region| {
+                let mut px = r.pixels.clone();
+                px.sort_unstable();
+                (r.polarity, r.bbox, px)
+            };
+            let mut ours: Vec<_> =
+                Mser::new(p).expect("valid").detect(&img, Polarity::Both).expect("ours")
+                    .iter().map(key).collect();
+            let mut cv = OpenCvMser::new(p).expect("cv::MSER");
+            let mut theirs: Vec<_> = cv.detect(&img, Polarity::Both).expect("opencv")
+                .iter().filter(|r| r.pixels.len() != root).map(key).collect();
+            ours.sort_unstable();
+            theirs.sort_unstable();
+            prop_assert_eq!(ours, theirs);
+        }
+    }
+}

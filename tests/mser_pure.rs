@@ -463,3 +463,73 @@ fn tree_size_is_linear_in_pixels() {
         assert!(ws.last_tree_size() <= rows * cols + 1);
     }
 }
+
+#[test]
+fn oversized_images_are_an_error() {
+    let img = GrayImage::zeros((3, 65_536));
+    assert!(matches!(
+        mser().detect(&img, Polarity::Both),
+        Err(OpsError::InvalidParam { name: "gray", .. })
+    ));
+}
+
+// ------------------------------------------------------- random inputs
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Small random images (including degenerate sizes), quantized to a few
+    /// levels so that plateaus and equal-size ties are common, with random
+    /// parameters.
+    fn case() -> impl Strategy<Value = (GrayImage, MserParams)> {
+        (
+            1usize..40,
+            1usize..40,
+            1u32..=5,
+            any::<u64>(),
+            1u8..12,
+            1u32..80,
+            0u32..400,
+            0.0f64..1.5,
+        )
+            .prop_map(
+                |(rows, cols, shift, seed, delta, min_area, extra, max_variation)| {
+                    let mut rng = Lcg(seed);
+                    let img = Array2::from_shape_fn((rows, cols), |_| {
+                        ((rng.below(256) >> shift) << shift) as u8
+                    });
+                    let p = MserParams {
+                        delta,
+                        min_area,
+                        max_area: min_area + extra,
+                        max_variation,
+                    };
+                    (img, p)
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn never_panics_and_regions_are_extremal((img, p) in case()) {
+            let m = Mser::new(p).expect("valid");
+            let regions = m.detect(&img, Polarity::Both).expect("no error");
+            check_extremal(&img, &regions, &p);
+            let boxes = m.detect_boxes(&img, Polarity::Both).expect("no error");
+            prop_assert_eq!(boxes.len(), regions.len());
+            for (b, r) in boxes.iter().zip(&regions) {
+                prop_assert_eq!((b.bbox, b.area as usize, b.polarity), (r.bbox, r.area(), r.polarity));
+            }
+            let inv = img.mapv(|v| 255 - v);
+            let a = m.detect(&img, Polarity::Bright).expect("ok");
+            let b = m.detect(&inv, Polarity::Dark).expect("ok");
+            prop_assert_eq!(
+                a.iter().map(|r| &r.pixels).collect::<Vec<_>>(),
+                b.iter().map(|r| &r.pixels).collect::<Vec<_>>()
+            );
+        }
+    }
+}
