@@ -155,6 +155,13 @@ fn saliency_matches_spectral_residual() {
     }
     assert!(worst_d <= 1e-2 && worst_r >= 0.999, "max diff {worst_d}, r {worst_r}");
     eprintln!("saliency_dft: worst max |diff| = {worst_d:.3e}, worst Pearson = {worst_r:.8}");
+    // A non-square working size (OpenCV's setImageWidth/Height).
+    let p = ops::SaliencyParams { width: 80, height: 48 };
+    let g = &imgs[0].1;
+    let (ours, theirs) = (ops::saliency_dft_with(g, &p).unwrap(), cv::saliency_dft_with(g, &p).unwrap());
+    let (d, c) = (max_abs_diff(&ours, &theirs), pearson(&ours, &theirs));
+    eprintln!("saliency 80x48 working size: max |diff| = {d:.3e}, Pearson = {c:.8}");
+    assert!(d <= 1e-2 && c >= 0.999);
 }
 
 #[test]

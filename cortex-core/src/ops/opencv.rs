@@ -244,9 +244,20 @@ pub fn scene_change(
 /// # Errors
 /// [`OpsError::Empty`] or OpenCV's error.
 pub fn saliency_dft(gray: &GrayImage) -> Result<ScoreMap, OpsError> {
+    saliency_dft_with(gray, &super::saliency::SaliencyParams::default())
+}
+
+/// [`saliency_dft`] with another working size (`setImageWidth`/`Height`).
+///
+/// # Errors
+/// [`OpsError::Empty`], a bad working size, or OpenCV's error.
+pub fn saliency_dft_with(gray: &GrayImage, params: &super::saliency::SaliencyParams) -> Result<ScoreMap, OpsError> {
+    params.validate()?;
     check_gray("gray", gray)?;
     let src = gray_as_mat(gray)?;
     let mut sr = saliency::StaticSaliencySpectralResidual::create().map_err(cv_err)?;
+    saliency::StaticSaliencySpectralResidualTrait::set_image_width(&mut sr, dim_i32(params.width, "width")?).map_err(cv_err)?;
+    saliency::StaticSaliencySpectralResidualTrait::set_image_height(&mut sr, dim_i32(params.height, "height")?).map_err(cv_err)?;
     let mut out = Mat::default();
     saliency::StaticSaliencySpectralResidualTrait::compute_saliency(&mut sr, &src, &mut out)
         .map_err(cv_err)?;

@@ -129,8 +129,14 @@ pub struct SpectralResidual {
     small: Vec<u8>,
     a: Vec<f64>,
     b: Vec<f64>,
+    c: Vec<f64>,
     smallf: Vec<f32>,
     resize: ResizeScratch,
+    /// Reflect-101 neighbours at offsets −2..=2 of every column / row index.
+    refl_w: Vec<[usize; 5]>,
+    refl_h: Vec<[usize; 5]>,
+    /// OpenCV's 64-entry sine table of `SinCos_32f`.
+    sin_table: [f64; 64],
 }
 
 impl std::fmt::Debug for SpectralResidual {
@@ -172,8 +178,12 @@ impl SpectralResidual {
             small: vec![0; n],
             a: vec![0.0; n],
             b: vec![0.0; n],
+            c: vec![0.0; n],
             smallf: vec![0.0; n],
             resize: ResizeScratch::default(),
+            refl_w: reflect_table(w),
+            refl_h: reflect_table(h),
+            sin_table: std::array::from_fn(|i| (2.0 * std::f64::consts::PI * i as f64 / 64.0).sin()),
         })
     }
 
@@ -203,12 +213,13 @@ impl SpectralResidual {
         for (l, c) in self.a.iter_mut().zip(&self.tspec) {
             *l = (c.norm() + 1.0).ln();
         }
-        box3(&self.a, &mut self.b, nw, nh);
+        // `tspec` is `nw` rows by `nh` columns.
+        box3(&self.a, &mut self.b, &mut self.c, &self.refl_w, &self.refl_h);
         for ((c, &l), &m) in self.tspec.iter_mut().zip(&self.a).zip(&self.b) {
             // exp(residual)·e^{i·phase}, with the phase and its sine and
             // cosine computed as OpenCV's `cartToPolar`/`polarToCart` do.
             let r = (l - m).exp();
-            let (sin, cos) = opencv_sincos(opencv_fast_atan(c.im as f32, c.re as f32));
+            let (sin, cos) = opencv_sincos(opencv_fast_atan(c.im as f32, c.re as f32), &self.sin_table);
             *c = Complex::new(f64::from(cos) * r, f64::from(sin) * r);
         }
 
@@ -222,7 +233,7 @@ impl SpectralResidual {
         for (m, c) in self.a.iter_mut().zip(&self.spec) {
             *m = c.norm();
         }
-        gaussian5(&mut self.a, &mut self.b, nh, nw);
+        gaussian5(&mut self.a, &mut self.b, &self.refl_w, &self.refl_h);
         let mut max = 0.0f64;
         for v in self.a.iter_mut() {
             *v *= *v;
@@ -268,7 +279,7 @@ fn opencv_fast_atan(y: f32, x: f32) -> f32 {
 
 /// OpenCV's `SinCos_32f` (used by `polarToCart`): a 64-entry sine table
 /// plus a short polynomial, rounded to `f32`. Returns `(sin, cos)`.
-fn opencv_sincos(angle: f32) -> (f32, f32) {
+fn opencv_sincos(angle: f32, table: &[f64; 64]) -> (f32, f32) {
     const N: i64 = 64;
     let k2 = 2.0 * std::f64::consts::PI / N as f64;
     let sin_a0 = -0.166_630_293_345_647 * k2 * k2 * k2;
@@ -280,10 +291,9 @@ fn opencv_sincos(angle: f32) -> (f32, f32) {
     t -= it as f64;
     let sin_idx = it & (N - 1);
     let cos_idx = (N / 4 - sin_idx) & (N - 1);
-    let table = |i: i64| (2.0 * std::f64::consts::PI * i as f64 / N as f64).sin();
     let sin_b = (sin_a0 * t * t + sin_a2) * t;
     let cos_b = cos_a0 * t * t + 1.0;
-    let (sin_a, cos_a) = (table(sin_idx), table(cos_idx));
+    let (sin_a, cos_a) = (table[sin_idx as usize], table[cos_idx as usize]);
     (
         (sin_a * cos_b + cos_a * sin_b) as f32,
         (cos_a * cos_b - sin_a * sin_b) as f32,
@@ -299,57 +309,53 @@ fn transpose(src: &[Complex<f64>], dst: &mut [Complex<f64>], rows: usize, cols: 
     }
 }
 
+/// For each index of a side of `n`, its reflect-101 neighbours at offsets
+/// −2..=2 (small filters on the small working image index through this).
+fn reflect_table(n: usize) -> Vec<[usize; 5]> {
+    (0..n).map(|i| std::array::from_fn(|k| reflect101(i as isize + k as isize - 2, n))).collect()
+}
+
 /// Normalized 3×3 box filter with reflect-101 border (`cv::blur`,
-/// `BORDER_DEFAULT`) of a `rows × cols` image.
-fn box3(src: &[f64], dst: &mut [f64], rows: usize, cols: usize) {
-    for y in 0..rows {
-        let ys = [
-            reflect101(y as isize - 1, rows),
-            y,
-            reflect101(y as isize + 1, rows),
-        ];
-        for x in 0..cols {
-            let xs = [
-                reflect101(x as isize - 1, cols),
-                x,
-                reflect101(x as isize + 1, cols),
-            ];
-            let mut s = 0.0;
-            for &yy in &ys {
-                let row = &src[yy * cols..(yy + 1) * cols];
-                s += row[xs[0]] + row[xs[1]] + row[xs[2]];
-            }
-            dst[y * cols + x] = s * (1.0 / 9.0);
+/// `BORDER_DEFAULT`): row sums, then column sums of those, times 1/9 — the
+/// order OpenCV's separable box filter adds in. `src` is `rows × cols` with
+/// `rr`/`rc` the reflect tables of its rows and columns.
+fn box3(src: &[f64], dst: &mut [f64], tmp: &mut [f64], rr: &[[usize; 5]], rc: &[[usize; 5]]) {
+    let cols = rc.len();
+    for (srow, trow) in src.chunks_exact(cols).zip(tmp.chunks_exact_mut(cols)) {
+        for (t, r) in trow.iter_mut().zip(rc) {
+            *t = srow[r[1]] + srow[r[2]] + srow[r[3]];
+        }
+    }
+    for (y, drow) in dst.chunks_exact_mut(cols).enumerate() {
+        let r = rr[y];
+        let (a, b, c) = (&tmp[r[1] * cols..][..cols], &tmp[r[2] * cols..][..cols], &tmp[r[3] * cols..][..cols]);
+        for (x, d) in drow.iter_mut().enumerate() {
+            *d = (a[x] + b[x] + c[x]) * (1.0 / 9.0);
         }
     }
 }
 
 /// `cv::GaussianBlur(ksize 5×5, σ = 8, BORDER_DEFAULT)` on `f64`, in place on
-/// `img` (`rows × cols`), `tmp` as scratch: rows first, then columns, as
-/// OpenCV's separable filter. The kernel is OpenCV's `getGaussianKernel(5, 8)`.
-fn gaussian5(img: &mut [f64], tmp: &mut [f64], rows: usize, cols: usize) {
+/// `img` (`rows × cols`, reflect tables `rc`/`rr`), `tmp` as scratch: rows
+/// first, then columns, as OpenCV's separable filter. The kernel is OpenCV's
+/// `getGaussianKernel(5, 8)`.
+fn gaussian5(img: &mut [f64], tmp: &mut [f64], rc: &[[usize; 5]], rr: &[[usize; 5]]) {
     let sigma = 8.0f64;
     let scale2x = -0.125 / (sigma * sigma);
     let t = [(16.0 * scale2x).exp(), (4.0 * scale2x).exp()];
     let inv = 1.0 / ((t[0] + t[1]) * 2.0 + 1.0);
     let k = [t[0] * inv, t[1] * inv, inv, t[1] * inv, t[0] * inv];
-    for y in 0..rows {
-        let row = &img[y * cols..(y + 1) * cols];
-        for x in 0..cols {
-            let mut s = 0.0;
-            for (i, &kv) in k.iter().enumerate() {
-                s += kv * row[reflect101(x as isize + i as isize - 2, cols)];
-            }
-            tmp[y * cols + x] = s;
+    let cols = rc.len();
+    for (row, trow) in img.chunks_exact(cols).zip(tmp.chunks_exact_mut(cols)) {
+        for (t, r) in trow.iter_mut().zip(rc) {
+            *t = k[0] * row[r[0]] + k[1] * row[r[1]] + k[2] * row[r[2]] + k[3] * row[r[3]] + k[4] * row[r[4]];
         }
     }
-    for y in 0..rows {
-        for x in 0..cols {
-            let mut s = 0.0;
-            for (i, &kv) in k.iter().enumerate() {
-                s += kv * tmp[reflect101(y as isize + i as isize - 2, rows) * cols + x];
-            }
-            img[y * cols + x] = s;
+    for (y, drow) in img.chunks_exact_mut(cols).enumerate() {
+        let r = rr[y];
+        let src: [&[f64]; 5] = std::array::from_fn(|i| &tmp[r[i] * cols..][..cols]);
+        for (x, d) in drow.iter_mut().enumerate() {
+            *d = k[0] * src[0][x] + k[1] * src[1][x] + k[2] * src[2][x] + k[3] * src[3][x] + k[4] * src[4][x];
         }
     }
 }
