@@ -204,3 +204,42 @@ fn invalid_parameters_are_rejected() {
         assert!(TextRoiDetector::new(p).is_err());
     }
 }
+
+#[test]
+fn map_is_the_documented_box_density() {
+    // Brute force: count the kept boxes per pixel, average over the clipped
+    // (2r+1)² window, divide by the saturation, clip at 1.
+    use cortex::ops::mser::Mser;
+    let (img, _) = frame_with_text();
+    let (rows, cols) = img.dim();
+    let p = TextRoiParams::default();
+    let kept: Vec<RegionBox> = Mser::new(p.mser)
+        .expect("ok")
+        .detect_boxes(&img, p.polarity)
+        .expect("ok")
+        .into_iter()
+        .filter(|r| p.is_text_like(r, rows))
+        .collect();
+    let mut count = ndarray::Array2::<f64>::zeros((rows, cols));
+    for r in &kept {
+        let b = r.bbox;
+        count
+            .slice_mut(ndarray::s![
+                b.y as usize..b.bottom() as usize,
+                b.x as usize..b.right() as usize
+            ])
+            .mapv_inplace(|c| c + 1.0);
+    }
+    let radius = ((p.smooth_frac * rows.min(cols) as f32).round() as usize).max(1);
+    let map = text_map(&img).expect("ok");
+    for y in (0..rows).step_by(7) {
+        for x in (0..cols).step_by(5) {
+            let (ya, yb) = (y.saturating_sub(radius), (y + radius + 1).min(rows));
+            let (xa, xb) = (x.saturating_sub(radius), (x + radius + 1).min(cols));
+            let window = count.slice(ndarray::s![ya..yb, xa..xb]);
+            let want = (window.sum() / window.len() as f64 / f64::from(p.saturation)).min(1.0);
+            let got = f64::from(map[[y, x]]);
+            assert!((got - want).abs() < 1e-5, "({x}, {y}): {got} vs {want}");
+        }
+    }
+}

@@ -273,14 +273,16 @@ impl Scratch {
     /// Counts the kept boxes per pixel, averages over the smoothing window
     /// and scales to `[0, 1]`.
     fn score_map(&mut self, rows: usize, cols: usize, radius: usize, saturation: f32) -> ScoreMap {
-        let stride = cols + 1;
+        // A `(rows + 2) × (cols + 2)` buffer. Each box puts corner deltas
+        // one row and one column below/right of its corners; one 2D prefix
+        // sum turns them into the per-pixel count (shifted by one, row and
+        // column 0 stay zero), a second one into the integral image
+        // `I[y][x] = Σ count over rows < y, columns < x`. All arithmetic is
+        // mod 2³², exact for the box sums we take (they are < 2³²).
+        let stride = cols + 2;
         let integral = &mut self.integral;
         integral.clear();
-        integral.resize((rows + 1) * stride, 0);
-
-        // Corner deltas of each box; two prefix sums turn them into counts,
-        // a third pair into the integral image of the counts. All arithmetic
-        // is mod 2³², which is exact for the differences we take.
+        integral.resize((rows + 2) * stride, 0);
         for r in &self.regions {
             let (x0, y0) = (r.bbox.x as usize, r.bbox.y as usize);
             let (x1, y1) = (
@@ -291,41 +293,40 @@ impl Scratch {
                 continue;
             }
             for (idx, d) in [
-                (y0 * stride + x0, 1u32),
-                (y0 * stride + x1, u32::MAX),
-                (y1 * stride + x0, u32::MAX),
-                (y1 * stride + x1, 1u32),
+                ((y0 + 1) * stride + x0 + 1, 1u32),
+                ((y0 + 1) * stride + x1 + 1, u32::MAX),
+                ((y1 + 1) * stride + x0 + 1, u32::MAX),
+                ((y1 + 1) * stride + x1 + 1, 1u32),
             ] {
                 if let Some(v) = integral.get_mut(idx) {
                     *v = v.wrapping_add(d);
                 }
             }
         }
-        prefix_sum_2d(integral, rows + 1, stride);
-        // Shift by one so that `integral[y][x]` sums counts of rows `< y`,
-        // columns `< x`, the usual integral-image convention.
-        integral.copy_within(0..rows * stride, stride);
-        integral[..stride].fill(0);
-        for row in integral.chunks_exact_mut(stride) {
-            row.copy_within(0..cols, 1);
-            row[0] = 0;
-        }
-        prefix_sum_2d(integral, rows + 1, stride);
+        prefix_sum_2d(integral, rows + 2, stride);
+        prefix_sum_2d(integral, rows + 2, stride);
 
+        // Window columns are the same for every row.
+        let spans: Vec<(usize, usize)> = (0..cols)
+            .map(|x| (x.saturating_sub(radius), (x + radius + 1).min(cols)))
+            .collect();
         let mut map = ScoreMap::zeros((rows, cols));
-        for (y, out_row) in map.rows_mut().into_iter().enumerate() {
+        for (y, mut out_row) in map.rows_mut().into_iter().enumerate() {
             let ya = y.saturating_sub(radius);
             let yb = (y + radius + 1).min(rows);
-            let (top, bottom) = (ya * stride, yb * stride);
-            for (x, out) in out_row.into_iter().enumerate() {
-                let xa = x.saturating_sub(radius);
-                let xb = (x + radius + 1).min(cols);
-                let sum = integral[bottom + xb]
-                    .wrapping_sub(integral[top + xb])
-                    .wrapping_sub(integral[bottom + xa])
-                    .wrapping_add(integral[top + xa]);
-                let window = ((yb - ya) * (xb - xa)) as f32;
-                *out = (sum as f32 / (window * saturation)).min(1.0);
+            let (top, bottom) = (&integral[ya * stride..], &integral[yb * stride..]);
+            let scale = 1.0 / ((yb - ya) as f32 * saturation);
+            let fill = |x: usize, out: &mut f32| {
+                let (xa, xb) = spans[x];
+                let sum = bottom[xb]
+                    .wrapping_sub(top[xb])
+                    .wrapping_sub(bottom[xa])
+                    .wrapping_add(top[xa]);
+                *out = (sum as f32 * scale / (xb - xa) as f32).min(1.0);
+            };
+            match out_row.as_slice_mut() {
+                Some(row) => row.iter_mut().enumerate().for_each(|(x, o)| fill(x, o)),
+                None => out_row.iter_mut().enumerate().for_each(|(x, o)| fill(x, o)),
             }
         }
         map
