@@ -21,6 +21,7 @@
 
 use super::border::{check_nonempty, contiguous, prepare_out, reflect101};
 use super::resize::{resize_linear_exact_u8, resize_linear_f32, ResizeScratch};
+use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
@@ -211,17 +212,11 @@ impl SpectralResidual {
         // Log amplitude `ln(|F| + 1)` (finite even where `|F| = 0`) and its
         // 3×3 box mean, in the transposed layout.
         for (l, c) in self.a.iter_mut().zip(&self.tspec) {
-            *l = (c.norm() + 1.0).ln();
+            *l = ((c.re * c.re + c.im * c.im).sqrt() + 1.0).ln();
         }
         // `tspec` is `nw` rows by `nh` columns.
         box3(&self.a, &mut self.b, &mut self.c, &self.refl_w, &self.refl_h);
-        for ((c, &l), &m) in self.tspec.iter_mut().zip(&self.a).zip(&self.b) {
-            // exp(residual)·e^{i·phase}, with the phase and its sine and
-            // cosine computed as OpenCV's `cartToPolar`/`polarToCart` do.
-            let r = (l - m).exp();
-            let (sin, cos) = opencv_sincos(opencv_fast_atan(c.im as f32, c.re as f32), &self.sin_table);
-            *c = Complex::new(f64::from(cos) * r, f64::from(sin) * r);
-        }
+        residual_spectrum(&mut self.tspec, &self.a, &self.b, &self.sin_table);
 
         // Inverse DFT (unscaled, complex): columns, transpose back, rows.
         self.ifft_h
@@ -231,7 +226,7 @@ impl SpectralResidual {
             .process_with_scratch(&mut self.spec, &mut self.scratch);
 
         for (m, c) in self.a.iter_mut().zip(&self.spec) {
-            *m = c.norm();
+            *m = (c.re * c.re + c.im * c.im).sqrt();
         }
         gaussian5(&mut self.a, &mut self.b, &self.refl_w, &self.refl_h);
         let mut max = 0.0f64;
@@ -251,9 +246,24 @@ impl SpectralResidual {
     }
 }
 
+multiversion! {
+    /// `exp(log amplitude − its box mean) · e^{i·phase}` in place, with the
+    /// phase and its sine and cosine computed as OpenCV's `cartToPolar` and
+    /// `polarToCart` do. (Built for AVX2 too: rounding is then one
+    /// instruction instead of a library call.)
+    fn residual_spectrum(spec: &mut [Complex<f64>], log_amp: &[f64], mean: &[f64], table: &[f64; 64]) {
+        for ((c, &l), &m) in spec.iter_mut().zip(log_amp).zip(mean) {
+            let r = (l - m).exp();
+            let (sin, cos) = opencv_sincos(opencv_fast_atan(c.im as f32, c.re as f32), table);
+            *c = Complex::new(f64::from(cos) * r, f64::from(sin) * r);
+        }
+    }
+}
+
 /// OpenCV's `fastAtan2` in radians (`cartToPolar` on `f64` data goes through
 /// it in `f32`): a 7th-order polynomial good to about 1.7e-4 rad. Reproduced
 /// so that the map follows OpenCV's to ~1e-7 instead of ~5e-5.
+#[inline(always)]
 fn opencv_fast_atan(y: f32, x: f32) -> f32 {
     // OpenCV's coefficients: `f32` literals scaled by `(float)(180/CV_PI)`.
     const DEG: f32 = (180.0 / std::f64::consts::PI) as f32;
@@ -279,6 +289,7 @@ fn opencv_fast_atan(y: f32, x: f32) -> f32 {
 
 /// OpenCV's `SinCos_32f` (used by `polarToCart`): a 64-entry sine table
 /// plus a short polynomial, rounded to `f32`. Returns `(sin, cos)`.
+#[inline(always)]
 fn opencv_sincos(angle: f32, table: &[f64; 64]) -> (f32, f32) {
     const N: i64 = 64;
     let k2 = 2.0 * std::f64::consts::PI / N as f64;
