@@ -203,8 +203,11 @@ pub(super) fn build_tree<const BOXES: bool>(
 /// returns the histogram of the interior's levels.
 fn load_levels(px: &mut Vec<u16>, gray: ArrayView2<'_, u8>, mask: u8) -> [u32; 256] {
     let (rows, cols) = gray.dim();
-    px.clear();
-    px.resize(rows * cols, VISITED);
+    // Every element is written below, so only a size change needs a fill.
+    if px.len() != rows * cols {
+        px.clear();
+        px.resize(rows * cols, VISITED);
+    }
     let mut hist = [0u32; 256];
     for (y, (row, out)) in gray
         .rows()
@@ -213,8 +216,11 @@ fn load_levels(px: &mut Vec<u16>, gray: ArrayView2<'_, u8>, mask: u8) -> [u32; 2
         .enumerate()
     {
         if y == 0 || y + 1 == rows {
+            out.fill(VISITED);
             continue;
         }
+        out[0] = VISITED;
+        out[cols - 1] = VISITED;
         let interior = &mut out[1..cols - 1];
         match row.as_slice() {
             Some(s) => fill_row(interior, &s[1..cols - 1], mask, &mut hist),
