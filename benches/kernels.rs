@@ -23,9 +23,15 @@ fn label((h, w): (usize, usize)) -> String {
 
 /// A textured frame (gradients, waves, noise): realistic work for every kernel.
 fn gray(rng: &mut StdRng, h: usize, w: usize) -> GrayImage {
-    let (fx, fy, ph) = (rng.gen_range(0.02..0.2), rng.gen_range(0.02..0.2), rng.gen_range(0.0..6.0));
+    let (fx, fy, ph) = (
+        rng.gen_range(0.02..0.2),
+        rng.gen_range(0.02..0.2),
+        rng.gen_range(0.0..6.0),
+    );
     GrayImage::from_shape_fn((h, w), |(y, x)| {
-        let v = 128.0 + 60.0 * ((x as f64) * fx + (y as f64) * fy + ph).sin() + 30.0 * ((x as f64) * 0.01).cos()
+        let v = 128.0
+            + 60.0 * ((x as f64) * fx + (y as f64) * fy + ph).sin()
+            + 30.0 * ((x as f64) * 0.01).cos()
             + rng.gen_range(-20.0..20.0);
         v.clamp(0.0, 255.0) as u8
     })
@@ -74,7 +80,15 @@ fn bench_gray(c: &mut Criterion) {
             let src = cv::rgb_as_mat(&frame).unwrap();
             let mut dst = cv::Mat::default();
             g.bench_function(BenchmarkId::new("opencv", label(size)), |b| {
-                b.iter(|| cv::imgproc::cvt_color(black_box(&src), &mut dst, cv::imgproc::COLOR_RGB2GRAY, 0).unwrap())
+                b.iter(|| {
+                    cv::imgproc::cvt_color(
+                        black_box(&src),
+                        &mut dst,
+                        cv::imgproc::COLOR_RGB2GRAY,
+                        0,
+                    )
+                    .unwrap()
+                })
             });
         }
     }
@@ -86,15 +100,28 @@ fn bench_blur(c: &mut Criterion) {
     let mut rng = StdRng::seed_from_u64(2);
     for size in SIZES {
         let img = gray(&mut rng, size.0, size.1);
-        g.bench_function(BenchmarkId::new("rust", label(size)), |b| b.iter(|| ops::blur_detector(black_box(&img)).unwrap()));
+        g.bench_function(BenchmarkId::new("rust", label(size)), |b| {
+            b.iter(|| ops::blur_detector(black_box(&img)).unwrap())
+        });
         #[cfg(feature = "opencv")]
         {
             let src = cv::gray_as_mat(&img).unwrap();
-            let (mut lap, mut mean, mut sd) = (cv::Mat::default(), cv::Mat::default(), cv::Mat::default());
+            let (mut lap, mut mean, mut sd) =
+                (cv::Mat::default(), cv::Mat::default(), cv::Mat::default());
             g.bench_function(BenchmarkId::new("opencv", label(size)), |b| {
                 b.iter(|| {
-                    cv::imgproc::laplacian(black_box(&src), &mut lap, cv::core::CV_64F, 1, 1.0, 0.0, cv::core::BORDER_DEFAULT).unwrap();
-                    cv::core::mean_std_dev(&lap, &mut mean, &mut sd, &cv::core::no_array()).unwrap();
+                    cv::imgproc::laplacian(
+                        black_box(&src),
+                        &mut lap,
+                        cv::core::CV_64F,
+                        1,
+                        1.0,
+                        0.0,
+                        cv::core::BORDER_DEFAULT,
+                    )
+                    .unwrap();
+                    cv::core::mean_std_dev(&lap, &mut mean, &mut sd, &cv::core::no_array())
+                        .unwrap();
                     *sd.at::<f64>(0).unwrap()
                 })
             });
@@ -111,16 +138,42 @@ fn bench_ssim(c: &mut Criterion) {
         let bimg = next(&mut rng, &a);
         let mut scratch = ops::SsimScratch::default();
         g.bench_function(BenchmarkId::new("rust", label(size)), |b| {
-            b.iter(|| ops::ssim_with(black_box(&a), &bimg, ops::SsimVariant::Gaussian, &mut scratch).unwrap())
+            b.iter(|| {
+                ops::ssim_with(
+                    black_box(&a),
+                    &bimg,
+                    ops::SsimVariant::Gaussian,
+                    &mut scratch,
+                )
+                .unwrap()
+            })
         });
         g.bench_function(BenchmarkId::new("rust_skimage", label(size)), |b| {
-            b.iter(|| ops::ssim_with(black_box(&a), &bimg, ops::SsimVariant::SkImage, &mut scratch).unwrap())
+            b.iter(|| {
+                ops::ssim_with(
+                    black_box(&a),
+                    &bimg,
+                    ops::SsimVariant::SkImage,
+                    &mut scratch,
+                )
+                .unwrap()
+            })
         });
         #[cfg(feature = "opencv")]
         {
-            let (ma, mb) = (cv::gray_as_mat(&a).unwrap(), cv::gray_as_mat(&bimg).unwrap());
+            let (ma, mb) = (
+                cv::gray_as_mat(&a).unwrap(),
+                cv::gray_as_mat(&bimg).unwrap(),
+            );
             g.bench_function(BenchmarkId::new("opencv", label(size)), |b| {
-                b.iter(|| cv::quality::QualitySSIM::compute(black_box(&ma), &mb, &mut cv::core::no_array()).unwrap())
+                b.iter(|| {
+                    cv::quality::QualitySSIM::compute(
+                        black_box(&ma),
+                        &mb,
+                        &mut cv::core::no_array(),
+                    )
+                    .unwrap()
+                })
             });
         }
     }
@@ -144,12 +197,41 @@ fn bench_center(c: &mut Criterion) {
             let (h, w) = (size.0 as i32, size.1 as i32);
             g.bench_function(BenchmarkId::new("opencv", label(size)), |b| {
                 b.iter(|| {
-                    let ky = cv::imgproc::get_gaussian_kernel(h, 0.25 * f64::from(h), cv::core::CV_32F).unwrap();
-                    let kx = cv::imgproc::get_gaussian_kernel(w, 0.25 * f64::from(w), cv::core::CV_32F).unwrap();
+                    let ky =
+                        cv::imgproc::get_gaussian_kernel(h, 0.25 * f64::from(h), cv::core::CV_32F)
+                            .unwrap();
+                    let kx =
+                        cv::imgproc::get_gaussian_kernel(w, 0.25 * f64::from(w), cv::core::CV_32F)
+                            .unwrap();
                     let (mut ymax, mut xmax) = (0.0, 0.0);
-                    cv::core::min_max_loc(&ky, None, Some(&mut ymax), None, None, &cv::core::no_array()).unwrap();
-                    cv::core::min_max_loc(&kx, None, Some(&mut xmax), None, None, &cv::core::no_array()).unwrap();
-                    cv::core::gemm(&ky, &kx, 1.0 / (ymax * xmax), &cv::core::no_array(), 0.0, &mut out_m, cv::core::GEMM_2_T).unwrap();
+                    cv::core::min_max_loc(
+                        &ky,
+                        None,
+                        Some(&mut ymax),
+                        None,
+                        None,
+                        &cv::core::no_array(),
+                    )
+                    .unwrap();
+                    cv::core::min_max_loc(
+                        &kx,
+                        None,
+                        Some(&mut xmax),
+                        None,
+                        None,
+                        &cv::core::no_array(),
+                    )
+                    .unwrap();
+                    cv::core::gemm(
+                        &ky,
+                        &kx,
+                        1.0 / (ymax * xmax),
+                        &cv::core::no_array(),
+                        0.0,
+                        &mut out_m,
+                        cv::core::GEMM_2_T,
+                    )
+                    .unwrap();
                 })
             });
         }
@@ -173,7 +255,14 @@ fn bench_saliency(c: &mut Criterion) {
             let mut sr = cv::saliency::StaticSaliencySpectralResidual::create().unwrap();
             let mut dst = cv::Mat::default();
             g.bench_function(BenchmarkId::new("opencv", label(size)), |b| {
-                b.iter(|| cv::saliency::StaticSaliencySpectralResidualTrait::compute_saliency(&mut sr, black_box(&src), &mut dst).unwrap())
+                b.iter(|| {
+                    cv::saliency::StaticSaliencySpectralResidualTrait::compute_saliency(
+                        &mut sr,
+                        black_box(&src),
+                        &mut dst,
+                    )
+                    .unwrap()
+                })
             });
         }
     }
@@ -196,15 +285,40 @@ fn bench_motion(c: &mut Criterion) {
             // The cheapest faithful OpenCV pipeline: f32 (the backend pools in
             // f64 for accuracy on huge cells; f32 is what the speed target is
             // held against).
-            let (ma, mb) = (cv::gray_as_mat(&a).unwrap(), cv::gray_as_mat(&bimg).unwrap());
-            let (mut d, mut df, mut cells, mut up) = (cv::Mat::default(), cv::Mat::default(), cv::Mat::default(), cv::Mat::default());
+            let (ma, mb) = (
+                cv::gray_as_mat(&a).unwrap(),
+                cv::gray_as_mat(&bimg).unwrap(),
+            );
+            let (mut d, mut df, mut cells, mut up) = (
+                cv::Mat::default(),
+                cv::Mat::default(),
+                cv::Mat::default(),
+                cv::Mat::default(),
+            );
             let full = cv::Size::new(size.1 as i32, size.0 as i32);
             g.bench_function(BenchmarkId::new("opencv", label(size)), |b| {
                 b.iter(|| {
                     cv::core::absdiff(black_box(&ma), &mb, &mut d).unwrap();
-                    d.convert_to(&mut df, cv::core::CV_32F, 1.0 / 255.0, 0.0).unwrap();
-                    cv::imgproc::resize(&df, &mut cells, cv::Size::new(16, 12), 0.0, 0.0, cv::imgproc::INTER_AREA).unwrap();
-                    cv::imgproc::resize(&cells, &mut up, full, 0.0, 0.0, cv::imgproc::INTER_NEAREST).unwrap();
+                    d.convert_to(&mut df, cv::core::CV_32F, 1.0 / 255.0, 0.0)
+                        .unwrap();
+                    cv::imgproc::resize(
+                        &df,
+                        &mut cells,
+                        cv::Size::new(16, 12),
+                        0.0,
+                        0.0,
+                        cv::imgproc::INTER_AREA,
+                    )
+                    .unwrap();
+                    cv::imgproc::resize(
+                        &cells,
+                        &mut up,
+                        full,
+                        0.0,
+                        0.0,
+                        cv::imgproc::INTER_NEAREST,
+                    )
+                    .unwrap();
                 })
             });
         }
@@ -216,22 +330,37 @@ fn bench_fusion(c: &mut Criterion) {
     let mut g = c.benchmark_group("score_fusion");
     let mut rng = StdRng::seed_from_u64(6);
     for size in SIZES {
-        let maps: Vec<ScoreMap> = (0..4).map(|_| ScoreMap::from_shape_fn(size, |_| rng.gen())).collect();
-        let w = Weights::new().with("wc", 0.4).with("wt", 0.3).with("ws", 0.2).with("wm", 0.1);
+        let maps: Vec<ScoreMap> = (0..4)
+            .map(|_| ScoreMap::from_shape_fn(size, |_| rng.gen()))
+            .collect();
+        let w = Weights::new()
+            .with("wc", 0.4)
+            .with("wt", 0.3)
+            .with("ws", 0.2)
+            .with("wm", 0.1);
         let mut out = ScoreMap::zeros(size);
         g.bench_function(BenchmarkId::new("rust", label(size)), |b| {
             b.iter(|| {
-                ops::score_fusion_into(Some(black_box(&maps[0])), Some(&maps[1]), Some(&maps[2]), Some(&maps[3]), &w, &mut out)
-                    .unwrap()
+                ops::score_fusion_into(
+                    Some(black_box(&maps[0])),
+                    Some(&maps[1]),
+                    Some(&maps[2]),
+                    Some(&maps[3]),
+                    &w,
+                    &mut out,
+                )
+                .unwrap()
             })
         });
         #[cfg(feature = "opencv")]
         {
             let m: Vec<_> = maps.iter().map(|m| cv::score_as_mat(m).unwrap()).collect();
-            let (mut t1, mut t2, mut o) = (cv::Mat::default(), cv::Mat::default(), cv::Mat::default());
+            let (mut t1, mut t2, mut o) =
+                (cv::Mat::default(), cv::Mat::default(), cv::Mat::default());
             g.bench_function(BenchmarkId::new("opencv", label(size)), |b| {
                 b.iter(|| {
-                    cv::core::add_weighted(black_box(&m[0]), 0.4, &m[1], 0.3, 0.0, &mut t1, -1).unwrap();
+                    cv::core::add_weighted(black_box(&m[0]), 0.4, &m[1], 0.3, 0.0, &mut t1, -1)
+                        .unwrap();
                     cv::core::add_weighted(&m[2], 0.2, &m[3], 0.1, 0.0, &mut t2, -1).unwrap();
                     cv::core::add(&t1, &t2, &mut o, &cv::core::no_array(), -1).unwrap();
                 })
@@ -259,12 +388,20 @@ fn bench_encoder(c: &mut Criterion) {
             // (libjpeg-turbo via imencode) of the same crop.
             let bbox = ops::select_roi(&score, &p).unwrap().0;
             let src = cv::rgb_as_mat(&frame).unwrap();
-            let rect = cv::core::Rect::new(bbox.x as i32, bbox.y as i32, bbox.width as i32, bbox.height as i32);
+            let rect = cv::core::Rect::new(
+                bbox.x as i32,
+                bbox.y as i32,
+                bbox.width as i32,
+                bbox.height as i32,
+            );
             let roi = cv::Mat::roi(&src, rect).unwrap();
             let mut buf = cv::core::Vector::<u8>::new();
-            let params = cv::core::Vector::<i32>::from_slice(&[cv::imgcodecs::IMWRITE_JPEG_QUALITY, 85]);
+            let params =
+                cv::core::Vector::<i32>::from_slice(&[cv::imgcodecs::IMWRITE_JPEG_QUALITY, 85]);
             g.bench_function(BenchmarkId::new("opencv", label(size)), |b| {
-                b.iter(|| cv::imgcodecs::imencode(".jpg", black_box(&roi), &mut buf, &params).unwrap())
+                b.iter(|| {
+                    cv::imgcodecs::imencode(".jpg", black_box(&roi), &mut buf, &params).unwrap()
+                })
             });
         }
     }

@@ -19,7 +19,12 @@ pub fn textured_gray(rng: &mut StdRng, h: usize, w: usize) -> GrayImage {
         .map(|_| {
             let f = rng.gen_range(0.01..0.4);
             let a = rng.gen_range(0.0..std::f64::consts::PI);
-            (f * a.cos(), f * a.sin(), rng.gen_range(0.0..6.28), rng.gen_range(10.0..40.0))
+            (
+                f * a.cos(),
+                f * a.sin(),
+                rng.gen_range(0.0..6.28),
+                rng.gen_range(10.0..40.0),
+            )
         })
         .collect();
     let rects: Vec<(usize, usize, usize, usize, f64)> = (0..6)
@@ -61,12 +66,22 @@ pub fn textured_rgb(rng: &mut StdRng, h: usize, w: usize) -> RgbFrame {
 
 /// `img` shifted by `(dy, dx)` (edge pixels repeated) plus uniform noise of
 /// amplitude `noise`: a plausible next video frame.
-pub fn next_frame(rng: &mut StdRng, img: &GrayImage, dy: isize, dx: isize, noise: i16) -> GrayImage {
+pub fn next_frame(
+    rng: &mut StdRng,
+    img: &GrayImage,
+    dy: isize,
+    dx: isize,
+    noise: i16,
+) -> GrayImage {
     let (h, w) = img.dim();
     GrayImage::from_shape_fn((h, w), |(y, x)| {
         let sy = (y as isize - dy).clamp(0, h as isize - 1) as usize;
         let sx = (x as isize - dx).clamp(0, w as isize - 1) as usize;
-        let n = if noise > 0 { rng.gen_range(-noise..=noise) } else { 0 };
+        let n = if noise > 0 {
+            rng.gen_range(-noise..=noise)
+        } else {
+            0
+        };
         (i16::from(img[[sy, sx]]) + n).clamp(0, 255) as u8
     })
 }
@@ -74,7 +89,9 @@ pub fn next_frame(rng: &mut StdRng, img: &GrayImage, dy: isize, dx: isize, noise
 /// Loads a committed test photograph as an RGB frame.
 pub fn photo(name: &str) -> RgbFrame {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
-    let img = image::open(&path).unwrap_or_else(|e| panic!("{path}: {e}")).to_rgb8();
+    let img = image::open(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .to_rgb8();
     let (w, h) = (img.width() as usize, img.height() as usize);
     RgbFrame::from_shape_vec((h, w, 3), img.into_raw()).expect("RGB buffer of the right length")
 }
@@ -82,7 +99,10 @@ pub fn photo(name: &str) -> RgbFrame {
 /// Largest absolute difference.
 pub fn max_abs_diff(a: &ScoreMap, b: &ScoreMap) -> f64 {
     assert_eq!(a.dim(), b.dim());
-    a.iter().zip(b).map(|(&x, &y)| (f64::from(x) - f64::from(y)).abs()).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| (f64::from(x) - f64::from(y)).abs())
+        .fold(0.0, f64::max)
 }
 
 /// Pearson correlation of two maps.

@@ -13,19 +13,27 @@ use rand::Rng;
 fn center_prior_matches_closed_form() {
     for &(h, w) in &[(480, 640), (7, 9), (1, 1), (2, 5), (101, 60)] {
         for &(sx, sy) in &[(0.25, 0.25), (0.1, 0.4), (2.0, 0.05)] {
-            let p = ops::CenterParams { sigma_x: sx, sigma_y: sy };
+            let p = ops::CenterParams {
+                sigma_x: sx,
+                sigma_y: sy,
+            };
             let m = ops::center_crop_with(&GrayImage::zeros((h, w)), &p).unwrap();
             assert_eq!(m.dim(), (h, w));
             let (cx, cy) = ((w as f64 - 1.0) / 2.0, (h as f64 - 1.0) / 2.0);
             let (gx, gy) = (sx * w as f64, sy * h as f64);
             let mut worst = 0.0f64;
             for ((y, x), &v) in m.indexed_iter() {
-                let e = -((x as f64 - cx).powi(2) / (2.0 * gx * gx) + (y as f64 - cy).powi(2) / (2.0 * gy * gy));
+                let e = -((x as f64 - cx).powi(2) / (2.0 * gx * gx)
+                    + (y as f64 - cy).powi(2) / (2.0 * gy * gy));
                 worst = worst.max((f64::from(v) - e.exp()).abs());
             }
             assert!(worst <= 1e-6, "{h}x{w} σ=({sx},{sy}): {worst}");
             if h % 2 == 1 && w % 2 == 1 {
-                assert_eq!(m[[h / 2, w / 2]], 1.0, "peak of an odd-sized prior is exactly 1");
+                assert_eq!(
+                    m[[h / 2, w / 2]],
+                    1.0,
+                    "peak of an odd-sized prior is exactly 1"
+                );
             }
         }
     }
@@ -46,14 +54,32 @@ fn fusion_with_eliminated_maps_is_bit_exact() {
     let mut r = rng(11);
     for trial in 0..200 {
         let (h, w) = (r.gen_range(1..40), r.gen_range(1..40));
-        let maps: [ScoreMap; 4] = std::array::from_fn(|_| ScoreMap::from_shape_fn((h, w), |_| r.gen::<f32>()));
+        let maps: [ScoreMap; 4] =
+            std::array::from_fn(|_| ScoreMap::from_shape_fn((h, w), |_| r.gen::<f32>()));
         // Random weights, some exactly zero (eliminated), one always live.
-        let mut wv: [f32; 4] = std::array::from_fn(|_| if r.gen_bool(0.4) { 0.0 } else { r.gen_range(0.0..2.0) });
+        let mut wv: [f32; 4] = std::array::from_fn(|_| {
+            if r.gen_bool(0.4) {
+                0.0
+            } else {
+                r.gen_range(0.0..2.0)
+            }
+        });
         wv[trial % 4] = r.gen_range(0.01..1.0);
-        let weights: Weights = ops::FUSION_KEYS.iter().zip(wv).map(|(k, v)| (*k, f64::from(v))).collect();
+        let weights: Weights = ops::FUSION_KEYS
+            .iter()
+            .zip(wv)
+            .map(|(k, v)| (*k, f64::from(v)))
+            .collect();
         let opt = |i: usize| if wv[i] == 0.0 { None } else { Some(&maps[i]) };
         let pruned = ops::score_fusion(opt(0), opt(1), opt(2), opt(3), &weights).unwrap();
-        let full = ops::score_fusion(Some(&maps[0]), Some(&maps[1]), Some(&maps[2]), Some(&maps[3]), &weights).unwrap();
+        let full = ops::score_fusion(
+            Some(&maps[0]),
+            Some(&maps[1]),
+            Some(&maps[2]),
+            Some(&maps[3]),
+            &weights,
+        )
+        .unwrap();
         // Weights are read as f64 and rounded to f32 once, as `full_sum` gets them.
         let wf: [f32; 4] = std::array::from_fn(|i| f64::from(wv[i]) as f32);
         let closed = full_sum(&maps, wf);
@@ -83,19 +109,30 @@ fn fusion_rejects_bad_weights_and_sizes() {
     let a = ScoreMap::zeros((4, 4));
     for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0] {
         let w = Weights::new().with("wt", v);
-        assert!(matches!(ops::score_fusion(Some(&a), None, None, None, &w), Err(OpsError::InvalidParam { .. })));
+        assert!(matches!(
+            ops::score_fusion(Some(&a), None, None, None, &w),
+            Err(OpsError::InvalidParam { .. })
+        ));
     }
     let w = Weights::new().with("wc", 1.0);
     assert!(ops::score_fusion(None, None, None, None, &w).is_err());
     let b = ScoreMap::zeros((4, 5));
-    assert!(matches!(ops::score_fusion(Some(&a), None, None, Some(&b), &w), Err(OpsError::SizeMismatch { .. })));
+    assert!(matches!(
+        ops::score_fusion(Some(&a), None, None, Some(&b), &w),
+        Err(OpsError::SizeMismatch { .. })
+    ));
     let mut out = ScoreMap::zeros((1, 1));
     assert!(ops::fuse_into(&[(Some(&a), f32::NAN)], &mut out).is_err());
     assert!(ops::fuse_into(&[(Some(&ScoreMap::zeros((0, 3))), 1.0)], &mut out).is_err());
 }
 
 fn psnr(a: &[u8], b: &[u8]) -> f64 {
-    let mse = a.iter().zip(b).map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2)).sum::<f64>() / a.len() as f64;
+    let mse = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2))
+        .sum::<f64>()
+        / a.len() as f64;
     10.0 * (255.0 * 255.0 / mse).log10()
 }
 
@@ -110,18 +147,29 @@ fn encoder_round_trips_a_real_photo_above_30_db() {
         let score = ops::score_fusion(Some(&center), None, Some(&sal), None, &w).unwrap();
         let roi = ops::encode_roi(&frame, &score).unwrap();
         let b = roi.bbox;
-        assert!(b.width >= 64 && b.height >= 64 && b.x + b.width <= frame.dim().1 && b.y + b.height <= frame.dim().0);
+        assert!(
+            b.width >= 64
+                && b.height >= 64
+                && b.x + b.width <= frame.dim().1
+                && b.y + b.height <= frame.dim().0
+        );
         let peak = score.iter().cloned().fold(f32::MIN, f32::max);
         assert_eq!(roi.score, peak);
         assert_eq!(roi.byte_size(), roi.jpeg.len());
         let decoded = image::load_from_memory(&roi.jpeg).unwrap().to_rgb8();
-        assert_eq!((decoded.width() as usize, decoded.height() as usize), (b.width, b.height));
+        assert_eq!(
+            (decoded.width() as usize, decoded.height() as usize),
+            (b.width, b.height)
+        );
         let crop: Vec<u8> = (b.y..b.y + b.height)
             .flat_map(|y| (b.x..b.x + b.width).flat_map(move |x| (0..3).map(move |c| (y, x, c))))
             .map(|(y, x, c)| frame[[y, x, c]])
             .collect();
         let p = psnr(&crop, decoded.as_raw());
-        eprintln!("encoder {name}: bbox {b:?}, {} bytes, PSNR {p:.1} dB", roi.byte_size());
+        eprintln!(
+            "encoder {name}: bbox {b:?}, {} bytes, PSNR {p:.1} dB",
+            roi.byte_size()
+        );
         assert!(p >= 30.0, "{name}: PSNR {p}");
     }
 }
@@ -135,14 +183,34 @@ fn encoder_box_follows_the_score_and_honours_params() {
             score[[y, x]] = 0.9;
         }
     }
-    let p = ops::EncoderParams { margin: 0, min_width: 1, min_height: 1, quality: 95, rel_threshold: 0.5 };
+    let p = ops::EncoderParams {
+        margin: 0,
+        min_width: 1,
+        min_height: 1,
+        quality: 95,
+        rel_threshold: 0.5,
+    };
     let roi = ops::encode_roi_with(&frame, &score, &p).unwrap();
-    assert_eq!(roi.bbox, ops::BBox { x: 20, y: 80, width: 30, height: 20 });
+    assert_eq!(
+        roi.bbox,
+        ops::BBox {
+            x: 20,
+            y: 80,
+            width: 30,
+            height: 20
+        }
+    );
     for bad in [
         ops::EncoderParams { quality: 0, ..p },
         ops::EncoderParams { quality: 101, ..p },
-        ops::EncoderParams { rel_threshold: 0.0, ..p },
-        ops::EncoderParams { rel_threshold: f32::NAN, ..p },
+        ops::EncoderParams {
+            rel_threshold: 0.0,
+            ..p
+        },
+        ops::EncoderParams {
+            rel_threshold: f32::NAN,
+            ..p
+        },
         ops::EncoderParams { min_width: 0, ..p },
     ] {
         assert!(ops::encode_roi_with(&frame, &score, &bad).is_err());
@@ -151,8 +219,22 @@ fn encoder_box_follows_the_score_and_honours_params() {
     let mut out = ops::EncodedRoi::default();
     ops::encode_roi_into(&frame, &score, &p, &mut out).unwrap();
     let small = textured_rgb(&mut rng(13), 5, 7);
-    ops::encode_roi_into(&small, &ScoreMap::from_elem((5, 7), 0.3), &ops::EncoderParams::default(), &mut out).unwrap();
-    assert_eq!(out.bbox, ops::BBox { x: 0, y: 0, width: 7, height: 5 });
+    ops::encode_roi_into(
+        &small,
+        &ScoreMap::from_elem((5, 7), 0.3),
+        &ops::EncoderParams::default(),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(
+        out.bbox,
+        ops::BBox {
+            x: 0,
+            y: 0,
+            width: 7,
+            height: 5
+        }
+    );
 }
 
 #[test]
@@ -161,22 +243,44 @@ fn every_kernel_rejects_empty_input_with_a_typed_error() {
     let e_wide = GrayImage::zeros((0, 10));
     let g = GrayImage::zeros((4, 4));
     for img in [&e, &e_wide] {
-        assert!(matches!(ops::blur_detector(img), Err(OpsError::Empty { .. })));
+        assert!(matches!(
+            ops::blur_detector(img),
+            Err(OpsError::Empty { .. })
+        ));
         assert!(matches!(ops::center_crop(img), Err(OpsError::Empty { .. })));
-        assert!(matches!(ops::saliency_dft(img), Err(OpsError::Empty { .. })));
-        assert!(matches!(ops::scene_change(img, &g), Err(OpsError::Empty { .. })));
-        assert!(matches!(ops::motion_map(img, &g), Err(OpsError::Empty { .. })));
+        assert!(matches!(
+            ops::saliency_dft(img),
+            Err(OpsError::Empty { .. })
+        ));
+        assert!(matches!(
+            ops::scene_change(img, &g),
+            Err(OpsError::Empty { .. })
+        ));
+        assert!(matches!(
+            ops::motion_map(img, &g),
+            Err(OpsError::Empty { .. })
+        ));
         assert!(matches!(ops::ssim(img, img), Err(OpsError::Empty { .. })));
     }
-    assert!(matches!(ops::to_gray(&RgbFrame::zeros((3, 0, 3))), Err(OpsError::Empty { .. })));
-    assert!(matches!(ops::encode_roi(&RgbFrame::zeros((0, 0, 3)), &ScoreMap::zeros((0, 0))), Err(OpsError::Empty { .. })));
+    assert!(matches!(
+        ops::to_gray(&RgbFrame::zeros((3, 0, 3))),
+        Err(OpsError::Empty { .. })
+    ));
+    assert!(matches!(
+        ops::encode_roi(&RgbFrame::zeros((0, 0, 3)), &ScoreMap::zeros((0, 0))),
+        Err(OpsError::Empty { .. })
+    ));
 }
 
 #[test]
 fn temporal_ops_treat_missing_or_resized_previous_frame_as_first_frame() {
     let mut r = rng(14);
     let cur = textured_gray(&mut r, 48, 64);
-    for prev in [GrayImage::zeros((0, 0)), textured_gray(&mut r, 64, 48), textured_gray(&mut r, 24, 32)] {
+    for prev in [
+        GrayImage::zeros((0, 0)),
+        textured_gray(&mut r, 64, 48),
+        textured_gray(&mut r, 24, 32),
+    ] {
         let sc = ops::scene_change(&cur, &prev).unwrap();
         assert!(sc.changed && sc.ssim.is_none());
         let m = ops::motion_map(&cur, &prev).unwrap();
@@ -187,9 +291,15 @@ fn temporal_ops_treat_missing_or_resized_previous_frame_as_first_frame() {
     let prev = next_frame(&mut r, &cur, 1, 1, 4);
     let sc = ops::scene_change(&cur, &prev).unwrap();
     assert!(sc.ssim.is_some());
-    assert!(ops::motion_map(&cur, &prev).unwrap().iter().any(|&v| v > 0.0));
+    assert!(ops::motion_map(&cur, &prev)
+        .unwrap()
+        .iter()
+        .any(|&v| v > 0.0));
     // The plain SSIM function, which has no "first frame", does reject sizes.
-    assert!(matches!(ops::ssim(&cur, &GrayImage::zeros((48, 63))), Err(OpsError::SizeMismatch { .. })));
+    assert!(matches!(
+        ops::ssim(&cur, &GrayImage::zeros((48, 63))),
+        Err(OpsError::SizeMismatch { .. })
+    ));
 }
 
 #[test]
@@ -202,17 +312,34 @@ fn tiny_frames_smaller_than_every_window_work() {
         assert_eq!(ops::to_gray(&frame).unwrap().dim(), (h, w));
         assert!(ops::blur_detector(&a).unwrap().variance.is_finite());
         let s = ops::scene_change(&a, &b).unwrap().ssim.unwrap();
-        assert!(s.is_finite() && (-1.0..=1.0 + 1e-9).contains(&s), "{h}x{w}: {s}");
+        assert!(
+            s.is_finite() && (-1.0..=1.0 + 1e-9).contains(&s),
+            "{h}x{w}: {s}"
+        );
         // The scikit-image variant needs a 7x7 window: a typed error here.
-        let p = ops::SceneParams { variant: ops::SsimVariant::SkImage, ..Default::default() };
-        assert!(matches!(ops::scene_change_with(&a, &b, &p), Err(OpsError::InvalidParam { .. })));
+        let p = ops::SceneParams {
+            variant: ops::SsimVariant::SkImage,
+            ..Default::default()
+        };
+        assert!(matches!(
+            ops::scene_change_with(&a, &b, &p),
+            Err(OpsError::InvalidParam { .. })
+        ));
         let sal = ops::saliency_dft(&a).unwrap();
         assert!(sal.dim() == (h, w) && sal.iter().all(|v| v.is_finite()));
         let m = ops::motion_map(&a, &b).unwrap();
         assert!(m.dim() == (h, w) && m.iter().all(|v| (0.0..=1.0).contains(v)));
         assert_eq!(ops::center_crop(&a).unwrap().dim(), (h, w));
         let roi = ops::encode_roi(&frame, &ops::center_crop(&a).unwrap()).unwrap();
-        assert_eq!(roi.bbox, ops::BBox { x: 0, y: 0, width: w, height: h });
+        assert_eq!(
+            roi.bbox,
+            ops::BBox {
+                x: 0,
+                y: 0,
+                width: w,
+                height: h
+            }
+        );
     }
 }
 
@@ -249,10 +376,19 @@ fn non_standard_layouts_give_the_same_results() {
     };
     let (fa, fb) = (fortran(&a), fortran(&b));
     assert!(!fa.is_standard_layout() && fa == a);
-    assert_eq!(ops::laplacian_variance(&fa).unwrap(), ops::laplacian_variance(&a).unwrap());
+    assert_eq!(
+        ops::laplacian_variance(&fa).unwrap(),
+        ops::laplacian_variance(&a).unwrap()
+    );
     assert_eq!(ops::ssim(&fa, &fb).unwrap(), ops::ssim(&a, &b).unwrap());
-    assert_eq!(ops::motion_map(&fa, &fb).unwrap(), ops::motion_map(&a, &b).unwrap());
-    assert_eq!(ops::saliency_dft(&fa).unwrap(), ops::saliency_dft(&a).unwrap());
+    assert_eq!(
+        ops::motion_map(&fa, &fb).unwrap(),
+        ops::motion_map(&a, &b).unwrap()
+    );
+    assert_eq!(
+        ops::saliency_dft(&fa).unwrap(),
+        ops::saliency_dft(&a).unwrap()
+    );
     let m = ops::center_crop(&a).unwrap();
     let mut fm = ScoreMap::zeros((30, 40));
     fm.assign(&m.t());
@@ -278,8 +414,14 @@ fn scene_change_on_real_frames() {
     let cut = ops::scene_change(&crop(&f), &crop(&g1)).unwrap();
     assert!(cut.changed, "{cut:?}");
     for v in [ops::SsimVariant::Gaussian, ops::SsimVariant::SkImage] {
-        let p = ops::SceneParams { variant: v, ..Default::default() };
+        let p = ops::SceneParams {
+            variant: v,
+            ..Default::default()
+        };
         let s = ops::scene_change_with(&g2, &g1, &p).unwrap().ssim.unwrap();
-        eprintln!("rubberwhale 1→2 SSIM ({v:?}): {s:.4}; cut: {:.4}", cut.ssim.unwrap());
+        eprintln!(
+            "rubberwhale 1→2 SSIM ({v:?}): {s:.4}; cut: {:.4}",
+            cut.ssim.unwrap()
+        );
     }
 }

@@ -12,7 +12,19 @@ fn setup() {
     cv::single_threaded().expect("OpenCV settings");
 }
 
-const SIZES: &[(usize, usize)] = &[(480, 640), (388, 584), (101, 67), (33, 17), (12, 30), (7, 9), (3, 3), (2, 5), (1, 6), (5, 1), (1, 1)];
+const SIZES: &[(usize, usize)] = &[
+    (480, 640),
+    (388, 584),
+    (101, 67),
+    (33, 17),
+    (12, 30),
+    (7, 9),
+    (3, 3),
+    (2, 5),
+    (1, 6),
+    (5, 1),
+    (1, 1),
+];
 
 fn photos_gray() -> Vec<(&'static str, GrayImage)> {
     ["fruits.jpg", "rubberwhale1.jpg", "rubberwhale2.jpg"]
@@ -25,8 +37,13 @@ fn photos_gray() -> Vec<(&'static str, GrayImage)> {
 fn to_gray_matches_cvtcolor() {
     setup();
     let mut r = rng(1);
-    let mut frames: Vec<_> = SIZES.iter().map(|&(h, w)| textured_rgb(&mut r, h, w)).collect();
-    frames.push(ops::RgbFrame::from_shape_fn((37, 53, 3), |_| rand::Rng::gen(&mut r)));
+    let mut frames: Vec<_> = SIZES
+        .iter()
+        .map(|&(h, w)| textured_rgb(&mut r, h, w))
+        .collect();
+    frames.push(ops::RgbFrame::from_shape_fn((37, 53, 3), |_| {
+        rand::Rng::gen(&mut r)
+    }));
     for n in ["fruits.jpg", "rubberwhale1.jpg"] {
         frames.push(photo(n));
     }
@@ -48,18 +65,28 @@ fn to_gray_matches_cvtcolor() {
 fn blur_variance_matches_laplacian_meanstddev() {
     setup();
     let mut r = rng(2);
-    let mut imgs: Vec<_> = SIZES.iter().map(|&(h, w)| textured_gray(&mut r, h, w)).collect();
+    let mut imgs: Vec<_> = SIZES
+        .iter()
+        .map(|&(h, w)| textured_gray(&mut r, h, w))
+        .collect();
     imgs.extend(photos_gray().into_iter().map(|(_, g)| g));
     let mut worst = 0.0f64;
     for g in &imgs {
         let ours = ops::laplacian_variance(g).unwrap();
         let theirs = cv::laplacian_variance(g).unwrap();
-        let rel = if theirs == 0.0 { ours.abs() } else { ((ours - theirs) / theirs).abs() };
+        let rel = if theirs == 0.0 {
+            ours.abs()
+        } else {
+            ((ours - theirs) / theirs).abs()
+        };
         worst = worst.max(rel);
         assert!(rel <= 1e-9, "{:?}: {ours} vs {theirs}", g.dim());
         let p = ops::BlurParams::default();
         if (theirs - p.threshold).abs() > 1e-6 * p.threshold {
-            assert_eq!(ops::blur_detector(g).unwrap().is_blurry, cv::blur_detector(g, &p).unwrap().is_blurry);
+            assert_eq!(
+                ops::blur_detector(g).unwrap().is_blurry,
+                cv::blur_detector(g, &p).unwrap().is_blurry
+            );
         }
     }
     eprintln!("blur_detector: max relative error of the variance = {worst:.3e}");
@@ -90,14 +117,23 @@ fn ssim_matches_quality_ssim() {
         assert!(d <= 1e-4, "{:?}: {ours} vs {theirs}", a.dim());
         let p = SceneParams::default();
         if (theirs - p.threshold).abs() > 1e-4 {
-            assert_eq!(ops::scene_change(a, b).unwrap(), cv::scene_change(a, b, &p).unwrap().map_ssim(ours));
+            assert_eq!(
+                ops::scene_change(a, b).unwrap(),
+                cv::scene_change(a, b, &p).unwrap().map_ssim(ours)
+            );
         }
     }
-    eprintln!("scene_change: max |SSIM − QualitySSIM| = {worst:.3e} over {} pairs", pairs.len());
+    eprintln!(
+        "scene_change: max |SSIM − QualitySSIM| = {worst:.3e} over {} pairs",
+        pairs.len()
+    );
     // First frame and a resolution change: the same rule on both backends.
     let a = &pairs[0].0;
     let empty = GrayImage::zeros((0, 0));
-    assert_eq!(ops::scene_change(a, &empty).unwrap(), cv::scene_change(a, &empty, &SceneParams::default()).unwrap());
+    assert_eq!(
+        ops::scene_change(a, &empty).unwrap(),
+        cv::scene_change(a, &empty, &SceneParams::default()).unwrap()
+    );
 }
 
 /// Replaces the SSIM value (so decisions can be compared across backends).
@@ -122,13 +158,31 @@ fn saliency_resizes_match_opencv() {
         let g = textured_gray(&mut r, h, w);
         let theirs = cv::resize_linear_exact_u8(&g, 64, 64).unwrap();
         let mut ours = vec![0u8; 64 * 64];
-        ops::resize::resize_linear_exact_u8(g.as_slice().unwrap(), (h, w), &mut ours, (64, 64), &mut s).unwrap();
-        assert_eq!(ours.as_slice(), theirs.as_slice().unwrap(), "{h}x{w} -> 64x64");
+        ops::resize::resize_linear_exact_u8(
+            g.as_slice().unwrap(),
+            (h, w),
+            &mut ours,
+            (64, 64),
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!(
+            ours.as_slice(),
+            theirs.as_slice().unwrap(),
+            "{h}x{w} -> 64x64"
+        );
         // And back up on f32.
         let small = ScoreMap::from_shape_fn((64, 64), |_| rand::Rng::gen(&mut r));
         let theirs = cv::resize_linear_f32(&small, h, w).unwrap();
         let mut ours = ScoreMap::zeros((h, w));
-        ops::resize::resize_linear_f32(small.as_slice().unwrap(), (64, 64), ours.as_slice_mut().unwrap(), (h, w), &mut s).unwrap();
+        ops::resize::resize_linear_f32(
+            small.as_slice().unwrap(),
+            (64, 64),
+            ours.as_slice_mut().unwrap(),
+            (h, w),
+            &mut s,
+        )
+        .unwrap();
         let d = max_abs_diff(&ours, &theirs);
         assert!(d <= 1e-6, "64x64 -> {h}x{w}: {d}");
     }
@@ -138,10 +192,19 @@ fn saliency_resizes_match_opencv() {
 fn saliency_matches_spectral_residual() {
     setup();
     let mut r = rng(5);
-    let mut imgs: Vec<(String, GrayImage)> = [(480, 640), (388, 584), (1080, 1920), (128, 128), (64, 64), (50, 100), (20, 30), (7, 9)]
-        .iter()
-        .map(|&(h, w)| (format!("textured {w}x{h}"), textured_gray(&mut r, h, w)))
-        .collect();
+    let mut imgs: Vec<(String, GrayImage)> = [
+        (480, 640),
+        (388, 584),
+        (1080, 1920),
+        (128, 128),
+        (64, 64),
+        (50, 100),
+        (20, 30),
+        (7, 9),
+    ]
+    .iter()
+    .map(|&(h, w)| (format!("textured {w}x{h}"), textured_gray(&mut r, h, w)))
+    .collect();
     imgs.extend(photos_gray().into_iter().map(|(n, g)| (n.to_string(), g)));
     let (mut worst_d, mut worst_r) = (0.0f64, 1.0f64);
     for (name, g) in &imgs {
@@ -153,12 +216,21 @@ fn saliency_matches_spectral_residual() {
         worst_d = worst_d.max(d);
         worst_r = worst_r.min(c);
     }
-    assert!(worst_d <= 1e-2 && worst_r >= 0.999, "max diff {worst_d}, r {worst_r}");
+    assert!(
+        worst_d <= 1e-2 && worst_r >= 0.999,
+        "max diff {worst_d}, r {worst_r}"
+    );
     eprintln!("saliency_dft: worst max |diff| = {worst_d:.3e}, worst Pearson = {worst_r:.8}");
     // A non-square working size (OpenCV's setImageWidth/Height).
-    let p = ops::SaliencyParams { width: 80, height: 48 };
+    let p = ops::SaliencyParams {
+        width: 80,
+        height: 48,
+    };
     let g = &imgs[0].1;
-    let (ours, theirs) = (ops::saliency_dft_with(g, &p).unwrap(), cv::saliency_dft_with(g, &p).unwrap());
+    let (ours, theirs) = (
+        ops::saliency_dft_with(g, &p).unwrap(),
+        cv::saliency_dft_with(g, &p).unwrap(),
+    );
     let (d, c) = (max_abs_diff(&ours, &theirs), pearson(&ours, &theirs));
     eprintln!("saliency 80x48 working size: max |diff| = {d:.3e}, Pearson = {c:.8}");
     assert!(d <= 1e-2 && c >= 0.999);
@@ -179,17 +251,36 @@ fn motion_map_matches_absdiff_area_resize() {
     let ph = photos_gray();
     pairs.push((ph[2].1.clone(), ph[1].1.clone()));
     let mut worst = 0.0f64;
-    for p in [MotionParams::default(), MotionParams { grid_w: 7, grid_h: 5 }, MotionParams { grid_w: 1, grid_h: 1 }] {
+    for p in [
+        MotionParams::default(),
+        MotionParams {
+            grid_w: 7,
+            grid_h: 5,
+        },
+        MotionParams {
+            grid_w: 1,
+            grid_h: 1,
+        },
+    ] {
         for (a, b) in &pairs {
             let ours = ops::motion_map_with(a, b, &p).unwrap();
             let theirs = cv::motion_map(a, b, &p).unwrap();
             let d = max_abs_diff(&ours, &theirs);
             worst = worst.max(d);
-            assert!(d <= 1e-5, "{:?} grid {}x{}: {d}", a.dim(), p.grid_w, p.grid_h);
+            assert!(
+                d <= 1e-5,
+                "{:?} grid {}x{}: {d}",
+                a.dim(),
+                p.grid_w,
+                p.grid_h
+            );
         }
     }
     eprintln!("motion_map: max |diff| = {worst:.3e}");
     let a = &pairs[0].0;
     let empty = GrayImage::zeros((0, 0));
-    assert_eq!(ops::motion_map(a, &empty).unwrap(), cv::motion_map(a, &empty, &MotionParams::default()).unwrap());
+    assert_eq!(
+        ops::motion_map(a, &empty).unwrap(),
+        cv::motion_map(a, &empty, &MotionParams::default()).unwrap()
+    );
 }

@@ -251,13 +251,24 @@ pub fn saliency_dft(gray: &GrayImage) -> Result<ScoreMap, OpsError> {
 ///
 /// # Errors
 /// [`OpsError::Empty`], a bad working size, or OpenCV's error.
-pub fn saliency_dft_with(gray: &GrayImage, params: &super::saliency::SaliencyParams) -> Result<ScoreMap, OpsError> {
+pub fn saliency_dft_with(
+    gray: &GrayImage,
+    params: &super::saliency::SaliencyParams,
+) -> Result<ScoreMap, OpsError> {
     params.validate()?;
     check_gray("gray", gray)?;
     let src = gray_as_mat(gray)?;
     let mut sr = saliency::StaticSaliencySpectralResidual::create().map_err(cv_err)?;
-    saliency::StaticSaliencySpectralResidualTrait::set_image_width(&mut sr, dim_i32(params.width, "width")?).map_err(cv_err)?;
-    saliency::StaticSaliencySpectralResidualTrait::set_image_height(&mut sr, dim_i32(params.height, "height")?).map_err(cv_err)?;
+    saliency::StaticSaliencySpectralResidualTrait::set_image_width(
+        &mut sr,
+        dim_i32(params.width, "width")?,
+    )
+    .map_err(cv_err)?;
+    saliency::StaticSaliencySpectralResidualTrait::set_image_height(
+        &mut sr,
+        dim_i32(params.height, "height")?,
+    )
+    .map_err(cv_err)?;
     let mut out = Mat::default();
     saliency::StaticSaliencySpectralResidualTrait::compute_saliency(&mut sr, &src, &mut out)
         .map_err(cv_err)?;
@@ -383,4 +394,3 @@ pub fn single_threaded() -> Result<(), OpsError> {
     core::set_num_threads(1).map_err(cv_err)?;
     core::set_use_opencl(false).map_err(cv_err)
 }
-

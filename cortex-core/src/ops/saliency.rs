@@ -184,7 +184,9 @@ impl SpectralResidual {
             resize: ResizeScratch::default(),
             refl_w: reflect_table(w),
             refl_h: reflect_table(h),
-            sin_table: std::array::from_fn(|i| (2.0 * std::f64::consts::PI * i as f64 / 64.0).sin()),
+            sin_table: std::array::from_fn(|i| {
+                (2.0 * std::f64::consts::PI * i as f64 / 64.0).sin()
+            }),
         })
     }
 
@@ -215,7 +217,13 @@ impl SpectralResidual {
             *l = ((c.re * c.re + c.im * c.im).sqrt() + 1.0).ln();
         }
         // `tspec` is `nw` rows by `nh` columns.
-        box3(&self.a, &mut self.b, &mut self.c, &self.refl_w, &self.refl_h);
+        box3(
+            &self.a,
+            &mut self.b,
+            &mut self.c,
+            &self.refl_w,
+            &self.refl_h,
+        );
         residual_spectrum(&mut self.tspec, &self.a, &self.b, &self.sin_table);
 
         // Inverse DFT (unscaled, complex): columns, transpose back, rows.
@@ -323,7 +331,9 @@ fn transpose(src: &[Complex<f64>], dst: &mut [Complex<f64>], rows: usize, cols: 
 /// For each index of a side of `n`, its reflect-101 neighbours at offsets
 /// −2..=2 (small filters on the small working image index through this).
 fn reflect_table(n: usize) -> Vec<[usize; 5]> {
-    (0..n).map(|i| std::array::from_fn(|k| reflect101(i as isize + k as isize - 2, n))).collect()
+    (0..n)
+        .map(|i| std::array::from_fn(|k| reflect101(i as isize + k as isize - 2, n)))
+        .collect()
 }
 
 /// Normalized 3×3 box filter with reflect-101 border (`cv::blur`,
@@ -339,7 +349,11 @@ fn box3(src: &[f64], dst: &mut [f64], tmp: &mut [f64], rr: &[[usize; 5]], rc: &[
     }
     for (y, drow) in dst.chunks_exact_mut(cols).enumerate() {
         let r = rr[y];
-        let (a, b, c) = (&tmp[r[1] * cols..][..cols], &tmp[r[2] * cols..][..cols], &tmp[r[3] * cols..][..cols]);
+        let (a, b, c) = (
+            &tmp[r[1] * cols..][..cols],
+            &tmp[r[2] * cols..][..cols],
+            &tmp[r[3] * cols..][..cols],
+        );
         for (x, d) in drow.iter_mut().enumerate() {
             *d = (a[x] + b[x] + c[x]) * (1.0 / 9.0);
         }
@@ -359,14 +373,22 @@ fn gaussian5(img: &mut [f64], tmp: &mut [f64], rc: &[[usize; 5]], rr: &[[usize; 
     let cols = rc.len();
     for (row, trow) in img.chunks_exact(cols).zip(tmp.chunks_exact_mut(cols)) {
         for (t, r) in trow.iter_mut().zip(rc) {
-            *t = k[0] * row[r[0]] + k[1] * row[r[1]] + k[2] * row[r[2]] + k[3] * row[r[3]] + k[4] * row[r[4]];
+            *t = k[0] * row[r[0]]
+                + k[1] * row[r[1]]
+                + k[2] * row[r[2]]
+                + k[3] * row[r[3]]
+                + k[4] * row[r[4]];
         }
     }
     for (y, drow) in img.chunks_exact_mut(cols).enumerate() {
         let r = rr[y];
         let src: [&[f64]; 5] = std::array::from_fn(|i| &tmp[r[i] * cols..][..cols]);
         for (x, d) in drow.iter_mut().enumerate() {
-            *d = k[0] * src[0][x] + k[1] * src[1][x] + k[2] * src[2][x] + k[3] * src[3][x] + k[4] * src[4][x];
+            *d = k[0] * src[0][x]
+                + k[1] * src[1][x]
+                + k[2] * src[2][x]
+                + k[3] * src[3][x]
+                + k[4] * src[4][x];
         }
     }
 }
