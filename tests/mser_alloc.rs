@@ -1,0 +1,76 @@
+//! The reusable-buffer entry points of the MSER detector do not allocate in
+//! steady state: once a workspace and an output buffer have seen a frame,
+//! further frames of at most that size cost no allocation. Checked with a
+//! counting global allocator (this test binary only).
+
+mod mser_support;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cortex::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox, Regions};
+use mser_support::text_frame;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    f();
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn steady_state_detection_does_not_allocate() {
+    let mser = Mser::default();
+    let frames: Vec<_> = (0..4).map(|s| text_frame(240, 320, s)).collect();
+    let mut ws = MserWorkspace::new();
+    let mut regions = Regions::new();
+    let mut boxes: Vec<RegionBox> = Vec::new();
+
+    // Warm-up: every frame once, so that buffers reach their high-water mark.
+    for f in &frames {
+        mser.detect_into(&mut ws, f, Polarity::Both, &mut regions)
+            .expect("ok");
+        mser.detect_boxes_into(&mut ws, f, Polarity::Both, &mut boxes)
+            .expect("ok");
+    }
+    let n = allocations_during(|| {
+        for f in &frames {
+            mser.detect_into(&mut ws, f, Polarity::Both, &mut regions)
+                .expect("ok");
+            mser.detect_boxes_into(&mut ws, f, Polarity::Both, &mut boxes)
+                .expect("ok");
+        }
+    });
+    assert_eq!(n, 0, "allocations in steady state");
+    // A smaller frame fits in the same buffers.
+    let small = text_frame(60, 80, 9);
+    let n = allocations_during(|| {
+        mser.detect_into(&mut ws, &small, Polarity::Bright, &mut regions)
+            .expect("ok");
+    });
+    assert_eq!(n, 0);
+}
