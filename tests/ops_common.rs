@@ -22,7 +22,7 @@ pub fn textured_gray(rng: &mut StdRng, h: usize, w: usize) -> GrayImage {
             (
                 f * a.cos(),
                 f * a.sin(),
-                rng.gen_range(0.0..6.28),
+                rng.gen_range(0.0..std::f64::consts::TAU),
                 rng.gen_range(10.0..40.0),
             )
         })

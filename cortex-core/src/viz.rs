@@ -644,12 +644,18 @@ mod tests {
                 .to_string()
         };
         assert!(line(&out, "motion").contains("- REMOVED"), "{out}");
-        assert!(line(&out, "motion").contains("its weight `wm` is 0"), "{out}");
+        assert!(
+            line(&out, "motion").contains("its weight `wm` is 0"),
+            "{out}"
+        );
         assert!(
             line(&out, "edges").contains("nothing that runs consumes it"),
             "{out}"
         );
-        assert!(line(&out, "saliency").contains("its weight `ws` is 0"), "{out}");
+        assert!(
+            line(&out, "saliency").contains("its weight `ws` is 0"),
+            "{out}"
+        );
         assert!(
             out.contains("state writes skipped: _prev_gray (by gray)"),
             "{out}"
@@ -686,7 +692,10 @@ mod tests {
         assert!(line(&out, "motion").contains("✓"), "{out}");
         assert!(line(&out, "edges").contains("✓"), "{out}");
         assert!(line(&out, "trail").contains("✓"), "{out}");
-        assert!(out.contains("removed: saliency — saving unmeasured"), "{out}");
+        assert!(
+            out.contains("removed: saliency — saving unmeasured"),
+            "{out}"
+        );
         assert!(out.contains("state writes skipped: none"), "{out}");
         assert_eq!(
             reason_text(&ir, Reason::ZeroWeight { key: 99 }),
