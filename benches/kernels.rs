@@ -434,10 +434,22 @@ fn interleaved(_: &mut Criterion) {
         }
         (ma, mb)
     }
-    let fmt = |t: f64| if t >= 1e-3 { format!("{:.2} ms", t * 1e3) } else { format!("{:.0} µs", t * 1e6) };
+    let fmt = |t: f64| {
+        if t >= 1e-3 {
+            format!("{:.2} ms", t * 1e3)
+        } else {
+            format!("{:.0} µs", t * 1e6)
+        }
+    };
     let mut table = String::from("| kernel | frame | Rust (min) | OpenCV (min) | OpenCV / Rust |\n| --- | --- | --- | --- | --- |\n");
     let mut row = |name: &str, size: (usize, usize), (r, o): (f64, f64)| {
-        table += &format!("| {name} | {} | {} | {} | {:.2}× |\n", label(size), fmt(r), fmt(o), o / r);
+        table += &format!(
+            "| {name} | {} | {} | {} | {:.2}× |\n",
+            label(size),
+            fmt(r),
+            fmt(o),
+            o / r
+        );
     };
     let mut rng = StdRng::seed_from_u64(99);
     for size in SIZES {
@@ -445,75 +457,165 @@ fn interleaved(_: &mut Criterion) {
         let frame = rgb(&mut rng, h, w);
         let a = gray(&mut rng, h, w);
         let bimg = next(&mut rng, &a);
-        let (fm, am, bm) = (cv::rgb_as_mat(&frame).unwrap(), cv::gray_as_mat(&a).unwrap(), cv::gray_as_mat(&bimg).unwrap());
-        let (mut g, mut m1, mut m2, mut m3, mut m4) = (GrayImage::zeros(size), cv::Mat::default(), cv::Mat::default(), cv::Mat::default(), cv::Mat::default());
-        row("to_gray", size, min_of_n(
-            &mut || ops::to_gray_into(&frame, &mut g).unwrap(),
-            &mut || cv::imgproc::cvt_color(&fm, &mut m1, cv::imgproc::COLOR_RGB2GRAY, 0).unwrap(),
-        ));
-        row("blur_detector", size, min_of_n(
-            &mut || {
-                black_box(ops::blur_detector(&a).unwrap());
-            },
-            &mut || {
-                cv::imgproc::laplacian(&am, &mut m1, cv::core::CV_64F, 1, 1.0, 0.0, cv::core::BORDER_DEFAULT).unwrap();
-                cv::core::mean_std_dev(&m1, &mut m2, &mut m3, &cv::core::no_array()).unwrap();
-            },
-        ));
+        let (fm, am, bm) = (
+            cv::rgb_as_mat(&frame).unwrap(),
+            cv::gray_as_mat(&a).unwrap(),
+            cv::gray_as_mat(&bimg).unwrap(),
+        );
+        let (mut g, mut m1, mut m2, mut m3, mut m4) = (
+            GrayImage::zeros(size),
+            cv::Mat::default(),
+            cv::Mat::default(),
+            cv::Mat::default(),
+            cv::Mat::default(),
+        );
+        row(
+            "to_gray",
+            size,
+            min_of_n(
+                &mut || ops::to_gray_into(&frame, &mut g).unwrap(),
+                &mut || {
+                    cv::imgproc::cvt_color(&fm, &mut m1, cv::imgproc::COLOR_RGB2GRAY, 0).unwrap()
+                },
+            ),
+        );
+        row(
+            "blur_detector",
+            size,
+            min_of_n(
+                &mut || {
+                    black_box(ops::blur_detector(&a).unwrap());
+                },
+                &mut || {
+                    cv::imgproc::laplacian(
+                        &am,
+                        &mut m1,
+                        cv::core::CV_64F,
+                        1,
+                        1.0,
+                        0.0,
+                        cv::core::BORDER_DEFAULT,
+                    )
+                    .unwrap();
+                    cv::core::mean_std_dev(&m1, &mut m2, &mut m3, &cv::core::no_array()).unwrap();
+                },
+            ),
+        );
         let mut scratch = ops::SsimScratch::default();
-        row("scene_change (SSIM)", size, min_of_n(
-            &mut || {
-                black_box(ops::ssim_with(&a, &bimg, ops::SsimVariant::Gaussian, &mut scratch).unwrap());
-            },
-            &mut || {
-                black_box(cv::quality::QualitySSIM::compute(&am, &bm, &mut cv::core::no_array()).unwrap());
-            },
-        ));
+        row(
+            "scene_change (SSIM)",
+            size,
+            min_of_n(
+                &mut || {
+                    black_box(
+                        ops::ssim_with(&a, &bimg, ops::SsimVariant::Gaussian, &mut scratch)
+                            .unwrap(),
+                    );
+                },
+                &mut || {
+                    black_box(
+                        cv::quality::QualitySSIM::compute(&am, &bm, &mut cv::core::no_array())
+                            .unwrap(),
+                    );
+                },
+            ),
+        );
         let mut map = ScoreMap::zeros(size);
         let mut sr = cv::saliency::StaticSaliencySpectralResidual::create().unwrap();
         let sp = ops::SaliencyParams::default();
-        row("saliency_dft", size, min_of_n(
-            &mut || ops::saliency_dft_into(&a, &sp, &mut map).unwrap(),
-            &mut || {
-                cv::saliency::StaticSaliencySpectralResidualTrait::compute_saliency(&mut sr, &am, &mut m1).unwrap();
-            },
-        ));
+        row(
+            "saliency_dft",
+            size,
+            min_of_n(
+                &mut || ops::saliency_dft_into(&a, &sp, &mut map).unwrap(),
+                &mut || {
+                    cv::saliency::StaticSaliencySpectralResidualTrait::compute_saliency(
+                        &mut sr, &am, &mut m1,
+                    )
+                    .unwrap();
+                },
+            ),
+        );
         let mp = ops::MotionParams::default();
         let full = cv::Size::new(w as i32, h as i32);
-        row("motion_map", size, min_of_n(
-            &mut || ops::motion_map_into(&a, &bimg, &mp, &mut map).unwrap(),
-            &mut || {
-                cv::core::absdiff(&am, &bm, &mut m1).unwrap();
-                m1.convert_to(&mut m2, cv::core::CV_32F, 1.0 / 255.0, 0.0).unwrap();
-                cv::imgproc::resize(&m2, &mut m3, cv::Size::new(16, 12), 0.0, 0.0, cv::imgproc::INTER_AREA).unwrap();
-                cv::imgproc::resize(&m3, &mut m4, full, 0.0, 0.0, cv::imgproc::INTER_NEAREST).unwrap();
-            },
-        ));
-        let maps: Vec<ScoreMap> = (0..4).map(|_| ScoreMap::from_shape_fn(size, |_| rng.gen())).collect();
+        row(
+            "motion_map",
+            size,
+            min_of_n(
+                &mut || ops::motion_map_into(&a, &bimg, &mp, &mut map).unwrap(),
+                &mut || {
+                    cv::core::absdiff(&am, &bm, &mut m1).unwrap();
+                    m1.convert_to(&mut m2, cv::core::CV_32F, 1.0 / 255.0, 0.0)
+                        .unwrap();
+                    cv::imgproc::resize(
+                        &m2,
+                        &mut m3,
+                        cv::Size::new(16, 12),
+                        0.0,
+                        0.0,
+                        cv::imgproc::INTER_AREA,
+                    )
+                    .unwrap();
+                    cv::imgproc::resize(&m3, &mut m4, full, 0.0, 0.0, cv::imgproc::INTER_NEAREST)
+                        .unwrap();
+                },
+            ),
+        );
+        let maps: Vec<ScoreMap> = (0..4)
+            .map(|_| ScoreMap::from_shape_fn(size, |_| rng.gen()))
+            .collect();
         let mats: Vec<_> = maps.iter().map(|m| cv::score_as_mat(m).unwrap()).collect();
-        let wts = Weights::new().with("wc", 0.4).with("wt", 0.3).with("ws", 0.2).with("wm", 0.1);
-        row("score_fusion", size, min_of_n(
-            &mut || ops::score_fusion_into(Some(&maps[0]), Some(&maps[1]), Some(&maps[2]), Some(&maps[3]), &wts, &mut map).unwrap(),
-            &mut || {
-                cv::core::add_weighted(&mats[0], 0.4, &mats[1], 0.3, 0.0, &mut m1, -1).unwrap();
-                cv::core::add_weighted(&mats[2], 0.2, &mats[3], 0.1, 0.0, &mut m2, -1).unwrap();
-                cv::core::add(&m1, &m2, &mut m3, &cv::core::no_array(), -1).unwrap();
-            },
-        ));
+        let wts = Weights::new()
+            .with("wc", 0.4)
+            .with("wt", 0.3)
+            .with("ws", 0.2)
+            .with("wm", 0.1);
+        row(
+            "score_fusion",
+            size,
+            min_of_n(
+                &mut || {
+                    ops::score_fusion_into(
+                        Some(&maps[0]),
+                        Some(&maps[1]),
+                        Some(&maps[2]),
+                        Some(&maps[3]),
+                        &wts,
+                        &mut map,
+                    )
+                    .unwrap()
+                },
+                &mut || {
+                    cv::core::add_weighted(&mats[0], 0.4, &mats[1], 0.3, 0.0, &mut m1, -1).unwrap();
+                    cv::core::add_weighted(&mats[2], 0.2, &mats[3], 0.1, 0.0, &mut m2, -1).unwrap();
+                    cv::core::add(&m1, &m2, &mut m3, &cv::core::no_array(), -1).unwrap();
+                },
+            ),
+        );
         let score = ops::center_crop(&a).unwrap();
         let ep = ops::EncoderParams::default();
         let mut enc = ops::EncodedRoi::default();
         let bbox = ops::select_roi(&score, &ep).unwrap().0;
-        let rect = cv::core::Rect::new(bbox.x as i32, bbox.y as i32, bbox.width as i32, bbox.height as i32);
+        let rect = cv::core::Rect::new(
+            bbox.x as i32,
+            bbox.y as i32,
+            bbox.width as i32,
+            bbox.height as i32,
+        );
         let roi = cv::Mat::roi(&fm, rect).unwrap();
         let mut buf = cv::core::Vector::<u8>::new();
-        let params = cv::core::Vector::<i32>::from_slice(&[cv::imgcodecs::IMWRITE_JPEG_QUALITY, 85]);
-        row("encoder", size, min_of_n(
-            &mut || ops::encode_roi_into(&frame, &score, &ep, &mut enc).unwrap(),
-            &mut || {
-                cv::imgcodecs::imencode(".jpg", &roi, &mut buf, &params).unwrap();
-            },
-        ));
+        let params =
+            cv::core::Vector::<i32>::from_slice(&[cv::imgcodecs::IMWRITE_JPEG_QUALITY, 85]);
+        row(
+            "encoder",
+            size,
+            min_of_n(
+                &mut || ops::encode_roi_into(&frame, &score, &ep, &mut enc).unwrap(),
+                &mut || {
+                    cv::imgcodecs::imencode(".jpg", &roi, &mut buf, &params).unwrap();
+                },
+            ),
+        );
     }
     println!("\nInterleaved min-of-15 (single thread):\n{table}");
     let _ = std::fs::create_dir_all("target/criterion");
