@@ -23,47 +23,42 @@ pub(super) fn boxes_into(
     }
 }
 
-/// Appends the selected nodes with their pixels (pixel mode: each node's
-/// pixels are the `size` list entries starting at its `head`, because lists
-/// only ever grow at their tail).
+/// Appends the selected nodes with their pixels: each node's pixels are the
+/// contiguous range `order[start..start + size]` (see `flood`).
 pub(super) fn regions_into(
     nodes: &[Node],
-    next: &[u32],
+    order: &[u32],
     selected: &[u32],
     cols: u32,
     polarity: Polarity,
     out: &mut Regions,
 ) {
     let split = RowSplitter::new(cols);
+    let range = |n: &Node| {
+        let start = n.start as usize;
+        order.get(start..start + n.size as usize).unwrap_or(&[])
+    };
     let total: usize = selected
         .iter()
         .filter_map(|&i| nodes.get(i as usize))
-        .map(|n| n.size as usize)
+        .map(|n| range(n).len())
         .sum();
     out.reserve_pixels(total);
     for n in selected.iter().filter_map(|&i| nodes.get(i as usize)) {
         out.begin_region();
         let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
-        let mut p = n.head;
-        let mut count = 0u32;
-        while count < n.size {
+        let pixels = range(n);
+        for &p in pixels {
             let (x, y) = split.split(p);
             out.push_pixel(x, y);
             x0 = x0.min(x);
             x1 = x1.max(x);
             y0 = y0.min(y);
             y1 = y1.max(y);
-            count += 1;
-            if count < n.size {
-                match next.get(p as usize) {
-                    Some(&q) => p = q,
-                    None => break,
-                }
-            }
         }
         out.finish_region(RegionBox {
             bbox: BBox::from_corners(x0, y0, x1, y1),
-            area: count,
+            area: pixels.len() as u32,
             polarity,
         });
     }

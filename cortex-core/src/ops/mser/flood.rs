@@ -11,6 +11,14 @@
 //! lowest non-empty level is found with a 256-bit mask, so the whole pass is
 //! linear in the number of pixels.
 //!
+//! Pixel lists cost one sequential write per pixel: every pixel is appended
+//! to `order` when it joins a component, and a component's pixels at any
+//! moment are exactly `order[start..]` where `start` is the length of
+//! `order` when the component was created. Only the top of the stack
+//! receives pixels, and everything created above a component merges into
+//! it before it can rise, so no other pixel lands in that range. A tree node
+//! is thus the range `order[start..start + size]`.
+//!
 //! Semantics kept from OpenCV 4.6 so that the regions agree with it:
 //! - the outermost 1-pixel frame of the image is never flooded (it acts as a
 //!   wall), the flood starts at `(1, 1)`;
@@ -42,9 +50,8 @@ pub(crate) struct Comp {
     /// Current level (`SENTINEL_LEVEL` for the sentinel).
     level: u32,
     size: u32,
-    /// First and last pixel of its list (pixel mode).
-    head: u32,
-    tail: u32,
+    /// Where its pixels start in `order` (pixel mode).
+    start: u32,
     /// Its latest tree node: open (same level) or the one it rose from.
     node: u32,
     /// Inclusive bounding box (box mode).
@@ -55,12 +62,12 @@ pub(crate) struct Comp {
 }
 
 impl Comp {
-    fn new(level: u32) -> Self {
+    /// An empty component at `level` whose pixels will start at `start`.
+    fn new(level: u32, start: u32) -> Self {
         Self {
             level,
             size: 0,
-            head: NONE,
-            tail: NONE,
+            start,
             node: NONE,
             x0: u32::MAX,
             y0: u32::MAX,
@@ -73,7 +80,7 @@ impl Comp {
 /// Floods `gray` (levels `value ^ mask`) into the tree `ws.nodes`.
 ///
 /// With `BOXES`, components track bounding boxes and no pixel lists are
-/// kept; without, they keep pixel lists in `ws.next` and no boxes.
+/// kept; without, they record the flood order in `ws.order` and no boxes.
 ///
 /// The caller guarantees `rows, cols ≥ 3`, both `≤ u16::MAX` and
 /// `rows * cols ≤ MAX_PIXELS`.
@@ -97,20 +104,21 @@ pub(super) fn build_tree<const BOXES: bool>(
     if ws.heap.len() < acc as usize {
         ws.heap.resize(acc as usize, 0);
     }
-    if !BOXES && ws.next.len() < n {
-        ws.next.resize(n, NONE);
+    if !BOXES && ws.order.len() < n {
+        ws.order.resize(n, NONE);
     }
     let mut top = base;
     let mut bits = [0u64; 4];
 
     let px = &mut ws.px[..];
     let heap = &mut ws.heap[..];
-    let next = &mut ws.next[..];
+    let order = &mut ws.order[..];
+    let mut joined = 0u32;
     let nodes = &mut ws.nodes;
     let stack = &mut ws.stack;
     nodes.clear();
     stack.clear();
-    stack.push(Comp::new(SENTINEL_LEVEL));
+    stack.push(Comp::new(SENTINEL_LEVEL, 0));
 
     let split = RowSplitter::new(cols as u32);
     let offs: [usize; 4] = [1, cols, 1usize.wrapping_neg(), cols.wrapping_neg()];
@@ -119,7 +127,7 @@ pub(super) fn build_tree<const BOXES: bool>(
     px[cur as usize] |= VISITED;
     let mut cur_level = u32::from(px[cur as usize] & 0xff);
     let mut dir = 0u32;
-    let mut comp = Comp::new(cur_level);
+    let mut comp = Comp::new(cur_level, 0);
 
     loop {
         // Examine the remaining neighbours of `cur`. A lower neighbour
@@ -143,7 +151,7 @@ pub(super) fn build_tree<const BOXES: bool>(
                     cur | (dir << DIR_SHIFT),
                 );
                 stack.push(comp);
-                comp = Comp::new(nl);
+                comp = Comp::new(nl, joined);
                 cur = nb as u32;
                 cur_level = nl;
                 dir = 0;
@@ -160,14 +168,10 @@ pub(super) fn build_tree<const BOXES: bool>(
             comp.x1 = comp.x1.max(x);
             comp.y0 = comp.y0.min(y);
             comp.y1 = comp.y1.max(y);
-        } else {
-            if comp.size == 0 {
-                comp.head = cur;
-            } else if let Some(link) = next.get_mut(comp.tail as usize) {
-                *link = cur;
-            }
-            comp.tail = cur;
+        } else if let Some(slot) = order.get_mut(joined as usize) {
+            *slot = cur;
         }
+        joined += 1;
         comp.size += 1;
 
         // Continue at the lowest boundary pixel.
@@ -181,7 +185,7 @@ pub(super) fn build_tree<const BOXES: bool>(
             };
             top[l as usize] -= 1;
             let e = heap[top[l as usize] as usize];
-            rise(&mut comp, stack, nodes, next, l);
+            rise(&mut comp, stack, nodes, l);
             cur_level = l;
             e
         };
@@ -287,13 +291,7 @@ fn lowest_nonempty_above(
 /// The current component is finished at its level and the boundary
 /// continues at `level`: rise to it, merging with the components below that
 /// are at or under it.
-fn rise(
-    comp: &mut Comp,
-    stack: &mut Vec<Comp>,
-    nodes: &mut Vec<Node>,
-    next: &mut [u32],
-    level: u32,
-) {
+fn rise(comp: &mut Comp, stack: &mut Vec<Comp>, nodes: &mut Vec<Node>, level: u32) {
     loop {
         let below = stack.last().map_or(SENTINEL_LEVEL, |c| c.level);
         if level < below {
@@ -307,7 +305,7 @@ fn rise(
             close_level(comp, nodes, level);
             return;
         };
-        merge(&mut lower, comp, nodes, next);
+        merge(&mut lower, comp, nodes);
         *comp = lower;
         if comp.level >= level {
             return;
@@ -335,7 +333,7 @@ fn close_level(comp: &mut Comp, nodes: &mut Vec<Node>, new_level: u32) {
     };
     if let Some(node) = nodes.get_mut(id as usize) {
         node.size = comp.size;
-        node.head = comp.head;
+        node.start = comp.start;
         node.bbox = [
             clamp16(comp.x0),
             clamp16(comp.y0),
@@ -352,7 +350,7 @@ fn clamp16(v: u32) -> u16 {
 }
 
 /// Merges `upper` (finished below `lower`'s level) into `lower`.
-fn merge(lower: &mut Comp, upper: &mut Comp, nodes: &mut Vec<Node>, next: &mut [u32]) {
+fn merge(lower: &mut Comp, upper: &mut Comp, nodes: &mut Vec<Node>) {
     let level = lower.level;
     close_level(lower, nodes, level);
     close_level(upper, nodes, level);
@@ -374,14 +372,7 @@ fn merge(lower: &mut Comp, upper: &mut Comp, nodes: &mut Vec<Node>, next: &mut [
         }
     }
 
-    if upper.size > 0 {
-        if lower.size == 0 {
-            lower.head = upper.head;
-        } else if let Some(link) = next.get_mut(lower.tail as usize) {
-            *link = upper.head;
-        }
-        lower.tail = upper.tail;
-    }
+    // `upper`'s pixels already follow `lower`'s in `order`.
     lower.size += upper.size;
     lower.x0 = lower.x0.min(upper.x0);
     lower.y0 = lower.y0.min(upper.y0);

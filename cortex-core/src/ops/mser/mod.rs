@@ -206,7 +206,7 @@ impl Mser {
         flood::build_tree::<false>(ws, view, pass.level_mask());
         stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
         let cols = view.ncols() as u32;
-        extract::regions_into(&ws.nodes, &ws.next, &ws.selected, cols, pass, out);
+        extract::regions_into(&ws.nodes, &ws.order, &ws.selected, cols, pass, out);
     }
 
     /// One polarity pass tracking boxes only, appending to `out`.

@@ -18,8 +18,8 @@ pub(super) struct Node {
     pub parent: u32,
     /// Largest child (ties go to the one merged last), or [`NONE`].
     pub main_child: u32,
-    /// First pixel of the region's segment in the pixel list (pixel mode).
-    pub head: u32,
+    /// Where the region's pixels start in the flood order (pixel mode).
+    pub start: u32,
     /// Variation; `+∞` for regions below `min_area`, which are never
     /// reported and never block a neighbour.
     pub var: f32,
@@ -38,7 +38,7 @@ impl Node {
             size: 0,
             parent: NONE,
             main_child,
-            head: NONE,
+            start: 0,
             var: f32::INFINITY,
             min_child_var: f32::INFINITY,
             bbox: [0; 4],

@@ -12,8 +12,9 @@ use super::tree::Node;
 pub struct MserWorkspace {
     /// Per pixel: flooding level in the low byte, the visited flag above.
     pub(super) px: Vec<u16>,
-    /// Per pixel: the next pixel of its component's list (pixel mode).
-    pub(super) next: Vec<u32>,
+    /// Pixels in the order they joined a component (pixel mode); every
+    /// tree node is a contiguous range of it.
+    pub(super) order: Vec<u32>,
     /// Boundary pixels, one LIFO stack per level laid out back to back.
     pub(super) heap: Vec<u32>,
     /// Components waiting below the current one, lowest level on top.
