@@ -28,7 +28,6 @@
 
 use ndarray::ArrayView2;
 
-use super::fastdiv::RowSplitter;
 use super::tree::{Node, NONE};
 use super::workspace::MserWorkspace;
 
@@ -50,15 +49,10 @@ pub(crate) struct Comp {
     /// Current level (`SENTINEL_LEVEL` for the sentinel).
     level: u32,
     size: u32,
-    /// Where its pixels start in `order` (pixel mode).
+    /// Where its pixels start in `order`.
     start: u32,
     /// Its latest tree node: open (same level) or the one it rose from.
     node: u32,
-    /// Inclusive bounding box (box mode).
-    x0: u32,
-    y0: u32,
-    x1: u32,
-    y1: u32,
 }
 
 impl Comp {
@@ -69,26 +63,16 @@ impl Comp {
             size: 0,
             start,
             node: NONE,
-            x0: u32::MAX,
-            y0: u32::MAX,
-            x1: 0,
-            y1: 0,
         }
     }
 }
 
-/// Floods `gray` (levels `value ^ mask`) into the tree `ws.nodes`.
-///
-/// With `BOXES`, components track bounding boxes and no pixel lists are
-/// kept; without, they record the flood order in `ws.order` and no boxes.
+/// Floods `gray` (levels `value ^ mask`) into the tree `ws.nodes`, the
+/// pixels in flood order into `ws.order`.
 ///
 /// The caller guarantees `rows, cols ≥ 3`, both `≤ u16::MAX` and
 /// `rows * cols ≤ MAX_PIXELS`.
-pub(super) fn build_tree<const BOXES: bool>(
-    ws: &mut MserWorkspace,
-    gray: ArrayView2<'_, u8>,
-    mask: u8,
-) {
+pub(super) fn build_tree(ws: &mut MserWorkspace, gray: ArrayView2<'_, u8>, mask: u8) {
     let (rows, cols) = gray.dim();
     let n = rows * cols;
     let hist = load_levels(&mut ws.px, gray, mask);
@@ -104,7 +88,7 @@ pub(super) fn build_tree<const BOXES: bool>(
     if ws.heap.len() < acc as usize {
         ws.heap.resize(acc as usize, 0);
     }
-    if !BOXES && ws.order.len() < n {
+    if ws.order.len() < n {
         ws.order.resize(n, NONE);
     }
     let mut top = base;
@@ -120,7 +104,6 @@ pub(super) fn build_tree<const BOXES: bool>(
     stack.clear();
     stack.push(Comp::new(SENTINEL_LEVEL, 0));
 
-    let split = RowSplitter::new(cols as u32);
     let offs: [usize; 4] = [1, cols, 1usize.wrapping_neg(), cols.wrapping_neg()];
 
     let mut cur = cols as u32 + 1;
@@ -162,13 +145,7 @@ pub(super) fn build_tree<const BOXES: bool>(
 
         // All neighbours of `cur` are known: it belongs to the current
         // component.
-        if BOXES {
-            let (x, y) = split.split(cur);
-            comp.x0 = comp.x0.min(x);
-            comp.x1 = comp.x1.max(x);
-            comp.y0 = comp.y0.min(y);
-            comp.y1 = comp.y1.max(y);
-        } else if let Some(slot) = order.get_mut(joined as usize) {
+        if let Some(slot) = order.get_mut(joined as usize) {
             *slot = cur;
         }
         joined += 1;
@@ -334,19 +311,9 @@ fn close_level(comp: &mut Comp, nodes: &mut Vec<Node>, new_level: u32) {
     if let Some(node) = nodes.get_mut(id as usize) {
         node.size = comp.size;
         node.start = comp.start;
-        node.bbox = [
-            clamp16(comp.x0),
-            clamp16(comp.y0),
-            clamp16(comp.x1),
-            clamp16(comp.y1),
-        ];
     }
     comp.node = id;
     comp.level = new_level;
-}
-
-fn clamp16(v: u32) -> u16 {
-    v.min(u32::from(u16::MAX)) as u16
 }
 
 /// Merges `upper` (finished below `lower`'s level) into `lower`.
@@ -374,8 +341,4 @@ fn merge(lower: &mut Comp, upper: &mut Comp, nodes: &mut Vec<Node>) {
 
     // `upper`'s pixels already follow `lower`'s in `order`.
     lower.size += upper.size;
-    lower.x0 = lower.x0.min(upper.x0);
-    lower.y0 = lower.y0.min(upper.y0);
-    lower.x1 = lower.x1.max(upper.x1);
-    lower.y1 = lower.y1.max(upper.y1);
 }

@@ -5,7 +5,7 @@
 //!
 //! - [`Mser::detect`] / [`Mser::detect_into`]: regions with their pixels.
 //! - [`Mser::detect_boxes`] / [`Mser::detect_boxes_into`]: boxes and areas
-//!   only, cheaper (no pixel lists are kept while flooding).
+//!   only (no pixel lists are output).
 //! - `*_both_parallel*`: the two polarities on two threads.
 //! - The `_into` variants take a [`MserWorkspace`] and an output buffer and
 //!   do not allocate once the buffers have grown.
@@ -203,7 +203,7 @@ impl Mser {
         pass: Polarity,
         out: &mut Regions,
     ) {
-        flood::build_tree::<false>(ws, view, pass.level_mask());
+        flood::build_tree(ws, view, pass.level_mask());
         stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
         let cols = view.ncols() as u32;
         extract::regions_into(&ws.nodes, &ws.order, &ws.selected, cols, pass, out);
@@ -217,9 +217,10 @@ impl Mser {
         pass: Polarity,
         out: &mut Vec<RegionBox>,
     ) {
-        flood::build_tree::<true>(ws, view, pass.level_mask());
+        flood::build_tree(ws, view, pass.level_mask());
         stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
-        extract::boxes_into(&ws.nodes, &ws.selected, pass, out);
+        let cols = view.ncols() as u32;
+        extract::boxes_into(&ws.nodes, &ws.order, &ws.selected, cols, pass, out);
     }
 }
 

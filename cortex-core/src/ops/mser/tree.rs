@@ -18,15 +18,13 @@ pub(super) struct Node {
     pub parent: u32,
     /// Largest child (ties go to the one merged last), or [`NONE`].
     pub main_child: u32,
-    /// Where the region's pixels start in the flood order (pixel mode).
+    /// Where the region's pixels start in the flood order.
     pub start: u32,
     /// Variation; `+∞` for regions below `min_area`, which are never
     /// reported and never block a neighbour.
     pub var: f32,
     /// Smallest variation among the children (`+∞` without children).
     pub min_child_var: f32,
-    /// Inclusive bounding box `[x0, y0, x1, y1]` (box mode only).
-    pub bbox: [u16; 4],
     /// Flooding level (the gray value, or `255 - value` for bright regions).
     pub level: u8,
 }
@@ -41,7 +39,6 @@ impl Node {
             start: 0,
             var: f32::INFINITY,
             min_child_var: f32::INFINITY,
-            bbox: [0; 4],
             level,
         }
     }
