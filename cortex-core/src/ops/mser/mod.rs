@@ -9,7 +9,7 @@
 //! - `*_both_parallel*`: the two polarities on two threads.
 //! - The `_into` variants take a [`MserWorkspace`] and an output buffer and
 //!   do not allocate once the buffers have grown.
-//! - [`opencv`] (feature `opencv`): the same op calling OpenCV.
+//! - `opencv` (feature `opencv`): the same op calling OpenCV.
 //!
 //! Where we differ from OpenCV by design (see also `stability`):
 //! - images smaller than 3×3 give no regions (OpenCV raises an error);
@@ -209,7 +209,7 @@ impl Mser {
         extract::regions_into(&ws.nodes, &ws.order, &ws.selected, cols, pass, out);
     }
 
-    /// One polarity pass tracking boxes only, appending to `out`.
+    /// One polarity pass, boxes only, appending to `out`.
     fn pass_boxes(
         &self,
         ws: &mut MserWorkspace,
