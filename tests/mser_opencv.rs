@@ -319,3 +319,14 @@ fn interleaved_min_timings() {
         );
     }
 }
+
+#[test]
+fn text_roi_on_opencv_equals_text_roi_on_ours() {
+    use cortex::ops::text_roi::{text_roi, text_roi_opencv, TextRoiParams};
+    for img in [load_gray("scenetext01.jpg"), put_text_frame(480, 640, 3)] {
+        let ours = text_roi(&img).expect("ours");
+        let theirs = text_roi_opencv(&img, &TextRoiParams::default()).expect("opencv");
+        assert!(!ours.boxes.is_empty());
+        assert_eq!(ours, theirs);
+    }
+}

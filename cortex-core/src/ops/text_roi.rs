@@ -239,15 +239,7 @@ impl Scratch {
         params: &TextRoiParams,
         want_boxes: bool,
     ) -> Result<TextRoi, OpsError> {
-        params.validate()?;
-        let (rows, cols) = gray.dim();
-        if rows == 0 || cols == 0 {
-            return Err(OpsError::Empty {
-                what: "gray",
-                width: cols,
-                height: rows,
-            });
-        }
+        check_input(gray, params)?;
         let mser = Mser::new(params.mser)?;
         if params.parallel && params.polarity == Polarity::Both {
             mser.detect_boxes_both_parallel_into(&mut self.ws, gray, &mut self.regions)?;
@@ -255,8 +247,17 @@ impl Scratch {
             let [ws, _] = &mut self.ws;
             mser.detect_boxes_into(ws, gray, params.polarity, &mut self.regions)?;
         }
-        self.regions.retain(|r| params.is_text_like(r, rows));
+        Ok(self.finish(gray.dim(), params, want_boxes))
+    }
 
+    /// Filters `self.regions` and builds the map and the box list.
+    fn finish(
+        &mut self,
+        (rows, cols): (usize, usize),
+        params: &TextRoiParams,
+        want_boxes: bool,
+    ) -> TextRoi {
+        self.regions.retain(|r| params.is_text_like(r, rows));
         let radius = ((params.smooth_frac * rows.min(cols) as f32).round() as usize).max(1);
         let map = self.score_map(rows, cols, radius, params.saturation);
         let boxes = if want_boxes {
@@ -267,7 +268,7 @@ impl Scratch {
         } else {
             Vec::new()
         };
-        Ok(TextRoi { map, boxes })
+        TextRoi { map, boxes }
     }
 
     /// Counts the kept boxes per pixel, averages over the smoothing window
@@ -331,6 +332,41 @@ impl Scratch {
         }
         map
     }
+}
+
+/// Validates the parameters and rejects empty images.
+fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<(), OpsError> {
+    params.validate()?;
+    let (rows, cols) = gray.dim();
+    if rows == 0 || cols == 0 {
+        return Err(OpsError::Empty {
+            what: "gray",
+            width: cols,
+            height: rows,
+        });
+    }
+    Ok(())
+}
+
+/// `text_roi_with` on OpenCV's MSER (feature `opencv`): the `external_call`
+/// backend of the node. Same filters and map; since the regions are the
+/// same, so are the results (the polarities run one after the other).
+#[cfg(feature = "opencv")]
+pub fn text_roi_opencv(gray: &GrayImage, params: &TextRoiParams) -> Result<TextRoi, OpsError> {
+    use crate::ops::mser::opencv::OpenCvMser;
+    check_input(gray, params)?;
+    let mut cv = OpenCvMser::new(params.mser)?;
+    let mut scratch = Scratch::default();
+    scratch.regions = cv
+        .detect(gray, params.polarity)?
+        .into_iter()
+        .map(|r| RegionBox {
+            bbox: r.bbox,
+            area: r.pixels.len() as u32,
+            polarity: r.polarity,
+        })
+        .collect();
+    Ok(scratch.finish(gray.dim(), params, true))
 }
 
 /// In-place 2D inclusive prefix sum (mod 2³²) of a `rows × stride` buffer.
