@@ -356,8 +356,7 @@ pub fn text_roi_opencv(gray: &GrayImage, params: &TextRoiParams) -> Result<TextR
     use crate::ops::mser::opencv::OpenCvMser;
     check_input(gray, params)?;
     let mut cv = OpenCvMser::new(params.mser)?;
-    let mut scratch = Scratch::default();
-    scratch.regions = cv
+    let regions = cv
         .detect(gray, params.polarity)?
         .into_iter()
         .map(|r| RegionBox {
@@ -366,6 +365,10 @@ pub fn text_roi_opencv(gray: &GrayImage, params: &TextRoiParams) -> Result<TextR
             polarity: r.polarity,
         })
         .collect();
+    let mut scratch = Scratch {
+        regions,
+        ..Scratch::default()
+    };
     Ok(scratch.finish(gray.dim(), params, true))
 }
 
