@@ -2,6 +2,7 @@
 //! steady state: once a workspace and an output buffer have seen a frame,
 //! further frames of at most that size cost no allocation. Checked with a
 //! counting global allocator (this test binary only).
+#![cfg(feature = "ops")]
 
 mod mser_support;
 

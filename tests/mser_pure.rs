@@ -2,6 +2,7 @@
 //! extremal and stability properties of every output region, invariants
 //! (polarity symmetry, intensity offset), and agreement between the
 //! pixel, box-only, parallel and workspace-reusing entry points.
+#![cfg(feature = "ops")]
 
 mod mser_support;
 

@@ -1,5 +1,6 @@
 //! `text_roi`: bad input, range and shape of the map, text scoring above
 //! plain texture, agreement of its entry points, parameter validation.
+#![cfg(feature = "ops")]
 
 mod mser_support;
 
