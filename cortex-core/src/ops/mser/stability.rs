@@ -1,6 +1,6 @@
 //! Stability of the tree's regions and the choice of the maximally stable
 //! ones, with OpenCV 4.6's definitions (it computes them online while
-//! flooding; on the finished tree three linear sweeps give the same values).
+//! flooding; on the finished tree two linear sweeps give the same values).
 //!
 //! Variation of a node `R` at level `g`:
 //! `var(R) = (|R⁺| − |R⁻|) / |R|` where
@@ -28,20 +28,19 @@ pub(super) fn select_stable(nodes: &mut [Node], p: &MserParams, out: &mut Vec<u3
     out.clear();
     let delta = i32::from(p.delta);
 
+    // Variations, each folded into its parent's smallest-child variation
+    // (initialised to +∞ when the node was created) in the same sweep.
     for i in 0..nodes.len() {
         let n = nodes[i];
-        nodes[i].var = if n.size < p.min_area {
+        let var = if n.size < p.min_area {
             f32::INFINITY
         } else {
             variation(nodes, i, delta)
         };
-    }
-
-    for i in 0..nodes.len() {
-        let (parent, var) = (nodes[i].parent, nodes[i].var);
-        if let Some(p) = nodes.get_mut(parent as usize) {
-            if var < p.min_child_var {
-                p.min_child_var = var;
+        nodes[i].var = var;
+        if let Some(parent) = nodes.get_mut(n.parent as usize) {
+            if var < parent.min_child_var {
+                parent.min_child_var = var;
             }
         }
     }
