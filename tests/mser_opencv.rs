@@ -278,8 +278,13 @@ fn interleaved_min_timings() {
     cv::core::set_num_threads(1).expect("set_num_threads");
     let mser = Mser::default();
     let mut cv = OpenCvMser::new(MserParams::default()).expect("cv::MSER");
-    for (rows, cols, reps) in [(480, 640, 60), (1080, 1920, 15)] {
-        let img = text_frame(rows, cols, 42);
+    let frames = [
+        ("text frame", text_frame(480, 640, 42), 60),
+        ("text frame", text_frame(1080, 1920, 42), 15),
+        ("scenetext01.jpg", load_gray("scenetext01.jpg"), 40),
+    ];
+    for (name, img, reps) in frames {
+        let (rows, cols) = img.dim();
         let mat = gray_to_mat(&img, false).expect("mat");
         let mut ws = MserWorkspace::new();
         let mut ws2 = [MserWorkspace::new(), MserWorkspace::new()];
@@ -312,7 +317,7 @@ fn interleaved_min_timings() {
         }
         let [one, both, par, cv_one, cv_both] = best;
         println!(
-            "{cols}x{rows} min of {reps}: ours one {one:.2} ms, both {both:.2}, both/2 threads {par:.2} | \
+            "{name} {cols}x{rows} min of {reps}: ours one {one:.2} ms, both {both:.2}, both/2 threads {par:.2} | \
              opencv one {cv_one:.2}, both {cv_both:.2} | one: {:.2}x, both 2 threads vs opencv both: {:.2}x",
             cv_one / one,
             cv_both / par
