@@ -8,6 +8,7 @@
 //! libjpeg does by default.
 
 use super::border::{check_nonempty, contiguous};
+use super::simd::multiversion;
 use super::types::{OpsError, RgbFrame, ScoreMap};
 use std::cell::RefCell;
 
@@ -217,70 +218,59 @@ pub fn select_roi(score: &ScoreMap, params: &EncoderParams) -> Result<(BBox, f32
     let (h, w) = score.dim();
     check_nonempty("score map", h, w)?;
     let px = contiguous(score.view());
-    let mut peak = f32::NEG_INFINITY;
-    let mut at = 0;
-    for (i, &v) in px.iter().enumerate() {
-        // NaN compares false; infinities are excluded explicitly.
-        if v > peak && v.is_finite() {
-            peak = v;
-            at = i;
-        }
-    }
-    if !peak.is_finite() {
+    let Some((peak, at)) = peak_of(&px) else {
         return Err(OpsError::InvalidParam {
             name: "score",
             reason: "the score map has no finite value".into(),
         });
-    }
+    };
     let (mut y0, mut x0, mut y1, mut x1) = (at / w, at % w, at / w, at % w);
     if peak > 0.0 {
         let thr = peak * params.rel_threshold;
-        let inside = |i: usize| {
-            let v = px[i];
-            v.is_finite() && v >= thr
-        };
         thread_local! {
-            static FILL: RefCell<(Vec<bool>, Vec<usize>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+            static FILL: RefCell<(Vec<u8>, Vec<usize>)> = const { RefCell::new((Vec::new(), Vec::new())) };
         }
         FILL.with(|cell| {
             let mut fresh = (Vec::new(), Vec::new());
             let mut guard = cell.try_borrow_mut();
-            let (seen, stack) = match guard.as_deref_mut() {
+            let (state, stack) = match guard.as_deref_mut() {
                 Ok(v) => v,
                 Err(_) => &mut fresh,
             };
-            seen.clear();
-            seen.resize(h * w, false);
+            // One vectorized pass marks the candidates (OPEN); the fill then
+            // only reads bytes, turning them into SEEN.
+            state.clear();
+            state.resize(h * w, 0);
+            threshold(&px, thr, state);
             stack.clear();
             stack.push(at);
             // Span filling: each seed grows into the whole run of its row,
             // then seeds the runs it touches in the rows above and below.
             while let Some(seed) = stack.pop() {
-                if seen[seed] {
+                if state[seed] != OPEN {
                     continue;
                 }
                 let (y, row) = (seed / w, seed - seed % w);
                 let (mut l, mut r) = (seed, seed);
-                while l > row && !seen[l - 1] && inside(l - 1) {
+                while l > row && state[l - 1] == OPEN {
                     l -= 1;
                 }
-                while r + 1 < row + w && !seen[r + 1] && inside(r + 1) {
+                while r + 1 < row + w && state[r + 1] == OPEN {
                     r += 1;
                 }
-                seen[l..=r].fill(true);
+                state[l..=r].fill(SEEN);
                 (y0, y1) = (y0.min(y), y1.max(y));
                 (x0, x1) = (x0.min(l - row), x1.max(r - row));
                 for ny in [y.wrapping_sub(1), y + 1] {
                     if ny >= h {
                         continue;
                     }
-                    let off = (ny * w) as isize - (y * w) as isize;
+                    let base = ny * w + (l - row);
                     let mut in_run = false;
-                    for i in l..=r {
-                        let j = (i as isize + off) as usize;
-                        let open = !seen[j] && inside(j);
+                    for (j, &st) in state[base..=base + (r - l)].iter().enumerate() {
+                        let open = st == OPEN;
                         if open && !in_run {
-                            stack.push(j);
+                            stack.push(base + j);
                         }
                         in_run = open;
                     }
@@ -301,6 +291,46 @@ pub fn select_roi(score: &ScoreMap, params: &EncoderParams) -> Result<(BBox, f32
         },
         peak,
     ))
+}
+
+/// Fill states of [`select_roi`]: below threshold (0), candidate, reached.
+const OPEN: u8 = 1;
+const SEEN: u8 = 2;
+
+multiversion! {
+    /// The largest finite value and the index of its first occurrence, or
+    /// `None` when no value is finite. (Eight running maxima, so the scan
+    /// vectorizes; then one short search for the first index.)
+    fn peak_of(px: &[f32]) -> Option<(f32, usize)> {
+        let mut lanes = [f32::NEG_INFINITY; 8];
+        let mut chunks = px.chunks_exact(8);
+        for c in &mut chunks {
+            for l in 0..8 {
+                let v = c[l];
+                // NaN and ±inf fail `abs() < inf`; NaN also fails `>`.
+                lanes[l] = if v.abs() < f32::INFINITY && v > lanes[l] { v } else { lanes[l] };
+            }
+        }
+        let mut peak = f32::NEG_INFINITY;
+        for v in lanes.into_iter().chain(chunks.remainder().iter().copied()) {
+            if v.abs() < f32::INFINITY && v > peak {
+                peak = v;
+            }
+        }
+        if peak == f32::NEG_INFINITY {
+            return None;
+        }
+        px.iter().position(|&v| v == peak).map(|i| (peak, i))
+    }
+}
+
+multiversion! {
+    /// `state[i] = OPEN` where `px[i]` is finite and `>= thr`, else 0.
+    fn threshold(px: &[f32], thr: f32, state: &mut [u8]) {
+        for (s, &v) in state.iter_mut().zip(px) {
+            *s = u8::from(v.abs() < f32::INFINITY && v >= thr) * OPEN;
+        }
+    }
 }
 
 /// Grows the inclusive span `[lo, hi]` by `margin` on each side and to at
