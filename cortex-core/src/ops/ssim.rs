@@ -185,6 +185,8 @@ pub struct SsimScratch {
     row: Vec<f32>,
     /// Box variant: running 7-row column sums, 5 quantities × width.
     cols: Vec<u32>,
+    /// Box variant: 7×7 window sums of one output row, 5 quantities.
+    win: Vec<u32>,
 }
 
 fn with_scratch<R>(f: impl FnOnce(&mut SsimScratch) -> R) -> R {
@@ -419,51 +421,109 @@ const BOX_R: usize = BOX / 2;
 /// cropped by 3 pixels). The window sums are exact integers (no border is
 /// involved once the crop is applied), so only the final formula rounds.
 fn box_ssim(a: &[u8], b: &[u8], h: usize, w: usize, s: &mut SsimScratch) -> f64 {
-    // Column sums over the current 7-row window: x, y, x², y², xy.
+    // Column sums over the current 7-row window of x, y, x², y², xy (five
+    // planes of `w`), then 7-wide window sums of those per output row.
+    let ow = w - 2 * BOX_R;
     s.cols.clear();
     s.cols.resize(5 * w, 0);
-    let add_row = |cols: &mut [u32], r: usize, sign: bool| {
-        let (ra, rb) = (&a[r * w..(r + 1) * w], &b[r * w..(r + 1) * w]);
-        for x in 0..w {
-            let (p, q) = (u32::from(ra[x]), u32::from(rb[x]));
-            let v = [p, q, p * p, q * q, p * q];
-            for (k, vk) in v.into_iter().enumerate() {
-                let c = &mut cols[k * w + x];
-                *c = if sign { *c + vk } else { *c - vk };
-            }
-        }
-    };
+    s.win.clear();
+    s.win.resize(5 * ow, 0);
+    let row = |r: usize| (&a[r * w..(r + 1) * w], &b[r * w..(r + 1) * w]);
     for r in 0..BOX {
-        add_row(&mut s.cols, r, true);
+        let (ra, rb) = row(r);
+        box_columns(&mut s.cols, ra, rb, false);
     }
-    let np = (BOX * BOX) as f64;
-    let cov_norm = np / (np - 1.0);
     let mut total = 0.0f64;
     for y in BOX_R..h - BOX_R {
         if y > BOX_R {
-            add_row(&mut s.cols, y + BOX_R, true);
-            add_row(&mut s.cols, y - BOX_R - 1, false);
+            let (ra, rb) = row(y + BOX_R);
+            box_columns(&mut s.cols, ra, rb, false);
+            let (ra, rb) = row(y - BOX_R - 1);
+            box_columns(&mut s.cols, ra, rb, true);
         }
-        let mut win = [0u32; 5];
-        for (k, wk) in win.iter_mut().enumerate() {
-            *wk = s.cols[k * w..k * w + BOX].iter().sum();
+        for (c, o) in s.cols.chunks_exact(w).zip(s.win.chunks_exact_mut(ow)) {
+            box_window(c, o);
         }
-        for x in BOX_R..w - BOX_R {
-            if x > BOX_R {
-                for (k, wk) in win.iter_mut().enumerate() {
-                    *wk = *wk + s.cols[k * w + x + BOX_R] - s.cols[k * w + x - BOX_R - 1];
-                }
+        total += box_ssim_row(&s.win, ow);
+    }
+    total / ((h - 2 * BOX_R) * ow) as f64
+}
+
+multiversion! {
+    /// Adds (or with `sub`, removes) one row's x, y, x², y², xy to the five
+    /// column-sum planes. Wrapping arithmetic: a removal always follows the
+    /// matching addition, so the sums stay exact.
+    fn box_columns(cols: &mut [u32], ra: &[u8], rb: &[u8], sub: bool) {
+        let w = ra.len();
+        let (c0, rest) = cols.split_at_mut(w);
+        let (c1, rest) = rest.split_at_mut(w);
+        let (c2, rest) = rest.split_at_mut(w);
+        let (c3, c4) = rest.split_at_mut(w);
+        let (rb, c4) = (&rb[..w], &mut c4[..w]);
+        for x in 0..w {
+            let (p, q) = (u32::from(ra[x]), u32::from(rb[x]));
+            let v = [p, q, p * p, q * q, p * q];
+            if sub {
+                c0[x] = c0[x].wrapping_sub(v[0]);
+                c1[x] = c1[x].wrapping_sub(v[1]);
+                c2[x] = c2[x].wrapping_sub(v[2]);
+                c3[x] = c3[x].wrapping_sub(v[3]);
+                c4[x] = c4[x].wrapping_sub(v[4]);
+            } else {
+                c0[x] = c0[x].wrapping_add(v[0]);
+                c1[x] = c1[x].wrapping_add(v[1]);
+                c2[x] = c2[x].wrapping_add(v[2]);
+                c3[x] = c3[x].wrapping_add(v[3]);
+                c4[x] = c4[x].wrapping_add(v[4]);
             }
-            let [sx, sy, sxx, syy, sxy] = win.map(|v| f64::from(v) / np);
+        }
+    }
+}
+
+multiversion! {
+    /// `out[i] = c[i] + … + c[i + 6]` (exact, at most 49·130050 < 2^32).
+    fn box_window(c: &[u32], out: &mut [u32]) {
+        let n = out.len();
+        let s: [&[u32]; BOX] = std::array::from_fn(|d| &c[d..d + n]);
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = s[0][i] + s[1][i] + s[2][i] + s[3][i] + s[4][i] + s[5][i] + s[6][i];
+        }
+    }
+}
+
+multiversion! {
+    /// Sum over one output row of scikit-image's SSIM formula, in `f64`, from
+    /// the five window-sum planes of `n` values each.
+    fn box_ssim_row(win: &[u32], n: usize) -> f64 {
+        let np = (BOX * BOX) as f64;
+        let inv = 1.0 / np;
+        let cov_norm = np / (np - 1.0);
+        let q: [&[u32]; 5] = std::array::from_fn(|k| &win[k * n..(k + 1) * n]);
+        let px = |i: usize| {
+            let sx = f64::from(q[0][i]) * inv;
+            let sy = f64::from(q[1][i]) * inv;
+            let sxx = f64::from(q[2][i]) * inv;
+            let syy = f64::from(q[3][i]) * inv;
+            let sxy = f64::from(q[4][i]) * inv;
             let vx = cov_norm * (sxx - sx * sx);
             let vy = cov_norm * (syy - sy * sy);
             let vxy = cov_norm * (sxy - sx * sy);
             let num = (2.0 * sx * sy + C1) * (2.0 * vxy + C2);
             let den = (sx * sx + sy * sy + C1) * (vx + vy + C2);
-            total += num / den;
+            num / den
+        };
+        let mut lanes = [0f64; 4];
+        let full = n / 4 * 4;
+        for i in (0..full).step_by(4) {
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                *lane += px(i + l);
+            }
         }
+        for i in full..n {
+            lanes[0] += px(i);
+        }
+        (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
     }
-    total / ((h - 2 * BOX_R) * (w - 2 * BOX_R)) as f64
 }
 
 #[cfg(test)]
