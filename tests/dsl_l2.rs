@@ -142,3 +142,51 @@ fn run_time_weights_select_the_precomputed_plan() {
         Err(cortex::PipelineError::Weights(_))
     ));
 }
+
+/// Records the observer events of a run.
+#[derive(Default)]
+struct Recorder {
+    events: Vec<String>,
+}
+
+impl cortex::Observer for Recorder {
+    fn frame_begin(&mut self, _ir: &'static cortex::GraphIr, plan: &cortex::Plan) {
+        self.events.push(format!("begin {}", plan.label));
+    }
+    fn node_begin(&mut self, node: u32) {
+        self.events
+            .push(format!("> {}", L2::ir().nodes[node as usize].name));
+    }
+    fn node_end(&mut self, node: u32) {
+        self.events
+            .push(format!("< {}", L2::ir().nodes[node as usize].name));
+    }
+    fn frame_end(&mut self, ok: bool) {
+        self.events.push(format!("end {ok}"));
+    }
+}
+
+#[test]
+fn observer_sees_exactly_the_plan_in_order() {
+    let mut p = L2::new();
+    let mut rec = Recorder::default();
+    p.run_observed(L2Mode::PowerSave, &mut rec, &frames(1, 8)[0])
+        .unwrap();
+    let mut expected = vec!["begin POWER_SAVE".to_string()];
+    for name in names(&L2Mode::PowerSave.plan().order) {
+        expected.push(format!("> {name}"));
+        expected.push(format!("< {name}"));
+    }
+    expected.push("end true".into());
+    assert_eq!(rec.events, expected);
+
+    // A failing node ends its own event and the frame.
+    let mut rec = Recorder::default();
+    assert!(p
+        .run_observed(L2Mode::Balanced, &mut rec, &Vec::new())
+        .is_err());
+    assert_eq!(
+        rec.events,
+        ["begin BALANCED", "> gray", "< gray", "end false"]
+    );
+}
