@@ -466,12 +466,28 @@ fn tree_size_is_linear_in_pixels() {
 }
 
 #[test]
-fn oversized_images_are_an_error() {
-    let img = GrayImage::zeros((3, 65_536));
-    assert!(matches!(
-        mser().detect(&img, Polarity::Both),
-        Err(OpsError::InvalidParam { name: "gray", .. })
-    ));
+fn very_wide_images_keep_exact_coordinates() {
+    // Coordinates beyond 16 bits: a dark block far to the right.
+    let mut img = GrayImage::from_elem((9, 70_000), 200);
+    let block = BBox {
+        x: 66_000,
+        y: 2,
+        width: 40,
+        height: 5,
+    };
+    for y in block.y..block.bottom() {
+        for x in block.x..block.right() {
+            img[[y as usize, x as usize]] = 10;
+        }
+    }
+    let regions = mser().detect(&img, Polarity::Dark).expect("ok");
+    let hit = regions
+        .iter()
+        .find(|r| r.bbox == block)
+        .expect("block region");
+    assert!(hit.pixels.contains(&(66_039, 6)));
+    let boxes = mser().detect_boxes(&img, Polarity::Dark).expect("ok");
+    assert!(boxes.iter().any(|b| b.bbox == block));
 }
 
 // ------------------------------------------------------- random inputs

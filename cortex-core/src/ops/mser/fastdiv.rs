@@ -42,7 +42,7 @@ mod tests {
 
     #[test]
     fn matches_division() {
-        for w in [2u32, 3, 7, 64, 640, 641, 1920, 4095, 65535] {
+        for w in [2u32, 3, 7, 64, 640, 641, 1920, 4095, 65535, 70_001, 1 << 20] {
             let s = RowSplitter::new(w);
             let mut idx = 0u32;
             while idx < 1 << 29 {

@@ -70,8 +70,7 @@ impl Comp {
 /// Floods `gray` (levels `value ^ mask`) into the tree `ws.nodes`, the
 /// pixels in flood order into `ws.order`.
 ///
-/// The caller guarantees `rows, cols ≥ 3`, both `≤ u16::MAX` and
-/// `rows * cols ≤ MAX_PIXELS`.
+/// The caller guarantees `rows, cols ≥ 3` and `rows * cols ≤ MAX_PIXELS`.
 pub(super) fn build_tree(ws: &mut MserWorkspace, gray: ArrayView2<'_, u8>, mask: u8) {
     let (rows, cols) = gray.dim();
     let n = rows * cols;

@@ -233,9 +233,15 @@ fn join(handle: std::thread::ScopedJoinHandle<'_, ()>) {
 }
 
 /// Checks the image: empty → error; smaller than 3×3 → `None` (no interior,
-/// hence no regions); larger than the index encoding allows → error.
+/// hence no regions); more pixels than the flood's index encoding allows →
+/// error.
 fn checked_view(gray: &GrayImage) -> Result<Option<ArrayView2<'_, u8>>, OpsError> {
     let (rows, cols) = gray.dim();
+    Ok(check_dims(rows, cols)?.then(|| gray.view()))
+}
+
+/// [`checked_view`] on dimensions alone: whether there is anything to flood.
+fn check_dims(rows: usize, cols: usize) -> Result<bool, OpsError> {
     if rows == 0 || cols == 0 {
         return Err(OpsError::Empty {
             what: "gray",
@@ -244,17 +250,38 @@ fn checked_view(gray: &GrayImage) -> Result<Option<ArrayView2<'_, u8>>, OpsError
         });
     }
     if rows < 3 || cols < 3 {
-        return Ok(None);
+        return Ok(false);
     }
-    let max_side = usize::from(u16::MAX);
-    if rows > max_side || cols > max_side || rows * cols > flood::MAX_PIXELS {
+    if rows.saturating_mul(cols) > flood::MAX_PIXELS {
         return Err(OpsError::InvalidParam {
             name: "gray",
             reason: format!(
-                "{cols}x{rows} is too large (at most {max_side} per side and {} pixels)",
+                "{cols}x{rows} is too large (at most {} pixels)",
                 flood::MAX_PIXELS
             ),
         });
     }
-    Ok(Some(gray.view()))
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_dims, OpsError};
+
+    #[test]
+    fn dimension_limits() {
+        assert!(matches!(check_dims(0, 5), Err(OpsError::Empty { .. })));
+        assert!(matches!(check_dims(2, 5), Ok(false)));
+        assert!(matches!(check_dims(3, 3), Ok(true)));
+        assert!(matches!(check_dims(3, 100_000), Ok(true)));
+        assert!(matches!(check_dims(1 << 14, 1 << 15), Ok(true)));
+        assert!(matches!(
+            check_dims(1 << 15, 1 << 15),
+            Err(OpsError::InvalidParam { name: "gray", .. })
+        ));
+        assert!(matches!(
+            check_dims(usize::MAX, usize::MAX),
+            Err(OpsError::InvalidParam { .. })
+        ));
+    }
 }
