@@ -206,6 +206,7 @@ fn pixel_lists_match_opencv_exactly_on_a_photo() {
 
 mod random {
     use super::*;
+    use mser_support::random_case;
     use proptest::prelude::*;
 
     /// Random small images (quantized, so plateaus and equal-size ties are
@@ -213,31 +214,7 @@ mod random {
     /// exactly, except the whole interior (the tree's root), which OpenCV
     /// may report and we never do.
     fn case() -> impl Strategy<Value = (GrayImage, MserParams)> {
-        (
-            3usize..48,
-            3usize..48,
-            0u32..=5,
-            any::<u64>(),
-            1u8..12,
-            1u32..80,
-            0u32..600,
-            0.0f64..1.5,
-        )
-            .prop_map(
-                |(rows, cols, shift, seed, delta, min_area, extra, max_variation)| {
-                    let mut rng = Lcg(seed);
-                    let img = Array2::from_shape_fn((rows, cols), |_| {
-                        ((rng.below(256) >> shift) << shift) as u8
-                    });
-                    let p = MserParams {
-                        delta,
-                        min_area,
-                        max_area: min_area + extra,
-                        max_variation,
-                    };
-                    (img, p)
-                },
-            )
+        random_case(3..48, 0..=5, 0..600)
     }
 
     proptest! {

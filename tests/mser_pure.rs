@@ -494,37 +494,14 @@ fn very_wide_images_keep_exact_coordinates() {
 
 mod random {
     use super::*;
+    use mser_support::random_case;
     use proptest::prelude::*;
 
     /// Small random images (including degenerate sizes), quantized to a few
     /// levels so that plateaus and equal-size ties are common, with random
     /// parameters.
     fn case() -> impl Strategy<Value = (GrayImage, MserParams)> {
-        (
-            1usize..40,
-            1usize..40,
-            1u32..=5,
-            any::<u64>(),
-            1u8..12,
-            1u32..80,
-            0u32..400,
-            0.0f64..1.5,
-        )
-            .prop_map(
-                |(rows, cols, shift, seed, delta, min_area, extra, max_variation)| {
-                    let mut rng = Lcg(seed);
-                    let img = Array2::from_shape_fn((rows, cols), |_| {
-                        ((rng.below(256) >> shift) << shift) as u8
-                    });
-                    let p = MserParams {
-                        delta,
-                        min_area,
-                        max_area: min_area + extra,
-                        max_variation,
-                    };
-                    (img, p)
-                },
-            )
+        random_case(1..40, 1..=5, 0..400)
     }
 
     proptest! {

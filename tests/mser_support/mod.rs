@@ -215,3 +215,40 @@ pub fn agreement(ours: &[Region], theirs: &[Region], min_iou: f64) -> Agreement 
         identical,
     }
 }
+
+/// A proptest strategy: random small images with sides in `sides`,
+/// quantized by a random shift in `shifts` (so plateaus and equal-size ties
+/// are common), with random MSER parameters (`max_area = min_area + extra`,
+/// `extra` in `extra`).
+pub fn random_case(
+    sides: std::ops::Range<usize>,
+    shifts: std::ops::RangeInclusive<u32>,
+    extra: std::ops::Range<u32>,
+) -> impl proptest::strategy::Strategy<Value = (GrayImage, cortex::ops::mser::MserParams)> {
+    use proptest::prelude::*;
+    (
+        sides.clone(),
+        sides,
+        shifts,
+        any::<u64>(),
+        1u8..12,
+        1u32..80,
+        extra,
+        0.0f64..1.5,
+    )
+        .prop_map(
+            |(rows, cols, shift, seed, delta, min_area, extra, max_variation)| {
+                let mut rng = Lcg(seed);
+                let img = Array2::from_shape_fn((rows, cols), |_| {
+                    ((rng.below(256) >> shift) << shift) as u8
+                });
+                let p = cortex::ops::mser::MserParams {
+                    delta,
+                    min_area,
+                    max_area: min_area + extra,
+                    max_variation,
+                };
+                (img, p)
+            },
+        )
+}
