@@ -141,23 +141,7 @@ impl Mser {
         gray: &GrayImage,
         out: &mut Regions,
     ) -> Result<(), OpsError> {
-        out.clear();
-        let Some(view) = checked_view(gray)? else {
-            return Ok(());
-        };
-        let [ws_dark, ws_bright] = ws;
-        std::thread::scope(|s| {
-            let bright = s.spawn(|| {
-                let mut tmp = std::mem::take(&mut ws_bright.regions);
-                tmp.clear();
-                self.pass_regions(ws_bright, view, Polarity::Bright, &mut tmp);
-                ws_bright.regions = tmp;
-            });
-            self.pass_regions(ws_dark, view, Polarity::Dark, out);
-            join(bright);
-        });
-        out.extend_from(&ws_bright.regions);
-        Ok(())
+        self.both_parallel_into(ws, gray, out)
     }
 
     /// Both polarities, boxes only, on two threads. Allocates.
@@ -176,6 +160,19 @@ impl Mser {
         gray: &GrayImage,
         out: &mut Vec<RegionBox>,
     ) -> Result<(), OpsError> {
+        self.both_parallel_into(ws, gray, out)
+    }
+
+    /// The two polarities on two threads: dark on the calling thread with
+    /// `ws[0]` into `out`, bright on a scoped thread with `ws[1]` into that
+    /// workspace's own buffer, appended to `out` afterwards (so the order is
+    /// the same as the sequential `Both`).
+    fn both_parallel_into<O: PassOutput>(
+        &self,
+        ws: &mut [MserWorkspace; 2],
+        gray: &GrayImage,
+        out: &mut O,
+    ) -> Result<(), OpsError> {
         out.clear();
         let Some(view) = checked_view(gray)? else {
             return Ok(());
@@ -183,15 +180,15 @@ impl Mser {
         let [ws_dark, ws_bright] = ws;
         std::thread::scope(|s| {
             let bright = s.spawn(|| {
-                let mut tmp = std::mem::take(&mut ws_bright.boxes);
+                let mut tmp = std::mem::take(O::buffer(ws_bright));
                 tmp.clear();
-                self.pass_boxes(ws_bright, view, Polarity::Bright, &mut tmp);
-                ws_bright.boxes = tmp;
+                O::pass(self, ws_bright, view, Polarity::Bright, &mut tmp);
+                *O::buffer(ws_bright) = tmp;
             });
-            self.pass_boxes(ws_dark, view, Polarity::Dark, out);
+            O::pass(self, ws_dark, view, Polarity::Dark, out);
             join(bright);
         });
-        out.extend_from_slice(&ws_bright.boxes);
+        out.append(O::buffer(ws_bright));
         Ok(())
     }
 
@@ -221,6 +218,67 @@ impl Mser {
         stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
         let cols = view.ncols() as u32;
         extract::boxes_into(&ws.nodes, &ws.order, &ws.selected, cols, pass, out);
+    }
+}
+
+/// What one polarity pass produces: full regions or boxes only. Lets the
+/// two-thread split be written once for both.
+trait PassOutput: Default + Send {
+    /// The workspace's own buffer of this kind (the helper thread's output).
+    fn buffer(ws: &mut MserWorkspace) -> &mut Self;
+    /// Runs one pass, appending to `out`.
+    fn pass(
+        m: &Mser,
+        ws: &mut MserWorkspace,
+        view: ArrayView2<'_, u8>,
+        pol: Polarity,
+        out: &mut Self,
+    );
+    /// Empties the buffer, keeping its capacity.
+    fn clear(&mut self);
+    /// Appends `other`.
+    fn append(&mut self, other: &Self);
+}
+
+impl PassOutput for Regions {
+    fn buffer(ws: &mut MserWorkspace) -> &mut Self {
+        &mut ws.regions
+    }
+    fn pass(
+        m: &Mser,
+        ws: &mut MserWorkspace,
+        view: ArrayView2<'_, u8>,
+        pol: Polarity,
+        out: &mut Self,
+    ) {
+        m.pass_regions(ws, view, pol, out);
+    }
+    fn clear(&mut self) {
+        Regions::clear(self);
+    }
+    fn append(&mut self, other: &Self) {
+        self.extend_from(other);
+    }
+}
+
+impl PassOutput for Vec<RegionBox> {
+    fn buffer(ws: &mut MserWorkspace) -> &mut Self {
+        &mut ws.boxes
+    }
+    fn pass(
+        m: &Mser,
+        ws: &mut MserWorkspace,
+        view: ArrayView2<'_, u8>,
+        pol: Polarity,
+        out: &mut Self,
+    ) {
+        m.pass_boxes(ws, view, pol, out);
+    }
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+    fn append(&mut self, other: &Self) {
+        self.extend_from_slice(other);
     }
 }
 
