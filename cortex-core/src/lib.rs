@@ -1,28 +1,45 @@
 //! Core of cortex: the graph model shared by the `cortex_graph!` macro and the
 //! runtime, its validation rules, the dead-node-elimination pass and plans,
-//! runtime support (observer, profiler, visualizer, exporters) and, behind the
-//! `ops` feature, the vision kernels of the reference ROI pipeline.
+//! runtime support (observer, profiler), tools (listing, exporters) and,
+//! behind the `ops` feature, the vision kernels of the reference ROI pipeline.
+//!
+//! Layers, one folder each: [`model`] (spec, IR, plans, weights) ·
+//! [`passes`] (checks, diagnostics, DCE) · [`runtime`] (errors, observer,
+//! profiler) · [`tools`] (listing, DOT/Mermaid) · `ops` (kernels). Each
+//! module is also re-exported at the crate root (`cortex_core::ir`, …), the
+//! paths generated code and users name.
 
-pub mod check;
-pub mod dce;
-pub mod diag;
-pub mod error;
-pub mod export;
-pub mod ir;
-pub mod observe;
-pub mod plan;
-pub mod profile;
-pub mod spec;
-pub mod viz;
-pub mod weights;
+#![warn(missing_docs)]
+#![warn(unsafe_op_in_unsafe_fn)]
 
+pub mod model;
+pub mod passes;
+pub mod runtime;
+pub mod tools;
+
+pub use model::{ir, plan, spec, weights};
+pub use passes::{check, dce, diag};
+pub use runtime::{error, observe, pipeline, plan_cache, profile};
+
+/// Support for generated code; not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::runtime::generated::*;
+}
+pub use tools::{export, viz};
+
+// The kernels' AVX2 paths predate the `unsafe_op_in_unsafe_fn` rule; they
+// are checked by their own tests against the scalar formulas.
 #[cfg(feature = "ops")]
+#[allow(unsafe_op_in_unsafe_fn)]
 pub mod ops;
 
 pub use error::PipelineError;
 pub use ir::GraphIr;
 pub use observe::{NoopObserver, Observer};
-pub use plan::Plan;
+pub use pipeline::{Pipeline, PipelineMode};
+pub use plan::{Plan, PlanError};
+pub use plan_cache::PlanCache;
 pub use profile::Profiler;
 pub use viz::Timings;
 pub use weights::Weights;

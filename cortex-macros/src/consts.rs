@@ -150,6 +150,7 @@ fn endpoint(e: Endpoint) -> TokenStream {
 pub fn plan(p: &Plan) -> TokenStream {
     let Plan {
         label,
+        graph,
         zero_pattern,
         order,
         eliminated,
@@ -172,6 +173,7 @@ pub fn plan(p: &Plan) -> TokenStream {
     quote! {
         ::cortex::plan::Plan {
             label: #label,
+            graph: #graph,
             zero_pattern: #zero_pattern,
             order: #order,
             eliminated: #eliminated,

@@ -1,5 +1,6 @@
 //! Errors of running a pipeline.
 
+use crate::plan::PlanError;
 use crate::weights::WeightsError;
 
 /// The boxed error a fallible node returned.
@@ -21,6 +22,10 @@ pub enum PipelineError {
     /// The run-time weight table does not fit the pipeline.
     #[error("bad weights: {0}")]
     Weights(#[from] WeightsError),
+    /// An explicit plan does not fit the pipeline (`run_plan`); nothing ran
+    /// and no state was touched.
+    #[error("bad plan: {0}")]
+    Plan(#[from] PlanError),
     /// The weights eliminate an output that is not optional.
     #[error("these weights eliminate output `{output}`, which is not optional")]
     OutputEliminated {

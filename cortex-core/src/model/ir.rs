@@ -181,6 +181,57 @@ pub struct OutputIr {
 }
 
 impl GraphIr {
+    /// An empty graph named `name`: what the macro emits beside the errors
+    /// of an invalid pipeline, so the rest of the crate still type-checks.
+    pub const fn empty(name: &'static str) -> GraphIr {
+        GraphIr {
+            name: Cow::Borrowed(name),
+            inputs: Cow::Borrowed(&[]),
+            states: Cow::Borrowed(&[]),
+            nodes: Cow::Borrowed(&[]),
+            edges: Cow::Borrowed(&[]),
+            weight_keys: Cow::Borrowed(&[]),
+            modes: Cow::Borrowed(&[]),
+            outputs: Cow::Borrowed(&[]),
+            topo: Cow::Borrowed(&[]),
+        }
+    }
+
+    /// A 64-bit fingerprint of the graph's structure (names, types, node
+    /// calls, edges, keys, outputs): every plan records the fingerprint of
+    /// the graph it was computed for, so a plan handed to another pipeline
+    /// is refused before it touches any state. FNV-1a, stable across builds
+    /// and platforms, so the macro's value equals the run-time one.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = Fnv::default();
+        h.str(&self.name);
+        for i in self.inputs.iter() {
+            h.str(&i.name).str(&i.ty);
+        }
+        for s in self.states.iter() {
+            h.str(&s.name).str(&s.ty).u64(u64::from(s.writer));
+        }
+        for n in self.nodes.iter() {
+            h.str(&n.name)
+                .str(&n.op)
+                .u64(n.weight_key.map_or(u64::MAX, u64::from));
+            h.u64(u64::from(n.fallible)).u64(n.args.len() as u64);
+        }
+        for e in self.edges.iter() {
+            h.endpoint(e.from).endpoint(e.to).u64(u64::from(e.arg));
+            h.u64(e.kind as u64);
+        }
+        for k in self.weight_keys.iter() {
+            h.str(k);
+        }
+        for o in self.outputs.iter() {
+            h.u64(u64::from(o.node))
+                .str(&o.ty)
+                .u64(u64::from(o.optional));
+        }
+        h.0
+    }
+
     /// The node with this name.
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
         self.nodes
@@ -226,6 +277,42 @@ impl GraphIr {
         match producer {
             Endpoint::Node(n) if self.node(n).weight_key.is_some() => EdgeKind::Weighted,
             _ => EdgeKind::Data,
+        }
+    }
+}
+
+/// FNV-1a over the pieces of a graph, each length-prefixed so that
+/// `("ab", "c")` and `("a", "bc")` differ.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        for &x in b {
+            self.0 ^= u64::from(x);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+        self
+    }
+
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.bytes(&v.to_le_bytes())
+    }
+
+    fn str(&mut self, s: &str) -> &mut Self {
+        self.u64(s.len() as u64).bytes(s.as_bytes())
+    }
+
+    fn endpoint(&mut self, e: Endpoint) -> &mut Self {
+        match e {
+            Endpoint::Input(i) => self.u64(1).u64(u64::from(i)),
+            Endpoint::State(i) => self.u64(2).u64(u64::from(i)),
+            Endpoint::Node(i) => self.u64(3).u64(u64::from(i)),
         }
     }
 }

@@ -64,6 +64,7 @@ pub fn plan_for_pattern(ir: &GraphIr, zero_pattern: u64, label: impl Into<String
         .collect::<Vec<_>>();
     Plan {
         label: label.into().into(),
+        graph: ir.fingerprint(),
         zero_pattern,
         order: order.into(),
         eliminated: eliminated.into(),
