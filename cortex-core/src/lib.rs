@@ -17,7 +17,7 @@ pub mod passes;
 pub mod runtime;
 pub mod tools;
 
-pub use model::{ir, plan, spec, weights};
+pub use model::{ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag};
 pub use runtime::{error, observe, pipeline, plan_cache, profile};
 

@@ -4,6 +4,7 @@
 //! runtime.
 
 pub mod ir;
+pub mod naming;
 pub mod plan;
 pub mod spec;
 pub mod weights;
