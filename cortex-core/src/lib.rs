@@ -9,6 +9,7 @@ pub mod diag;
 pub mod error;
 pub mod export;
 pub mod ir;
+pub mod limits;
 pub mod observe;
 pub mod plan;
 pub mod profile;
@@ -21,6 +22,7 @@ pub mod ops;
 
 pub use error::PipelineError;
 pub use ir::GraphIr;
+pub use limits::{FrameLimits, LimitError};
 pub use observe::{NoopObserver, Observer};
 pub use plan::Plan;
 pub use profile::Profiler;
