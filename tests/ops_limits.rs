@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use cortex::limits::{with_limits, FrameLimits};
 use cortex::ops::resize::{resize_linear_exact_u8, resize_linear_f32, ResizeScratch};
 use cortex::ops::text_roi::{text_map_with, TextRoiParams, MIN_SATURATION};
-use cortex::ops::{self, CenterParams, GrayImage, MotionParams, OpsError, SaliencyParams, ScoreMap};
+use cortex::ops::{
+    self, CenterParams, GrayImage, MotionParams, OpsError, SaliencyParams, ScoreMap,
+};
 
 struct Counting;
 
@@ -125,7 +127,10 @@ fn resize_to_a_huge_destination_is_refused_by_default_and_bounded_when_allowed()
                 resize_linear_exact_u8(&srcu, (sh, sw), &mut dstu, (dh, dw), &mut s).unwrap();
             })
         });
-        assert!(peak < MIB, "{sh}x{sw} -> {dh}x{dw}: working memory {peak} bytes");
+        assert!(
+            peak < MIB,
+            "{sh}x{sw} -> {dh}x{dw}: working memory {peak} bytes"
+        );
         assert!(dst.iter().all(|&v| v == 0.25));
         assert!(dstu.iter().all(|&v| v == 9));
     }
@@ -209,13 +214,16 @@ fn text_roi_params_outside_their_safe_range_are_refused() {
     };
     let m = text_map_with(&gray, &p).unwrap();
     assert!(m.iter().all(|&v| v == 0.0));
-    let tex = GrayImage::from_shape_fn((60, 80), |(y, x)| {
-        if (x / 6 + y / 9) % 2 == 0 {
-            30
-        } else {
-            220
-        }
-    });
+    let tex = GrayImage::from_shape_fn(
+        (60, 80),
+        |(y, x)| {
+            if (x / 6 + y / 9) % 2 == 0 {
+                30
+            } else {
+                220
+            }
+        },
+    );
     let m = text_map_with(&tex, &p).unwrap();
     assert!(m.iter().all(|v| (0.0..=1.0).contains(v)));
 }

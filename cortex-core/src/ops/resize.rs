@@ -11,7 +11,7 @@
 //! horizontally but only rows vertically (`f32` path). Those details are
 //! reproduced here and pinned by tests against OpenCV.
 
-use super::border::check_frame;
+use super::border::{check_frame, check_nonempty};
 use super::scratch::vec_bytes;
 use super::types::OpsError;
 
@@ -74,16 +74,15 @@ fn is_half(src_h: usize, src_w: usize, dst_h: usize, dst_w: usize) -> bool {
     dst_w.checked_mul(2) == Some(src_w) && dst_h.checked_mul(2) == Some(src_h)
 }
 
-/// Rejects empty sizes, sizes over the frame limits and buffers whose
-/// length is not `rows × cols`.
+/// Rejects empty sizes and buffers whose length is not `rows × cols`.
 fn check_buffers(
     src_len: usize,
     (sh, sw): (usize, usize),
     dst_len: usize,
     (dh, dw): (usize, usize),
 ) -> Result<(), OpsError> {
-    check_frame("src", sh, sw)?;
-    check_frame("dst", dh, dw)?;
+    check_nonempty("src", sh, sw)?;
+    check_nonempty("dst", dh, dw)?;
     for (what, len, h, w) in [("src", src_len, sh, sw), ("dst", dst_len, dh, dw)] {
         if h.checked_mul(w) != Some(len) {
             return Err(OpsError::InvalidParam {
@@ -158,6 +157,20 @@ pub(crate) fn exact_tap(d: usize, src: usize, dst: usize) -> ExactTap {
 /// is not `rows × cols`.
 pub fn resize_linear_exact_u8(
     src: &[u8],
+    src_size: (usize, usize),
+    dst: &mut [u8],
+    dst_size: (usize, usize),
+    s: &mut ResizeScratch,
+) -> Result<(), OpsError> {
+    check_frame("src", src_size.0, src_size.1)?;
+    check_frame("dst", dst_size.0, dst_size.1)?;
+    resize_linear_exact_u8_within(src, src_size, dst, dst_size, s)
+}
+
+/// [`resize_linear_exact_u8`] without the frame-limit check, for working images whose
+/// size the caller has bounded (the spectral residual's thumbnail).
+pub(crate) fn resize_linear_exact_u8_within(
+    src: &[u8],
     (src_h, src_w): (usize, usize),
     dst: &mut [u8],
     (dst_h, dst_w): (usize, usize),
@@ -216,6 +229,20 @@ pub fn resize_linear_exact_u8(
 /// # Errors
 /// As [`resize_linear_exact_u8`].
 pub fn resize_linear_f32(
+    src: &[f32],
+    src_size: (usize, usize),
+    dst: &mut [f32],
+    dst_size: (usize, usize),
+    s: &mut ResizeScratch,
+) -> Result<(), OpsError> {
+    check_frame("src", src_size.0, src_size.1)?;
+    check_frame("dst", dst_size.0, dst_size.1)?;
+    resize_linear_f32_within(src, src_size, dst, dst_size, s)
+}
+
+/// [`resize_linear_f32`] without the frame-limit check, for working images whose
+/// size the caller has bounded (the spectral residual's thumbnail).
+pub(crate) fn resize_linear_f32_within(
     src: &[f32],
     (src_h, src_w): (usize, usize),
     dst: &mut [f32],

@@ -20,7 +20,7 @@
 //! is symmetric), which saves two transposes.
 
 use super::border::{check_frame, contiguous, prepare_out, reflect101};
-use super::resize::{resize_linear_exact_u8, resize_linear_f32, ResizeScratch};
+use super::resize::{resize_linear_exact_u8_within, resize_linear_f32_within, ResizeScratch};
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
@@ -241,7 +241,7 @@ impl SpectralResidual {
         check_frame("gray", h, w)?;
         let (nw, nh) = (self.params.width, self.params.height);
         let px = contiguous(gray.view());
-        resize_linear_exact_u8(&px, (h, w), &mut self.small, (nh, nw), &mut self.resize)?;
+        resize_linear_exact_u8_within(&px, (h, w), &mut self.small, (nh, nw), &mut self.resize)?;
 
         // Forward DFT: rows, transpose, rows (= columns). `tspec` is nw × nh.
         for (c, &v) in self.spec.iter_mut().zip(&self.small) {
@@ -292,7 +292,7 @@ impl SpectralResidual {
             self.smallf.fill(0.0);
         }
         let dst = prepare_out(out, h, w);
-        resize_linear_f32(&self.smallf, (nh, nw), dst, (h, w), &mut self.resize)
+        resize_linear_f32_within(&self.smallf, (nh, nw), dst, (h, w), &mut self.resize)
     }
 }
 
