@@ -333,9 +333,7 @@ proptest! {
             ops::score_fusion_into(opt(0), opt(1), opt(2), opt(3), &weights, &mut out)
         });
         let dims: Vec<_> = (0..4).filter(|&i| present[i]).map(|i| maps[i].dim()).collect();
-        let want = if ws.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
-            Some("InvalidParam")
-        } else if dims.is_empty() {
+        let want = if ws.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || dims.is_empty() {
             Some("InvalidParam")
         } else if dims.iter().any(|&d| d != dims[0]) {
             Some("SizeMismatch")
@@ -346,6 +344,9 @@ proptest! {
         // panic. Only check the class for weights representable in f32.
         if ws.iter().all(|w| (*w as f32).is_finite() == w.is_finite()) {
             prop_assert_eq!(kind(&r), want);
+        }
+        if r.is_ok() {
+            prop_assert_eq!(out.dim(), dims[0]);
         }
     }
 
@@ -427,8 +428,8 @@ proptest! {
         let g = gray(&mut StdRng::seed_from_u64(seed), sh);
         let p = TextRoiParams { smooth_frac: smooth, saturation: sat, ..TextRoiParams::default() };
         let r = with_limits(l, || text_map_with(&relayout(&g, lay), &p));
-        let bad = !(0.0..=1.0).contains(&smooth) || !(sat.is_finite() && sat >= 1e-6);
-        let want = if bad { Some("InvalidParam") } else { frame_error(&l, sh) };
+        let ok = (0.0..=1.0).contains(&smooth) && sat.is_finite() && sat >= 1e-6;
+        let want = if ok { frame_error(&l, sh) } else { Some("InvalidParam") };
         prop_assert_eq!(kind(&r), want);
         if let Ok(m) = r {
             prop_assert_eq!(m.dim(), sh);
