@@ -91,6 +91,7 @@ fn refused_quickly<T: std::fmt::Debug>(f: impl FnOnce() -> Result<T, OpsError>) 
     let (r, peak, _) = measure(f);
     let took = t.elapsed();
     assert!(is_too_large(r), "expected TooLarge");
+    eprintln!("refused in {took:?}, {peak} bytes allocated");
     assert!(took < Duration::from_millis(50), "refusal took {took:?}");
     assert!(peak < 64 * 1024, "refusal allocated {peak} bytes");
 }
@@ -285,6 +286,7 @@ fn scene_change_on_a_tall_narrow_frame_costs_what_the_wide_one_costs() {
         let t = Instant::now();
         let tall = ops::scene_change(&tall_a, &tall_b).unwrap();
         let t_tall = t.elapsed();
+        eprintln!("scene_change on {n} pixels: wide {t_wide:?}, tall {t_tall:?}");
         // SSIM is symmetric in x and y: the transpose gives the same value.
         assert_eq!(tall.ssim, wide.ssim);
         assert!(
