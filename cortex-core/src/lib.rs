@@ -12,6 +12,8 @@
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+pub mod limits;
+
 pub mod model;
 pub mod passes;
 pub mod runtime;
@@ -36,6 +38,7 @@ pub mod ops;
 
 pub use error::PipelineError;
 pub use ir::GraphIr;
+pub use limits::{FrameLimits, LimitError};
 pub use observe::{NoopObserver, Observer};
 pub use pipeline::{Pipeline, PipelineMode};
 pub use plan::{Plan, PlanError};

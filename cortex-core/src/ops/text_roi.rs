@@ -28,8 +28,6 @@
 //! in steady state they only allocate their outputs; [`TextRoiDetector`]
 //! owns its scratch instead.
 
-use std::cell::RefCell;
-
 use crate::ops::mser::{BBox, Mser, MserParams, MserWorkspace, Polarity, RegionBox};
 use crate::ops::{GrayImage, OpsError, ScoreMap};
 
@@ -55,9 +53,11 @@ pub struct TextRoiParams {
     /// Largest `area / (width · height)` of a kept region.
     pub max_extent: f32,
     /// Smoothing radius as a fraction of the frame's smaller side (at least
-    /// 1 pixel).
+    /// 1 pixel). In `[0, 1]`: a radius beyond the smaller side would only
+    /// clip to the frame.
     pub smooth_frac: f32,
-    /// Smoothed region count that maps to a score of 1.
+    /// Smoothed region count that maps to a score of 1. Finite and at least
+    /// [`MIN_SATURATION`].
     pub saturation: f32,
 }
 
@@ -79,9 +79,15 @@ impl Default for TextRoiParams {
     }
 }
 
+/// Smallest [`TextRoiParams::saturation`]: below it the score's scale
+/// `1 / (window rows × saturation)` would overflow `f32` and turn pixels
+/// without any region into 1 (`0 × ∞`).
+pub const MIN_SATURATION: f32 = 1e-6;
+
 impl TextRoiParams {
     /// Checks the MSER parameters and that every range is ordered and
-    /// finite, and the saturation positive.
+    /// finite, `smooth_frac` in `[0, 1]` and `saturation` finite and at
+    /// least [`MIN_SATURATION`].
     pub fn validate(&self) -> Result<(), OpsError> {
         self.mser.validate()?;
         let ranges = [
@@ -97,16 +103,19 @@ impl TextRoiParams {
                 });
             }
         }
-        if !(self.smooth_frac.is_finite() && self.smooth_frac >= 0.0) {
+        if !(0.0..=1.0).contains(&self.smooth_frac) {
             return Err(OpsError::InvalidParam {
                 name: "smooth_frac",
-                reason: format!("must be finite and >= 0, got {}", self.smooth_frac),
+                reason: format!("must be in [0, 1], got {}", self.smooth_frac),
             });
         }
-        if !(self.saturation.is_finite() && self.saturation > 0.0) {
+        if !(self.saturation.is_finite() && self.saturation >= MIN_SATURATION) {
             return Err(OpsError::InvalidParam {
                 name: "saturation",
-                reason: format!("must be finite and > 0, got {}", self.saturation),
+                reason: format!(
+                    "must be finite and >= {MIN_SATURATION:e}, got {}",
+                    self.saturation
+                ),
             });
         }
         Ok(())
@@ -208,28 +217,35 @@ struct Scratch {
     /// Wrapping `u32` integral image of the region-count map; box sums of it
     /// are exact as long as they are below 2³².
     integral: Vec<u32>,
+    /// Pixels of the largest frame the MSER workspaces have seen.
+    pixels: usize,
 }
 
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+/// Estimated bytes per pixel of the two MSER workspaces (levels, flood
+/// order, boundary stacks, tree), which do not report their size.
+const MSER_BYTES_PER_PIXEL: usize = 24;
+
+impl crate::ops::scratch::Scratch for Scratch {
+    fn heap_bytes(&self) -> usize {
+        use crate::ops::scratch::vec_bytes;
+        vec_bytes(&self.regions)
+            + vec_bytes(&self.integral)
+            + self.pixels.saturating_mul(MSER_BYTES_PER_PIXEL)
+    }
 }
 
-/// Runs the detector on this thread's scratch memory, or on a fresh one if
-/// it is in use (re-entrant call) or the thread is being torn down.
+/// Runs the detector on this thread's scratch memory (see
+/// [`crate::ops::scratch`]: fresh memory on re-entry or thread teardown,
+/// released after an outsized frame).
 fn run_with_scratch(
     gray: &GrayImage,
     params: &TextRoiParams,
     want_boxes: bool,
 ) -> Result<TextRoi, OpsError> {
-    let reused = SCRATCH.try_with(|cell| {
-        cell.try_borrow_mut()
-            .ok()
-            .map(|mut s| s.run(gray, params, want_boxes))
-    });
-    match reused {
-        Ok(Some(result)) => result,
-        _ => Scratch::default().run(gray, params, want_boxes),
+    thread_local! {
+        static SCRATCH: crate::ops::scratch::Slot<Scratch> = const { crate::ops::scratch::Slot::new(None) };
     }
+    crate::ops::scratch::with_scratch(&SCRATCH, |s| s.run(gray, params, want_boxes))
 }
 
 impl Scratch {
@@ -240,6 +256,7 @@ impl Scratch {
         want_boxes: bool,
     ) -> Result<TextRoi, OpsError> {
         check_input(gray, params)?;
+        self.pixels = self.pixels.max(gray.len());
         let mser = Mser::new(params.mser)?;
         if params.parallel && params.polarity == Polarity::Both {
             mser.detect_boxes_both_parallel_into(&mut self.ws, gray, &mut self.regions)?;
@@ -258,7 +275,10 @@ impl Scratch {
         want_boxes: bool,
     ) -> TextRoi {
         self.regions.retain(|r| params.is_text_like(r, rows));
-        let radius = ((params.smooth_frac * rows.min(cols) as f32).round() as usize).max(1);
+        // `smooth_frac ≤ 1` (validated) keeps the radius within the frame;
+        // the clamp keeps the window arithmetic from overflowing regardless.
+        let radius = ((params.smooth_frac * rows.min(cols) as f32).round() as usize)
+            .clamp(1, rows.max(cols));
         let map = self.score_map(rows, cols, radius, params.saturation);
         let boxes = if want_boxes {
             let mut b: Vec<BBox> = self.regions.iter().map(|r| r.bbox).collect();
@@ -334,7 +354,8 @@ impl Scratch {
     }
 }
 
-/// Validates the parameters and rejects empty images.
+/// Validates the parameters and rejects empty images and images over the
+/// frame limits.
 fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<(), OpsError> {
     params.validate()?;
     let (rows, cols) = gray.dim();
@@ -345,7 +366,7 @@ fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<(), OpsError>
             height: rows,
         });
     }
-    Ok(())
+    crate::ops::border::check_limits("gray", rows, cols)
 }
 
 /// `text_roi_with` on OpenCV's MSER (feature `opencv`): the `external_call`
