@@ -120,7 +120,7 @@ mod tests {
             "its weight `?` is 0"
         );
         assert_eq!(fmt_ms(None), "-");
-        assert_eq!(fmt_ms(Some(2.71828)), "2.72");
+        assert_eq!(fmt_ms(Some(1.2371)), "1.24");
         assert_eq!(fmt_ms(Some(12.3)), "12.30");
     }
 }
