@@ -1,4 +1,4 @@
-//! The dead-node-elimination semantics, pinned: the seed's POWER_SAVE case,
+//! The dead-node-elimination semantics, pinned: L2's POWER_SAVE case,
 //! helper chains, state reads and writes, weighted vs required edges, all
 //! zero-weight patterns, and a property test over random graphs checking that
 //! every plan's outputs equal the full graph's.
@@ -374,7 +374,7 @@ fn random_spec(shape: &[(u8, u8, u8, u8)], keys: u8, n_states: u8) -> GraphSpec 
             .write(format!("n{}", (s as usize * 7 + 3) % n), format!("_s{s}"));
     }
     for (i, (args, key)) in nodes.iter().enumerate() {
-        b = b.node(format!("n{i}"), "f", args.iter().map(|a| ArgSpec::name(a)));
+        b = b.node(format!("n{i}"), "f", args.iter().map(ArgSpec::name));
         if let Some(k) = key {
             b = b.weight_key(k);
         }
