@@ -3,6 +3,7 @@
 //! choose a plan ([`weights`]). Shared by the macro (compile time) and the
 //! runtime.
 
+pub mod builder;
 pub mod ir;
 pub mod naming;
 pub mod plan;

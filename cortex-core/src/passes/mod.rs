@@ -6,3 +6,4 @@
 pub mod check;
 pub mod dce;
 pub mod diag;
+pub mod islands;

@@ -2,4 +2,5 @@
 //! Graphviz DOT / Mermaid exporters ([`export`]).
 
 pub mod export;
+pub mod format;
 pub mod viz;
