@@ -31,18 +31,20 @@ pub(crate) fn collect_keys(spec: &GraphSpec, r: &mut Resolved, diags: &mut Diagn
             }
             let index = match r.weight_keys.iter().position(|k| k == key) {
                 Some(i) => i,
+                // A key past the limit is refused before it is recorded, so
+                // modes are not also told they lack it.
+                None if r.weight_keys.len() >= MAX_WEIGHT_KEYS => {
+                    diags.push(Diagnostic::error(
+                        Loc::NodeWeightKey(n),
+                        format!("too many weight keys: at most {MAX_WEIGHT_KEYS} are supported"),
+                    ));
+                    return None;
+                }
                 None => {
                     r.weight_keys.push(key.clone());
                     r.weight_keys.len() - 1
                 }
             };
-            if index >= MAX_WEIGHT_KEYS {
-                diags.push(Diagnostic::error(
-                    Loc::NodeWeightKey(n),
-                    format!("too many weight keys: at most {MAX_WEIGHT_KEYS} are supported"),
-                ));
-                return None;
-            }
             Some(index as u32)
         })
         .collect();
@@ -143,7 +145,11 @@ pub(crate) fn check_modes(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
                 );
                 continue;
             }
-            if !r.weight_keys.contains(key) && !meant.contains(&key.as_str()) {
+            let declared = spec
+                .nodes
+                .iter()
+                .any(|n| n.weight_key.as_deref() == Some(key.as_str()));
+            if !declared && !meant.contains(&key.as_str()) {
                 let d = Diagnostic::error(
                     Loc::ModeKey { mode: m, entry: e },
                     format!("no node uses weight key `{key}`"),
