@@ -135,3 +135,55 @@ fn quality_against_full_resolution_on_photos() {
         assert!(f50 > 0.5, "{name}: found again {f50}");
     }
 }
+
+/// Interleaved min-of-N timings of the text node, full and half resolution,
+/// one and two threads, on a 768×576 and a 1920×1080 text frame and a photo.
+/// `cargo test -p cortex --release --test text_roi_half -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing, run in release on demand"]
+fn interleaved_min_timings() {
+    use std::time::Instant;
+    let frames = [
+        ("text frame", mser_support::text_frame(576, 768, 42), 40),
+        ("text frame", mser_support::text_frame(1080, 1920, 42), 12),
+        ("scenetext01.jpg", load_gray("scenetext01.jpg"), 30),
+    ];
+    let variants = [
+        ("full, 1 thread", false, false),
+        ("full, 2 threads", false, true),
+        ("half, 1 thread", true, false),
+        ("half, 2 threads", true, true),
+    ];
+    for (name, img, reps) in frames {
+        let (rows, cols) = img.dim();
+        let mut dets: Vec<TextRoiDetector> = variants
+            .iter()
+            .map(|&(_, half_resolution, parallel)| {
+                TextRoiDetector::new(TextRoiParams {
+                    half_resolution,
+                    parallel,
+                    ..TextRoiParams::default()
+                })
+                .expect("params")
+            })
+            .collect();
+        let mut best = [f64::MAX; 4];
+        for _ in 0..reps {
+            for (det, b) in dets.iter_mut().zip(best.iter_mut()) {
+                let t = Instant::now();
+                let roi = det.detect(&img).expect("ok");
+                *b = b.min(t.elapsed().as_secs_f64() * 1e3);
+                drop(roi);
+            }
+        }
+        let cells: Vec<String> = variants
+            .iter()
+            .zip(best)
+            .map(|((v, ..), ms)| format!("{v} {ms:.2} ms"))
+            .collect();
+        println!(
+            "text node {name} {cols}x{rows} min of {reps}: {}",
+            cells.join(", ")
+        );
+    }
+}
