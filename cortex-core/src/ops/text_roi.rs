@@ -41,7 +41,9 @@ pub struct TextRoiParams {
     pub mser: MserParams,
     /// Which regions to look for; text comes in both.
     pub polarity: Polarity,
-    /// Run the two polarities on two threads (only with [`Polarity::Both`]).
+    /// Run the two polarities on two threads (only with [`Polarity::Both`],
+    /// and only when the machine has more than one core: on one core the
+    /// second thread would only add a spawn and context switches).
     pub parallel: bool,
     /// Smallest `width / height` of a kept region.
     pub min_aspect: f32,
@@ -271,7 +273,7 @@ impl Scratch {
         gray: &GrayImage,
         params: &TextRoiParams,
     ) -> Result<(), OpsError> {
-        if params.parallel && params.polarity == Polarity::Both {
+        if params.parallel && params.polarity == Polarity::Both && multi_core() {
             mser.detect_boxes_both_parallel_into(&mut self.ws, gray, &mut self.regions)
         } else {
             let [ws, _] = &mut self.ws;
@@ -408,6 +410,13 @@ impl Scratch {
         }
         map
     }
+}
+
+/// Whether the process may run on more than one core (asked once: the
+/// answer reads cgroup files on Linux, too slow to repeat every frame).
+fn multi_core() -> bool {
+    static MULTI: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *MULTI.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
 }
 
 /// Validates the parameters and rejects empty images.
