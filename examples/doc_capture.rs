@@ -1,0 +1,114 @@
+//! Document / text capture: keeps a frame only when it is sharp and text
+//! covers enough of it, and then emits the crop around the text as a JPEG
+//! — what a scanning app does before OCR. `run --dump DIR` writes each
+//! capture's crop.
+//!
+//! ```text
+//! cargo run --release --example doc_capture -- run
+//! cargo run --release --example doc_capture -- run -i pages/ --dump crops/
+//! ```
+
+#[macro_use]
+#[path = "support/shim.rs"]
+mod shim;
+
+use std::process::ExitCode;
+
+use cortex::cortex_graph;
+use cortex::ops::{self, BlurReport, EncodedRoi, RgbFrame, ScoreMap};
+use cortex::runner::{App, DumpError, Record};
+
+/// A frame is sharp enough when its Laplacian variance reaches this.
+pub const MIN_SHARPNESS: f64 = 300.0;
+/// A frame holds a document when at least this fraction of it scores as text.
+pub const MIN_TEXT_COVERAGE: f64 = 0.01;
+
+/// What the gate decided, and the crop when it let the frame through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capture {
+    /// Laplacian variance of the frame.
+    pub sharpness: f64,
+    /// Fraction of the frame the text map scores above one half.
+    pub coverage: f64,
+    /// The crop around the text, when the frame is sharp and has text.
+    pub crop: Option<EncodedRoi>,
+}
+
+cortex_graph! {
+    /// Sharpness and text-coverage gate, then the text crop.
+    pub pipeline DocCapture {
+        input frame: RgbFrame;
+
+        #[compilable] node gray = ops::to_gray(frame)?;
+        #[compilable] node sharp = ops::blur_detector(gray)?;
+        node text = ops::text_roi::text_map(gray)?;
+        #[compilable] node coverage = text_coverage(text);
+        node capture = gate(frame, text, sharp, coverage)?;
+
+        output capture: Capture;
+    }
+}
+
+/// Fraction of the map above one half.
+pub fn text_coverage(map: &ScoreMap) -> f64 {
+    if map.is_empty() {
+        return 0.0;
+    }
+    map.iter().filter(|&&v| v > 0.5).count() as f64 / map.len() as f64
+}
+
+/// Crops and encodes the text region of a sharp frame with enough text; a
+/// frame that fails the gate costs no encoding.
+pub fn gate(
+    frame: &RgbFrame,
+    text: &ScoreMap,
+    sharp: &BlurReport,
+    coverage: &f64,
+) -> Result<Capture, ops::OpsError> {
+    let pass = sharp.variance >= MIN_SHARPNESS && *coverage >= MIN_TEXT_COVERAGE;
+    let crop = if pass {
+        Some(ops::encode_roi(frame, text)?)
+    } else {
+        None
+    };
+    Ok(Capture {
+        sharpness: sharp.variance,
+        coverage: *coverage,
+        crop,
+    })
+}
+
+shim!(Pipeline, Mode = DocCapture, DocCaptureMode, DocCaptureOutputs, DocCaptureState; frame: RgbFrame);
+
+/// The program.
+pub fn app() -> App<Pipeline> {
+    App::<Pipeline>::new("doc_capture", |out: &DocCaptureOutputs| {
+        let c = &out.capture;
+        let bbox = c
+            .crop
+            .as_ref()
+            .map(|r| vec![r.bbox.x, r.bbox.y, r.bbox.width, r.bbox.height]);
+        Record::new()
+            .field("sharpness", c.sharpness)
+            .field("text", c.coverage)
+            .field("captured", c.crop.is_some())
+            .field("crop", bbox)
+            .field("jpeg_bytes", c.crop.as_ref().map(|r| r.jpeg.len()))
+    })
+    .about("Captures sharp frames with text, cropped to the text")
+    .dump(|sink, _frame, out| {
+        if let Some(crop) = &out.capture.crop {
+            let path = sink.path("crop").with_extension("jpg");
+            std::fs::write(&path, &crop.jpeg).map_err(|e| DumpError {
+                path,
+                why: e.to_string(),
+            })?;
+        }
+        Ok(())
+    })
+}
+
+#[allow(dead_code)]
+fn main() -> ExitCode {
+    app().main()
+}
