@@ -73,7 +73,10 @@ pub fn zero_crossings(s: &[f32]) -> f32 {
     if s.len() < 2 {
         return 0.0;
     }
-    let n = s.windows(2).filter(|w| (w[0] >= 0.0) != (w[1] >= 0.0)).count();
+    let n = s
+        .windows(2)
+        .filter(|w| (w[0] >= 0.0) != (w[1] >= 0.0))
+        .count();
     n as f32 / (s.len() - 1) as f32
 }
 
@@ -106,7 +109,11 @@ pub fn block(b: usize) -> Vec<f32> {
             // A cheap deterministic noise.
             let hash = (n as u32).wrapping_mul(2_654_435_761) >> 16;
             let noise = (hash as f32 / 65_535.0 - 0.5) * 0.02;
-            let tone = if t >= 0.5 { 0.5 * (TAU * 440.0 * t).sin() } else { 0.0 };
+            let tone = if t >= 0.5 {
+                0.5 * (TAU * 440.0 * t).sin()
+            } else {
+                0.0
+            };
             let click = if t >= 1.25 && n % 1600 < 4 { 0.95 } else { 0.0 };
             noise + tone + click
         })
@@ -131,9 +138,8 @@ pub fn run(args: &[String]) -> Result<(Vec<(f32, f32)>, String), String> {
             }
             "--weights" => {
                 let keys = &AudioLevels::ir().weight_keys;
-                weights = Some(
-                    parse_weights(value()?, keys, mode.weights()).map_err(|e| e.to_string())?,
-                );
+                weights =
+                    Some(parse_weights(value()?, keys, mode.weights()).map_err(|e| e.to_string())?);
             }
             "--blocks" => {
                 blocks = value()?
@@ -183,7 +189,10 @@ fn main() -> ExitCode {
         Ok((levels, report)) => {
             println!("block  level  smooth");
             for (b, (l, s)) in levels.iter().enumerate().step_by(4) {
-                println!("{b:>5}  {l:.3}  {s:.3}  {}", "#".repeat((s * 40.0) as usize));
+                println!(
+                    "{b:>5}  {l:.3}  {s:.3}  {}",
+                    "#".repeat((s * 40.0) as usize)
+                );
             }
             println!("\n{report}");
             ExitCode::SUCCESS

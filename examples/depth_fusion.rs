@@ -76,7 +76,7 @@ impl FrameAdapter<Pipeline> for FakeDepth {
     fn with_inputs(
         &mut self,
         frame: &Frame,
-        run: &mut dyn FnMut((&RgbFrame, &DepthMap)),
+        run: &mut dyn FnMut(<Pipeline as cortex::Pipeline>::Inputs<'_>),
     ) -> Result<(), AdapterError> {
         let gray = ops::to_gray(&frame.image)?;
         let depth = gray.mapv(|v| 5.0 - 4.5 * f32::from(v) / 255.0);

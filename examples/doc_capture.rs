@@ -43,7 +43,8 @@ cortex_graph! {
         #[compilable] node sharp = ops::blur_detector(gray)?;
         node text = ops::text_roi::text_map(gray)?;
         #[compilable] node coverage = text_coverage(text);
-        node capture = gate(frame, text, sharp, coverage)?;
+        #[compilable] node page = text_box(text);
+        node capture = gate(frame, page, sharp, coverage)?;
 
         output capture: Capture;
     }
@@ -57,17 +58,36 @@ pub fn text_coverage(map: &ScoreMap) -> f64 {
     map.iter().filter(|&&v| v > 0.5).count() as f64 / map.len() as f64
 }
 
+/// The bounding box of everything the text map scores above one half, as
+/// a map that is 1 inside the box and 0 outside — so that the ROI encoder,
+/// which takes the connected region around the peak, crops all the text
+/// rather than the strongest letter.
+pub fn text_box(text: &ScoreMap) -> ScoreMap {
+    let mut bounds: Option<(usize, usize, usize, usize)> = None;
+    for ((y, x), &v) in text.indexed_iter() {
+        if v > 0.5 {
+            let b = bounds.get_or_insert((x, y, x, y));
+            *b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y));
+        }
+    }
+    let mut out = ScoreMap::zeros(text.dim());
+    if let Some((x0, y0, x1, y1)) = bounds {
+        out.slice_mut(ndarray::s![y0..=y1, x0..=x1]).fill(1.0);
+    }
+    out
+}
+
 /// Crops and encodes the text region of a sharp frame with enough text; a
 /// frame that fails the gate costs no encoding.
 pub fn gate(
     frame: &RgbFrame,
-    text: &ScoreMap,
+    page: &ScoreMap,
     sharp: &BlurReport,
     coverage: &f64,
 ) -> Result<Capture, ops::OpsError> {
     let pass = sharp.variance >= MIN_SHARPNESS && *coverage >= MIN_TEXT_COVERAGE;
     let crop = if pass {
-        Some(ops::encode_roi(frame, text)?)
+        Some(ops::encode_roi(frame, page)?)
     } else {
         None
     };

@@ -16,7 +16,7 @@ mod shim;
 
 use std::process::ExitCode;
 
-use cortex::l2::{L2Outputs, L2State, L2Mode, L2 as L2Graph};
+use cortex::l2::{L2Mode, L2Outputs, L2State, L2 as L2Graph};
 use cortex::runner::{draw_box, App, DumpError, DumpSink, Record};
 use cortex::sources::Frame;
 

@@ -53,8 +53,14 @@ fn a_soft_clip_is_not_blurry_but_the_fixed_threshold_says_it_is() {
         absolute += usize::from(out.blur.below_threshold);
         n += 1;
     }
-    assert_eq!(relative, 0, "the relative rule calls no frame of a soft clip blurry");
-    assert_eq!(absolute, n, "the seed's threshold of 100 calls every frame blurry");
+    assert_eq!(
+        relative, 0,
+        "the relative rule calls no frame of a soft clip blurry"
+    );
+    assert_eq!(
+        absolute, n,
+        "the seed's threshold of 100 calls every frame blurry"
+    );
 }
 
 #[test]
@@ -64,7 +70,12 @@ fn a_sharp_clip_flags_exactly_its_blurred_stretch() {
     let mut p = L2::new();
     for f in 0..layout.len {
         let out = p.run(L2Mode::PowerSave, &clip.frame(f)).unwrap();
-        assert_eq!(out.blur.is_blurry, layout.is_blurred(f), "frame {f}: {:?}", out.blur);
+        assert_eq!(
+            out.blur.is_blurry,
+            layout.is_blurred(f),
+            "frame {f}: {:?}",
+            out.blur
+        );
         if out.blur.is_blurry {
             assert!(out.blur.ratio < BLUR_RATIO);
         }
@@ -83,12 +94,21 @@ fn a_long_blurred_stretch_stays_flagged_and_a_cut_starts_a_new_baseline() {
     let mut baseline_before_cut = None;
     for f in 0..40 {
         let out = p.run(L2Mode::PowerSave, &clip.frame(f)).unwrap();
-        assert_eq!(out.blur.is_blurry, (5..30).contains(&f), "frame {f}: {:?}", out.blur);
+        assert_eq!(
+            out.blur.is_blurry,
+            (5..30).contains(&f),
+            "frame {f}: {:?}",
+            out.blur
+        );
         if f == 34 {
             baseline_before_cut = out.blur.next_baseline;
         }
         if f == 35 {
-            assert!(out.scene.changed && out.blur.baseline.is_none(), "{:?}", out.blur);
+            assert!(
+                out.scene.changed && out.blur.baseline.is_none(),
+                "{:?}",
+                out.blur
+            );
             assert_eq!(out.blur.next_baseline, Some(out.blur.variance));
         }
     }

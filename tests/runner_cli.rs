@@ -42,7 +42,11 @@ fn assert_clip_results(lines: &[Value]) {
         let f = i as u64;
         assert_eq!(line["frame"], f);
         // The cut is flagged exactly once, at the cut.
-        assert_eq!(field(line, "cut"), &Value::Bool(f == layout.cut), "frame {f}: {line}");
+        assert_eq!(
+            field(line, "cut"),
+            &Value::Bool(f == layout.cut),
+            "frame {f}: {line}"
+        );
         // The blurred stretch is blurry, no sharp frame is.
         assert_eq!(
             field(line, "blurry"),
@@ -78,12 +82,19 @@ fn synthetic_clip_flags_cut_blur_and_follows_the_object() {
     // The schema: every node of BALANCED timed, metadata present.
     let first = &lines[0];
     assert_eq!(first["mode"], "BALANCED");
-    assert_eq!((first["width"].as_u64(), first["height"].as_u64()), (Some(W as u64), Some(H as u64)));
+    assert_eq!(
+        (first["width"].as_u64(), first["height"].as_u64()),
+        (Some(W as u64), Some(H as u64))
+    );
     assert_eq!(first["reset"], false);
     assert!((first["timestamp"].as_f64().unwrap() - 0.0).abs() < 1e-12);
     let timed = first["node_ms"].as_object().unwrap();
     for node in L2Graph::ir().nodes.iter() {
-        assert!(timed.contains_key(node.name.as_ref()), "{} untimed", node.name);
+        assert!(
+            timed.contains_key(node.name.as_ref()),
+            "{} untimed",
+            node.name
+        );
     }
     assert!(out.stderr.contains("48 frames"), "{}", out.stderr);
 }
@@ -128,16 +139,42 @@ fn power_save_equals_the_full_graph_with_its_weights() {
     for f in frames(SyntheticLayout::DEFAULT.len).iter().step_by(3) {
         let x = a.run_plan(full, L2Mode::PowerSave.weights(), f).unwrap();
         let y = b.run(L2Mode::PowerSave, f).unwrap();
-        assert!(x.fused.iter().zip(y.fused.iter()).all(|(p, q)| p.to_bits() == q.to_bits()));
+        assert!(x
+            .fused
+            .iter()
+            .zip(y.fused.iter())
+            .all(|(p, q)| p.to_bits() == q.to_bits()));
         assert_eq!(x.roi, y.roi);
         assert_eq!(x.blur, y.blur);
     }
     // Through the program: the mode and the same table as run-time weights
     // give the same results.
-    let by_mode = run(l2::app(), &["run", "--json", "--size", SIZE, "--frames", "6", "--mode", "POWER_SAVE"], vec![]);
+    let by_mode = run(
+        l2::app(),
+        &[
+            "run",
+            "--json",
+            "--size",
+            SIZE,
+            "--frames",
+            "6",
+            "--mode",
+            "POWER_SAVE",
+        ],
+        vec![],
+    );
     let by_weights = run(
         l2::app(),
-        &["run", "--json", "--size", SIZE, "--frames", "6", "--weights", "wc=0.7,wt=0.3,ws=0,wm=0"],
+        &[
+            "run",
+            "--json",
+            "--size",
+            SIZE,
+            "--frames",
+            "6",
+            "--weights",
+            "wc=0.7,wt=0.3,ws=0,wm=0",
+        ],
         vec![],
     );
     let (m, w) = (by_mode.json_lines(), by_weights.json_lines());
@@ -158,7 +195,17 @@ fn trace_has_one_slice_per_node_and_frame() {
     let path = dir.join("trace.json");
     let out = run(
         l2::app(),
-        &["run", "--size", SIZE, "--frames", "5", "--mode", "POWER_SAVE", "--trace", path.to_str().unwrap()],
+        &[
+            "run",
+            "--size",
+            SIZE,
+            "--frames",
+            "5",
+            "--mode",
+            "POWER_SAVE",
+            "--trace",
+            path.to_str().unwrap(),
+        ],
         vec![],
     );
     out.ok();
@@ -170,7 +217,11 @@ fn trace_has_one_slice_per_node_and_frame() {
         for frame in 0..5u64 {
             let n = events
                 .iter()
-                .filter(|e| e["cat"] == "node" && e["name"] == ir.node(id).name.as_ref() && e["args"]["frame"] == frame)
+                .filter(|e| {
+                    e["cat"] == "node"
+                        && e["name"] == ir.node(id).name.as_ref()
+                        && e["args"]["frame"] == frame
+                })
                 .count();
             assert_eq!(n, 1, "node {} frame {frame}", ir.node(id).name);
         }
@@ -181,7 +232,9 @@ fn trace_has_one_slice_per_node_and_frame() {
         assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0);
         assert_eq!(e["tid"], 1, "one thread, one track");
     }
-    assert!(events.iter().any(|e| e["ph"] == "M" && e["name"] == "thread_name"));
+    assert!(events
+        .iter()
+        .any(|e| e["ph"] == "M" && e["name"] == "thread_name"));
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -189,7 +242,19 @@ fn trace_has_one_slice_per_node_and_frame() {
 fn dump_writes_heat_map_and_boxed_frame() {
     let dir = temp_dir("dump");
     let pics = dir.join("pics");
-    let out = run(l2::app(), &["run", "--size", SIZE, "--frames", "2", "--dump", pics.to_str().unwrap()], vec![]);
+    let out = run(
+        l2::app(),
+        &[
+            "run",
+            "--size",
+            SIZE,
+            "--frames",
+            "2",
+            "--dump",
+            pics.to_str().unwrap(),
+        ],
+        vec![],
+    );
     out.ok();
     for f in 0..2 {
         for name in ["fused", "roi"] {
@@ -198,10 +263,23 @@ fn dump_writes_heat_map_and_boxed_frame() {
         }
     }
     // The box is drawn in red where the ROI is.
-    let lines = run(l2::app(), &["run", "--json", "--size", SIZE, "--frames", "1"], vec![]).json_lines();
-    let roi = field(&lines[0], "roi").as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect::<Vec<_>>();
+    let lines = run(
+        l2::app(),
+        &["run", "--json", "--size", SIZE, "--frames", "1"],
+        vec![],
+    )
+    .json_lines();
+    let roi = field(&lines[0], "roi")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as u32)
+        .collect::<Vec<_>>();
     let boxed = image::open(pics.join("000000_roi.png")).unwrap().to_rgb8();
-    assert_eq!(boxed.get_pixel(roi[0], roi[1] + roi[3] / 2).0, [255, 40, 40]);
+    assert_eq!(
+        boxed.get_pixel(roi[0], roi[1] + roi[3] / 2).0,
+        [255, 40, 40]
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -216,7 +294,10 @@ fn resolution_change_resets_the_state_and_says_so() {
     let input = dir.to_str().unwrap();
     let out = run(l2::app(), &["run", "--json", "-i", input], vec![]);
     let lines = out.json_lines();
-    let resets: Vec<bool> = lines.iter().map(|l| l["reset"].as_bool().unwrap()).collect();
+    let resets: Vec<bool> = lines
+        .iter()
+        .map(|l| l["reset"].as_bool().unwrap())
+        .collect();
     assert_eq!(resets, [false, false, true]);
     // After the reset the frame is a first frame again: no SSIM, no cut.
     assert_eq!(field(&lines[2], "ssim"), &Value::Null);
@@ -224,7 +305,9 @@ fn resolution_change_resets_the_state_and_says_so() {
     assert_eq!(lines[2]["width"], 80);
     let table = run(l2::app(), &["run", "-i", input], vec![]);
     assert!(
-        table.ok().contains("# frame 2: resolution 64x48 -> 80x60: pipeline state reset"),
+        table
+            .ok()
+            .contains("# frame 2: resolution 64x48 -> 80x60: pipeline state reset"),
         "{}",
         table.stdout
     );
@@ -235,21 +318,56 @@ fn resolution_change_resets_the_state_and_says_so() {
 fn graph_plan_profile_and_tour() {
     let listing = run(l2::app(), &["graph"], vec![]);
     assert!(listing.ok().contains("[compilable]") && listing.stdout.contains("roi"));
-    let mermaid = run(l2::app(), &["graph", "--format", "mermaid", "--mode", "POWER_SAVE"], vec![]);
+    let mermaid = run(
+        l2::app(),
+        &["graph", "--format", "mermaid", "--mode", "POWER_SAVE"],
+        vec![],
+    );
     assert!(mermaid.ok().contains("saliency"));
-    assert_eq!(mermaid.stdout, cortex::export::to_mermaid(L2Graph::ir(), Some(L2Mode::PowerSave.plan())));
+    assert_eq!(
+        mermaid.stdout,
+        cortex::export::to_mermaid(L2Graph::ir(), Some(L2Mode::PowerSave.plan()))
+    );
     let dot = run(l2::app(), &["graph", "--format", "dot"], vec![]);
     assert!(dot.ok().starts_with("digraph"));
 
-    let plan = run(l2::app(), &["plan", "--mode", "POWER_SAVE", "--size", SIZE, "--frames", "3"], vec![]);
-    assert!(plan.ok().contains("removed: saliency, motion"), "{}", plan.stdout);
+    let plan = run(
+        l2::app(),
+        &[
+            "plan",
+            "--mode",
+            "POWER_SAVE",
+            "--size",
+            SIZE,
+            "--frames",
+            "3",
+        ],
+        vec![],
+    );
+    assert!(
+        plan.ok().contains("removed: saliency, motion"),
+        "{}",
+        plan.stdout
+    );
     // Priced with measured times: the removed nodes' cost is shown in ms.
     assert!(plan.stdout.contains("ms"), "{}", plan.stdout);
-    let by_weights = run(l2::app(), &["plan", "--weights", "wt=0", "--size", SIZE, "--frames", "2"], vec![]);
+    let by_weights = run(
+        l2::app(),
+        &["plan", "--weights", "wt=0", "--size", SIZE, "--frames", "2"],
+        vec![],
+    );
     assert!(by_weights.ok().contains("text"), "{}", by_weights.stdout);
 
-    let profile = run(l2::app(), &["profile", "--size", SIZE, "--frames", "3"], vec![]);
-    assert!(profile.ok().contains("Profile: L2 (3 frames)"), "{}", profile.stdout);
+    let profile = run(
+        l2::app(),
+        &["profile", "--size", SIZE, "--frames", "3"],
+        vec![],
+    );
+    assert!(
+        profile.ok().contains("Profile: L2 (3 frames)"),
+        "{}",
+        profile.stdout
+    );
 
     let tour = run(l2::app(), &["--size", "160x120", "--frames", "4"], vec![]);
     let text = tour.ok();
@@ -264,7 +382,10 @@ fn assert_fails_cleanly(args: &[&str], stdin: Vec<u8>, expect: &str) {
     let trace = dir.join("t.json");
     let dump = dir.join("d");
     let mut full: Vec<&str> = args.to_vec();
-    let (t, d) = (trace.to_str().unwrap().to_string(), dump.to_str().unwrap().to_string());
+    let (t, d) = (
+        trace.to_str().unwrap().to_string(),
+        dump.to_str().unwrap().to_string(),
+    );
     if args.first() == Some(&"run") {
         full.extend(["--json", "--trace", &t, "--dump", &d]);
     }
@@ -296,29 +417,72 @@ fn bad_input_is_one_readable_line() {
     let mut jpeg = Vec::new();
     image::RgbImage::from_raw(W as u32, H as u32, frames(1)[0].iter().copied().collect())
         .unwrap()
-        .write_to(&mut std::io::Cursor::new(&mut jpeg), image::ImageFormat::Jpeg)
+        .write_to(
+            &mut std::io::Cursor::new(&mut jpeg),
+            image::ImageFormat::Jpeg,
+        )
         .unwrap();
     std::fs::write(jpeg_dir.join("0.jpg"), &jpeg[..jpeg.len() * 2 / 3]).unwrap();
     let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
 
     assert_fails_cleanly(&["run", "-i", "/no/such/clip.y4m"], vec![], "no such file");
     assert_fails_cleanly(&["run", "-i", &s(&empty)], vec![], "no frames");
-    assert_fails_cleanly(&["run", "-i", &format!("{}/*.png", s(&empty))], vec![], "no frames");
+    assert_fails_cleanly(
+        &["run", "-i", &format!("{}/*.png", s(&empty))],
+        vec![],
+        "no frames",
+    );
     assert_fails_cleanly(&["run", "-i", "-"], vec![], "empty input");
-    assert_fails_cleanly(&["run", "-i", "-"], b"YUV4MPEG2 W4 H4 C422\nFRAME\n".to_vec(), "unsupported Y4M colour space `422`");
-    assert_fails_cleanly(&["run", "-i", "-"], b"YUV4MPEG2 W4 H4 C420p10\n".to_vec(), "`420p10`");
-    assert_fails_cleanly(&["run", "-i", "-"], b"YUV4MPEG2 W100000 H100000\n".to_vec(), "exceeds the limit");
-    assert_fails_cleanly(&["run", "-i", "-"], b"GIF89a".to_vec(), "not a valid YUV4MPEG2");
+    assert_fails_cleanly(
+        &["run", "-i", "-"],
+        b"YUV4MPEG2 W4 H4 C422\nFRAME\n".to_vec(),
+        "unsupported Y4M colour space `422`",
+    );
+    assert_fails_cleanly(
+        &["run", "-i", "-"],
+        b"YUV4MPEG2 W4 H4 C420p10\n".to_vec(),
+        "`420p10`",
+    );
+    assert_fails_cleanly(
+        &["run", "-i", "-"],
+        b"YUV4MPEG2 W100000 H100000\n".to_vec(),
+        "exceeds the limit",
+    );
+    assert_fails_cleanly(
+        &["run", "-i", "-"],
+        b"GIF89a".to_vec(),
+        "not a valid YUV4MPEG2",
+    );
     assert_fails_cleanly(&["run", "-i", &s(&corrupt)], vec![], "cannot decode image");
-    assert_fails_cleanly(&["run", "-i", &s(&truncated)], vec![], "cannot decode image");
+    assert_fails_cleanly(
+        &["run", "-i", &s(&truncated)],
+        vec![],
+        "cannot decode image",
+    );
     assert_fails_cleanly(&["run", "-i", &s(&jpeg_dir)], vec![], "truncated JPEG");
-    assert_fails_cleanly(&["run", "--mode", "TURBO"], vec![], "unknown mode `TURBO` (modes: BALANCED, POWER_SAVE, TEXT_FOCUS)");
-    assert_fails_cleanly(&["run", "--weights", "ws=abc"], vec![], "`abc` is not a number");
+    assert_fails_cleanly(
+        &["run", "--mode", "TURBO"],
+        vec![],
+        "unknown mode `TURBO` (modes: BALANCED, POWER_SAVE, TEXT_FOCUS)",
+    );
+    assert_fails_cleanly(
+        &["run", "--weights", "ws=abc"],
+        vec![],
+        "`abc` is not a number",
+    );
     assert_fails_cleanly(&["run", "--weights", "ws=-1"], vec![], "negative");
-    assert_fails_cleanly(&["run", "--weights", "wz=1"], vec![], "unknown weight key `wz` (keys: wc, wt, ws, wm)");
+    assert_fails_cleanly(
+        &["run", "--weights", "wz=1"],
+        vec![],
+        "unknown weight key `wz` (keys: wc, wt, ws, wm)",
+    );
     assert_fails_cleanly(&["run", "--frames", "0"], vec![], "--frames");
     assert_fails_cleanly(&["run", "--size", "0x10"], vec![], "--size");
-    assert_fails_cleanly(&["plan", "--weights", "ws=x"], vec![], "`x` is not a number");
+    assert_fails_cleanly(
+        &["plan", "--weights", "ws=x"],
+        vec![],
+        "`x` is not a number",
+    );
     assert_fails_cleanly(&["profile", "-i", "/no/such/dir"], vec![], "no such file");
     assert_fails_cleanly(&["frobnicate"], vec![], "frobnicate");
     let _ = std::fs::remove_dir_all(dir);

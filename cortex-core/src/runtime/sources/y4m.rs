@@ -6,7 +6,9 @@
 //! its frame buffer, and an unsupported colour space is refused with its
 //! name — then handed to the `y4m` crate for the frames.
 
+use std::cell::Cell;
 use std::io::{BufReader, Cursor, Read};
+use std::rc::Rc;
 
 use ndarray::Array3;
 
@@ -24,12 +26,30 @@ enum Chroma {
     C444,
 }
 
-type Decoder = y4m::Decoder<BufReader<std::io::Chain<Cursor<Vec<u8>>, Box<dyn Read>>>>;
+type Decoder = y4m::Decoder<Counting<BufReader<std::io::Chain<Cursor<Vec<u8>>, Box<dyn Read>>>>>;
+
+/// Counts the bytes read through it. The `y4m` crate reports a stream that
+/// ends cleanly between frames and one cut inside a frame alike (`EOF`);
+/// the count tells them apart.
+struct Counting<R> {
+    inner: R,
+    count: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        Ok(n)
+    }
+}
 
 /// A Y4M stream, decoded one frame at a time.
 pub struct Y4mSource {
     what: String,
     decoder: Decoder,
+    /// Bytes the decoder has read.
+    read: Rc<Cell<u64>>,
     chroma: Chroma,
     width: usize,
     height: usize,
@@ -49,16 +69,19 @@ impl Y4mSource {
         check_frame_size(what, info.width, info.height)?;
         // The crate re-parses the header we consumed; chain it back in front.
         let chained = Cursor::new(header).chain(reader);
-        let decoder =
-            y4m::Decoder::new(BufReader::with_capacity(1 << 16, chained)).map_err(|e| {
-                SourceError::Y4m {
-                    what: what.to_string(),
-                    why: e.to_string(),
-                }
-            })?;
+        let read = Rc::new(Cell::new(0));
+        let counting = Counting {
+            inner: BufReader::with_capacity(1 << 16, chained),
+            count: Rc::clone(&read),
+        };
+        let decoder = y4m::Decoder::new(counting).map_err(|e| SourceError::Y4m {
+            what: what.to_string(),
+            why: e.to_string(),
+        })?;
         Ok(Y4mSource {
             what: what.to_string(),
             decoder,
+            read,
             chroma: info.chroma,
             width: info.width,
             height: info.height,
@@ -208,11 +231,18 @@ impl FrameSource for Y4mSource {
             return None;
         }
         let index = self.next;
+        let before = self.read.get();
         let frame = match self.decoder.read_frame() {
             Ok(f) => f,
             Err(y4m::Error::EOF) => {
                 self.done = true;
-                return None;
+                if self.read.get() == before {
+                    return None;
+                }
+                return Some(Err(SourceError::Truncated {
+                    what: self.what.clone(),
+                    frame: index,
+                }));
             }
             Err(e) => {
                 self.done = true;
