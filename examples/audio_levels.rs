@@ -27,7 +27,7 @@ cortex_graph! {
     /// factor (peak over RMS: clicks and drums) and noisiness (zero-crossing
     /// rate: hiss), fused with per-mode weights and smoothed over blocks.
     pub pipeline AudioLevels {
-        input samples: Vec<f32>;
+        input samples: Block;
         state _smooth: f32 = 0.0;
 
         mode SPEECH { wr: 0.6, wp: 0.2, wz: 0.2 }
@@ -42,6 +42,18 @@ cortex_graph! {
         smooth -> _smooth;
 
         output level: f32, smooth: f32;
+    }
+}
+
+/// One block of mono samples in [-1, 1]. (A newtype rather than `Vec<f32>`:
+/// node functions take `&[f32]` through `Deref`.)
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Block(pub Vec<f32>);
+
+impl std::ops::Deref for Block {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        &self.0
     }
 }
 
@@ -101,23 +113,25 @@ pub fn smooth(level: &f32, prev: &f32) -> f32 {
 
 /// A synthetic two-second signal: quiet hiss, then a 440 Hz tone, then
 /// clicks on the tone. Block `b` of it.
-pub fn block(b: usize) -> Vec<f32> {
-    (0..BLOCK)
-        .map(|i| {
-            let n = b * BLOCK + i;
-            let t = n as f32 / RATE as f32;
-            // A cheap deterministic noise.
-            let hash = (n as u32).wrapping_mul(2_654_435_761) >> 16;
-            let noise = (hash as f32 / 65_535.0 - 0.5) * 0.02;
-            let tone = if t >= 0.5 {
-                0.5 * (TAU * 440.0 * t).sin()
-            } else {
-                0.0
-            };
-            let click = if t >= 1.25 && n % 1600 < 4 { 0.95 } else { 0.0 };
-            noise + tone + click
-        })
-        .collect()
+pub fn block(b: usize) -> Block {
+    Block(
+        (0..BLOCK)
+            .map(|i| {
+                let n = b * BLOCK + i;
+                let t = n as f32 / RATE as f32;
+                // A cheap deterministic noise.
+                let hash = (n as u32).wrapping_mul(2_654_435_761) >> 16;
+                let noise = (hash as f32 / 65_535.0 - 0.5) * 0.02;
+                let tone = if t >= 0.5 {
+                    0.5 * (TAU * 440.0 * t).sin()
+                } else {
+                    0.0
+                };
+                let click = if t >= 1.25 && n % 1600 < 4 { 0.95 } else { 0.0 };
+                noise + tone + click
+            })
+            .collect(),
+    )
 }
 
 /// Runs `blocks` blocks in `mode`, or with `weights` (`k=v,…` over the
