@@ -7,6 +7,7 @@
 //! cargo run --release --example audio_levels
 //! cargo run --release --example audio_levels -- --mode MUSIC
 //! cargo run --release --example audio_levels -- --weights wr=1,wp=0,wz=0.5
+//! cargo run --release --example audio_levels -- --mermaid   # the graph
 //! ```
 
 use std::f32::consts::TAU;
@@ -199,16 +200,20 @@ pub fn run(args: &[String]) -> Result<(Vec<(f32, f32)>, String), String> {
 #[allow(dead_code)]
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--mermaid") {
+        print!("{}", cortex::export::to_mermaid(AudioLevels::ir(), None));
+        return ExitCode::SUCCESS;
+    }
     match run(&args) {
         Ok((levels, report)) => {
-            println!("block  level  smooth");
+            let mut text = String::from("block  level  smooth\n");
             for (b, (l, s)) in levels.iter().enumerate().step_by(4) {
-                println!(
-                    "{b:>5}  {l:.3}  {s:.3}  {}",
-                    "#".repeat((s * 40.0) as usize)
-                );
+                let bar = "#".repeat((s * 40.0) as usize);
+                text.push_str(&format!("{b:>5}  {l:.3}  {s:.3}  {bar}\n"));
             }
-            println!("\n{report}");
+            text.push_str(&format!("\n{report}"));
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -211,3 +211,23 @@ fn depth_fusion_two_inputs_and_optional_output() {
         assert!(l["node_ms"].get("near").is_none());
     }
 }
+
+#[test]
+fn readme_shows_each_example_graph_as_generated() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let graphs = [
+        motion_alarm::MotionAlarm::ir(),
+        doc_capture::DocCapture::ir(),
+        audio_levels::AudioLevels::ir(),
+        depth_fusion::DepthFusion::ir(),
+    ];
+    for ir in graphs {
+        let block = format!("```mermaid\n{}```", cortex::export::to_mermaid(ir, None));
+        assert!(
+            readme.contains(&block),
+            "README's graph of {} is stale:\n{block}",
+            ir.name
+        );
+    }
+}
