@@ -498,3 +498,75 @@ fn a_stream_cut_short_keeps_the_complete_lines() {
     assert_eq!(out.json_lines().len(), 2);
     assert!(out.stdout.ends_with('\n'));
 }
+
+/// Any video OpenCV opens: an MJPEG AVI written here is read back frame by
+/// frame through `VideoCapture`.
+#[cfg(feature = "opencv")]
+#[test]
+fn opencv_reads_a_video_file() {
+    use cortex::ops::opencv::sys::core::{Mat, Size, Vec3b, CV_8UC3};
+    use cortex::ops::opencv::sys::prelude::*;
+    use cortex::ops::opencv::sys::videoio::VideoWriter;
+
+    let dir = temp_dir("video");
+    let path = dir.join("clip.avi");
+    let fourcc = VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
+    let mut writer = VideoWriter::new(
+        path.to_str().unwrap(),
+        fourcc,
+        30.0,
+        Size::new(W as i32, H as i32),
+        true,
+    )
+    .unwrap();
+    assert!(
+        writer.is_opened().unwrap(),
+        "OpenCV cannot write MJPEG here"
+    );
+    for f in frames(5) {
+        let mut mat =
+            Mat::new_rows_cols_with_default(H as i32, W as i32, CV_8UC3, 0.into()).unwrap();
+        for y in 0..H {
+            for x in 0..W {
+                // OpenCV frames are BGR.
+                *mat.at_2d_mut::<Vec3b>(y as i32, x as i32).unwrap() =
+                    Vec3b::from([f[(y, x, 2)], f[(y, x, 1)], f[(y, x, 0)]]);
+            }
+        }
+        writer.write(&mat).unwrap();
+    }
+    writer.release().unwrap();
+    let out = run(
+        l2::app(),
+        &["run", "--json", "-i", path.to_str().unwrap()],
+        vec![],
+    );
+    let lines = out.json_lines();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(
+        (lines[0]["width"].as_u64(), lines[0]["height"].as_u64()),
+        (Some(W as u64), Some(H as u64))
+    );
+    // The object moves from frame to frame: the ROI follows it.
+    let c = clip();
+    for (f, line) in lines.iter().enumerate() {
+        let roi: Vec<f32> = field(line, "roi")
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() as f32)
+            .collect();
+        let (cx, cy) = c.object_center(f as u64);
+        assert!(
+            cx >= roi[0] && cx < roi[0] + roi[2] && cy >= roi[1] && cy < roi[1] + roi[3],
+            "frame {f}: {roi:?}"
+        );
+    }
+    let missing = run(
+        l2::app(),
+        &["run", "-i", dir.join("none.mp4").to_str().unwrap()],
+        vec![],
+    );
+    assert!(missing.error().contains("no such file"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -168,7 +168,11 @@ pub struct Io<'a> {
 }
 
 #[derive(Parser, Debug)]
-#[command(disable_version_flag = true)]
+#[command(
+    disable_version_flag = true,
+    after_help = "Without a command: the tour — run's table, the graph listing with measured \
+                  times, the DCE diff of every mode that removes nodes, and the profile."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -446,9 +450,9 @@ impl<P: Pipeline + 'static> App<P> {
         let name = self.name.clone();
         let stdout = std::io::stdout();
         let mut stdout = stdout.lock();
-        let stderr = std::io::stderr();
-        let progress = stderr.is_terminal();
-        let mut err_buf = stderr.lock();
+        // Not locked: the progress bar draws on stderr too.
+        let mut err_buf = std::io::stderr();
+        let progress = err_buf.is_terminal();
         let io = Io {
             stdin: Box::new(std::io::stdin()),
             stdout: &mut stdout,
