@@ -183,9 +183,7 @@ pub fn run(args: &[String]) -> Result<(Vec<(f32, f32)>, String), String> {
             let pattern = w
                 .zero_pattern(&AudioLevels::ir().weight_keys)
                 .map_err(|e| e.to_string())?;
-            AudioLevels::pattern_plan(pattern)
-                .ok_or("no precomputed plan for these weights")?
-                .clone()
+            p.pattern_plan(pattern).as_ref().clone()
         }
         None => mode.plan().clone(),
     };

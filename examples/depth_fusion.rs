@@ -10,10 +10,6 @@
 //! cargo run --release --example depth_fusion -- run --mode COLOR_ONLY --json
 //! ```
 
-#[macro_use]
-#[path = "support/shim.rs"]
-mod shim;
-
 use std::process::ExitCode;
 
 use cortex::cortex_graph;
@@ -72,11 +68,11 @@ pub fn fuse(
 /// 5 m for black).
 pub struct FakeDepth;
 
-impl FrameAdapter<Pipeline> for FakeDepth {
+impl FrameAdapter<DepthFusion> for FakeDepth {
     fn with_inputs(
         &mut self,
         frame: &Frame,
-        run: &mut dyn FnMut(<Pipeline as cortex::Pipeline>::Inputs<'_>),
+        run: &mut dyn FnMut(<DepthFusion as cortex::Pipeline>::Inputs<'_>),
     ) -> Result<(), AdapterError> {
         let gray = ops::to_gray(&frame.image)?;
         let depth = gray.mapv(|v| 5.0 - 4.5 * f32::from(v) / 255.0);
@@ -85,11 +81,9 @@ impl FrameAdapter<Pipeline> for FakeDepth {
     }
 }
 
-shim!(Pipeline, Mode = DepthFusion, DepthFusionMode, DepthFusionOutputs, DepthFusionState; frame: RgbFrame, depth: DepthMap);
-
 /// The program.
-pub fn app() -> App<Pipeline> {
-    App::<Pipeline>::with_adapter(
+pub fn app() -> App<DepthFusion> {
+    App::<DepthFusion>::with_adapter(
         "depth_fusion",
         |out: &DepthFusionOutputs| {
             let b = &out.roi.bbox;

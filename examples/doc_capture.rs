@@ -8,10 +8,6 @@
 //! cargo run --release --example doc_capture -- run -i pages/ --dump crops/
 //! ```
 
-#[macro_use]
-#[path = "support/shim.rs"]
-mod shim;
-
 use std::process::ExitCode;
 
 use cortex::cortex_graph;
@@ -98,11 +94,9 @@ pub fn gate(
     })
 }
 
-shim!(Pipeline, Mode = DocCapture, DocCaptureMode, DocCaptureOutputs, DocCaptureState; frame: RgbFrame);
-
 /// The program.
-pub fn app() -> App<Pipeline> {
-    App::<Pipeline>::new("doc_capture", |out: &DocCaptureOutputs| {
+pub fn app() -> App<DocCapture> {
+    App::<DocCapture>::new("doc_capture", |out: &DocCaptureOutputs| {
         let c = &out.capture;
         let bbox = c
             .crop

@@ -10,17 +10,11 @@
 //! cargo run --release --example l2 -- run --dump out/ --trace trace.json
 //! ```
 
-#[macro_use]
-#[path = "support/shim.rs"]
-mod shim;
-
 use std::process::ExitCode;
 
-use cortex::l2::{L2Mode, L2Outputs, L2State, L2 as L2Graph};
+use cortex::l2::{L2Outputs, L2};
 use cortex::runner::{draw_box, App, DumpError, DumpSink, Record};
 use cortex::sources::Frame;
-
-shim!(L2, Mode = L2Graph, L2Mode, L2Outputs, L2State; frame: cortex::ops::RgbFrame);
 
 /// The columns of the results table and the `outputs` of a JSON line.
 pub fn record(out: &L2Outputs) -> Record {

@@ -9,10 +9,6 @@
 //! cargo run --release --example motion_alarm -- run --json --mode MOTION_ONLY
 //! ```
 
-#[macro_use]
-#[path = "support/shim.rs"]
-mod shim;
-
 use std::process::ExitCode;
 
 use cortex::cortex_graph;
@@ -102,11 +98,9 @@ pub fn decide(score: &f32, prev: &Alarm) -> Alarm {
     }
 }
 
-shim!(Pipeline, Mode = MotionAlarm, MotionAlarmMode, MotionAlarmOutputs, MotionAlarmState; frame: RgbFrame);
-
 /// The program.
-pub fn app() -> App<Pipeline> {
-    App::<Pipeline>::new("motion_alarm", |out: &MotionAlarmOutputs| {
+pub fn app() -> App<MotionAlarm> {
+    App::<MotionAlarm>::new("motion_alarm", |out: &MotionAlarmOutputs| {
         Record::new()
             .field("score", f64::from(out.score))
             .field("alarm", out.alarm.raised)

@@ -50,7 +50,7 @@ fn power_save_eliminates_exactly_saliency_and_motion() {
 
 #[test]
 fn power_save_fused_score_is_bit_identical_to_full_graph() {
-    let full_plan = L2::pattern_plan(0).expect("pattern 0 exists");
+    let full_plan = L2::new().pattern_plan(0);
     assert!(full_plan.eliminated.is_empty());
     let mut full = L2::new();
     let mut saver = L2::new();
@@ -59,7 +59,7 @@ fn power_save_fused_score_is_bit_identical_to_full_graph() {
         // Every node runs, with POWER_SAVE's weights (zero contributions
         // computed and added) ...
         let a = full
-            .run_plan(full_plan, L2Mode::PowerSave.weights(), &frame)
+            .run_plan(&full_plan, L2Mode::PowerSave.weights(), &frame)
             .unwrap();
         // ... versus POWER_SAVE's straight-line code without those nodes,
         let b = saver.run(L2Mode::PowerSave, &frame).unwrap();
@@ -101,8 +101,7 @@ fn failing_frame_leaves_state_as_it_was() {
     let before = p.state()._prev_gray.clone();
     let err = p
         .run(L2Mode::Balanced, &Vec::new())
-        .err()
-        .expect("empty frame fails");
+        .expect_err("empty frame fails");
     assert!(
         err.to_string().contains("node `gray` failed: empty frame"),
         "{err}"
@@ -118,7 +117,7 @@ fn run_time_weights_select_the_precomputed_plan() {
         .with("ws", 0.5)
         .with("wm", 0.0);
     let pattern = w.zero_pattern(&L2::ir().weight_keys).unwrap();
-    let plan = L2::pattern_plan(pattern).unwrap();
+    let plan = L2::new().pattern_plan(pattern);
     assert_eq!(
         names(&plan.eliminated.iter().map(|e| e.node).collect::<Vec<_>>()),
         ["text", "motion"]

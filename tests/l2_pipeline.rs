@@ -9,13 +9,13 @@ use cortex::Profiler;
 
 #[test]
 fn power_save_is_bit_identical_to_the_full_graph() {
-    let full_plan = L2::pattern_plan(0).unwrap();
+    let full_plan = L2::new().pattern_plan(0);
     let mut full = L2::new();
     let mut saver = L2::new();
     let mut profiler = Profiler::new(L2::ir());
     for frame in demo_clip(5, 160, 120) {
         let a = full
-            .run_plan(full_plan, L2Mode::PowerSave.weights(), &frame)
+            .run_plan(&full_plan, L2Mode::PowerSave.weights(), &frame)
             .unwrap();
         let b = saver
             .run_observed(L2Mode::PowerSave, &mut profiler, &frame)
@@ -54,8 +54,7 @@ fn a_failing_frame_keeps_the_previous_state() {
     let empty = cortex::ops::RgbFrame::zeros((0, 0, 3));
     let err = p
         .run(L2Mode::Balanced, &empty)
-        .err()
-        .expect("an empty frame fails");
+        .expect_err("an empty frame fails");
     assert!(err.to_string().starts_with("node `gray` failed"), "{err}");
     assert_eq!(p.state()._prev_gray, before);
     // A resolution change mid-stream is a scene change, not an error.

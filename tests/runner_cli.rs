@@ -133,11 +133,11 @@ fn y4m_444_round_trips_the_pixels() {
 
 #[test]
 fn power_save_equals_the_full_graph_with_its_weights() {
-    let full = L2Graph::pattern_plan(0).unwrap();
     let mut a = L2Graph::new();
+    let full = a.pattern_plan(0);
     let mut b = L2Graph::new();
     for f in frames(SyntheticLayout::DEFAULT.len).iter().step_by(3) {
-        let x = a.run_plan(full, L2Mode::PowerSave.weights(), f).unwrap();
+        let x = a.run_plan(&full, L2Mode::PowerSave.weights(), f).unwrap();
         let y = b.run(L2Mode::PowerSave, f).unwrap();
         assert!(x
             .fused

@@ -1,8 +1,5 @@
 //! The custom pipelines in examples/ run and do what their headers say.
 #![cfg(feature = "runner")]
-// Each example includes the stand-in trait shim (examples/support/shim.rs)
-// until the macro implements `cortex::Pipeline` itself.
-#![allow(clippy::duplicate_mod)]
 
 #[allow(dead_code)]
 #[path = "../examples/audio_levels.rs"]

@@ -64,7 +64,6 @@ fn node_errors_abort_the_frame() {
     let mut p = TextOnly::new();
     let err = p
         .run(TextOnlyMode::On, &GrayImage::zeros((0, 0)))
-        .err()
-        .expect("an empty frame fails");
+        .expect_err("an empty frame fails");
     assert!(err.to_string().contains("empty"), "{err}");
 }

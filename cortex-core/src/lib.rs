@@ -12,12 +12,14 @@
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+pub mod limits;
+
 pub mod model;
 pub mod passes;
 pub mod runtime;
 pub mod tools;
 
-pub use model::{ir, plan, spec, weights};
+pub use model::{ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag};
 pub use runtime::{error, observe, pipeline, plan_cache, profile};
 #[cfg(feature = "runner")]
@@ -38,6 +40,7 @@ pub mod ops;
 
 pub use error::PipelineError;
 pub use ir::GraphIr;
+pub use limits::{FrameLimits, LimitError};
 pub use observe::{NoopObserver, Observer};
 pub use pipeline::{Pipeline, PipelineMode};
 pub use plan::{Plan, PlanError};

@@ -1,4 +1,4 @@
-//! The dead-node-elimination semantics, pinned: the seed's POWER_SAVE case,
+//! The dead-node-elimination semantics, pinned: L2's POWER_SAVE case,
 //! helper chains, state reads and writes, weighted vs required edges, all
 //! zero-weight patterns, and a property test over random graphs checking that
 //! every plan's outputs equal the full graph's.
@@ -7,46 +7,8 @@ use cortex_core::check::check;
 use cortex_core::dce::{plan_for_pattern, plans_for_all_patterns};
 use cortex_core::ir::{Arg, Endpoint, GraphIr};
 use cortex_core::plan::{Plan, Reason};
-use cortex_core::spec::{
-    ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec,
-};
+use cortex_core::spec::{ArgSpec, GraphBuilder, GraphSpec};
 use proptest::prelude::*;
-
-fn node(name: &str, args: &[&str], key: Option<&str>) -> NodeSpec {
-    NodeSpec {
-        name: name.into(),
-        op: format!("ops::{name}"),
-        args: args
-            .iter()
-            .map(|a| {
-                if *a == "weights" {
-                    ArgSpec::Weights
-                } else {
-                    ArgSpec::Name(a.to_string())
-                }
-            })
-            .collect(),
-        compilable: key.is_some(),
-        weight_key: key.map(str::to_string),
-        fallible: false,
-        source: String::new(),
-    }
-}
-
-fn mode(name: &str, w: &[(&str, f64)]) -> ModeSpec {
-    ModeSpec {
-        name: name.into(),
-        weights: w.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-    }
-}
-
-fn output(name: &str, optional: bool) -> OutputSpec {
-    OutputSpec {
-        name: name.into(),
-        ty: "T".into(),
-        optional,
-    }
-}
 
 fn ir_of(spec: &GraphSpec) -> (GraphIr, Vec<Plan>) {
     let c = check(spec);
@@ -67,57 +29,56 @@ fn eliminated(ir: &GraphIr, p: &Plan) -> Vec<(String, Reason)> {
         .collect()
 }
 
-/// The seed's L2 graph.
+/// The L2 graph without its ROI encoder, up to the weighted `text` map;
+/// [`l2_tail`] adds the fusion, the write, the modes and the outputs, so a
+/// test can vary what lies between.
+fn l2_head() -> GraphBuilder {
+    GraphSpec::builder("L2")
+        .input("frame", "Frame")
+        .state("_prev_gray", "Gray", "Gray::default()")
+        .node("gray", "ops::gray", ["frame"])
+        .node("blur", "ops::blur", ["gray"])
+        .node("scene", "ops::scene", ["gray", "_prev_gray"])
+        .node("center", "ops::center", ["gray"])
+        .weight_key("wc")
+        .node("text", "ops::text", ["gray"])
+        .weight_key("wt")
+}
+
+fn l2_tail(b: GraphBuilder) -> GraphBuilder {
+    b.node(
+        "fused",
+        "ops::fused",
+        ["center", "text", "saliency", "motion", "weights"],
+    )
+    .write("gray", "_prev_gray")
+    .mode(
+        "BALANCED",
+        [("wc", 0.4), ("wt", 0.3), ("ws", 0.2), ("wm", 0.1)],
+    )
+    .mode(
+        "POWER_SAVE",
+        [("wc", 0.7), ("wt", 0.3), ("ws", 0.0), ("wm", 0.0)],
+    )
+    .output("fused", "T")
+    .output("scene", "T")
+    .output("blur", "T")
+}
+
+/// The L2 graph (without the ROI encoder).
 fn l2() -> GraphSpec {
-    GraphSpec {
-        name: "L2".into(),
-        inputs: vec![InputSpec {
-            name: "frame".into(),
-            ty: "Frame".into(),
-        }],
-        states: vec![StateSpec {
-            name: "_prev_gray".into(),
-            ty: "Gray".into(),
-            init: "Gray::default()".into(),
-        }],
-        nodes: vec![
-            node("gray", &["frame"], None),
-            node("blur", &["gray"], None),
-            node("scene", &["gray", "_prev_gray"], None),
-            node("center", &["gray"], Some("wc")),
-            node("text", &["gray"], Some("wt")),
-            node("saliency", &["gray"], Some("ws")),
-            node("motion", &["gray", "_prev_gray"], Some("wm")),
-            node(
-                "fused",
-                &["center", "text", "saliency", "motion", "weights"],
-                None,
-            ),
-        ],
-        writes: vec![WriteSpec {
-            from: "gray".into(),
-            to: "_prev_gray".into(),
-        }],
-        modes: vec![
-            mode(
-                "BALANCED",
-                &[("wc", 0.4), ("wt", 0.3), ("ws", 0.2), ("wm", 0.1)],
-            ),
-            mode(
-                "POWER_SAVE",
-                &[("wc", 0.7), ("wt", 0.3), ("ws", 0.0), ("wm", 0.0)],
-            ),
-        ],
-        outputs: vec![
-            output("fused", false),
-            output("scene", false),
-            output("blur", false),
-        ],
-    }
+    l2_tail(
+        l2_head()
+            .node("saliency", "ops::saliency", ["gray"])
+            .weight_key("ws")
+            .node("motion", "ops::motion", ["gray", "_prev_gray"])
+            .weight_key("wm"),
+    )
+    .build()
 }
 
 #[test]
-fn seed_power_save_eliminates_exactly_saliency_and_motion() {
+fn l2_power_save_eliminates_exactly_saliency_and_motion() {
     let (ir, plans) = ir_of(&l2());
     let ps = &plans[1];
     assert_eq!(ps.label, "POWER_SAVE");
@@ -140,11 +101,17 @@ fn seed_power_save_eliminates_exactly_saliency_and_motion() {
 
 #[test]
 fn helper_chain_of_an_eliminated_node_disappears() {
-    let mut spec = l2();
     // saliency now needs two helpers that nothing else uses.
-    spec.nodes.insert(5, node("pyr", &["gray"], None));
-    spec.nodes.insert(6, node("pyr2", &["pyr"], None));
-    spec.nodes[7] = node("saliency", &["pyr2"], Some("ws"));
+    let spec = l2_tail(
+        l2_head()
+            .node("pyr", "ops::pyr", ["gray"])
+            .node("pyr2", "ops::pyr", ["pyr"])
+            .node("saliency", "ops::saliency", ["pyr2"])
+            .weight_key("ws")
+            .node("motion", "ops::motion", ["gray", "_prev_gray"])
+            .weight_key("wm"),
+    )
+    .build();
     let (ir, plans) = ir_of(&spec);
     let gone = eliminated(&ir, &plans[1]);
     let gone_names: Vec<&str> = gone.iter().map(|(n, _)| n.as_str()).collect();
@@ -159,19 +126,21 @@ fn helper_chain_of_an_eliminated_node_disappears() {
 fn state_write_nobody_reads_is_dropped_with_its_writer() {
     // `_prev_edges` is read only by `motion`, which POWER_SAVE eliminates: the
     // write is skipped and `edges`, which exists only to write it, goes too.
-    let mut spec = l2();
-    spec.states.push(StateSpec {
-        name: "_prev_edges".into(),
-        ty: "E".into(),
-        init: "E::default()".into(),
-    });
-    spec.nodes.insert(1, node("edges", &["gray"], None));
-    let motion = spec.nodes.iter().position(|n| n.name == "motion").unwrap();
-    spec.nodes[motion] = node("motion", &["gray", "_prev_gray", "_prev_edges"], Some("wm"));
-    spec.writes.push(WriteSpec {
-        from: "edges".into(),
-        to: "_prev_edges".into(),
-    });
+    let spec = l2_tail(
+        l2_head()
+            .state("_prev_edges", "E", "E::default()")
+            .node("edges", "ops::edges", ["gray"])
+            .node("saliency", "ops::saliency", ["gray"])
+            .weight_key("ws")
+            .node(
+                "motion",
+                "ops::motion",
+                ["gray", "_prev_gray", "_prev_edges"],
+            )
+            .weight_key("wm")
+            .write("edges", "_prev_edges"),
+    )
+    .build();
     let (ir, plans) = ir_of(&spec);
     let ps = &plans[1];
     assert!(!ps.writes_state(1));
@@ -186,29 +155,15 @@ fn state_write_nobody_reads_is_dropped_with_its_writer() {
 
 #[test]
 fn writer_of_a_live_state_stays_even_if_only_the_state_needs_it() {
-    let spec = GraphSpec {
-        name: "S".into(),
-        inputs: vec![InputSpec {
-            name: "x".into(),
-            ty: "u8".into(),
-        }],
-        states: vec![StateSpec {
-            name: "_prev".into(),
-            ty: "u8".into(),
-            init: "0".into(),
-        }],
-        nodes: vec![
-            node("a", &["x"], None),
-            node("keep", &["x"], None),
-            node("out", &["a", "_prev"], None),
-        ],
-        writes: vec![WriteSpec {
-            from: "keep".into(),
-            to: "_prev".into(),
-        }],
-        modes: vec![],
-        outputs: vec![output("out", false)],
-    };
+    let spec = GraphSpec::builder("S")
+        .input("x", "u8")
+        .state("_prev", "u8", "0")
+        .node("a", "ops::a", ["x"])
+        .node("keep", "ops::keep", ["x"])
+        .node("out", "ops::out", ["a", "_prev"])
+        .write("keep", "_prev")
+        .output("out", "T")
+        .build();
     let (ir, plans) = ir_of(&spec);
     assert_eq!(plans[0].label, "FULL");
     assert!(
@@ -224,38 +179,35 @@ fn zero_weight_node_keeps_running_while_its_state_is_read() {
     // writes `_prev_detail`, which `flow` reads unscaled. With ws = 0 the
     // full graph still feeds `flow` detail's real value, so `detail` must
     // keep running; `sharpen` then receives `Some` exactly as in the full graph.
-    let spec = GraphSpec {
-        name: "W".into(),
-        inputs: vec![InputSpec {
-            name: "x".into(),
-            ty: "u8".into(),
-        }],
-        states: vec![StateSpec {
-            name: "_prev_detail".into(),
-            ty: "u8".into(),
-            init: "0".into(),
-        }],
-        nodes: vec![
-            node("detail", &["x"], Some("ws")),
-            node("sharpen", &["detail", "x"], None),
-            node("flow", &["x", "_prev_detail"], None),
-            node("sum", &["sharpen", "flow"], None),
-        ],
-        writes: vec![WriteSpec {
-            from: "detail".into(),
-            to: "_prev_detail".into(),
-        }],
-        modes: vec![mode("ON", &[("ws", 1.0)]), mode("OFF", &[("ws", 0.0)])],
-        outputs: vec![output("sum", false)],
+    let w = |with_state: bool| {
+        let b = GraphSpec::builder("W").input("x", "u8");
+        let b = if with_state {
+            b.state("_prev_detail", "u8", "0")
+        } else {
+            b
+        };
+        let b = b
+            .node("detail", "ops::detail", ["x"])
+            .weight_key("ws")
+            .node("sharpen", "ops::sharpen", ["detail", "x"]);
+        let b = if with_state {
+            b.node("flow", "ops::flow", ["x", "_prev_detail"])
+                .write("detail", "_prev_detail")
+        } else {
+            b.node("flow", "ops::flow", ["x"])
+        };
+        b.node("sum", "ops::sum", ["sharpen", "flow"])
+            .mode("ON", [("ws", 1.0)])
+            .mode("OFF", [("ws", 0.0)])
+            .output("sum", "T")
+            .build()
     };
+    let spec = w(true);
     let (ir, plans) = ir_of(&spec);
     assert!(plans[1].eliminated.is_empty(), "{:?}", plans[1].eliminated);
     assert!(plans[1].writes_state(0));
     // Without the state reader, ws = 0 cuts `detail` and `sharpen` gets None.
-    let mut no_state = spec.clone();
-    no_state.states.clear();
-    no_state.writes.clear();
-    no_state.nodes[2] = node("flow", &["x"], None);
+    let no_state = w(false);
     let (ir2, plans2) = ir_of(&no_state);
     assert_eq!(
         eliminated(&ir2, &plans2[1]),
@@ -267,27 +219,27 @@ fn zero_weight_node_keeps_running_while_its_state_is_read() {
 
 #[test]
 fn zero_weight_output_is_absent_or_rejected() {
-    let spec = GraphSpec {
-        name: "O".into(),
-        inputs: vec![InputSpec {
-            name: "x".into(),
-            ty: "u8".into(),
-        }],
-        states: vec![],
-        nodes: vec![
-            node("detail", &["x"], Some("ws")),
-            node("sum", &["detail", "x"], None),
-        ],
-        writes: vec![],
-        modes: vec![mode("ON", &[("ws", 1.0)]), mode("OFF", &[("ws", 0.0)])],
-        outputs: vec![output("sum", false), output("detail", true)],
+    let o = |detail_optional: bool| {
+        let b = GraphSpec::builder("O")
+            .input("x", "u8")
+            .node("detail", "ops::detail", ["x"])
+            .weight_key("ws")
+            .node("sum", "ops::sum", ["detail", "x"])
+            .mode("ON", [("ws", 1.0)])
+            .mode("OFF", [("ws", 0.0)])
+            .output("sum", "T");
+        if detail_optional {
+            b.optional_output("detail", "T")
+        } else {
+            b.output("detail", "T")
+        }
+        .build()
     };
+    let spec = o(true);
     let (ir, plans) = ir_of(&spec);
     assert!(!plans[1].is_live(ir.node_id("detail").unwrap()));
     assert!(plans[1].missing_outputs.is_empty(), "optional");
-    let mut strict = spec.clone();
-    strict.outputs[1].optional = false;
-    let c = check(&strict);
+    let c = check(&o(false));
     assert!(c.ir.is_none());
     assert!(
         c.diagnostics.iter().any(|d| d
@@ -393,7 +345,8 @@ fn mix(mut x: u64) -> u64 {
 /// nodes nobody reads become outputs.
 fn random_spec(shape: &[(u8, u8, u8, u8)], keys: u8, n_states: u8) -> GraphSpec {
     let n = shape.len();
-    let mut nodes: Vec<NodeSpec> = Vec::new();
+    // Per node: its arguments and weight key.
+    let mut nodes: Vec<(Vec<String>, Option<String>)> = Vec::new();
     for (i, &(a, b, key, kind)) in shape.iter().enumerate() {
         let mut args = vec![];
         if i == 0 || kind % 4 == 0 {
@@ -410,80 +363,34 @@ fn random_spec(shape: &[(u8, u8, u8, u8)], keys: u8, n_states: u8) -> GraphSpec 
         }
         args.dedup();
         let weight_key = (key % 3 == 0 && keys > 0).then(|| format!("k{}", key % keys));
-        nodes.push(NodeSpec {
-            name: format!("n{i}"),
-            op: "f".into(),
-            args: args.into_iter().map(ArgSpec::Name).collect(),
-            compilable: false,
-            weight_key,
-            fallible: false,
-            source: String::new(),
-        });
+        nodes.push((args, weight_key));
     }
+    let reads = |name: &str| nodes.iter().any(|(args, _)| args.iter().any(|a| a == name));
+    let mut b = GraphSpec::builder("R").input("x", "u64");
     // Keep only states that are read; each written by some node.
-    let read_states: Vec<u8> = (0..n_states)
-        .filter(|s| {
-            nodes
-                .iter()
-                .any(|nd| nd.args.contains(&ArgSpec::Name(format!("_s{s}"))))
-        })
-        .collect();
-    let states = read_states
-        .iter()
-        .map(|s| StateSpec {
-            name: format!("_s{s}"),
-            ty: "u64".into(),
-            init: "0".into(),
-        })
-        .collect();
-    let writes: Vec<WriteSpec> = read_states
-        .iter()
-        .map(|s| WriteSpec {
-            from: format!("n{}", (*s as usize * 7 + 3) % n),
-            to: format!("_s{s}"),
-        })
-        .collect();
-    let used_keys: Vec<String> = {
-        let mut k: Vec<String> = nodes.iter().filter_map(|n| n.weight_key.clone()).collect();
-        k.sort();
-        k.dedup();
-        k
-    };
+    for s in (0..n_states).filter(|s| reads(&format!("_s{s}"))) {
+        b = b
+            .state(format!("_s{s}"), "u64", "0")
+            .write(format!("n{}", (s as usize * 7 + 3) % n), format!("_s{s}"));
+    }
+    for (i, (args, key)) in nodes.iter().enumerate() {
+        b = b.node(format!("n{i}"), "f", args.iter().map(ArgSpec::name));
+        if let Some(k) = key {
+            b = b.weight_key(k);
+        }
+    }
+    let mut used_keys: Vec<&String> = nodes.iter().filter_map(|(_, k)| k.as_ref()).collect();
+    used_keys.sort();
+    used_keys.dedup();
+    if !used_keys.is_empty() {
+        b = b.mode("ALL", used_keys.iter().map(|k| (k.as_str(), 1.0)));
+    }
     // Writing a state does not count: a node whose only use is a state read
     // by itself would reach no output.
-    let consumed = |name: &str| {
-        nodes
-            .iter()
-            .any(|nd| nd.args.contains(&ArgSpec::Name(name.to_string())))
-    };
-    let outputs = (0..n)
-        .map(|i| format!("n{i}"))
-        .filter(|name| !consumed(name))
-        .map(|name| OutputSpec {
-            name,
-            ty: "u64".into(),
-            optional: false,
-        })
-        .collect();
-    GraphSpec {
-        name: "R".into(),
-        inputs: vec![InputSpec {
-            name: "x".into(),
-            ty: "u64".into(),
-        }],
-        states,
-        nodes,
-        writes,
-        modes: if used_keys.is_empty() {
-            vec![]
-        } else {
-            vec![ModeSpec {
-                name: "ALL".into(),
-                weights: used_keys.iter().map(|k| (k.clone(), 1.0)).collect(),
-            }]
-        },
-        outputs,
+    for i in (0..n).filter(|i| !reads(&format!("n{i}"))) {
+        b = b.output(format!("n{i}"), "u64");
     }
+    b.build()
 }
 
 proptest! {

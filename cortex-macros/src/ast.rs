@@ -1,6 +1,7 @@
 //! The syntax tree of a `cortex_graph!` invocation, with the tokens and spans
 //! code generation and diagnostics need.
 
+use proc_macro2::extra::DelimSpan;
 use proc_macro2::Span;
 use syn::{Attribute, Expr, Ident, LitStr, Path, Type, Visibility};
 
@@ -43,6 +44,9 @@ pub struct StateDecl {
 pub struct NodeDecl {
     pub name: Ident,
     pub func: Path,
+    /// The call's parentheses, so the generated call carries them and
+    /// rustc's suggestions (e.g. a missing argument) quote the user's call.
+    pub paren: DelimSpan,
     pub args: Vec<NodeArg>,
     pub fallible: bool,
     pub compilable: bool,
@@ -92,6 +96,8 @@ pub struct ModeEntry {
 /// `#[optional]? name: Type` in an `output` list.
 pub struct OutputDecl {
     pub name: Ident,
+    /// The type; `()` when it was missing (already reported), so the
+    /// placeholder outputs struct still has the field.
     pub ty: Type,
     pub optional: bool,
 }

@@ -28,6 +28,7 @@ fn f64_lit(v: f64) -> TokenStream {
 
 /// `GraphIr { … }`.
 pub fn ir(ir: &GraphIr) -> TokenStream {
+    let c = crate::krate::path();
     let GraphIr {
         name,
         inputs,
@@ -42,7 +43,7 @@ pub fn ir(ir: &GraphIr) -> TokenStream {
     let name = s(name);
     let inputs = list(inputs, |InputIr { name, ty }| {
         let (name, ty) = (s(name), s(ty));
-        quote!(::cortex::ir::InputIr { name: #name, ty: #ty })
+        quote!(#c::ir::InputIr { name: #name, ty: #ty })
     });
     let states = list(
         states,
@@ -53,7 +54,7 @@ pub fn ir(ir: &GraphIr) -> TokenStream {
              writer,
          }| {
             let (name, ty, init) = (s(name), s(ty), s(init));
-            quote!(::cortex::ir::StateIr { name: #name, ty: #ty, init: #init, writer: #writer })
+            quote!(#c::ir::StateIr { name: #name, ty: #ty, init: #init, writer: #writer })
         },
     );
     let nodes = list(nodes, node);
@@ -71,22 +72,22 @@ pub fn ir(ir: &GraphIr) -> TokenStream {
                 EdgeKind::Weighted => quote!(Weighted),
                 EdgeKind::State => quote!(State),
             };
-            quote!(::cortex::ir::Edge { from: #from, to: #to, arg: #arg, kind: ::cortex::ir::EdgeKind::#kind })
+            quote!(#c::ir::Edge { from: #from, to: #to, arg: #arg, kind: #c::ir::EdgeKind::#kind })
         },
     );
     let weight_keys = list(weight_keys, |k| s(k));
     let modes = list(modes, |ModeIr { name, weights }| {
         let name = s(name);
         let weights = list(weights, |w| f64_lit(*w));
-        quote!(::cortex::ir::ModeIr { name: #name, weights: #weights })
+        quote!(#c::ir::ModeIr { name: #name, weights: #weights })
     });
     let outputs = list(outputs, |OutputIr { node, ty, optional }| {
         let ty = s(ty);
-        quote!(::cortex::ir::OutputIr { node: #node, ty: #ty, optional: #optional })
+        quote!(#c::ir::OutputIr { node: #node, ty: #ty, optional: #optional })
     });
     let topo = list(topo, |t| quote!(#t));
     quote! {
-        ::cortex::ir::GraphIr {
+        #c::ir::GraphIr {
             name: #name,
             inputs: #inputs,
             states: #states,
@@ -101,6 +102,7 @@ pub fn ir(ir: &GraphIr) -> TokenStream {
 }
 
 fn node(n: &NodeIr) -> TokenStream {
+    let c = crate::krate::path();
     let NodeIr {
         name,
         op,
@@ -112,8 +114,8 @@ fn node(n: &NodeIr) -> TokenStream {
     } = n;
     let (name, op, source) = (s(name), s(op), s(source));
     let kind = match kind {
-        NodeKind::Compilable => quote!(::cortex::ir::NodeKind::Compilable),
-        NodeKind::ExternalCall => quote!(::cortex::ir::NodeKind::ExternalCall),
+        NodeKind::Compilable => quote!(#c::ir::NodeKind::Compilable),
+        NodeKind::ExternalCall => quote!(#c::ir::NodeKind::ExternalCall),
     };
     let weight_key = match weight_key {
         Some(k) => quote!(::core::option::Option::Some(#k)),
@@ -122,16 +124,16 @@ fn node(n: &NodeIr) -> TokenStream {
     let args = list(args, |a| match a {
         Arg::Value(e) => {
             let e = endpoint(*e);
-            quote!(::cortex::ir::Arg::Value(#e))
+            quote!(#c::ir::Arg::Value(#e))
         }
-        Arg::Weights => quote!(::cortex::ir::Arg::Weights),
+        Arg::Weights => quote!(#c::ir::Arg::Weights),
         Arg::Const(text) => {
             let text = s(text);
-            quote!(::cortex::ir::Arg::Const(#text))
+            quote!(#c::ir::Arg::Const(#text))
         }
     });
     quote! {
-        ::cortex::ir::NodeIr {
+        #c::ir::NodeIr {
             name: #name, op: #op, kind: #kind, weight_key: #weight_key,
             args: #args, fallible: #fallible, source: #source,
         }
@@ -139,15 +141,17 @@ fn node(n: &NodeIr) -> TokenStream {
 }
 
 fn endpoint(e: Endpoint) -> TokenStream {
+    let c = crate::krate::path();
     match e {
-        Endpoint::Input(i) => quote!(::cortex::ir::Endpoint::Input(#i)),
-        Endpoint::State(i) => quote!(::cortex::ir::Endpoint::State(#i)),
-        Endpoint::Node(i) => quote!(::cortex::ir::Endpoint::Node(#i)),
+        Endpoint::Input(i) => quote!(#c::ir::Endpoint::Input(#i)),
+        Endpoint::State(i) => quote!(#c::ir::Endpoint::State(#i)),
+        Endpoint::Node(i) => quote!(#c::ir::Endpoint::Node(#i)),
     }
 }
 
 /// `Plan { … }`.
 pub fn plan(p: &Plan) -> TokenStream {
+    let c = crate::krate::path();
     let Plan {
         label,
         graph,
@@ -162,16 +166,16 @@ pub fn plan(p: &Plan) -> TokenStream {
     let order = list(order, |n| quote!(#n));
     let eliminated = list(eliminated, |Eliminated { node, reason }| {
         let reason = match reason {
-            Reason::ZeroWeight { key } => quote!(::cortex::plan::Reason::ZeroWeight { key: #key }),
-            Reason::NoLiveConsumer => quote!(::cortex::plan::Reason::NoLiveConsumer),
+            Reason::ZeroWeight { key } => quote!(#c::plan::Reason::ZeroWeight { key: #key }),
+            Reason::NoLiveConsumer => quote!(#c::plan::Reason::NoLiveConsumer),
         };
-        quote!(::cortex::plan::Eliminated { node: #node, reason: #reason })
+        quote!(#c::plan::Eliminated { node: #node, reason: #reason })
     });
     let live = list(live, |b| quote!(#b));
     let writes_state = list(writes_state, |b| quote!(#b));
     let missing_outputs = list(missing_outputs, |n| quote!(#n));
     quote! {
-        ::cortex::plan::Plan {
+        #c::plan::Plan {
             label: #label,
             graph: #graph,
             zero_pattern: #zero_pattern,

@@ -4,17 +4,23 @@
 //!
 //! Stages, one module each: [`parse`] (syntax, with recovery) → [`lower`]
 //! (to `cortex_core::spec::GraphSpec` and spans) → `cortex_core::check`
-//! (validation and DCE, shared with the runtime) → [`codegen`] /
-//! [`consts`], or [`fallback`] beside the errors.
+//! (validation and DCE, shared with the runtime) → [`api`] (the generated
+//! items, declared once) with the bodies of [`codegen`] and the data of
+//! [`consts`], or placeholder bodies beside the errors. [`diagnostic`] turns
+//! the core's diagnostics into compiler errors and warnings.
 
+mod api;
 mod ast;
 mod attrs;
 mod codegen;
 mod consts;
-mod fallback;
+mod diagnostic;
+mod krate;
 mod lower;
 mod names;
 mod parse;
+#[cfg(test)]
+mod tests;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -25,49 +31,44 @@ pub fn cortex_graph(input: TokenStream) -> TokenStream {
     expand(input.into()).into()
 }
 
-fn expand(input: TokenStream2) -> TokenStream2 {
+/// The expansion of one invocation: the generated items, or the errors with
+/// placeholder items beside them. Never panics.
+pub(crate) fn expand(input: TokenStream2) -> TokenStream2 {
     let parsed: parse::Parsed = match syn::parse2(input) {
         Ok(p) => p,
         Err(e) => return e.to_compile_error(),
     };
     let Some(ast) = parsed.ast else {
-        return errors(parsed.errors);
+        return parsed
+            .errors
+            .into_iter()
+            .map(|e| e.to_compile_error())
+            .collect();
     };
-    let mut errs = parsed.errors;
+    let mut out = TokenStream2::new();
+    let mut failed = !parsed.errors.is_empty();
+    out.extend(parsed.errors.into_iter().map(|e| e.to_compile_error()));
     // A malformed item was skipped: validating the rest would report its
     // consumers as dangling, a cascade of one mistake.
-    let items_complete = !parsed.items_skipped;
-    let mut checked = None;
-    if items_complete {
-        let spec = lower::spec(&ast);
-        let result = cortex_core::check::check(&spec);
-        errs.extend(result.diagnostics.iter().map(|d| lower::to_error(&ast, d)));
-        errs.extend(names::variant_collisions(&ast));
-        checked = Some(result);
+    if parsed.items_skipped {
+        out.extend(api::generate(&ast, None));
+        return out;
     }
-    if !errs.is_empty() {
-        let fallback = fallback::generate(&ast);
-        let e = errors(errs);
-        return quote::quote!(#e #fallback);
+    let spec = lower::spec(&ast);
+    let checked = cortex_core::check::check(&spec);
+    for d in &checked.diagnostics {
+        failed |= d.severity == cortex_core::diag::Severity::Error;
+        out.extend(diagnostic::emit(&ast, d));
     }
-    let Some(cortex_core::check::Checked {
-        ir: Some(ir),
-        mode_plans,
-        ..
-    }) = checked
-    else {
-        return fallback::generate(&ast);
-    };
-    let pattern_plans = (ir.weight_keys.len() <= codegen::MAX_PRECOMPUTED_KEYS)
-        .then(|| cortex_core::dce::plans_for_all_patterns(&ir));
-    codegen::generate(&codegen::Input {
-        ast: &ast,
-        ir: &ir,
-        mode_plans: &mode_plans,
-        pattern_plans: pattern_plans.as_deref(),
-    })
-}
-
-fn errors(errs: Vec<syn::Error>) -> TokenStream2 {
-    errs.into_iter().map(|e| e.to_compile_error()).collect()
+    match checked.ir {
+        Some(ir) if !failed => out.extend(api::generate(
+            &ast,
+            Some(&api::Real {
+                ir: &ir,
+                mode_plans: &checked.mode_plans,
+            }),
+        )),
+        _ => out.extend(api::generate(&ast, None)),
+    }
+    out
 }

@@ -2,7 +2,7 @@
 //! `cortex-core`'s validation, and the span of every element so its
 //! diagnostics point at the right token.
 
-use cortex_core::diag::{Diagnostic, Loc};
+use cortex_core::diag::Loc;
 use cortex_core::spec::{
     ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec,
 };
@@ -10,44 +10,45 @@ use proc_macro2::Span;
 use quote::ToTokens;
 
 use crate::ast::{NodeArg, PipelineAst};
+use crate::names::text;
 
 /// The graph spec of `ast`.
 pub fn spec(ast: &PipelineAst) -> GraphSpec {
-    let text = |t: &dyn ToTokens| t.to_token_stream().to_string();
+    let tokens = |t: &dyn ToTokens| t.to_token_stream().to_string();
     GraphSpec {
-        name: ast.name.to_string(),
+        name: text(&ast.name),
         inputs: ast
             .inputs
             .iter()
             .map(|i| InputSpec {
-                name: i.name.to_string(),
-                ty: text(&i.ty),
+                name: text(&i.name),
+                ty: tokens(&i.ty),
             })
             .collect(),
         states: ast
             .states
             .iter()
             .map(|s| StateSpec {
-                name: s.name.to_string(),
-                ty: text(&s.ty),
-                init: text(&s.init),
+                name: text(&s.name),
+                ty: tokens(&s.ty),
+                init: tokens(&s.init),
             })
             .collect(),
         nodes: ast
             .nodes
             .iter()
             .map(|n| NodeSpec {
-                name: n.name.to_string(),
-                op: text(&n.func).replace(' ', ""),
+                name: text(&n.name),
+                op: tokens(&n.func).replace(' ', ""),
                 args: n
                     .args
                     .iter()
                     .map(|a| match a {
-                        NodeArg::Name(i) if i == cortex_core::check::WEIGHTS_ARG => {
+                        NodeArg::Name(i) if text(i) == cortex_core::check::WEIGHTS_ARG => {
                             ArgSpec::Weights
                         }
-                        NodeArg::Name(i) => ArgSpec::Name(i.to_string()),
-                        NodeArg::Const(e) => ArgSpec::Const(text(e)),
+                        NodeArg::Name(i) => ArgSpec::Name(text(i)),
+                        NodeArg::Const(e) => ArgSpec::Const(tokens(e)),
                     })
                     .collect(),
                 compilable: n.compilable,
@@ -60,21 +61,21 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
             .writes
             .iter()
             .map(|w| WriteSpec {
-                from: w.from.to_string(),
-                to: w.to.to_string(),
+                from: text(&w.from),
+                to: text(&w.to),
             })
             .collect(),
         modes: ast
             .modes
             .iter()
             .map(|m| ModeSpec {
-                name: m.name.to_string(),
+                name: text(&m.name),
                 // A malformed value was reported already; a placeholder keeps the
                 // key present so validation doesn't add "missing weight".
                 weights: m
                     .entries
                     .iter()
-                    .map(|e| (e.key.to_string(), e.value.unwrap_or(1.0)))
+                    .map(|e| (text(&e.key), e.value.unwrap_or(1.0)))
                     .collect(),
             })
             .collect(),
@@ -82,8 +83,8 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
             .outputs
             .iter()
             .map(|o| OutputSpec {
-                name: o.name.to_string(),
-                ty: text(&o.ty),
+                name: text(&o.name),
+                ty: tokens(&o.ty),
                 optional: o.optional,
             })
             .collect(),
@@ -123,9 +124,4 @@ pub fn span_of(ast: &PipelineAst, loc: Loc) -> Span {
             .map(|e| e.value_span)),
         Loc::Output(i) => get(ast.outputs.get(i).map(|o| o.name.span())),
     }
-}
-
-/// A core diagnostic as a spanned compiler error.
-pub fn to_error(ast: &PipelineAst, d: &Diagnostic) -> syn::Error {
-    syn::Error::new(span_of(ast, d.loc), d.render())
 }

@@ -1,7 +1,10 @@
 //! Names of the generated items and hygienic locals.
 
-use proc_macro2::{Ident, Span};
-use quote::format_ident;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::ext::IdentExt;
+
+use crate::ast::PipelineAst;
 
 /// The generated items of a pipeline named `name`.
 pub struct ItemNames {
@@ -13,6 +16,7 @@ pub struct ItemNames {
 
 impl ItemNames {
     pub fn new(name: &Ident) -> Self {
+        // `format_ident!` drops a raw identifier's `r#`: `r#type` → `typeMode`.
         ItemNames {
             pipeline: name.clone(),
             mode: format_ident!("{}Mode", name),
@@ -22,85 +26,46 @@ impl ItemNames {
     }
 }
 
+/// A DSL name as the model knows it: a raw identifier without its `r#`.
+pub fn text(name: &Ident) -> String {
+    name.unraw().to_string()
+}
+
 /// A local of the generated code: invisible to the user's expressions
-/// (mixed-site hygiene), but reported at `at` in diagnostics.
+/// (mixed-site hygiene), but reported at `at` in diagnostics. `name` is a
+/// generated name (a prefix and a DSL name), never a keyword.
 pub fn local(name: &str, at: Span) -> Ident {
     Ident::new(name, Span::mixed_site().located_at(at))
 }
 
-/// `POWER_SAVE` → `PowerSave`; names with lowercase letters keep their case
-/// and only get an uppercase first letter.
-pub fn variant_name(mode: &str) -> String {
-    let camel: String = if mode.chars().any(|c| c.is_lowercase()) {
-        mode.to_string()
+/// A local named like the user's identifier (e.g. an input as a `run`
+/// parameter, so rustdoc shows its name), raw if it was written raw.
+pub fn local_like(name: &Ident) -> Ident {
+    local_like_at(name, name.span())
+}
+
+/// [`local_like`], reported at `at`.
+pub fn local_like_at(name: &Ident, at: Span) -> Ident {
+    let span = Span::mixed_site().located_at(at);
+    let plain = name.unraw().to_string();
+    if name.to_string().starts_with("r#") {
+        Ident::new_raw(&plain, span)
     } else {
-        mode.split('_')
-            .filter(|p| !p.is_empty())
-            .map(|p| {
-                let mut cs = p.chars();
-                cs.next()
-                    .map(|f| {
-                        f.to_uppercase()
-                            .chain(cs.flat_map(char::to_lowercase))
-                            .collect::<String>()
-                    })
-                    .unwrap_or_default()
-            })
-            .collect()
-    };
-    let mut cs = camel.chars();
-    match cs.next() {
-        Some(f) => f.to_uppercase().chain(cs).collect(),
-        None => "Mode".to_string(),
+        Ident::new(&plain, span)
     }
 }
 
-/// Modes whose generated variant names collide (e.g. `FAST` and `Fast`).
-pub fn variant_collisions(ast: &crate::ast::PipelineAst) -> Vec<syn::Error> {
-    let mut seen: Vec<(String, String)> = Vec::new();
-    let mut errors = Vec::new();
-    for m in &ast.modes {
-        let declared = m.name.to_string();
-        let variant = variant_name(&declared);
-        match seen.iter().find(|(v, d)| *v == variant && *d != declared) {
-            Some((_, first)) => errors.push(syn::Error::new(
-                m.name.span(),
-                format!("modes `{first}` and `{declared}` both become the variant `{variant}`; rename one"),
-            )),
-            None => seen.push((variant, declared)),
-        }
-    }
-    errors
+/// The variant of a mode; `None` when it would not be a valid identifier
+/// (reported by the checks; the placeholder items leave it out).
+pub fn variant(mode: &str) -> Option<Ident> {
+    let v = cortex_core::naming::mode_variant(mode);
+    cortex_core::naming::is_valid_variant(&v).then(|| format_ident!("{}", v))
 }
 
 /// The `run` parameters `name: &Type` of the pipeline's inputs, and their
-/// names for forwarding calls (shared by the real items and the fallback).
-pub fn input_params(
-    ast: &crate::ast::PipelineAst,
-) -> (proc_macro2::TokenStream, proc_macro2::TokenStream) {
-    let names: Vec<Ident> = ast
-        .inputs
-        .iter()
-        .map(|i| local(&i.name.to_string(), i.name.span()))
-        .collect();
+/// names for forwarding calls.
+pub fn input_params(ast: &PipelineAst) -> (TokenStream, TokenStream) {
+    let names: Vec<Ident> = ast.inputs.iter().map(|i| local_like(&i.name)).collect();
     let types = ast.inputs.iter().map(|i| &i.ty);
-    (
-        quote::quote!(#(#names: &#types),*),
-        quote::quote!(#(#names),*),
-    )
-}
-
-/// The fields of the outputs struct; optional outputs are `Option`s.
-pub fn output_fields(ast: &crate::ast::PipelineAst) -> Vec<proc_macro2::TokenStream> {
-    ast.outputs
-        .iter()
-        .map(|d| {
-            let (name, ty) = (&d.name, &d.ty);
-            if d.optional {
-                quote::quote!(#[doc = "Absent when the plan eliminates it."] pub #name: ::core::option::Option<#ty>)
-            } else {
-                quote::quote!(pub #name: #ty)
-            }
-        })
-        .collect()
+    (quote!(#(#names: &#types),*), quote!(#(#names),*))
 }

@@ -5,7 +5,6 @@ use proc_macro2::TokenTree;
 use quote::ToTokens;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
-use syn::punctuated::Punctuated;
 use syn::{
     braced, Attribute, Expr, ExprCall, ExprLit, ExprPath, ExprTry, ExprUnary, Ident, Lit, Token,
     Type, UnOp, Visibility,
@@ -137,16 +136,7 @@ fn parse_item(
         input.parse::<kw::output>()?;
         // `#[optional] output a: A, b: B;` applies to every item of the list.
         let all = attrs::parse(attributes, Target::Output, errors);
-        let list = Punctuated::<OutputItem, Token![,]>::parse_separated_nonempty(input)?;
-        input.parse::<Token![;]>()?;
-        for item in list {
-            let a = attrs::parse(item.attrs, Target::Output, errors);
-            ast.outputs.push(OutputDecl {
-                name: item.name,
-                ty: item.ty,
-                optional: a.optional || all.optional,
-            });
-        }
+        parse_outputs(input, all.optional, ast, errors)?;
     } else if input.peek(Ident) && input.peek2(Token![->]) {
         attrs::parse(attributes, Target::Write, errors);
         let from = input.parse()?;
@@ -162,21 +152,63 @@ fn parse_item(
     Ok(())
 }
 
-struct OutputItem {
-    attrs: Vec<Attribute>,
-    name: Ident,
-    ty: Type,
+/// `name: Type, …;` after `output`. Each item is parsed on its own: a
+/// malformed one is reported and skipped to the next `,`, and a missing type
+/// is reported with the output still declared (typed `()`), so the outputs
+/// struct the rest of the crate uses keeps every well-formed field.
+fn parse_outputs(
+    input: ParseStream,
+    optional_all: bool,
+    ast: &mut PipelineAst,
+    errors: &mut Vec<syn::Error>,
+) -> syn::Result<()> {
+    loop {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let a = attrs::parse(attrs, Target::Output, errors);
+        let name: Ident = input.parse()?;
+        let ty: Type = if input.peek(Token![:]) {
+            input.parse::<Token![:]>()?;
+            match input.parse::<Type>() {
+                Ok(ty) => ty,
+                Err(e) => {
+                    errors.push(e);
+                    skip_to_separator(input);
+                    syn::parse_quote!(())
+                }
+            }
+        } else {
+            errors.push(syn::Error::new(
+                name.span(),
+                format!("output `{name}` needs its type: `output {name}: Type;`"),
+            ));
+            if !input.peek(Token![,]) && !input.peek(Token![;]) {
+                skip_to_separator(input);
+            }
+            syn::parse_quote!(())
+        };
+        ast.outputs.push(OutputDecl {
+            name,
+            ty,
+            optional: a.optional || optional_all,
+        });
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            return Ok(());
+        }
+        input.parse::<Token![,]>()?;
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            return Ok(());
+        }
+    }
 }
 
-impl Parse for OutputItem {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let name = input.parse()?;
-        input.parse::<Token![:]>().map_err(|e| {
-            syn::Error::new(e.span(), "an output needs its type: `output name: Type;`")
-        })?;
-        let ty = input.parse()?;
-        Ok(OutputItem { attrs, name, ty })
+/// Skips to just before the next top-level `,` or `;`.
+fn skip_to_separator(input: ParseStream) {
+    while !input.is_empty() && !input.peek(Token![,]) && !input.peek(Token![;]) {
+        if input.parse::<TokenTree>().is_err() {
+            return;
+        }
     }
 }
 
@@ -190,7 +222,13 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
         Expr::Try(ExprTry { expr, .. }) => (*expr, true),
         other => (other, false),
     };
-    let Expr::Call(ExprCall { func, args, .. }) = call else {
+    let Expr::Call(ExprCall {
+        func,
+        args,
+        paren_token,
+        ..
+    }) = call
+    else {
         return Err(syn::Error::new_spanned(
             call,
             "a node calls a function: `node name = path::to::function(arg, …);` (add `?` if it returns a Result)",
@@ -225,6 +263,7 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
     Ok(NodeDecl {
         name,
         func: path,
+        paren: paren_token.span,
         args,
         fallible,
         compilable: a.compilable,

@@ -67,7 +67,8 @@ pub struct StateIr {
     pub writer: NodeId,
 }
 
-/// How a node is executed, in the sense of the seed's partitioning.
+/// How a node is executed: the partition into compilable islands and
+/// external calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeKind {
     /// Pure Rust, a candidate for fusion.

@@ -1,9 +1,12 @@
-//! The graph model: a pipeline as written ([`spec`]), resolved and validated
-//! ([`ir`]), the plans that run it ([`plan`]) and the weight tables that
-//! choose a plan ([`weights`]). Shared by the macro (compile time) and the
-//! runtime.
+//! The graph model: a pipeline as written ([`spec`], built in code with
+//! [`builder`]), resolved and validated ([`ir`]), the plans that run it
+//! ([`plan`]), the weight tables that choose a plan ([`weights`]) and the
+//! Rust names of generated items ([`naming`]). Shared by the macro (compile
+//! time) and the runtime.
 
+pub mod builder;
 pub mod ir;
+pub mod naming;
 pub mod plan;
 pub mod spec;
 pub mod weights;

@@ -4,6 +4,11 @@
 //! [`crate::check::check`]; code that builds graphs at run time does the same.
 //! Each element's position in its list is its location for diagnostics (see
 //! [`crate::diag::Loc`]).
+//!
+//! [`GraphSpec::builder`] assembles one declaration at a time (see
+//! [`GraphBuilder`]) instead of spelling out the struct literals.
+
+pub use super::builder::GraphBuilder;
 
 /// A pipeline as declared.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,6 +1,6 @@
 //! `blur_detector`: variance of the Laplacian, and a sharp/blurry decision.
 
-use super::border::{check_nonempty, contiguous, reflect101};
+use super::border::{check_frame, contiguous, reflect101};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError};
 
@@ -77,10 +77,11 @@ pub fn blur_detector_with(gray: &GrayImage, params: &BlurParams) -> Result<BlurR
 /// Laplacian image as OpenCV needs.
 ///
 /// # Errors
-/// [`OpsError::Empty`] for an image without pixels.
+/// [`OpsError::Empty`] for an image without pixels, [`OpsError::TooLarge`]
+/// for one over the frame limits.
 pub fn laplacian_variance(gray: &GrayImage) -> Result<f64, OpsError> {
     let (h, w) = gray.dim();
-    check_nonempty("gray", h, w)?;
+    check_frame("gray", h, w)?;
     let px = contiguous(gray.view());
     let mut sum: i64 = 0;
     let mut sum_sq: u64 = 0;

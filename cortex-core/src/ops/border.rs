@@ -2,6 +2,7 @@
 //! checks and output-buffer reuse.
 
 use super::types::OpsError;
+use crate::limits::FrameLimits;
 use ndarray::{Array2, ArrayView2};
 use std::borrow::Cow;
 
@@ -36,6 +37,26 @@ pub(crate) fn check_nonempty(what: &'static str, rows: usize, cols: usize) -> Re
         });
     }
     Ok(())
+}
+
+/// Refuses a `rows × cols` image over the frame limits in effect on this
+/// thread, before anything is allocated for it.
+pub(crate) fn check_limits(what: &'static str, rows: usize, cols: usize) -> Result<(), OpsError> {
+    FrameLimits::current()
+        .check(cols, rows)
+        .map_err(|e| OpsError::TooLarge {
+            what,
+            width: cols,
+            height: rows,
+            max_pixels: e.limits.max_pixels,
+            max_side: e.limits.max_side,
+        })
+}
+
+/// [`check_nonempty`] and [`check_limits`]: the entry check of every kernel.
+pub(crate) fn check_frame(what: &'static str, rows: usize, cols: usize) -> Result<(), OpsError> {
+    check_nonempty(what, rows, cols)?;
+    check_limits(what, rows, cols)
 }
 
 /// The pixels of `img` as one row-major slice, copying only when the array is

@@ -1,8 +1,8 @@
 //! `center_crop`: a Gaussian window prior centred on the frame.
 
-use super::border::{check_nonempty, prepare_out};
+use super::border::{check_frame, prepare_out};
+use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::types::{GrayImage, OpsError, ScoreMap};
-use std::cell::RefCell;
 
 /// Parameters of [`center_crop_with`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,7 +82,9 @@ pub fn center_crop_into(
 /// closed form).
 ///
 /// # Errors
-/// [`OpsError::Empty`] for a zero side, [`OpsError::InvalidParam`] for a bad σ.
+/// [`OpsError::Empty`] for a zero side, [`OpsError::TooLarge`] for a size
+/// over the frame limits (checked before the map is allocated),
+/// [`OpsError::InvalidParam`] for a bad σ.
 pub fn center_prior_into(
     height: usize,
     width: usize,
@@ -90,20 +92,14 @@ pub fn center_prior_into(
     out: &mut ScoreMap,
 ) -> Result<(), OpsError> {
     params.validate()?;
-    check_nonempty("gray", height, width)?;
+    check_frame("gray", height, width)?;
     let dst = prepare_out(out, height, width);
     // The horizontal profile lives in a per-thread buffer so that steady-state
     // calls do not allocate.
     thread_local! {
-        static PROFILE: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+        static PROFILE: Slot<Profile> = const { Slot::new(None) };
     }
-    PROFILE.with(|cell| {
-        let mut fresh = Vec::new();
-        let mut guard = cell.try_borrow_mut();
-        let gx = match guard.as_deref_mut() {
-            Ok(v) => v,
-            Err(_) => &mut fresh,
-        };
+    with_scratch(&PROFILE, |Profile(gx)| {
         gx.clear();
         gx.extend((0..width).map(|i| profile_at(i, width, params.sigma_x)));
         for (y, row) in dst.chunks_exact_mut(width).enumerate() {
@@ -116,11 +112,28 @@ pub fn center_prior_into(
     Ok(())
 }
 
+/// The horizontal profile of [`center_prior_into`].
+#[derive(Default)]
+struct Profile(Vec<f64>);
+
+impl Scratch for Profile {
+    fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.0)
+    }
+}
+
 /// `exp(−(i−c)²/(2σ²))` with `c = (n−1)/2` and `σ = frac·n`.
+///
+/// The centre of an odd side is exactly 1: with a tiny σ, `σ²` underflows
+/// to 0 and `0/0` would give NaN there (elsewhere `−d²/0 = −∞` gives the
+/// right limit, 0; with a huge σ, `σ² = ∞` gives 1).
 fn profile_at(i: usize, n: usize, frac: f64) -> f64 {
     let c = (n as f64 - 1.0) / 2.0;
     let s = frac * n as f64;
     let d = i as f64 - c;
+    if d == 0.0 {
+        return 1.0;
+    }
     (-0.5 * d * d / (s * s)).exp()
 }
 

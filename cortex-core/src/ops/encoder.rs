@@ -7,10 +7,10 @@
 //! crops; `jpeg-encoder` uses 4:2:0 chroma subsampling below quality 90, as
 //! libjpeg does by default.
 
-use super::border::{check_nonempty, contiguous};
+use super::border::{check_frame, contiguous};
+use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{OpsError, RgbFrame, ScoreMap};
-use std::cell::RefCell;
 
 /// Parameters of [`encode_roi_with`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,7 +113,8 @@ pub fn encode_roi(frame: &RgbFrame, score: &ScoreMap) -> Result<EncodedRoi, OpsE
 /// Selects the ROI with [`select_roi`], crops it from `frame` and encodes it.
 ///
 /// # Errors
-/// [`OpsError::Empty`], [`OpsError::Channels`], [`OpsError::SizeMismatch`]
+/// [`OpsError::Empty`], [`OpsError::TooLarge`] (over the frame limits),
+/// [`OpsError::Channels`], [`OpsError::SizeMismatch`]
 /// (score map not sized like the frame), [`OpsError::InvalidParam`] (bad
 /// parameters, or a score map without any finite value),
 /// [`OpsError::Encode`] if the JPEG encoder fails.
@@ -144,7 +145,7 @@ pub fn encode_roi_into(
     if c != 3 {
         return Err(OpsError::Channels(c));
     }
-    check_nonempty("frame", h, w)?;
+    check_frame("frame", h, w)?;
     let (bbox, peak) = select_roi(score, params)?;
     if score.dim() != (h, w) {
         return Err(OpsError::SizeMismatch {
@@ -156,15 +157,9 @@ pub fn encode_roi_into(
         });
     }
     thread_local! {
-        static CROP: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        static CROP: Slot<Crop> = const { Slot::new(None) };
     }
-    CROP.with(|cell| {
-        let mut fresh = Vec::new();
-        let mut guard = cell.try_borrow_mut();
-        let crop = match guard.as_deref_mut() {
-            Ok(v) => v,
-            Err(_) => &mut fresh,
-        };
+    with_scratch(&CROP, |Crop(crop)| {
         crop.clear();
         crop.reserve(bbox.width * bbox.height * 3);
         match frame.as_slice() {
@@ -193,6 +188,29 @@ pub fn encode_roi_into(
     Ok(())
 }
 
+/// The crop buffer of [`encode_roi_into`].
+#[derive(Default)]
+struct Crop(Vec<u8>);
+
+impl Scratch for Crop {
+    fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.0)
+    }
+}
+
+/// The fill state and stack of [`select_roi`].
+#[derive(Default)]
+struct Fill {
+    state: Vec<u8>,
+    stack: Vec<usize>,
+}
+
+impl Scratch for Fill {
+    fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.state) + vec_bytes(&self.stack)
+    }
+}
+
 fn dim_u16(v: usize) -> Result<u16, OpsError> {
     u16::try_from(v).map_err(|_| {
         OpsError::Encode(format!(
@@ -211,12 +229,13 @@ fn dim_u16(v: usize) -> Result<u16, OpsError> {
 /// box around the map's centre.
 ///
 /// # Errors
-/// [`OpsError::Empty`] for an empty map, [`OpsError::InvalidParam`] for bad
-/// parameters or a map without any finite value.
+/// [`OpsError::Empty`] for an empty map, [`OpsError::TooLarge`] for one over
+/// the frame limits, [`OpsError::InvalidParam`] for bad parameters or a map
+/// without any finite value.
 pub fn select_roi(score: &ScoreMap, params: &EncoderParams) -> Result<(BBox, f32), OpsError> {
     params.validate()?;
     let (h, w) = score.dim();
-    check_nonempty("score map", h, w)?;
+    check_frame("score map", h, w)?;
     let px = contiguous(score.view());
     let Some((peak, at)) = peak_of(&px) else {
         return Err(OpsError::InvalidParam {
@@ -228,15 +247,9 @@ pub fn select_roi(score: &ScoreMap, params: &EncoderParams) -> Result<(BBox, f32
     if peak > 0.0 {
         let thr = peak * params.rel_threshold;
         thread_local! {
-            static FILL: RefCell<(Vec<u8>, Vec<usize>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+            static FILL: Slot<Fill> = const { Slot::new(None) };
         }
-        FILL.with(|cell| {
-            let mut fresh = (Vec::new(), Vec::new());
-            let mut guard = cell.try_borrow_mut();
-            let (state, stack) = match guard.as_deref_mut() {
-                Ok(v) => v,
-                Err(_) => &mut fresh,
-            };
+        with_scratch(&FILL, |Fill { state, stack }| {
             // One vectorized pass marks the candidates (OPEN); the fill then
             // only reads bytes, turning them into SEEN.
             state.clear();

@@ -80,7 +80,8 @@ pub fn score_fusion_into(
 /// # Errors
 /// [`OpsError::InvalidParam`] for a negative or non-finite weight or when no
 /// map is present; [`OpsError::SizeMismatch`] when present maps differ in
-/// size; [`OpsError::Empty`] when they have no pixels.
+/// size; [`OpsError::Empty`] when they have no pixels;
+/// [`OpsError::TooLarge`] when they are over the frame limits.
 pub fn fuse_into(terms: &[(Option<&ScoreMap>, f32)], out: &mut ScoreMap) -> Result<(), OpsError> {
     let mut dim = None;
     for &(map, w) in terms {
@@ -112,7 +113,7 @@ pub fn fuse_into(terms: &[(Option<&ScoreMap>, f32)], out: &mut ScoreMap) -> Resu
             reason: "every map is None: nothing to fuse".into(),
         });
     };
-    super::border::check_nonempty("score map", h, w)?;
+    super::border::check_frame("score map", h, w)?;
     let dst = prepare_out(out, h, w);
     let live = || {
         terms

@@ -1,6 +1,6 @@
 //! `to_gray`: RGB → gray with OpenCV's fixed-point BT.601 weights.
 
-use super::border::{check_nonempty, prepare_out};
+use super::border::{check_frame, prepare_out};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, RgbFrame};
 
@@ -18,8 +18,9 @@ const HALF: u32 = 1 << (SHIFT - 1);
 /// Converts an RGB frame to 8-bit gray (BT.601 luma, as OpenCV's `cvtColor`).
 ///
 /// # Errors
-/// [`OpsError::Empty`] for a frame without pixels, [`OpsError::Channels`] when
-/// the last axis is not 3.
+/// [`OpsError::Empty`] for a frame without pixels, [`OpsError::TooLarge`] for
+/// one over the frame limits, [`OpsError::Channels`] when the last axis is
+/// not 3.
 pub fn to_gray(frame: &RgbFrame) -> Result<GrayImage, OpsError> {
     let mut out = GrayImage::zeros((0, 0));
     to_gray_into(frame, &mut out)?;
@@ -35,7 +36,7 @@ pub fn to_gray_into(frame: &RgbFrame, out: &mut GrayImage) -> Result<(), OpsErro
     if c != 3 {
         return Err(OpsError::Channels(c));
     }
-    check_nonempty("frame", h, w)?;
+    check_frame("frame", h, w)?;
     let dst = prepare_out(out, h, w);
     match frame.as_slice() {
         Some(src) => {

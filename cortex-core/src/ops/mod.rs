@@ -18,6 +18,7 @@ pub mod motion;
 pub mod opencv;
 pub mod resize;
 pub mod saliency;
+pub(crate) mod scratch;
 pub(crate) mod simd;
 pub mod ssim;
 

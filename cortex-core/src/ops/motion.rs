@@ -1,10 +1,11 @@
 //! `motion_map`: frame difference pooled on a coarse grid, blown back up to
 //! the frame size.
 
-use super::border::{check_nonempty, contiguous, prepare_out};
+use super::border::{check_frame, contiguous, prepare_out};
+use super::resize::{area_exact, area_general, resize_nearest_f32, AreaScratch};
+use super::scratch::{vec_bytes, with_scratch, Scratch as ScratchT, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
-use std::cell::RefCell;
 
 /// Parameters of [`motion_map_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +70,9 @@ pub fn motion_map(cur: &GrayImage, prev: &GrayImage) -> Result<ScoreMap, OpsErro
 /// the old size and fail every later frame.
 ///
 /// # Errors
-/// [`OpsError::Empty`] for an empty `cur`; [`OpsError::InvalidParam`] for a
-/// zero grid side.
+/// [`OpsError::Empty`] for an empty `cur`; [`OpsError::TooLarge`] for a
+/// `cur` over the frame limits; [`OpsError::InvalidParam`] for a zero grid
+/// side.
 pub fn motion_map_with(
     cur: &GrayImage,
     prev: &GrayImage,
@@ -94,7 +96,7 @@ pub fn motion_map_into(
 ) -> Result<(), OpsError> {
     params.validate()?;
     let (h, w) = cur.dim();
-    check_nonempty("cur", h, w)?;
+    check_frame("cur", h, w)?;
     if prev.dim() != (h, w) {
         prepare_out(out, h, w).fill(0.0);
         return Ok(());
@@ -103,23 +105,24 @@ pub fn motion_map_into(
     let a = contiguous(cur.view());
     let b = contiguous(prev.view());
     thread_local! {
-        static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+        static SCRATCH: Slot<Scratch> = const { Slot::new(None) };
     }
-    SCRATCH.with(|cell| {
-        let mut fresh = Scratch::default();
-        let mut guard = cell.try_borrow_mut();
-        let s = match guard.as_deref_mut() {
-            Ok(s) => s,
-            Err(_) => &mut fresh,
-        };
+    with_scratch(&SCRATCH, |s| {
         s.cells.clear();
         s.cells.resize(gh * gw, 0.0);
+        let row = |y: usize| y * w..(y + 1) * w;
         if w % gw == 0 && h % gh == 0 {
-            pool_exact(&a, &b, w, gw, h / gh, s);
+            let add = |y: usize, acc: &mut [u32]| add_absdiff(acc, &a[row(y)], &b[row(y)]);
+            area_exact((h, w), (gh, gw), 255.0, add, &mut s.cells, &mut s.area);
         } else {
-            pool_area(&a, &b, (h, w), (gh, gw), s);
+            let add = |y: usize, wy: f64, acc: &mut [f64]| {
+                for ((acc, &p), &q) in acc.iter_mut().zip(&a[row(y)]).zip(&b[row(y)]) {
+                    *acc += wy * f64::from(p.abs_diff(q));
+                }
+            };
+            area_general((h, w), (gh, gw), 255.0, add, &mut s.cells, &mut s.area);
         }
-        upsample_nearest(&s.cells, (gh, gw), (h, w), prepare_out(out, h, w));
+        resize_nearest_f32(&s.cells, (gh, gw), (h, w), prepare_out(out, h, w));
     });
     Ok(())
 }
@@ -129,34 +132,13 @@ pub fn motion_map_into(
 struct Scratch {
     /// Pooled cell values in `[0, 1]`, `gh × gw`.
     cells: Vec<f32>,
-    /// Per-column integer sums over a band of rows (exact path).
-    col_u32: Vec<u32>,
-    /// Per-column weighted sums over a band of rows (area path).
-    col_f64: Vec<f64>,
-    /// Per-cell sums of one cell row (area path).
-    cell_f64: Vec<f64>,
-    /// `(cell, source index, weight)` tables of the area path.
-    xtab: Vec<(usize, usize, f64)>,
-    ytab: Vec<(usize, usize, f64)>,
+    /// Working memory of the area downscale.
+    area: AreaScratch,
 }
 
-/// Cells that tile the frame exactly (`cw = w/gw` by `ch` pixels): integer
-/// sums, one division per cell.
-fn pool_exact(a: &[u8], b: &[u8], w: usize, gw: usize, ch: usize, s: &mut Scratch) {
-    let cw = w / gw;
-    let scale = 1.0 / ((cw * ch) as f64 * 255.0);
-    s.col_u32.clear();
-    s.col_u32.resize(w, 0);
-    for (band, cells) in s.cells.chunks_exact_mut(gw).enumerate() {
-        s.col_u32.fill(0);
-        for y in band * ch..(band + 1) * ch {
-            let r = y * w..(y + 1) * w;
-            add_absdiff(&mut s.col_u32, &a[r.clone()], &b[r]);
-        }
-        for (c, cols) in cells.iter_mut().zip(s.col_u32.chunks_exact(cw)) {
-            let sum: u64 = cols.iter().map(|&v| u64::from(v)).sum();
-            *c = (sum as f64 * scale) as f32;
-        }
+impl ScratchT for Scratch {
+    fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.cells) + self.area.heap_bytes()
     }
 }
 
@@ -165,101 +147,6 @@ multiversion! {
     fn add_absdiff(acc: &mut [u32], a: &[u8], b: &[u8]) {
         for ((s, &p), &q) in acc.iter_mut().zip(a).zip(b) {
             *s += u32::from(p.abs_diff(q));
-        }
-    }
-}
-
-/// OpenCV's `computeResizeAreaTab`: for each destination cell of a
-/// `ssize → dsize` area downscale, the source indices it covers and their
-/// weights (coverage / cell width), including OpenCV's rule that ignores
-/// slivers under 1e-3 of a pixel. Computed in `f64` (OpenCV stores the weights
-/// as `f32`; the difference is below 1e-7).
-fn area_tab(ssize: usize, dsize: usize, tab: &mut Vec<(usize, usize, f64)>) {
-    tab.clear();
-    let scale = 1.0 / (dsize as f64 / ssize as f64);
-    for d in 0..dsize {
-        let f1 = d as f64 * scale;
-        let f2 = f1 + scale;
-        let cell = scale.min(ssize as f64 - f1);
-        let s2 = (f2.floor() as usize).min(ssize - 1);
-        let s1 = (f1.ceil() as usize).min(s2);
-        if s1 as f64 - f1 > 1e-3 && s1 > 0 {
-            tab.push((d, s1 - 1, (s1 as f64 - f1) / cell));
-        }
-        for sidx in s1..s2 {
-            tab.push((d, sidx, 1.0 / cell));
-        }
-        if f2 - s2 as f64 > 1e-3 {
-            tab.push((d, s2, (f2 - s2 as f64).min(1.0).min(cell) / cell));
-        }
-    }
-}
-
-/// General cell sizes: exact area weights, `f64` accumulation.
-fn pool_area(
-    a: &[u8],
-    b: &[u8],
-    (h, w): (usize, usize),
-    (gh, gw): (usize, usize),
-    s: &mut Scratch,
-) {
-    area_tab(w, gw, &mut s.xtab);
-    area_tab(h, gh, &mut s.ytab);
-    s.col_f64.clear();
-    s.col_f64.resize(w, 0.0);
-    s.cell_f64.clear();
-    s.cell_f64.resize(gw, 0.0);
-    let mut i = 0;
-    while i < s.ytab.len() {
-        let dy = s.ytab[i].0;
-        // Weighted column sums over the rows of cell row `dy` ...
-        s.col_f64.fill(0.0);
-        while i < s.ytab.len() && s.ytab[i].0 == dy {
-            let (_, sy, wy) = s.ytab[i];
-            let r = sy * w..(sy + 1) * w;
-            for ((acc, &p), &q) in s.col_f64.iter_mut().zip(&a[r.clone()]).zip(&b[r]) {
-                *acc += wy * f64::from(p.abs_diff(q));
-            }
-            i += 1;
-        }
-        // ... then weighted sums of those columns per cell.
-        s.cell_f64.fill(0.0);
-        for &(dx, sx, wx) in &s.xtab {
-            s.cell_f64[dx] += wx * s.col_f64[sx];
-        }
-        for (c, &v) in s.cells[dy * gw..(dy + 1) * gw].iter_mut().zip(&s.cell_f64) {
-            *c = (v / 255.0) as f32;
-        }
-    }
-}
-
-/// Nearest-neighbour resize of the `gh × gw` cells to `h × w`, with OpenCV's
-/// `INTER_NEAREST` index rule `min(floor(x · (1 / (w / gw))), gw − 1)`
-/// evaluated in the same `f64` operations so that the cell borders fall on
-/// the same pixels.
-fn upsample_nearest(
-    cells: &[f32],
-    (gh, gw): (usize, usize),
-    (h, w): (usize, usize),
-    out: &mut [f32],
-) {
-    let ifx = 1.0 / (w as f64 / gw as f64);
-    let ify = 1.0 / (h as f64 / gh as f64);
-    let mut last_cy = usize::MAX;
-    for y in 0..h {
-        let cy = ((y as f64 * ify).floor() as usize).min(gh - 1);
-        let (done, rest) = out.split_at_mut(y * w);
-        let row = &mut rest[..w];
-        if cy == last_cy && y > 0 {
-            // Same cell row as the row above: copy it.
-            row.copy_from_slice(&done[(y - 1) * w..]);
-            continue;
-        }
-        last_cy = cy;
-        let src = &cells[cy * gw..(cy + 1) * gw];
-        for (x, v) in row.iter_mut().enumerate() {
-            let cx = ((x as f64 * ifx).floor() as usize).min(gw - 1);
-            *v = src[cx];
         }
     }
 }

@@ -11,7 +11,8 @@
 //! horizontally but only rows vertically (`f32` path). Those details are
 //! reproduced here and pinned by tests against OpenCV.
 
-use super::border::check_nonempty;
+use super::border::{check_frame, check_nonempty};
+use super::scratch::vec_bytes;
 use super::types::OpsError;
 
 /// One output index of one axis: source indices and the fraction `f ∈ [0,1)`
@@ -23,39 +24,54 @@ pub(crate) struct Tap {
     pub(crate) f: f32,
 }
 
-/// OpenCV's `INTER_LINEAR` coordinate table for a `src → dst` axis.
-/// `clamp_frac` is OpenCV's horizontal rule (fraction forced to 0 outside the
-/// source); vertically OpenCV keeps the fraction and only clamps the rows.
-pub(crate) fn linear_taps(src: usize, dst: usize, clamp_frac: bool, taps: &mut Vec<Tap>) {
-    taps.clear();
+/// Output columns per strip of the resizers: their working rows hold one
+/// strip (a few tens of KB), so working memory does not grow with the
+/// destination, however wide.
+const STRIP: usize = 4096;
+
+/// OpenCV's `INTER_LINEAR` coordinate of output index `d` of a `src → dst`
+/// axis. `clamp_frac` is OpenCV's horizontal rule (fraction forced to 0
+/// outside the source); vertically OpenCV keeps the fraction and only clamps
+/// the rows.
+pub(crate) fn linear_tap(d: usize, src: usize, dst: usize, clamp_frac: bool) -> Tap {
     let scale = 1.0 / (dst as f64 / src as f64);
     let last = src as isize - 1;
-    for d in 0..dst {
-        let pos = ((d as f64 + 0.5) * scale - 0.5) as f32;
-        let mut s = pos.floor() as isize;
-        let mut f = pos - s as f32;
-        if clamp_frac {
-            if s < 0 {
-                f = 0.0;
-                s = 0;
-            }
-            if s >= last {
-                f = 0.0;
-                s = last;
-            }
+    let pos = ((d as f64 + 0.5) * scale - 0.5) as f32;
+    let mut s = pos.floor() as isize;
+    let mut f = pos - s as f32;
+    if clamp_frac {
+        if s < 0 {
+            f = 0.0;
+            s = 0;
         }
-        taps.push(Tap {
-            i0: s.clamp(0, last) as usize,
-            i1: (s + 1).clamp(0, last) as usize,
-            f,
-        });
+        if s >= last {
+            f = 0.0;
+            s = last;
+        }
     }
+    Tap {
+        i0: s.clamp(0, last) as usize,
+        i1: (s + 1).clamp(0, last) as usize,
+        f,
+    }
+}
+
+/// The [`linear_tap`]s of output indices `range` of a `src → dst` axis.
+pub(crate) fn linear_taps(
+    src: usize,
+    dst: usize,
+    range: std::ops::Range<usize>,
+    clamp_frac: bool,
+    taps: &mut Vec<Tap>,
+) {
+    taps.clear();
+    taps.extend(range.map(|d| linear_tap(d, src, dst, clamp_frac)));
 }
 
 /// Whether OpenCV turns this `INTER_LINEAR` resize into its 2×2 `INTER_AREA`
 /// fast path (exactly half size on both axes).
 fn is_half(src_h: usize, src_w: usize, dst_h: usize, dst_w: usize) -> bool {
-    dst_w * 2 == src_w && dst_h * 2 == src_h
+    dst_w.checked_mul(2) == Some(src_w) && dst_h.checked_mul(2) == Some(src_h)
 }
 
 /// Rejects empty sizes and buffers whose length is not `rows × cols`.
@@ -78,15 +94,22 @@ fn check_buffers(
     Ok(())
 }
 
-/// Working memory of the resizers (reuse it across calls to avoid allocating).
+/// Working memory of the resizers (reuse it across calls to avoid
+/// allocating). Its size depends on neither image: one strip of at most
+/// 4096 output columns.
 #[derive(Debug, Default, Clone)]
 pub struct ResizeScratch {
     xt: Vec<Tap>,
-    yt: Vec<Tap>,
     xe: Vec<ExactTap>,
-    ye: Vec<ExactTap>,
     hi: Vec<u32>,
     hf: Vec<f32>,
+}
+
+impl ResizeScratch {
+    /// Heap bytes held.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.xt) + vec_bytes(&self.xe) + vec_bytes(&self.hi) + vec_bytes(&self.hf)
+    }
 }
 
 /// One axis of OpenCV's bit-exact linear resize (`interpolationLinear` of
@@ -101,26 +124,23 @@ pub(crate) enum ExactTap {
     Mix(usize, u32),
 }
 
-/// The `ExactTap` table of a `src → dst` axis. The position is computed in
-/// `f64` as OpenCV does in its correctly rounded `softdouble`
+/// The `ExactTap` of output index `d` of a `src → dst` axis. The position is
+/// computed in `f64` as OpenCV does in its correctly rounded `softdouble`
 /// (`(d + 0.5)·(1 / (dst/src)) − 0.5`, each operation rounded once), and the
 /// weight rounded half-to-even to 8 fractional bits (`ufixedpoint16`).
-pub(crate) fn exact_taps(src: usize, dst: usize, taps: &mut Vec<ExactTap>) {
-    taps.clear();
+pub(crate) fn exact_tap(d: usize, src: usize, dst: usize) -> ExactTap {
     let scale = 1.0 / (dst as f64 / src as f64);
-    for d in 0..dst {
-        let pos = scale * (d as f64 + 0.5) - 0.5;
-        let i = pos.floor();
-        taps.push(if i >= 0.0 && src > 1 {
-            let i = i as usize;
-            if i < src - 1 {
-                ExactTap::Mix(i, ((pos - i as f64) * 256.0).round_ties_even() as u32)
-            } else {
-                ExactTap::Copy(src - 1)
-            }
+    let pos = scale * (d as f64 + 0.5) - 0.5;
+    let i = pos.floor();
+    if i >= 0.0 && src > 1 {
+        let i = i as usize;
+        if i < src - 1 {
+            ExactTap::Mix(i, ((pos - i as f64) * 256.0).round_ties_even() as u32)
         } else {
-            ExactTap::Copy(0)
-        });
+            ExactTap::Copy(src - 1)
+        }
+    } else {
+        ExactTap::Copy(0)
     }
 }
 
@@ -132,9 +152,24 @@ pub(crate) fn exact_taps(src: usize, dst: usize, taps: &mut Vec<ExactTap>) {
 /// 8-bit weights and rounded from 16 fractional bits.
 ///
 /// # Errors
-/// [`OpsError::Empty`] for a zero side, [`OpsError::InvalidParam`] when a
-/// buffer's length is not `rows × cols`.
+/// [`OpsError::Empty`] for a zero side, [`OpsError::TooLarge`] for a size
+/// over the frame limits, [`OpsError::InvalidParam`] when a buffer's length
+/// is not `rows × cols`.
 pub fn resize_linear_exact_u8(
+    src: &[u8],
+    src_size: (usize, usize),
+    dst: &mut [u8],
+    dst_size: (usize, usize),
+    s: &mut ResizeScratch,
+) -> Result<(), OpsError> {
+    check_frame("src", src_size.0, src_size.1)?;
+    check_frame("dst", dst_size.0, dst_size.1)?;
+    resize_linear_exact_u8_within(src, src_size, dst, dst_size, s)
+}
+
+/// [`resize_linear_exact_u8`] without the frame-limit check, for working images whose
+/// size the caller has bounded (the spectral residual's thumbnail).
+pub(crate) fn resize_linear_exact_u8_within(
     src: &[u8],
     (src_h, src_w): (usize, usize),
     dst: &mut [u8],
@@ -146,10 +181,6 @@ pub fn resize_linear_exact_u8(
         dst.copy_from_slice(src);
         return Ok(());
     }
-    exact_taps(src_w, dst_w, &mut s.xe);
-    exact_taps(src_h, dst_h, &mut s.ye);
-    s.hi.resize(2 * dst_w, 0);
-    let (h0, h1) = s.hi.split_at_mut(dst_w);
     let hrow = |row: &[u8], out: &mut [u32], xt: &[ExactTap]| {
         for (o, t) in out.iter_mut().zip(xt) {
             *o = match *t {
@@ -158,24 +189,35 @@ pub fn resize_linear_exact_u8(
             };
         }
     };
-    for (drow, t) in dst.chunks_exact_mut(dst_w).zip(&s.ye) {
-        match *t {
-            ExactTap::Copy(i) => {
-                hrow(&src[i * src_w..(i + 1) * src_w], h0, &s.xe);
-                for (d, &p) in drow.iter_mut().zip(h0.iter()) {
-                    *d = ((p + 128) >> 8) as u8;
+    let mut x0 = 0;
+    while x0 < dst_w {
+        let x1 = dst_w.min(x0 + STRIP);
+        let sw = x1 - x0;
+        s.xe.clear();
+        s.xe.extend((x0..x1).map(|d| exact_tap(d, src_w, dst_w)));
+        s.hi.resize(2 * sw, 0);
+        let (h0, h1) = s.hi.split_at_mut(sw);
+        for (y, drow) in dst.chunks_exact_mut(dst_w).enumerate() {
+            let drow = &mut drow[x0..x1];
+            match exact_tap(y, src_h, dst_h) {
+                ExactTap::Copy(i) => {
+                    hrow(&src[i * src_w..(i + 1) * src_w], h0, &s.xe);
+                    for (d, &p) in drow.iter_mut().zip(h0.iter()) {
+                        *d = ((p + 128) >> 8) as u8;
+                    }
                 }
-            }
-            ExactTap::Mix(i, w1) => {
-                hrow(&src[i * src_w..(i + 1) * src_w], h0, &s.xe);
-                hrow(&src[(i + 1) * src_w..(i + 2) * src_w], h1, &s.xe);
-                let w0 = 256 - w1;
-                for ((d, &p), &q) in drow.iter_mut().zip(h0.iter()).zip(h1.iter()) {
-                    // At most 255·2^16: the shifted value fits a byte.
-                    *d = ((p * w0 + q * w1 + (1 << 15)) >> 16) as u8;
+                ExactTap::Mix(i, w1) => {
+                    hrow(&src[i * src_w..(i + 1) * src_w], h0, &s.xe);
+                    hrow(&src[(i + 1) * src_w..(i + 2) * src_w], h1, &s.xe);
+                    let w0 = 256 - w1;
+                    for ((d, &p), &q) in drow.iter_mut().zip(h0.iter()).zip(h1.iter()) {
+                        // At most 255·2^16: the shifted value fits a byte.
+                        *d = ((p * w0 + q * w1 + (1 << 15)) >> 16) as u8;
+                    }
                 }
             }
         }
+        x0 = x1;
     }
     Ok(())
 }
@@ -183,7 +225,24 @@ pub fn resize_linear_exact_u8(
 /// `cv::resize(src, dst, (dst_w, dst_h), INTER_LINEAR)` on `f32`, with
 /// OpenCV's coordinate and weight rules and its operation order (identical
 /// up to the last bit in the generic path).
+///
+/// # Errors
+/// As [`resize_linear_exact_u8`].
 pub fn resize_linear_f32(
+    src: &[f32],
+    src_size: (usize, usize),
+    dst: &mut [f32],
+    dst_size: (usize, usize),
+    s: &mut ResizeScratch,
+) -> Result<(), OpsError> {
+    check_frame("src", src_size.0, src_size.1)?;
+    check_frame("dst", dst_size.0, dst_size.1)?;
+    resize_linear_f32_within(src, src_size, dst, dst_size, s)
+}
+
+/// [`resize_linear_f32`] without the frame-limit check, for working images whose
+/// size the caller has bounded (the spectral residual's thumbnail).
+pub(crate) fn resize_linear_f32_within(
     src: &[f32],
     (src_h, src_w): (usize, usize),
     dst: &mut [f32],
@@ -204,21 +263,42 @@ pub fn resize_linear_f32(
         }
         return Ok(());
     }
-    linear_taps(src_w, dst_w, true, &mut s.xt);
-    linear_taps(src_h, dst_h, false, &mut s.yt);
-    // Every source row resampled horizontally once (the source is the small
-    // working image, so this is cheap), then each output row is one blend.
-    s.hf.resize(src_h * dst_w, 0.0);
-    for (y, out) in s.hf.chunks_exact_mut(dst_w).enumerate() {
-        let row = &src[y * src_w..(y + 1) * src_w];
-        for (o, t) in out.iter_mut().zip(&s.xt) {
-            *o = row[t.i0] * (1.0 - t.f) + row[t.i1] * t.f;
+    // Strip by strip of output columns; within a strip, each source row is
+    // resampled horizontally once when the output rows first need it (rows
+    // are needed in increasing order) and kept while they do.
+    let mut x0 = 0;
+    while x0 < dst_w {
+        let x1 = dst_w.min(x0 + STRIP);
+        let sw = x1 - x0;
+        linear_taps(src_w, dst_w, x0..x1, true, &mut s.xt);
+        s.hf.resize(2 * sw, 0.0);
+        let (mut a, mut b) = s.hf.split_at_mut(sw);
+        // Source rows held by `a` and `b`.
+        let (mut ra, mut rb) = (usize::MAX, usize::MAX);
+        let hrow = |y: usize, out: &mut [f32], xt: &[Tap]| {
+            let row = &src[y * src_w..(y + 1) * src_w];
+            for (o, t) in out.iter_mut().zip(xt) {
+                *o = row[t.i0] * (1.0 - t.f) + row[t.i1] * t.f;
+            }
+        };
+        for (y, drow) in dst.chunks_exact_mut(dst_w).enumerate() {
+            let t = linear_tap(y, src_h, dst_h, false);
+            if ra != t.i0 {
+                if rb == t.i0 {
+                    std::mem::swap(&mut a, &mut b);
+                    std::mem::swap(&mut ra, &mut rb);
+                } else {
+                    hrow(t.i0, a, &s.xt);
+                    ra = t.i0;
+                }
+            }
+            if rb != t.i1 {
+                hrow(t.i1, b, &s.xt);
+                rb = t.i1;
+            }
+            blend(&mut drow[x0..x1], a, b, 1.0 - t.f, t.f);
         }
-    }
-    for (drow, t) in dst.chunks_exact_mut(dst_w).zip(&s.yt) {
-        let r0 = &s.hf[t.i0 * dst_w..(t.i0 + 1) * dst_w];
-        let r1 = &s.hf[t.i1 * dst_w..(t.i1 + 1) * dst_w];
-        blend(drow, r0, r1, 1.0 - t.f, t.f);
+        x0 = x1;
     }
     Ok(())
 }
@@ -232,6 +312,175 @@ super::simd::multiversion! {
     }
 }
 
+/// OpenCV's `computeResizeAreaTab`: for each destination cell of a
+/// `ssize → dsize` area downscale (`INTER_AREA`), the source indices it
+/// covers and their weights (coverage / cell width), including OpenCV's rule
+/// that ignores slivers under 1e-3 of a pixel. Computed in `f64` (OpenCV
+/// stores the weights as `f32`; the difference is below 1e-7).
+pub(crate) fn area_tab(ssize: usize, dsize: usize, tab: &mut Vec<(usize, usize, f64)>) {
+    tab.clear();
+    let scale = 1.0 / (dsize as f64 / ssize as f64);
+    for d in 0..dsize {
+        let f1 = d as f64 * scale;
+        let f2 = f1 + scale;
+        let cell = scale.min(ssize as f64 - f1);
+        let s2 = (f2.floor() as usize).min(ssize - 1);
+        let s1 = (f1.ceil() as usize).min(s2);
+        if s1 as f64 - f1 > 1e-3 && s1 > 0 {
+            tab.push((d, s1 - 1, (s1 as f64 - f1) / cell));
+        }
+        for sidx in s1..s2 {
+            tab.push((d, sidx, 1.0 / cell));
+        }
+        if f2 - s2 as f64 > 1e-3 {
+            tab.push((d, s2, (f2 - s2 as f64).min(1.0).min(cell) / cell));
+        }
+    }
+}
+
+/// Working memory of the area downscales ([`area_exact`], [`area_general`]).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct AreaScratch {
+    /// Per-column integer sums over a band of rows (exact path).
+    col_u32: Vec<u32>,
+    /// Per-cell sums of one cell row (exact path).
+    cell_u64: Vec<u64>,
+    /// Per-column weighted sums over a band of rows (general path).
+    col_f64: Vec<f64>,
+    /// Per-cell sums of one cell row (general path).
+    cell_f64: Vec<f64>,
+    /// `(cell, source index, weight)` tables of the general path.
+    xtab: Vec<(usize, usize, f64)>,
+    ytab: Vec<(usize, usize, f64)>,
+}
+
+impl AreaScratch {
+    /// Heap bytes held.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.col_u32)
+            + vec_bytes(&self.cell_u64)
+            + vec_bytes(&self.col_f64)
+            + vec_bytes(&self.cell_f64)
+            + vec_bytes(&self.xtab)
+            + vec_bytes(&self.ytab)
+    }
+}
+
+/// Source rows summed in `u32` per column before they are carried into
+/// `u64`: `add_row` adds values of at most 255, so this many rows cannot
+/// overflow a `u32`.
+const U32_ROWS: usize = (u32::MAX / 255) as usize;
+
+/// `INTER_AREA` downscale of an `h × w` image to `gh × gw` cells that tile it
+/// exactly (`h % gh == 0`, `w % gw == 0`), in exact integers: one division
+/// per cell. `add_row(y, acc)` adds row `y`'s values (each at most 255) to
+/// `acc` (`w` columns); `cells[i]` becomes the cell's mean divided by
+/// `value_scale`.
+pub(crate) fn area_exact(
+    (h, w): (usize, usize),
+    (gh, gw): (usize, usize),
+    value_scale: f64,
+    mut add_row: impl FnMut(usize, &mut [u32]),
+    cells: &mut [f32],
+    s: &mut AreaScratch,
+) {
+    let (ch, cw) = (h / gh, w / gw);
+    let scale = 1.0 / ((cw * ch) as f64 * value_scale);
+    s.col_u32.clear();
+    s.col_u32.resize(w, 0);
+    s.cell_u64.clear();
+    s.cell_u64.resize(gw, 0);
+    for (band, out) in cells.chunks_exact_mut(gw).enumerate() {
+        s.cell_u64.fill(0);
+        let mut y = band * ch;
+        let end = y + ch;
+        while y < end {
+            let stop = end.min(y + U32_ROWS);
+            s.col_u32.fill(0);
+            for row in y..stop {
+                add_row(row, &mut s.col_u32);
+            }
+            for (acc, cols) in s.cell_u64.iter_mut().zip(s.col_u32.chunks_exact(cw)) {
+                *acc += cols.iter().map(|&v| u64::from(v)).sum::<u64>();
+            }
+            y = stop;
+        }
+        for (c, &sum) in out.iter_mut().zip(&s.cell_u64) {
+            *c = (sum as f64 * scale) as f32;
+        }
+    }
+}
+
+/// `INTER_AREA` downscale of an `h × w` image to `gh × gw` cells of any
+/// size: exact area weights ([`area_tab`]), `f64` accumulation.
+/// `add_row(y, weight, acc)` adds `weight ×` row `y` to `acc` (`w` columns);
+/// `cells[i]` becomes the cell's weighted mean divided by `value_scale`.
+pub(crate) fn area_general(
+    (h, w): (usize, usize),
+    (gh, gw): (usize, usize),
+    value_scale: f64,
+    mut add_row: impl FnMut(usize, f64, &mut [f64]),
+    cells: &mut [f32],
+    s: &mut AreaScratch,
+) {
+    area_tab(w, gw, &mut s.xtab);
+    area_tab(h, gh, &mut s.ytab);
+    s.col_f64.clear();
+    s.col_f64.resize(w, 0.0);
+    s.cell_f64.clear();
+    s.cell_f64.resize(gw, 0.0);
+    let mut i = 0;
+    while i < s.ytab.len() {
+        let dy = s.ytab[i].0;
+        // Weighted column sums over the rows of cell row `dy` ...
+        s.col_f64.fill(0.0);
+        while i < s.ytab.len() && s.ytab[i].0 == dy {
+            let (_, sy, wy) = s.ytab[i];
+            add_row(sy, wy, &mut s.col_f64);
+            i += 1;
+        }
+        // ... then weighted sums of those columns per cell.
+        s.cell_f64.fill(0.0);
+        for &(dx, sx, wx) in &s.xtab {
+            s.cell_f64[dx] += wx * s.col_f64[sx];
+        }
+        for (c, &v) in cells[dy * gw..(dy + 1) * gw].iter_mut().zip(&s.cell_f64) {
+            *c = (v / value_scale) as f32;
+        }
+    }
+}
+
+/// Nearest-neighbour resize of `gh × gw` values to `h × w` (no working
+/// memory), with OpenCV's `INTER_NEAREST` index rule
+/// `min(floor(x · (1 / (w / gw))), gw − 1)` evaluated in the same `f64`
+/// operations so that the cell borders fall on the same pixels.
+pub(crate) fn resize_nearest_f32(
+    cells: &[f32],
+    (gh, gw): (usize, usize),
+    (h, w): (usize, usize),
+    out: &mut [f32],
+) {
+    let ifx = 1.0 / (w as f64 / gw as f64);
+    let ify = 1.0 / (h as f64 / gh as f64);
+    let mut last_cy = usize::MAX;
+    for y in 0..h {
+        let cy = ((y as f64 * ify).floor() as usize).min(gh - 1);
+        let (done, rest) = out.split_at_mut(y * w);
+        let row = &mut rest[..w];
+        if cy == last_cy && y > 0 {
+            // Same cell row as the row above: copy it.
+            row.copy_from_slice(&done[(y - 1) * w..]);
+            continue;
+        }
+        last_cy = cy;
+        let src = &cells[cy * gw..(cy + 1) * gw];
+        for (x, v) in row.iter_mut().enumerate() {
+            let cx = ((x as f64 * ifx).floor() as usize).min(gw - 1);
+            *v = src[cx];
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,7 +488,7 @@ mod tests {
     #[test]
     fn taps_clamp_horizontally_only() {
         let mut t = Vec::new();
-        linear_taps(4, 8, true, &mut t);
+        linear_taps(4, 8, 0..8, true, &mut t);
         assert_eq!(
             t[0],
             Tap {
@@ -256,7 +505,7 @@ mod tests {
                 f: 0.0
             }
         );
-        linear_taps(4, 8, false, &mut t);
+        linear_taps(4, 8, 0..8, false, &mut t);
         assert_eq!(
             t[0],
             Tap {

@@ -19,13 +19,13 @@
 //! log-amplitude/residual steps stay in that transposed layout (the 3×3 box
 //! is symmetric), which saves two transposes.
 
-use super::border::{check_nonempty, contiguous, prepare_out, reflect101};
-use super::resize::{resize_linear_exact_u8, resize_linear_f32, ResizeScratch};
+use super::border::{check_frame, contiguous, prepare_out, reflect101};
+use super::resize::{resize_linear_exact_u8_within, resize_linear_f32_within, ResizeScratch};
+use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
-use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Parameters of [`saliency_dft_with`].
@@ -34,6 +34,7 @@ pub struct SaliencyParams {
     /// Working width (OpenCV's `setImageWidth`). 1..=4096. Default 64.
     pub width: usize,
     /// Working height (OpenCV's `setImageHeight`). 1..=4096. Default 64.
+    /// `width × height` is at most [`MAX_WORK_PIXELS`].
     pub height: usize,
 }
 
@@ -46,11 +47,18 @@ impl Default for SaliencyParams {
     }
 }
 
+/// Most pixels of the working image: the engine holds about 61 bytes per
+/// working pixel (complex spectra, `f64` planes), so 2²⁰ pixels (e.g.
+/// 1024×1024) cost 61 MiB; a 4096×4096 working size would cost 1 GiB for a
+/// method designed for a 64×64 thumbnail.
+pub const MAX_WORK_PIXELS: usize = 1 << 20;
+
 impl SaliencyParams {
     /// Checks the fields.
     ///
     /// # Errors
-    /// [`OpsError::InvalidParam`] for a working side outside `1..=4096`.
+    /// [`OpsError::InvalidParam`] for a working side outside `1..=4096` or a
+    /// working size over [`MAX_WORK_PIXELS`].
     pub fn validate(&self) -> Result<(), OpsError> {
         for (name, v) in [("width", self.width), ("height", self.height)] {
             if !(1..=4096).contains(&v) {
@@ -59,6 +67,15 @@ impl SaliencyParams {
                     reason: format!("working size must be in 1..=4096, got {v}"),
                 });
             }
+        }
+        if self.width * self.height > MAX_WORK_PIXELS {
+            return Err(OpsError::InvalidParam {
+                name: "width/height",
+                reason: format!(
+                    "working size {}x{} is over {MAX_WORK_PIXELS} pixels",
+                    self.width, self.height
+                ),
+            });
         }
         Ok(())
     }
@@ -80,8 +97,9 @@ pub fn saliency_dft(gray: &GrayImage) -> Result<ScoreMap, OpsError> {
 /// never yields NaN.
 ///
 /// # Errors
-/// [`OpsError::Empty`] for an image without pixels, [`OpsError::InvalidParam`]
-/// for a bad working size.
+/// [`OpsError::Empty`] for an image without pixels, [`OpsError::TooLarge`]
+/// for one over the frame limits, [`OpsError::InvalidParam`] for a bad
+/// working size.
 pub fn saliency_dft_with(gray: &GrayImage, params: &SaliencyParams) -> Result<ScoreMap, OpsError> {
     let mut out = ScoreMap::zeros((0, 0));
     saliency_dft_into(gray, params, &mut out)?;
@@ -99,21 +117,28 @@ pub fn saliency_dft_into(
     out: &mut ScoreMap,
 ) -> Result<(), OpsError> {
     params.validate()?;
+    check_frame("gray", gray.nrows(), gray.ncols())?;
     thread_local! {
-        static ENGINE: RefCell<Option<SpectralResidual>> = const { RefCell::new(None) };
+        static ENGINE: Slot<Engine> = const { Slot::new(None) };
     }
-    ENGINE.with(|cell| {
-        let Ok(mut slot) = cell.try_borrow_mut() else {
-            return SpectralResidual::new(params)?.compute_into(gray, out);
+    with_scratch(&ENGINE, |Engine(slot)| {
+        let engine = match slot {
+            Some(e) if e.params == *params => e,
+            _ => slot.insert(SpectralResidual::new(params)?),
         };
-        if slot.as_ref().map(|e| e.params) != Some(*params) {
-            *slot = Some(SpectralResidual::new(params)?);
-        }
-        match slot.as_mut() {
-            Some(engine) => engine.compute_into(gray, out),
-            None => SpectralResidual::new(params)?.compute_into(gray, out),
-        }
+        engine.compute_into(gray, out)
     })
+}
+
+/// The per-thread engine of [`saliency_dft_into`] (planned on first use and
+/// on a change of working size).
+#[derive(Default)]
+struct Engine(Option<SpectralResidual>);
+
+impl Scratch for Engine {
+    fn heap_bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, SpectralResidual::heap_bytes)
+    }
 }
 
 /// A reusable spectral-residual engine: FFT plans for the working size and
@@ -190,16 +215,33 @@ impl SpectralResidual {
         })
     }
 
+    /// Heap bytes held by the buffers (not counting the FFT plans).
+    fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.scratch)
+            + vec_bytes(&self.spec)
+            + vec_bytes(&self.tspec)
+            + vec_bytes(&self.small)
+            + vec_bytes(&self.a)
+            + vec_bytes(&self.b)
+            + vec_bytes(&self.c)
+            + vec_bytes(&self.smallf)
+            + self.resize.heap_bytes()
+            + vec_bytes(&self.refl_w)
+            + vec_bytes(&self.refl_h)
+    }
+
     /// The saliency map of `gray` into `out` (resized to `gray`'s size).
+    /// Working memory does not depend on the frame size.
     ///
     /// # Errors
-    /// [`OpsError::Empty`] for an image without pixels.
+    /// [`OpsError::Empty`] for an image without pixels, [`OpsError::TooLarge`]
+    /// for one over the frame limits.
     pub fn compute_into(&mut self, gray: &GrayImage, out: &mut ScoreMap) -> Result<(), OpsError> {
         let (h, w) = gray.dim();
-        check_nonempty("gray", h, w)?;
+        check_frame("gray", h, w)?;
         let (nw, nh) = (self.params.width, self.params.height);
         let px = contiguous(gray.view());
-        resize_linear_exact_u8(&px, (h, w), &mut self.small, (nh, nw), &mut self.resize)?;
+        resize_linear_exact_u8_within(&px, (h, w), &mut self.small, (nh, nw), &mut self.resize)?;
 
         // Forward DFT: rows, transpose, rows (= columns). `tspec` is nw × nh.
         for (c, &v) in self.spec.iter_mut().zip(&self.small) {
@@ -250,7 +292,7 @@ impl SpectralResidual {
             self.smallf.fill(0.0);
         }
         let dst = prepare_out(out, h, w);
-        resize_linear_f32(&self.smallf, (nh, nw), dst, (h, w), &mut self.resize)
+        resize_linear_f32_within(&self.smallf, (nh, nw), dst, (h, w), &mut self.resize)
     }
 }
 

@@ -18,10 +18,11 @@
 //! `O(width)` and stays in cache. The uniform window of the scikit-image
 //! variant runs on exact integer box sums.
 
-use super::border::{check_nonempty, contiguous, reflect101};
+use super::border::{check_frame, check_limits, check_nonempty, contiguous, reflect101};
+use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError};
-use std::cell::RefCell;
+use std::borrow::Cow;
 
 /// `(0.01 · 255)²`.
 pub const C1: f64 = 6.5025;
@@ -101,7 +102,8 @@ pub fn scene_change(cur: &GrayImage, prev: &GrayImage) -> Result<SceneChange, Op
 /// working rows live in a per-thread buffer).
 ///
 /// # Errors
-/// [`OpsError::Empty`] for an empty `cur`; [`OpsError::InvalidParam`] for a bad
+/// [`OpsError::Empty`] for an empty `cur`; [`OpsError::TooLarge`] for a
+/// `cur` over the frame limits; [`OpsError::InvalidParam`] for a bad
 /// threshold, or with [`SsimVariant::SkImage`] for a frame under 7×7.
 pub fn scene_change_with(
     cur: &GrayImage,
@@ -109,14 +111,14 @@ pub fn scene_change_with(
     params: &SceneParams,
 ) -> Result<SceneChange, OpsError> {
     params.validate()?;
-    check_nonempty("cur", cur.nrows(), cur.ncols())?;
+    check_frame("cur", cur.nrows(), cur.ncols())?;
     if prev.dim() != cur.dim() {
         return Ok(SceneChange {
             changed: true,
             ssim: None,
         });
     }
-    let s = with_scratch(|scratch| ssim_with(cur, prev, params.variant, scratch))?;
+    let s = with_ssim_scratch(|scratch| ssim_with(cur, prev, params.variant, scratch))?;
     Ok(SceneChange {
         changed: s < params.threshold,
         ssim: Some(s),
@@ -128,14 +130,14 @@ pub fn scene_change_with(
 /// # Errors
 /// As [`ssim_with`].
 pub fn ssim(a: &GrayImage, b: &GrayImage) -> Result<f64, OpsError> {
-    with_scratch(|scratch| ssim_with(a, b, SsimVariant::Gaussian, scratch))
+    with_ssim_scratch(|scratch| ssim_with(a, b, SsimVariant::Gaussian, scratch))
 }
 
 /// SSIM of two gray images of the same size with caller-owned working memory.
 ///
 /// # Errors
 /// [`OpsError::Empty`] for empty images, [`OpsError::SizeMismatch`] for
-/// different sizes, [`OpsError::InvalidParam`] for [`SsimVariant::SkImage`]
+/// different sizes, [`OpsError::TooLarge`] over the frame limits, [`OpsError::InvalidParam`] for [`SsimVariant::SkImage`]
 /// on an image under 7×7 (the window would not fit; scikit-image refuses too).
 pub fn ssim_with(
     a: &GrayImage,
@@ -154,23 +156,42 @@ pub fn ssim_with(
             want_h: h,
         });
     }
-    let pa = contiguous(a.view());
-    let pb = contiguous(b.view());
-    match variant {
-        SsimVariant::Gaussian => Ok(gaussian_ssim(&pa, &pb, h, w, scratch)),
-        SsimVariant::SkImage => {
-            if h < BOX || w < BOX {
-                return Err(OpsError::InvalidParam {
-                    name: "variant",
-                    reason: format!(
-                        "the 7x7 scikit-image window needs at least 7x7 pixels, got {w}x{h}"
-                    ),
-                });
-            }
-            Ok(box_ssim(&pa, &pb, h, w, scratch))
-        }
+    check_limits("a", h, w)?;
+    if variant == SsimVariant::SkImage && (h < BOX || w < BOX) {
+        return Err(OpsError::InvalidParam {
+            name: "variant",
+            reason: format!("the 7x7 scikit-image window needs at least 7x7 pixels, got {w}x{h}"),
+        });
     }
+    // Both SSIM definitions are symmetric in x and y (same window, same
+    // border rule on both axes), and the kernels pay a fixed cost per row:
+    // a tall, narrow frame (one pixel wide, millions high) is computed on its
+    // transpose, which costs what the same pixels laid out wide cost.
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    let ((pa, pb), (h, w)) = if w < NARROW && h > w {
+        (ta, tb) = (
+            std::mem::take(&mut scratch.ta),
+            std::mem::take(&mut scratch.tb),
+        );
+        ta.clear();
+        ta.extend(a.t().iter());
+        tb.clear();
+        tb.extend(b.t().iter());
+        ((Cow::Borrowed(&ta[..]), Cow::Borrowed(&tb[..])), (w, h))
+    } else {
+        ((contiguous(a.view()), contiguous(b.view())), (h, w))
+    };
+    let r = match variant {
+        SsimVariant::Gaussian => gaussian_ssim(&pa, &pb, h, w, scratch),
+        SsimVariant::SkImage => box_ssim(&pa, &pb, h, w, scratch),
+    };
+    drop((pa, pb));
+    (scratch.ta, scratch.tb) = (ta, tb);
+    Ok(r)
 }
+
+/// Frames narrower than this and taller than wide are computed transposed.
+const NARROW: usize = 32;
 
 /// Reusable working memory of [`ssim_with`] (a few rows of the frame width).
 #[derive(Debug, Default, Clone)]
@@ -187,18 +208,29 @@ pub struct SsimScratch {
     cols: Vec<u32>,
     /// Box variant: 7×7 window sums of one output row, 5 quantities.
     win: Vec<u32>,
+    /// Transposed copies of tall, narrow frames.
+    ta: Vec<u8>,
+    tb: Vec<u8>,
 }
 
-fn with_scratch<R>(f: impl FnOnce(&mut SsimScratch) -> R) -> R {
-    thread_local! {
-        static SCRATCH: RefCell<SsimScratch> = RefCell::new(SsimScratch::default());
+impl Scratch for SsimScratch {
+    fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.ring)
+            + vec_bytes(&self.pad)
+            + vec_bytes(&self.vert)
+            + vec_bytes(&self.row)
+            + vec_bytes(&self.cols)
+            + vec_bytes(&self.win)
+            + vec_bytes(&self.ta)
+            + vec_bytes(&self.tb)
     }
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut s) => f(&mut s),
-        // Re-entered on this thread (not done by the kernels themselves):
-        // fall back to fresh memory rather than panic.
-        Err(_) => f(&mut SsimScratch::default()),
-    })
+}
+
+fn with_ssim_scratch<R>(f: impl FnOnce(&mut SsimScratch) -> R) -> R {
+    thread_local! {
+        static SCRATCH: Slot<SsimScratch> = const { Slot::new(None) };
+    }
+    with_scratch(&SCRATCH, f)
 }
 
 const RADIUS: usize = 5;

@@ -47,6 +47,22 @@ pub enum OpsError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A frame (or a size derived from the parameters) exceeds the frame
+    /// limits in effect ([`crate::limits::FrameLimits::current`]); refused
+    /// before anything was allocated for it.
+    #[error("{what} is {width}x{height}, over the frame limits (at most {max_pixels} pixels and {max_side} per side)")]
+    TooLarge {
+        /// Which argument.
+        what: &'static str,
+        /// Width in pixels.
+        width: usize,
+        /// Height in pixels.
+        height: usize,
+        /// The pixel limit in effect.
+        max_pixels: usize,
+        /// The side limit in effect.
+        max_side: usize,
+    },
     /// An RGB frame does not have 3 channels.
     #[error("expected 3 channels, got {0}")]
     Channels(usize),

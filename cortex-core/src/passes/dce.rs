@@ -18,12 +18,12 @@
 //! nodes, nodes whose only use is a state that nothing running reads). A
 //! state is written iff a running node reads it.
 //!
-//! This differs from the seed's forward loop, which also eliminated every
-//! node downstream of a zero-weight node through a required edge: when that
-//! edge is a state read, the full graph still feeds the reader the
-//! zero-weight node's real value, so eliminating the reader changes results
-//! (found by the property test in `tests/dce.rs`). Here the zero-weight
-//! writer keeps running for its state instead.
+//! A simpler forward rule — also eliminate every node downstream of a
+//! zero-weight node through a required edge — is wrong when that edge is a
+//! state read: the full graph still feeds the reader the zero-weight node's
+//! real value, so eliminating the reader changes results (found by the
+//! property test in `tests/dce.rs`). Here the zero-weight writer keeps
+//! running for its state instead.
 
 use petgraph::graphmap::DiGraphMap;
 use petgraph::visit::{Dfs, Walker};

@@ -52,6 +52,9 @@ pub enum Loc {
 pub enum Severity {
     /// The graph is rejected.
     Error,
+    /// The graph is accepted, but something in it is almost certainly not
+    /// what its author meant (e.g. a node no mode runs).
+    Warning,
 }
 
 /// One finding of validation.
@@ -63,8 +66,11 @@ pub struct Diagnostic {
     pub loc: Loc,
     /// What is wrong, one sentence.
     pub message: String,
-    /// Further lines: why, and how to fix it.
+    /// Further lines: why, and how to fix it (`help: …`, `note: …`).
     pub notes: Vec<String>,
+    /// Other places the finding involves, each with what it is there: the
+    /// first declaration of a duplicate, the other edges of a cycle.
+    pub labels: Vec<(Loc, String)>,
 }
 
 impl Diagnostic {
@@ -75,7 +81,23 @@ impl Diagnostic {
             loc,
             message: message.into(),
             notes: Vec::new(),
+            labels: Vec::new(),
         }
+    }
+
+    /// A warning at `loc`.
+    pub fn warning(loc: Loc, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(loc, message)
+        }
+    }
+
+    /// Adds a secondary location with what it is there.
+    #[must_use]
+    pub fn label(mut self, loc: Loc, what: impl Into<String>) -> Self {
+        self.labels.push((loc, what.into()));
+        self
     }
 
     /// Adds a `help:`/`note:` line.

@@ -1,8 +1,10 @@
 //! Passes over the model: validation rules with their diagnostics
-//! ([`check`], [`diag`]) and dead-node elimination ([`dce`]). The macro runs
-//! them at compile time; the runtime runs the same code for plans chosen at
-//! run time.
+//! ([`check`], [`diag`]), dead-node elimination ([`dce`]) and the partition
+//! of a plan into compilable islands ([`islands`]). The macro runs them at
+//! compile time; the runtime runs the same code for plans chosen at run
+//! time.
 
 pub mod check;
 pub mod dce;
 pub mod diag;
+pub mod islands;

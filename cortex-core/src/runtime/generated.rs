@@ -3,20 +3,25 @@
 
 /// What a weighted edge (from a `#[weight_key]` node) may be passed as: only
 /// `Option<&T>`. Generated code passes every weighted edge through
-/// [`weighted`], so a node function that takes `&T` instead gets this one
-/// error, at the argument, in the DSL's words — rather than a type mismatch
-/// per generated run function pointing into the macro.
+/// [`weighted`], so a node function that takes `&T` instead gets one error,
+/// at the argument, in the DSL's words. The trait names no type of the
+/// value, so the error reads the same whether the producer runs in a mode
+/// (`Some(&v)`) or is eliminated (`None`), and rustc reports it once for all
+/// the generated run functions.
 #[diagnostic::on_unimplemented(
-    message = "this argument comes from a `#[weight_key]` node, so it arrives as `Option<&{T}>`, not `{Self}`",
-    label = "a weighted edge: the function must take `Option<&{T}>` here",
+    message = "this argument comes from a `#[weight_key]` node, so it arrives as an `Option<&T>`, not as `{Self}`",
+    label = "a weighted edge: the function must take `Option<&T>` here",
     note = "a `#[weight_key]` node is eliminated when its weight is 0, and its consumers then receive `None`"
 )]
-pub trait WeightedEdge<'a, T: ?Sized + 'a>: Sized {
+pub trait WeightedEdge<'a>: Sized {
+    /// The type of the producer's value.
+    type Value: ?Sized + 'a;
     /// The edge's value as the parameter type.
-    fn from_edge(value: Option<&'a T>) -> Self;
+    fn from_edge(value: Option<&'a Self::Value>) -> Self;
 }
 
-impl<'a, T: ?Sized + 'a> WeightedEdge<'a, T> for Option<&'a T> {
+impl<'a, T: ?Sized + 'a> WeightedEdge<'a> for Option<&'a T> {
+    type Value = T;
     #[inline(always)]
     fn from_edge(value: Option<&'a T>) -> Self {
         value
@@ -24,7 +29,10 @@ impl<'a, T: ?Sized + 'a> WeightedEdge<'a, T> for Option<&'a T> {
 }
 
 /// Passes a weighted edge's value to a node function (see [`WeightedEdge`]).
+/// The value's type is its own parameter, tied to the trait by an
+/// associated-type binding rather than a projection, so a wrong parameter
+/// type is one unmet bound, not also an ill-formed argument type.
 #[inline(always)]
-pub fn weighted<'a, T: ?Sized + 'a, A: WeightedEdge<'a, T>>(value: Option<&'a T>) -> A {
+pub fn weighted<'a, V: ?Sized + 'a, A: WeightedEdge<'a, Value = V>>(value: Option<&'a V>) -> A {
     A::from_edge(value)
 }

@@ -373,7 +373,7 @@ impl Timings for Profiler<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::viz::fixtures::l2_ir;
+    use crate::model::builder::fixtures::l2_ir;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)

@@ -16,7 +16,10 @@
 //!   state writes dotted, labelled `next frame` (and in DOT not used for
 //!   ranking, since they point back up the graph);
 //! - with a plan, eliminated nodes, unwritten states and the edges touching
-//!   them are grey and dashed, and the node label says why.
+//!   them are grey and dashed, and the node label says why;
+//! - with islands (see [`crate::passes::islands`]), each island's nodes are
+//!   grouped in a dashed green frame: a `cluster_<i>` subgraph in DOT, a
+//!   `subgraph island_<i>` block in Mermaid.
 //!
 //! Every id is derived from the element's kind and index (`n3_saliency`), so
 //! it is unique and valid in both formats whatever the names contain; names
@@ -28,8 +31,9 @@ use std::fmt;
 use crate::ir::{
     Edge, EdgeKind, Endpoint, GraphIr, InputId, InputIr, NodeId, NodeIr, NodeKind, StateId, StateIr,
 };
+use crate::passes::islands::Island;
 use crate::plan::Plan;
-use crate::viz::{display_order, endpoint_name, reason_text};
+use crate::tools::format::{display_order, endpoint_name, node_key_name, why_removed};
 
 /// Whether a node or state takes part in the plan being drawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,8 +79,9 @@ pub struct EdgeView<'a> {
     pub live: Option<bool>,
 }
 
-/// A textual graph format. [`write_graph`] calls `write_prologue` first, then
-/// every input, state, node and edge, then `write_epilogue`.
+/// A textual graph format. [`write_overlaid`] calls `write_prologue` first,
+/// then every input, state, node and edge, then every island of the overlay,
+/// then `write_epilogue`.
 pub trait GraphWrite {
     /// Begins the graph.
     fn write_prologue(&mut self, ir: &GraphIr) -> fmt::Result;
@@ -94,8 +99,24 @@ pub trait GraphWrite {
     fn write_node(&mut self, ir: &GraphIr, node: &NodeView<'_>) -> fmt::Result;
     /// Draws an edge.
     fn write_edge(&mut self, ir: &GraphIr, edge: &EdgeView<'_>) -> fmt::Result;
+    /// Groups the nodes of island number `index` (already declared). The
+    /// default draws nothing, for formats without grouping.
+    fn write_island(&mut self, ir: &GraphIr, index: usize, island: &Island) -> fmt::Result {
+        let _ = (ir, index, island);
+        Ok(())
+    }
     /// Ends the graph.
     fn write_epilogue(&mut self, ir: &GraphIr) -> fmt::Result;
+}
+
+/// What to draw over a graph besides its structure.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Overlay<'a> {
+    /// Grey out what this plan eliminates.
+    pub plan: Option<&'a Plan>,
+    /// Frame each island's nodes, e.g.
+    /// `islands(ir, plan)` ([`crate::passes::islands::islands`]).
+    pub islands: Option<&'a [Island]>,
 }
 
 /// Walks `ir` into `w`; with `plan`, marks what it eliminates.
@@ -104,6 +125,23 @@ pub fn write_graph<W: GraphWrite + ?Sized>(
     ir: &GraphIr,
     plan: Option<&Plan>,
 ) -> fmt::Result {
+    write_overlaid(
+        w,
+        ir,
+        &Overlay {
+            plan,
+            islands: None,
+        },
+    )
+}
+
+/// Walks `ir` into `w` with everything `overlay` asks for.
+pub fn write_overlaid<W: GraphWrite + ?Sized>(
+    w: &mut W,
+    ir: &GraphIr,
+    overlay: &Overlay<'_>,
+) -> fmt::Result {
+    let plan = overlay.plan;
     w.write_prologue(ir)?;
     for (i, input) in ir.inputs.iter().enumerate() {
         w.write_input(ir, i as InputId, input)?;
@@ -123,15 +161,12 @@ pub fn write_graph<W: GraphWrite + ?Sized>(
         let status = match plan {
             None => Status::Unplanned,
             Some(p) if p.is_live(id) => Status::Runs,
-            Some(p) => Status::Eliminated(
-                p.reason(id)
-                    .map_or_else(|| "not in this plan".into(), |r| reason_text(ir, r)),
-            ),
+            Some(p) => Status::Eliminated(why_removed(ir, p, id)),
         };
         let view = NodeView {
             id,
             node,
-            weight_key: key_name(ir, node),
+            weight_key: node_key_name(ir, node),
             status,
         };
         w.write_node(ir, &view)?;
@@ -139,7 +174,7 @@ pub fn write_graph<W: GraphWrite + ?Sized>(
     for (index, edge) in ir.edges.iter().enumerate() {
         let weight_key = match (edge.kind, edge.from) {
             (EdgeKind::Weighted, Endpoint::Node(n)) => {
-                ir.nodes.get(n as usize).and_then(|n| key_name(ir, n))
+                ir.nodes.get(n as usize).and_then(|n| node_key_name(ir, n))
             }
             _ => None,
         };
@@ -152,30 +187,49 @@ pub fn write_graph<W: GraphWrite + ?Sized>(
         };
         w.write_edge(ir, &view)?;
     }
+    for (index, island) in overlay.islands.unwrap_or_default().iter().enumerate() {
+        w.write_island(ir, index, island)?;
+    }
     w.write_epilogue(ir)
 }
 
 /// The graph in Graphviz DOT; with `plan`, its eliminated nodes greyed out.
 pub fn to_dot(ir: &GraphIr, plan: Option<&Plan>) -> String {
+    to_dot_with(
+        ir,
+        &Overlay {
+            plan,
+            islands: None,
+        },
+    )
+}
+
+/// The graph in Graphviz DOT with an overlay (plan, islands).
+pub fn to_dot_with(ir: &GraphIr, overlay: &Overlay<'_>) -> String {
     let mut dot = Dot::new(String::new());
     // Writing into a String cannot fail.
-    let _ = write_graph(&mut dot, ir, plan);
+    let _ = write_overlaid(&mut dot, ir, overlay);
     dot.into_inner()
 }
 
 /// The graph as a Mermaid flowchart; with `plan`, its eliminated nodes
 /// greyed out.
 pub fn to_mermaid(ir: &GraphIr, plan: Option<&Plan>) -> String {
-    let mut mermaid = Mermaid::new(String::new());
-    // Writing into a String cannot fail.
-    let _ = write_graph(&mut mermaid, ir, plan);
-    mermaid.into_inner()
+    to_mermaid_with(
+        ir,
+        &Overlay {
+            plan,
+            islands: None,
+        },
+    )
 }
 
-/// The name of a node's weight key, if any (`?` if out of range).
-fn key_name<'a>(ir: &'a GraphIr, node: &NodeIr) -> Option<&'a str> {
-    node.weight_key
-        .map(|k| ir.weight_keys.get(k as usize).map_or("?", |k| k.as_ref()))
+/// The graph as a Mermaid flowchart with an overlay (plan, islands).
+pub fn to_mermaid_with(ir: &GraphIr, overlay: &Overlay<'_>) -> String {
+    let mut mermaid = Mermaid::new(String::new());
+    // Writing into a String cannot fail.
+    let _ = write_overlaid(&mut mermaid, ir, overlay);
+    mermaid.into_inner()
 }
 
 /// Whether an edge end takes part in `plan` (inputs always do).
@@ -250,6 +304,14 @@ const STATE_FILL: &str = "#f3e5f5";
 const DEAD_FILL: &str = "#eeeeee";
 const DEAD_INK: &str = "#999999";
 const DEAD_EDGE: &str = "#bbbbbb";
+const ISLAND_INK: &str = "#3a7d3a";
+
+/// The title of island number `index`, the same in both formats.
+fn island_title(index: usize, island: &Island) -> String {
+    let n = island.nodes.len();
+    let s = if n == 1 { "" } else { "s" };
+    format!("island {index} ({n} compilable node{s})")
+}
 
 /// A DOT string literal: quoted, with `\` and `"` escaped and each line
 /// break as DOT's `\n` (centered line).
@@ -382,6 +444,25 @@ impl<W: fmt::Write> GraphWrite for Dot<W> {
             dot_quote(&endpoint_id(ir, view.edge.from)),
             dot_quote(&endpoint_id(ir, view.edge.to)),
         )
+    }
+
+    fn write_island(&mut self, ir: &GraphIr, index: usize, island: &Island) -> fmt::Result {
+        // Mentioning a declared node inside a `cluster_` subgraph puts it in
+        // the cluster's frame without redeclaring it.
+        writeln!(self.out, "  subgraph cluster_{index} {{")?;
+        writeln!(
+            self.out,
+            "    label={}; style=\"rounded,dashed\"; color=\"{ISLAND_INK}\"; fontcolor=\"{ISLAND_INK}\";",
+            dot_quote(&island_title(index, island))
+        )?;
+        for &id in &island.nodes {
+            writeln!(
+                self.out,
+                "    {};",
+                dot_quote(&endpoint_id(ir, Endpoint::Node(id)))
+            )?;
+        }
+        writeln!(self.out, "  }}")
     }
 
     fn write_epilogue(&mut self, _ir: &GraphIr) -> fmt::Result {
@@ -530,6 +611,20 @@ impl<W: fmt::Write> GraphWrite for Mermaid<W> {
         Ok(())
     }
 
+    fn write_island(&mut self, ir: &GraphIr, index: usize, island: &Island) -> fmt::Result {
+        // Listing declared nodes inside a subgraph moves them into it.
+        let title = mermaid_text(&island_title(index, island));
+        writeln!(self.out, "  subgraph island_{index} [\"{title}\"]")?;
+        for &id in &island.nodes {
+            writeln!(self.out, "    {}", endpoint_id(ir, Endpoint::Node(id)))?;
+        }
+        writeln!(self.out, "  end")?;
+        writeln!(
+            self.out,
+            "  style island_{index} fill:none,stroke:{ISLAND_INK},stroke-dasharray:5 5"
+        )
+    }
+
     fn write_epilogue(&mut self, _ir: &GraphIr) -> fmt::Result {
         writeln!(
             self.out,
@@ -566,7 +661,7 @@ impl<W: fmt::Write> GraphWrite for Mermaid<W> {
 mod tests {
     use super::*;
     use crate::dce::plan_for_mode;
-    use crate::viz::fixtures::l2_ir;
+    use crate::model::builder::fixtures::l2_ir;
 
     /// Checks DOT structure without Graphviz: quoted strings close (escapes
     /// honoured), braces balance outside them, and the text is one graph.

@@ -1,5 +1,7 @@
-//! Text views of a graph: the seed's `GraphVisualizer` listing and its
-//! dead-node-elimination diff, with per-node times from any [`Timings`].
+//! Text views of a graph: the listing of its nodes (kind, time, weight key)
+//! and the dead-node-elimination diff of a plan, with per-node times from any
+//! [`Timings`]. The naming and ordering helpers they share with the exporters
+//! live in [`crate::tools::format`].
 //!
 //! Both are plain `String`s (or `Display` values via [`Listing`] and
 //! [`DceDiff`]), so they work in logs, tests and terminals alike. They never
@@ -8,8 +10,12 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::ir::{Endpoint, GraphIr, NodeId};
-use crate::plan::{Plan, Reason};
+use crate::ir::{GraphIr, NodeId};
+use crate::passes::islands::{islands, Island};
+use crate::plan::Plan;
+use crate::tools::format::{fmt_ms, node_key_name, node_name, why_removed};
+// Part of this module's API since before the helpers moved to `format`.
+pub use crate::tools::format::{display_order, endpoint_name, reason_text};
 
 /// Per-node times in milliseconds, for the views to print and sum.
 ///
@@ -57,67 +63,10 @@ fn measured(t: &dyn Timings, node: NodeId) -> Option<f64> {
     t.node_ms(node).filter(|v| v.is_finite() && *v >= 0.0)
 }
 
-/// The order in which tools list nodes: `ir.topo`, skipping ids that are out
-/// of range or repeated, then any node `topo` missed, in declaration order —
-/// so every node appears exactly once even in a malformed IR.
-pub fn display_order(ir: &GraphIr) -> Vec<NodeId> {
-    let n = ir.nodes.len();
-    let mut seen = vec![false; n];
-    let mut order = Vec::with_capacity(n);
-    for &id in ir.topo.iter() {
-        if let Some(s) = seen.get_mut(id as usize) {
-            if !*s {
-                *s = true;
-                order.push(id);
-            }
-        }
-    }
-    order.extend((0..n).filter(|&i| !seen[i]).map(|i| i as NodeId));
-    order
-}
-
-/// The name of an endpoint, or `?` when it is out of range.
-pub fn endpoint_name(ir: &GraphIr, e: Endpoint) -> &str {
-    let name = match e {
-        Endpoint::Input(i) => ir.inputs.get(i as usize).map(|x| &x.name),
-        Endpoint::State(s) => ir.states.get(s as usize).map(|x| &x.name),
-        Endpoint::Node(n) => ir.nodes.get(n as usize).map(|x| &x.name),
-    };
-    name.map_or("?", |s| s.as_ref())
-}
-
-/// The name of node `id`, or `?`.
-fn node_name(ir: &GraphIr, id: NodeId) -> &str {
-    endpoint_name(ir, Endpoint::Node(id))
-}
-
-/// A sentence explaining an elimination reason.
-///
-/// The same wording as the compiler's diagnostics
-/// (`check::outputs::describe_reason`), but tolerant of out-of-range ids,
-/// since tools may be handed any IR.
-pub fn reason_text(ir: &GraphIr, reason: Reason) -> String {
-    reason.describe(ir)
-}
-
-/// Why `plan` does not run node `id`, in words.
-fn why_removed(ir: &GraphIr, plan: &Plan, id: NodeId) -> String {
-    plan.reason(id).map_or_else(
-        // A plan for another IR (or hand-made) may drop a node silently.
-        || "not in this plan".to_string(),
-        |r| reason_text(ir, r),
-    )
-}
-
-/// Formats milliseconds the way the views print node times.
-fn fmt_ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
-}
-
-/// The width of the `=` rules: the seed's 55, or wider for long lines.
+/// The least width of the `=` rules; they grow to frame longer lines.
 const RULE: usize = 55;
 
-/// The seed's `GraphVisualizer.print` as a `Display` value; see [`listing`].
+/// The graph listing as a `Display` value; see [`listing`].
 pub struct Listing<'a> {
     /// The graph.
     pub ir: &'a GraphIr,
@@ -128,7 +77,8 @@ pub struct Listing<'a> {
 /// The graph as text: a banner `Cortex Graph IR: <name>`, a short header
 /// (inputs, states, outputs, weight keys, modes), then one line per node in
 /// topological order with its kind tag, name, time (`-` when unmeasured) and
-/// weight key, and the total of the measured times.
+/// weight key, the total of the measured times, and the compilable islands
+/// of the full graph ([`island_section`]).
 ///
 /// ```text
 ///   [external_call]  gray      ( 0.50 ms)
@@ -162,8 +112,7 @@ impl fmt::Display for Listing<'_> {
                 node.kind.tag(),
                 node.name
             );
-            if let Some(k) = node.weight_key {
-                let key = ir.weight_keys.get(k as usize).map_or("?", |k| k.as_ref());
+            if let Some(key) = node_key_name(ir, node) {
                 let _ = write!(line, "  weight {key}");
             }
             lines.push(line);
@@ -199,8 +148,51 @@ impl fmt::Display for Listing<'_> {
                 order.len()
             )?;
         }
+        writeln!(f, "{}", "-".repeat(width))?;
+        f.write_str(&island_section(ir, &islands(ir, None)))?;
         writeln!(f, "{rule}")
     }
+}
+
+/// The listing's island section for `islands` (computed for a plan, or for
+/// the full graph as [`listing`] does): one line per island with its nodes in
+/// topological order, then the external calls that separate them.
+///
+/// ```text
+/// islands:
+///   island 0  center, saliency, motion, fused
+///   external  gray, scene
+/// ```
+pub fn island_section(ir: &GraphIr, islands: &[Island]) -> String {
+    let mut out = String::from("islands:");
+    if islands.is_empty() {
+        out.push_str(" none (no running compilable node)");
+    }
+    out.push('\n');
+    let label_w = format!("island {}", islands.len().saturating_sub(1))
+        .len()
+        .max("external".len());
+    for (i, island) in islands.iter().enumerate() {
+        let names: Vec<&str> = island.nodes.iter().map(|&id| node_name(ir, id)).collect();
+        let label = format!("island {i}");
+        let _ = writeln!(out, "  {label:<label_w$}  {}", names.join(", "));
+    }
+    let external: Vec<&str> = display_order(ir)
+        .into_iter()
+        .filter(|&id| {
+            ir.nodes
+                .get(id as usize)
+                .is_some_and(|n| !n.is_compilable())
+        })
+        .map(|id| node_name(ir, id))
+        .collect();
+    let external = if external.is_empty() {
+        "(none)".to_string()
+    } else {
+        external.join(", ")
+    };
+    let _ = writeln!(out, "  {:<label_w$}  {external}", "external");
+    out
 }
 
 /// The listing's header: inputs, states, outputs, weight keys and modes.
@@ -301,7 +293,8 @@ pub fn dce_savings(ir: &GraphIr, plan: &Plan, timings: &dyn Timings) -> DceSavin
     s
 }
 
-/// The seed's `print_diff` as a `Display` value; see [`dce_diff`].
+/// A plan's dead-node-elimination diff as a `Display` value; see
+/// [`dce_diff`].
 pub struct DceDiff<'a> {
     /// The full graph.
     pub ir: &'a GraphIr,
@@ -406,124 +399,14 @@ impl fmt::Display for DceDiff<'_> {
     }
 }
 
-/// Graphs shared by the tests of the tooling modules.
-#[cfg(test)]
-pub(crate) mod fixtures {
-    use crate::check::check;
-    use crate::ir::GraphIr;
-    use crate::spec::*;
-
-    fn node(name: &str, op: &str, args: &[&str], compilable: bool, key: Option<&str>) -> NodeSpec {
-        NodeSpec {
-            name: name.into(),
-            op: op.into(),
-            args: args
-                .iter()
-                .map(|a| match *a {
-                    "weights" => ArgSpec::Weights,
-                    a => ArgSpec::Name(a.into()),
-                })
-                .collect(),
-            compilable,
-            weight_key: key.map(Into::into),
-            fallible: false,
-            source: format!("node {name} = {op}({});", args.join(", ")),
-        }
-    }
-
-    /// The L2 ROI graph of the seed, reduced: modes BALANCED and POWER_SAVE.
-    pub(crate) fn l2_spec() -> GraphSpec {
-        GraphSpec {
-            name: "L2".into(),
-            inputs: vec![InputSpec {
-                name: "frame".into(),
-                ty: "Frame".into(),
-            }],
-            states: vec![StateSpec {
-                name: "_prev_gray".into(),
-                ty: "GrayImage".into(),
-                init: "GrayImage::default()".into(),
-            }],
-            nodes: vec![
-                node("gray", "ops::to_gray", &["frame"], false, None),
-                node(
-                    "scene",
-                    "ops::scene_change",
-                    &["gray", "_prev_gray"],
-                    false,
-                    None,
-                ),
-                node("center", "ops::center_prior", &["gray"], true, Some("wc")),
-                node("saliency", "ops::saliency_dft", &["gray"], true, Some("ws")),
-                node(
-                    "motion",
-                    "ops::motion_map",
-                    &["gray", "_prev_gray"],
-                    true,
-                    Some("wm"),
-                ),
-                node(
-                    "fused",
-                    "ops::fuse",
-                    &["center", "saliency", "motion", "weights"],
-                    true,
-                    None,
-                ),
-            ],
-            writes: vec![WriteSpec {
-                from: "gray".into(),
-                to: "_prev_gray".into(),
-            }],
-            modes: vec![
-                ModeSpec {
-                    name: "BALANCED".into(),
-                    weights: vec![("wc".into(), 0.5), ("ws".into(), 0.3), ("wm".into(), 0.2)],
-                },
-                ModeSpec {
-                    name: "POWER_SAVE".into(),
-                    weights: vec![("wc".into(), 1.0), ("ws".into(), 0.0), ("wm".into(), 0.0)],
-                },
-            ],
-            outputs: vec![
-                OutputSpec {
-                    name: "fused".into(),
-                    ty: "ScoreMap".into(),
-                    optional: false,
-                },
-                OutputSpec {
-                    name: "scene".into(),
-                    ty: "bool".into(),
-                    optional: false,
-                },
-            ],
-        }
-    }
-
-    /// Checks a spec that must be valid and returns its IR.
-    pub(crate) fn ir_of(spec: &GraphSpec) -> GraphIr {
-        let checked = check(spec);
-        match checked.ir {
-            Some(ir) => ir,
-            None => panic!("fixture invalid: {:#?}", checked.diagnostics),
-        }
-    }
-
-    /// The IR of [`l2_spec`].
-    pub(crate) fn l2_ir() -> GraphIr {
-        ir_of(&l2_spec())
-    }
-
-    /// The seed-like times per node of [`l2_ir`], in declaration order:
-    /// gray 0.5, scene 12.3, center 0.8, saliency 3.1, motion 1.4, fused 0.01.
-    pub(crate) const L2_MS: [f64; 6] = [0.5, 12.3, 0.8, 3.1, 1.4, 0.01];
-}
-
 #[cfg(test)]
 mod tests {
-    use super::fixtures::*;
     use super::*;
     use crate::check::check;
     use crate::dce::plan_for_mode;
+    use crate::model::builder::fixtures::*;
+    use crate::plan::Reason;
+    use crate::spec::GraphSpec;
 
     #[test]
     fn listing_has_every_node_in_topo_order_with_tags() {
@@ -599,10 +482,10 @@ mod tests {
     }
 
     #[test]
-    fn dce_diff_seed_totals_and_unmeasured() {
+    fn dce_diff_totals_and_unmeasured() {
         let ir = l2_ir();
         let plan = plan_for_mode(&ir, ir.mode_index("POWER_SAVE").unwrap());
-        // Scale so the full graph costs 54.0 ms like the seed.
+        // Scale so the full graph costs 54.0 ms and the percentage is small.
         let times = [0.5, 48.19, 0.8, 3.1, 1.4, 0.01];
         let out = dce_diff(&ir, &plan, &times);
         assert!(out.contains("saves ~4.5 ms of 54.0 ms (8.3%)"), "{out}");
@@ -620,19 +503,59 @@ mod tests {
         );
     }
 
+    /// The reduced L2 graph where only `motion` reads `_prev_gray` and
+    /// `edges` is a helper only `motion` uses; with `trail`, an optional
+    /// output reading `_prev_motion`, which `motion` writes.
+    fn helper_variant(trail: bool) -> GraphSpec {
+        let b = GraphSpec::builder("L2").input("frame", "Frame").state(
+            "_prev_gray",
+            "GrayImage",
+            "GrayImage::default()",
+        );
+        let b = if trail {
+            b.state("_prev_motion", "MotionMap", "MotionMap::default()")
+        } else {
+            b
+        };
+        let b = b
+            .node("gray", "ops::to_gray", ["frame"])
+            .node("scene", "ops::scene_change", ["gray"])
+            .node("center", "ops::center_prior", ["gray"])
+            .compilable()
+            .weight_key("wc")
+            .node("saliency", "ops::saliency_dft", ["gray"])
+            .compilable()
+            .weight_key("ws")
+            .node("edges", "ops::to_gray", ["gray"])
+            .node("motion", "ops::motion_map", ["gray", "_prev_gray", "edges"])
+            .compilable()
+            .weight_key("wm")
+            .node(
+                "fused",
+                "ops::fuse",
+                ["center", "saliency", "motion", "weights"],
+            )
+            .compilable()
+            .write("gray", "_prev_gray")
+            .mode("BALANCED", [("wc", 0.5), ("ws", 0.3), ("wm", 0.2)])
+            .mode("POWER_SAVE", [("wc", 1.0), ("ws", 0.0), ("wm", 0.0)])
+            .output("fused", "ScoreMap")
+            .output("scene", "bool");
+        if trail {
+            b.node("trail", "ops::to_gray", ["_prev_motion"])
+                .write("motion", "_prev_motion")
+                .optional_output("trail", "Trail")
+                .build()
+        } else {
+            b.build()
+        }
+    }
+
     #[test]
     fn dce_diff_reports_helpers_and_skipped_state_writes() {
-        use crate::spec::{ArgSpec, OutputSpec, StateSpec, WriteSpec};
-        // Variant: only `motion` reads `_prev_gray`; `edges` is a helper only
-        // `motion` uses. POWER_SAVE zeroes `wm`, so: motion (weight), edges
-        // (no live consumer), and `_prev_gray` is not worth writing.
-        let mut spec = l2_spec();
-        spec.nodes[1].args = vec![ArgSpec::Name("gray".into())];
-        let mut edges = spec.nodes[0].clone();
-        edges.name = "edges".into();
-        edges.args = vec![ArgSpec::Name("gray".into())];
-        spec.nodes.insert(4, edges);
-        spec.nodes[5].args.push(ArgSpec::Name("edges".into()));
+        // POWER_SAVE zeroes `wm`, so: motion (weight), edges (no live
+        // consumer), and `_prev_gray` is not worth writing.
+        let spec = helper_variant(false);
         let ir = ir_of(&spec);
         let plan = plan_for_mode(&ir, ir.mode_index("POWER_SAVE").unwrap());
         let out = dce_diff(&ir, &plan, &());
@@ -668,24 +591,7 @@ mod tests {
         // Now `trail` (an output) reads `_prev_motion`, written by `motion`:
         // the full graph feeds it motion's real value, so `motion` keeps
         // running for its state despite its zero weight.
-        let mut trail = spec.nodes[0].clone();
-        trail.name = "trail".into();
-        trail.args = vec![ArgSpec::Name("_prev_motion".into())];
-        spec.nodes.push(trail);
-        spec.states.push(StateSpec {
-            name: "_prev_motion".into(),
-            ty: "MotionMap".into(),
-            init: "MotionMap::default()".into(),
-        });
-        spec.writes.push(WriteSpec {
-            from: "motion".into(),
-            to: "_prev_motion".into(),
-        });
-        spec.outputs.push(OutputSpec {
-            name: "trail".into(),
-            ty: "Trail".into(),
-            optional: true,
-        });
+        let spec = helper_variant(true);
         let ir = ir_of(&spec);
         let plan = plan_for_mode(&ir, ir.mode_index("POWER_SAVE").unwrap());
         let out = dce_diff(&ir, &plan, &());

@@ -1,5 +1,8 @@
 use cortex::cortex_graph;
 
+#[path = "../differential.rs"]
+mod differential;
+
 fn to_gray(f: &Vec<u8>) -> Vec<f32> { f.iter().map(|&p| p as f32).collect() }
 fn mean(g: &Vec<f32>) -> f32 { g.iter().sum::<f32>() / g.len().max(1) as f32 }
 
@@ -14,6 +17,7 @@ cortex_graph! {
 }
 
 fn main() {
+    differential::modes_match_plans::<Tiny, _>(&[vec![2u8, 4], vec![0, 255, 7]]);
     let mut p = Tiny::new();
     let out = p.run(TinyMode::Full, &vec![2, 4]).unwrap();
     assert_eq!(out.level, 3.0);

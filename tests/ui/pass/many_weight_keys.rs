@@ -1,5 +1,8 @@
 use cortex::cortex_graph;
 
+#[path = "../differential.rs"]
+mod differential;
+
 fn src(x: &u64) -> u64 { *x }
 fn term(x: &u64, k: u64) -> u64 { x.wrapping_mul(k) }
 #[allow(clippy::too_many_arguments)]
@@ -10,8 +13,9 @@ fn sum(
     [a, b, c, d, e, f, g, h, i].iter().flatten().map(|v| **v).sum()
 }
 
-// Nine weight keys: too many to precompute all 512 patterns, so run-time
-// weights compute their plan once with the shared DCE pass and cache it.
+// Nine weight keys (512 patterns): run-time weights compute each pattern's
+// plan once with the shared DCE pass and cache it, and `pattern_plan` gives
+// any pattern's plan, as for fewer keys.
 cortex_graph! {
     pipeline Wide {
         input x: u64;
@@ -32,8 +36,13 @@ cortex_graph! {
 }
 
 fn main() {
+    differential::modes_match_plans::<Wide, _>(&[1u64, 2, 7]);
     let mut p = Wide::new();
     assert_eq!(p.run(WideMode::All, &1).unwrap().total, 45);
     let w: cortex::Weights = (1..=9).map(|i| (format!("k{i}"), if i % 2 == 0 { 0.0 } else { 1.0 })).collect();
     assert_eq!(p.run_weights(&w, &1).unwrap().total, 1 + 3 + 5 + 7 + 9);
+    let pattern = w.zero_pattern(&Wide::ir().weight_keys).unwrap();
+    let plan = p.pattern_plan(pattern);
+    assert_eq!(plan.eliminated.len(), 4);
+    assert_eq!(p.run_plan(&plan, &w, &1).unwrap().total, 25);
 }

@@ -1,5 +1,8 @@
 use cortex::cortex_graph;
 
+#[path = "../differential.rs"]
+mod differential;
+
 fn to_gray(f: &Vec<u8>) -> Vec<f32> { f.iter().map(|&p| p as f32).collect() }
 fn delta(g: &Vec<f32>, prev: &Vec<f32>) -> f32 {
     if prev.len() != g.len() { return 0.0; }
@@ -18,6 +21,7 @@ cortex_graph! {
 }
 
 fn main() {
+    differential::modes_match_plans::<Keep, _>(&[vec![1u8, 1], vec![2, 3], vec![4, 4]]);
     let mut p = Keep::new();
     let a = p.run(KeepMode::Full, &vec![1, 1]).unwrap();
     assert_eq!(a.gray, vec![1.0, 1.0]);

@@ -13,6 +13,8 @@ mod outputs;
 mod states;
 mod usage;
 
+pub use modes::IMPLICIT_MODE;
+
 use crate::dce;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, NodeIr, NodeKind, StateIr};
@@ -67,6 +69,7 @@ pub fn check(spec: &GraphSpec) -> Checked {
     states::resolve_writes(spec, &namespace, &mut resolved, &mut diags);
     modes::collect_keys(spec, &mut resolved, &mut diags);
     modes::check_modes(spec, &resolved, &mut diags);
+    modes::check_variants(spec, &mut diags);
     outputs::resolve(spec, &namespace, &mut resolved, &mut diags);
     let resolution_clean = !diags.has_errors();
     if resolution_clean {
@@ -91,6 +94,7 @@ pub fn check(spec: &GraphSpec) -> Checked {
         .collect();
     if !diags.has_errors() {
         outputs::check_not_eliminated(spec, &ir, &mode_plans, &mut diags);
+        modes::check_runs_in_some_mode(spec, &ir, &mode_plans, &mut diags);
     }
     let ok = !diags.has_errors();
     Checked {

@@ -5,7 +5,9 @@ use std::collections::HashSet;
 
 use super::{Resolved, MAX_WEIGHT_KEYS};
 use crate::diag::{did_you_mean, Diagnostic, Diagnostics, Loc};
-use crate::ir::ModeIr;
+use crate::ir::{GraphIr, ModeIr};
+use crate::naming::{is_valid_variant, mode_variant};
+use crate::plan::Plan;
 use crate::spec::GraphSpec;
 use crate::weights::check_weight_value;
 
@@ -29,18 +31,20 @@ pub(crate) fn collect_keys(spec: &GraphSpec, r: &mut Resolved, diags: &mut Diagn
             }
             let index = match r.weight_keys.iter().position(|k| k == key) {
                 Some(i) => i,
+                // A key past the limit is refused before it is recorded, so
+                // modes are not also told they lack it.
+                None if r.weight_keys.len() >= MAX_WEIGHT_KEYS => {
+                    diags.push(Diagnostic::error(
+                        Loc::NodeWeightKey(n),
+                        format!("too many weight keys: at most {MAX_WEIGHT_KEYS} are supported"),
+                    ));
+                    return None;
+                }
                 None => {
                     r.weight_keys.push(key.clone());
                     r.weight_keys.len() - 1
                 }
             };
-            if index >= MAX_WEIGHT_KEYS {
-                diags.push(Diagnostic::error(
-                    Loc::NodeWeightKey(n),
-                    format!("too many weight keys: at most {MAX_WEIGHT_KEYS} are supported"),
-                ));
-                return None;
-            }
             Some(index as u32)
         })
         .collect();
@@ -55,7 +59,13 @@ pub(crate) fn collect_keys(spec: &GraphSpec, r: &mut Resolved, diags: &mut Diagn
 /// mode BAD  { ws: -1.0 }           // error: weight must be non-negative
 /// ```
 /// An unused key is an error rather than a warning: a weight nobody reads is
-/// almost always a misspelled key, and stable proc macros cannot warn.
+/// almost always a misspelled key.
+///
+/// A key that nodes use but *no* mode gives is reported once per node, at its
+/// `#[weight_key]` annotation, with a did-you-mean against the keys the modes
+/// give and no node uses: a typo in the annotation is one mistake, and the
+/// "missing in mode" and "unused key" errors it would cause in every mode
+/// are left out.
 pub(crate) fn check_modes(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostics) {
     if spec.modes.is_empty() && !r.weight_keys.is_empty() {
         diags.push(
@@ -69,17 +79,77 @@ pub(crate) fn check_modes(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
             .note("help: declare a mode, e.g. `mode FULL { ws: 1.0 }`"),
         );
     }
+    let given = |key: &str| {
+        spec.modes
+            .iter()
+            .any(|m| m.weights.iter().any(|(k, _)| k == key))
+    };
+    let unused_mode_keys: Vec<&str> = {
+        let mut keys: Vec<&str> = spec
+            .modes
+            .iter()
+            .flat_map(|m| m.weights.iter().map(|(k, _)| k.as_str()))
+            .filter(|k| !r.weight_keys.iter().any(|w| w == k))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    };
+    // Node keys no mode gives, and the unused mode keys they were meant to be.
+    let mut typo_keys: Vec<&str> = Vec::new();
+    let mut meant: Vec<&str> = Vec::new();
+    if !spec.modes.is_empty() {
+        for (n, node) in spec.nodes.iter().enumerate() {
+            let Some(key) = node.weight_key.as_deref() else {
+                continue;
+            };
+            if given(key) || r.node_keys.get(n).copied().flatten().is_none() {
+                continue;
+            }
+            let d = Diagnostic::error(
+                Loc::NodeWeightKey(n),
+                format!("no mode gives weight key `{key}`"),
+            );
+            let d = match did_you_mean(key, unused_mode_keys.iter().copied()) {
+                Some(s) => {
+                    meant.push(s);
+                    d.note(format!(
+                        "help: did you mean `{s}`? the modes give `{s}`, which no node uses"
+                    ))
+                }
+                None => d.note(format!(
+                    "help: give `{key}` a value in every mode, e.g. `{key}: 1.0` (0.0 eliminates `{}`)",
+                    node.name
+                )),
+            };
+            diags.push(d);
+            typo_keys.push(key);
+        }
+    }
     for (m, mode) in spec.modes.iter().enumerate() {
         let mut seen = HashSet::new();
         for (e, (key, value)) in mode.weights.iter().enumerate() {
             if !seen.insert(key.as_str()) {
-                diags.push(Diagnostic::error(
-                    Loc::ModeKey { mode: m, entry: e },
-                    format!("weight `{key}` is given twice in mode `{}`", mode.name),
-                ));
+                diags.push(
+                    Diagnostic::error(
+                        Loc::ModeKey { mode: m, entry: e },
+                        format!("weight `{key}` is given twice in mode `{}`", mode.name),
+                    )
+                    .label(
+                        Loc::ModeKey {
+                            mode: m,
+                            entry: mode.weights.iter().position(|(k, _)| k == key).unwrap_or(e),
+                        },
+                        format!("`{key}` is first given here"),
+                    ),
+                );
                 continue;
             }
-            if !r.weight_keys.contains(key) {
+            let declared = spec
+                .nodes
+                .iter()
+                .any(|n| n.weight_key.as_deref() == Some(key.as_str()));
+            if !declared && !meant.contains(&key.as_str()) {
                 let d = Diagnostic::error(
                     Loc::ModeKey { mode: m, entry: e },
                     format!("no node uses weight key `{key}`"),
@@ -98,7 +168,7 @@ pub(crate) fn check_modes(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
             }
         }
         for key in &r.weight_keys {
-            if !seen.contains(key.as_str()) {
+            if !seen.contains(key.as_str()) && !typo_keys.contains(&key.as_str()) {
                 let users: Vec<&str> = spec
                     .nodes
                     .iter()
@@ -120,6 +190,79 @@ pub(crate) fn check_modes(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
                 );
             }
         }
+    }
+}
+
+/// Every mode becomes a distinct, valid variant of `<Name>Mode`.
+///
+/// ```text
+/// mode SELF { w: 1.0 }      // error: would become the keyword `Self`
+/// mode FAST_2X { w: 1.0 }
+/// mode Fast2x { w: 0.5 }    // error: both become `Fast2x`
+/// ```
+pub(crate) fn check_variants(spec: &GraphSpec, diags: &mut Diagnostics) {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for (m, mode) in spec.modes.iter().enumerate() {
+        let variant = mode_variant(&mode.name);
+        if !is_valid_variant(&variant) {
+            diags.push(
+                Diagnostic::error(
+                    Loc::Mode(m),
+                    format!(
+                        "mode `{}` would become the variant `{variant}` of `{}Mode`, which is a Rust keyword",
+                        mode.name, spec.name
+                    ),
+                )
+                .note("help: rename the mode (variants are the CamelCase of the mode's name)"),
+            );
+            continue;
+        }
+        match seen.iter().find(|(v, _)| *v == variant) {
+            // The same name twice is reported as a duplicate mode.
+            Some(&(_, first)) if spec.modes[first].name != mode.name => diags.push(
+                Diagnostic::error(
+                    Loc::Mode(m),
+                    format!(
+                        "modes `{}` and `{}` both become the variant `{variant}` of `{}Mode`",
+                        spec.modes[first].name, mode.name, spec.name
+                    ),
+                )
+                .note("help: rename one of them")
+                .label(
+                    Loc::Mode(first),
+                    format!("`{}` is declared here", spec.modes[first].name),
+                ),
+            ),
+            Some(_) => {}
+            None => seen.push((variant, m)),
+        }
+    }
+}
+
+/// A node that no declared mode runs is almost certainly a mistake (every
+/// mode gives its weight 0, or it only feeds such nodes): a warning, since
+/// run-time weights may still run it.
+pub(crate) fn check_runs_in_some_mode(
+    spec: &GraphSpec,
+    ir: &GraphIr,
+    plans: &[Plan],
+    diags: &mut Diagnostics,
+) {
+    if spec.modes.is_empty() {
+        return;
+    }
+    for (n, node) in spec.nodes.iter().enumerate() {
+        if plans.iter().any(|p| p.is_live(n as u32)) {
+            continue;
+        }
+        let loc = match ir.nodes.get(n).and_then(|x| x.weight_key) {
+            Some(_) => Loc::NodeWeightKey(n),
+            None => Loc::Node(n),
+        };
+        diags.push(
+            Diagnostic::warning(loc, format!("node `{}` runs in no mode", node.name))
+                .note("note: every declared mode eliminates it; only run-time weights can run it"),
+        );
     }
 }
 

@@ -55,8 +55,10 @@ pub(crate) fn declare<'a>(spec: &'a GraphSpec, diags: &mut Diagnostics) -> Names
                         kind_word(endpoint)
                     ),
                 )
-                .note(
-                    "note: inputs, states and nodes share one namespace; give each a unique name",
+                .note("note: inputs, states and nodes share one namespace; give each a unique name")
+                .label(
+                    endpoint_loc(first),
+                    format!("`{name}` is first declared here"),
                 ),
             ),
             None => {
@@ -66,11 +68,16 @@ pub(crate) fn declare<'a>(spec: &'a GraphSpec, diags: &mut Diagnostics) -> Names
     }
     let mut modes: HashMap<&str, usize> = HashMap::new();
     for (i, m) in spec.modes.iter().enumerate() {
-        if modes.insert(m.name.as_str(), i).is_some() {
-            diags.push(Diagnostic::error(
-                Loc::Mode(i),
-                format!("mode `{}` is declared twice", m.name),
-            ));
+        if let Some(first) = modes.insert(m.name.as_str(), i) {
+            diags.push(
+                Diagnostic::error(Loc::Mode(i), format!("mode `{}` is declared twice", m.name))
+                    .label(
+                        Loc::Mode(first),
+                        format!("mode `{}` is first declared here", m.name),
+                    ),
+            );
+            // Keep pointing at the first declaration for a third one.
+            modes.insert(m.name.as_str(), first);
         }
     }
     ns
@@ -123,5 +130,14 @@ pub(crate) fn unknown_name(ns: &Namespace<'_>, loc: Loc, name: &str, what: &str)
         None => d.note(
             "help: declare it with `input`, `state` or `node` before using it as an argument",
         ),
+    }
+}
+
+/// Where an endpoint is declared.
+fn endpoint_loc(e: Endpoint) -> Loc {
+    match e {
+        Endpoint::Input(i) => Loc::Input(i as usize),
+        Endpoint::State(i) => Loc::State(i as usize),
+        Endpoint::Node(i) => Loc::Node(i as usize),
     }
 }

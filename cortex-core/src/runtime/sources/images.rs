@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use image::{ImageFormat, ImageReader, Limits};
 use ndarray::Array3;
 
-use super::{check_frame_size, Frame, FrameSource, SourceError, MAX_PIXELS, MAX_SIDE};
+use super::{check_frame_size, Frame, FrameSource, SourceError};
+use crate::limits::FrameLimits;
 
 /// The largest image file read, in bytes (a compressed frame of the
 /// largest accepted size is far smaller).
@@ -154,11 +155,13 @@ fn decode(path: &Path) -> Result<Array3<u8>, SourceError> {
     }
     let reader = |bytes: &[u8]| {
         let mut r = ImageReader::with_format(Cursor::new(bytes.to_vec()), format);
+        let policy = FrameLimits::current();
         let mut limits = Limits::default();
-        limits.max_image_width = Some(MAX_SIDE as u32);
-        limits.max_image_height = Some(MAX_SIDE as u32);
+        let side = u32::try_from(policy.max_side).unwrap_or(u32::MAX);
+        limits.max_image_width = Some(side);
+        limits.max_image_height = Some(side);
         // Decoded RGBA16 is the widest layout: 8 bytes a pixel.
-        limits.max_alloc = Some(MAX_PIXELS as u64 * 8);
+        limits.max_alloc = Some((policy.max_pixels as u64).saturating_mul(8));
         r.limits(limits);
         r
     };

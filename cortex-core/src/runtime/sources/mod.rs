@@ -2,7 +2,7 @@
 //!
 //! Every source is lazy — it decodes or generates the next frame only when
 //! asked — so a long clip never sits in memory, and every source checks a
-//! frame's size against the resource policy ([`check_frame_size`]) before
+//! frame's size against the resource policy ([`FrameLimits`]) before
 //! allocating its pixels.
 //!
 //! | input | source |
@@ -21,6 +21,7 @@ mod y4m;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::limits::FrameLimits;
 use crate::ops::RgbFrame;
 
 pub use images::ImageSource;
@@ -28,11 +29,6 @@ pub use images::ImageSource;
 pub use opencv::VideoSource;
 pub use synthetic::{SyntheticClip, SyntheticLayout};
 pub use y4m::{yuv_to_rgb_bt601, Y4mSource};
-
-/// The largest frame side any source accepts, in pixels.
-pub const MAX_SIDE: usize = 16_384;
-/// The largest frame any source accepts, in pixels (a little over 8K UHD).
-pub const MAX_PIXELS: usize = 40_000_000;
 
 /// One decoded frame.
 #[derive(Debug, Clone)]
@@ -105,8 +101,8 @@ pub enum SourceError {
         /// The decoder's message.
         why: String,
     },
-    /// A frame larger than the resource policy allows.
-    #[error("{what}: frame of {width}x{height} exceeds the limit ({MAX_SIDE} px a side, {MAX_PIXELS} pixels)")]
+    /// A frame larger than the resource policy ([`FrameLimits`]) allows.
+    #[error("{what}: frame of {width}x{height} exceeds the limit ({max_side} px a side, {max_pixels} pixels)")]
     TooLarge {
         /// The input.
         what: String,
@@ -114,6 +110,10 @@ pub enum SourceError {
         width: usize,
         /// Declared height.
         height: usize,
+        /// The policy's longest side.
+        max_side: usize,
+        /// The policy's pixel count.
+        max_pixels: usize,
     },
     /// A frame with no pixels.
     #[error("{what}: empty frame ({width}x{height})")]
@@ -165,10 +165,9 @@ impl<S: FrameSource + ?Sized> FrameSource for Box<S> {
     }
 }
 
-/// Checks a frame size against the resource policy before any pixel buffer
-/// is allocated: both sides non-zero, each at most [`MAX_SIDE`], the area at
-/// most [`MAX_PIXELS`]. The one place sources ask, so that the policy can
-/// become a shared, configurable type without touching each source.
+/// Checks a frame size against the resource policy
+/// ([`FrameLimits::current`]) before any pixel buffer is allocated; a frame
+/// with a zero side is refused too.
 fn check_frame_size(what: &str, width: usize, height: usize) -> Result<(), SourceError> {
     if width == 0 || height == 0 {
         return Err(SourceError::Empty {
@@ -177,17 +176,16 @@ fn check_frame_size(what: &str, width: usize, height: usize) -> Result<(), Sourc
             height,
         });
     }
-    let too_large = width > MAX_SIDE
-        || height > MAX_SIDE
-        || width.checked_mul(height).map_or(true, |p| p > MAX_PIXELS);
-    if too_large {
-        return Err(SourceError::TooLarge {
+    let limits = FrameLimits::current();
+    limits
+        .check(width, height)
+        .map_err(|_| SourceError::TooLarge {
             what: what.to_string(),
             width,
             height,
-        });
-    }
-    Ok(())
+            max_side: limits.max_side,
+            max_pixels: limits.max_pixels,
+        })
 }
 
 /// Opens the source an `--input` value names (see the module table);
@@ -262,17 +260,18 @@ mod tests {
     #[test]
     fn frame_size_policy() {
         assert!(check_frame_size("x", 640, 480).is_ok());
-        assert!(check_frame_size("x", MAX_SIDE, 1).is_ok());
+        let max_side = FrameLimits::current().max_side;
+        assert!(check_frame_size("x", max_side, 1).is_ok());
         assert!(matches!(
             check_frame_size("x", 0, 480),
             Err(SourceError::Empty { .. })
         ));
         assert!(matches!(
-            check_frame_size("x", MAX_SIDE + 1, 1),
+            check_frame_size("x", max_side + 1, 1),
             Err(SourceError::TooLarge { .. })
         ));
         assert!(matches!(
-            check_frame_size("x", 10_000, 10_000),
+            check_frame_size("x", 16_000, 16_000),
             Err(SourceError::TooLarge { .. })
         ));
         assert!(matches!(

@@ -1,0 +1,491 @@
+//! A fluent builder for [`GraphSpec`]: graphs built in code (at run time, in
+//! tests, by generators) without spelling out every struct literal.
+//!
+//! The builder only assembles the declaration; it validates nothing, so a
+//! test can build a graph with exactly the mistake it wants
+//! [`crate::check::check`] to find. Call [`GraphSpec::check`] (or
+//! [`crate::check::check`]) on the result to get the IR and plans, or the
+//! diagnostics.
+//!
+//! ```
+//! use cortex_core::spec::{ArgSpec, GraphSpec};
+//!
+//! let spec = GraphSpec::builder("Smooth")
+//!     .input("x", "f32")
+//!     .state("_prev", "f32", "0.0")
+//!     .node("avg", "mean2", ["x", "_prev"])
+//!     .compilable()
+//!     .node("boost", "scale", [ArgSpec::from("x"), ArgSpec::constant("2.0")])
+//!     .weight_key("wb")
+//!     .fallible()
+//!     .node("sum", "add_opt", ["avg", "boost", "weights"])
+//!     .write("avg", "_prev")
+//!     .mode("ON", [("wb", 1.0)])
+//!     .mode("OFF", [("wb", 0.0)])
+//!     .output("sum", "f32")
+//!     .optional_output("boost", "f32")
+//!     .build();
+//! assert_eq!(spec.nodes[1].source, "node boost = scale(x, 2.0)?;");
+//! let checked = spec.check();
+//! assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+//! assert_eq!(checked.mode_plans.len(), 2);
+//! ```
+
+use crate::check::{check, Checked, WEIGHTS_ARG};
+use crate::spec::{
+    ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec,
+};
+
+impl GraphSpec {
+    /// Starts a builder for a pipeline named `name`.
+    pub fn builder(name: impl Into<String>) -> GraphBuilder {
+        GraphBuilder {
+            spec: GraphSpec {
+                name: name.into(),
+                ..GraphSpec::default()
+            },
+            explicit_source: Vec::new(),
+        }
+    }
+
+    /// Validates this spec: shorthand for [`crate::check::check`].
+    pub fn check(&self) -> Checked {
+        check(self)
+    }
+}
+
+impl ArgSpec {
+    /// A reference to an input, state or node by name (an edge), even when
+    /// the name is `weights` — useful to test the reserved-name rule.
+    pub fn name(name: impl Into<String>) -> Self {
+        ArgSpec::Name(name.into())
+    }
+
+    /// A constant Rust expression passed as written (not an edge).
+    pub fn constant(expr: impl Into<String>) -> Self {
+        ArgSpec::Const(expr.into())
+    }
+}
+
+/// `"weights"` is the running weight table ([`ArgSpec::Weights`]), as in the
+/// DSL; any other string is a name ([`ArgSpec::Name`]). Use
+/// [`ArgSpec::constant`] for a constant.
+impl From<&str> for ArgSpec {
+    fn from(s: &str) -> Self {
+        if s == WEIGHTS_ARG {
+            ArgSpec::Weights
+        } else {
+            ArgSpec::Name(s.to_string())
+        }
+    }
+}
+
+impl From<String> for ArgSpec {
+    fn from(s: String) -> Self {
+        ArgSpec::from(s.as_str())
+    }
+}
+
+impl NodeSpec {
+    /// An `#[external_call]`, infallible node calling `op` with `args`; its
+    /// source text is the declaration as the DSL would spell it.
+    pub fn new<A: Into<ArgSpec>>(
+        name: impl Into<String>,
+        op: impl Into<String>,
+        args: impl IntoIterator<Item = A>,
+    ) -> Self {
+        let mut node = NodeSpec {
+            name: name.into(),
+            op: op.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            compilable: false,
+            weight_key: None,
+            fallible: false,
+            source: String::new(),
+        };
+        node.source = node.dsl_source();
+        node
+    }
+
+    /// The declaration in DSL syntax, e.g. `node blur = ops::blur(gray)?;`
+    /// (attributes left out).
+    pub fn dsl_source(&self) -> String {
+        let args: Vec<&str> = self
+            .args
+            .iter()
+            .map(|a| match a {
+                ArgSpec::Name(n) | ArgSpec::Const(n) => n.as_str(),
+                ArgSpec::Weights => WEIGHTS_ARG,
+            })
+            .collect();
+        let q = if self.fallible { "?" } else { "" };
+        format!("node {} = {}({}){q};", self.name, self.op, args.join(", "))
+    }
+}
+
+/// Builds a [`GraphSpec`] one declaration at a time, in the order the DSL
+/// would list them; see the [module docs](self) for an example.
+///
+/// Node modifiers ([`compilable`](Self::compilable),
+/// [`weight_key`](Self::weight_key), [`fallible`](Self::fallible),
+/// [`source`](Self::source)) apply to the most recently added node.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct GraphBuilder {
+    spec: GraphSpec,
+    /// Per node: whether its source text was set explicitly (else it is
+    /// regenerated at `build`, so modifiers such as `fallible` show in it).
+    explicit_source: Vec<bool>,
+}
+
+impl GraphBuilder {
+    /// `input name: ty;`
+    pub fn input(mut self, name: impl Into<String>, ty: impl Into<String>) -> Self {
+        self.spec.inputs.push(InputSpec {
+            name: name.into(),
+            ty: ty.into(),
+        });
+        self
+    }
+
+    /// `state name: ty = init;`
+    pub fn state(
+        mut self,
+        name: impl Into<String>,
+        ty: impl Into<String>,
+        init: impl Into<String>,
+    ) -> Self {
+        self.spec.states.push(StateSpec {
+            name: name.into(),
+            ty: ty.into(),
+            init: init.into(),
+        });
+        self
+    }
+
+    /// `node name = op(args);` — an `#[external_call]`, infallible node
+    /// without weight key until a modifier says otherwise. Each argument is
+    /// anything `Into<ArgSpec>`: a `&str` is a name (or `"weights"`, the
+    /// weight table); use [`ArgSpec::constant`] for a constant.
+    pub fn node<A: Into<ArgSpec>>(
+        self,
+        name: impl Into<String>,
+        op: impl Into<String>,
+        args: impl IntoIterator<Item = A>,
+    ) -> Self {
+        self.push_node(NodeSpec::new(name, op, args))
+    }
+
+    /// Adds a node given in full (its source text kept as given).
+    pub fn push_node(mut self, node: NodeSpec) -> Self {
+        let explicit = !node.source.is_empty() && node.source != node.dsl_source();
+        self.spec.nodes.push(node);
+        self.explicit_source.push(explicit);
+        self
+    }
+
+    /// Marks the last node `#[compilable]`.
+    ///
+    /// # Panics
+    /// If no node was added yet.
+    pub fn compilable(mut self) -> Self {
+        self.last_node("compilable").compilable = true;
+        self
+    }
+
+    /// Marks the last node `#[external_call]` (the default).
+    ///
+    /// # Panics
+    /// If no node was added yet.
+    pub fn external(mut self) -> Self {
+        self.last_node("external").compilable = false;
+        self
+    }
+
+    /// Gives the last node `#[weight_key = key]`.
+    ///
+    /// # Panics
+    /// If no node was added yet.
+    pub fn weight_key(mut self, key: impl Into<String>) -> Self {
+        self.last_node("weight_key").weight_key = Some(key.into());
+        self
+    }
+
+    /// Marks the last node fallible (written with `?`: it returns a `Result`).
+    ///
+    /// # Panics
+    /// If no node was added yet.
+    pub fn fallible(mut self) -> Self {
+        self.last_node("fallible").fallible = true;
+        self
+    }
+
+    /// Sets the last node's source text (by default, its DSL declaration).
+    ///
+    /// # Panics
+    /// If no node was added yet.
+    pub fn source(mut self, text: impl Into<String>) -> Self {
+        self.last_node("source").source = text.into();
+        if let Some(e) = self.explicit_source.last_mut() {
+            *e = true;
+        }
+        self
+    }
+
+    /// `from -> to;`: node `from`'s value becomes state `to`'s next value.
+    pub fn write(mut self, from: impl Into<String>, to: impl Into<String>) -> Self {
+        self.spec.writes.push(WriteSpec {
+            from: from.into(),
+            to: to.into(),
+        });
+        self
+    }
+
+    /// `mode name { key: value, … }`, entries in the given order.
+    pub fn mode<K: Into<String>>(
+        mut self,
+        name: impl Into<String>,
+        weights: impl IntoIterator<Item = (K, f64)>,
+    ) -> Self {
+        self.spec.modes.push(ModeSpec {
+            name: name.into(),
+            weights: weights.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        });
+        self
+    }
+
+    /// `output name: ty;` — a non-optional output.
+    pub fn output(self, name: impl Into<String>, ty: impl Into<String>) -> Self {
+        self.push_output(name, ty, false)
+    }
+
+    /// `#[optional] output name: ty;` — a plan may eliminate it.
+    pub fn optional_output(self, name: impl Into<String>, ty: impl Into<String>) -> Self {
+        self.push_output(name, ty, true)
+    }
+
+    fn push_output(
+        mut self,
+        name: impl Into<String>,
+        ty: impl Into<String>,
+        optional: bool,
+    ) -> Self {
+        self.spec.outputs.push(OutputSpec {
+            name: name.into(),
+            ty: ty.into(),
+            optional,
+        });
+        self
+    }
+
+    /// The spec, unvalidated.
+    pub fn build(mut self) -> GraphSpec {
+        for (node, explicit) in self.spec.nodes.iter_mut().zip(&self.explicit_source) {
+            if !explicit {
+                node.source = node.dsl_source();
+            }
+        }
+        self.spec
+    }
+
+    /// Builds and validates: shorthand for `check(&builder.build())`.
+    pub fn check(self) -> Checked {
+        check(&self.build())
+    }
+
+    fn last_node(&mut self, modifier: &str) -> &mut NodeSpec {
+        match self.spec.nodes.last_mut() {
+            Some(n) => n,
+            None => panic!("GraphBuilder::{modifier} applies to the last node, but none was added"),
+        }
+    }
+}
+
+/// Graphs shared by the unit tests of several modules.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::check::check;
+    use crate::ir::GraphIr;
+    use crate::spec::GraphSpec;
+
+    /// A reduced L2 ROI graph: gray, scene, three weighted maps and their
+    /// fusion; modes BALANCED and POWER_SAVE (which zeroes `ws` and `wm`).
+    pub(crate) fn l2_spec() -> GraphSpec {
+        GraphSpec::builder("L2")
+            .input("frame", "Frame")
+            .state("_prev_gray", "GrayImage", "GrayImage::default()")
+            .node("gray", "ops::to_gray", ["frame"])
+            .node("scene", "ops::scene_change", ["gray", "_prev_gray"])
+            .node("center", "ops::center_prior", ["gray"])
+            .compilable()
+            .weight_key("wc")
+            .node("saliency", "ops::saliency_dft", ["gray"])
+            .compilable()
+            .weight_key("ws")
+            .node("motion", "ops::motion_map", ["gray", "_prev_gray"])
+            .compilable()
+            .weight_key("wm")
+            .node(
+                "fused",
+                "ops::fuse",
+                ["center", "saliency", "motion", "weights"],
+            )
+            .compilable()
+            .write("gray", "_prev_gray")
+            .mode("BALANCED", [("wc", 0.5), ("ws", 0.3), ("wm", 0.2)])
+            .mode("POWER_SAVE", [("wc", 1.0), ("ws", 0.0), ("wm", 0.0)])
+            .output("fused", "ScoreMap")
+            .output("scene", "bool")
+            .build()
+    }
+
+    /// Checks a spec that must be valid and returns its IR.
+    pub(crate) fn ir_of(spec: &GraphSpec) -> GraphIr {
+        let checked = check(spec);
+        match checked.ir {
+            Some(ir) => ir,
+            None => panic!("fixture invalid: {:#?}", checked.diagnostics),
+        }
+    }
+
+    /// The IR of [`l2_spec`].
+    pub(crate) fn l2_ir() -> GraphIr {
+        ir_of(&l2_spec())
+    }
+
+    /// Times per node of [`l2_ir`] in ms, in declaration order: gray 0.5,
+    /// scene 12.3, center 0.8, saliency 3.1, motion 1.4, fused 0.01.
+    pub(crate) const L2_MS: [f64; 6] = [0.5, 12.3, 0.8, 3.1, 1.4, 0.01];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_the_same_spec_as_struct_literals() {
+        let built = GraphSpec::builder("P")
+            .input("a", "f32")
+            .state("s", "f32", "0.0")
+            .node("n", "f", ["a", "s"])
+            .compilable()
+            .node("w", "g", [ArgSpec::from("a"), ArgSpec::constant("&[1, 2]")])
+            .weight_key("wk")
+            .fallible()
+            .node("o", "h", ["n", "w", "weights"])
+            .write("n", "s")
+            .mode("M", [("wk", 0.5)])
+            .output("o", "f32")
+            .optional_output("w", "u8")
+            .build();
+        let node = |name: &str, op: &str, args: Vec<ArgSpec>, source: &str| NodeSpec {
+            name: name.into(),
+            op: op.into(),
+            args,
+            compilable: false,
+            weight_key: None,
+            fallible: false,
+            source: source.into(),
+        };
+        let expected = GraphSpec {
+            name: "P".into(),
+            inputs: vec![InputSpec {
+                name: "a".into(),
+                ty: "f32".into(),
+            }],
+            states: vec![StateSpec {
+                name: "s".into(),
+                ty: "f32".into(),
+                init: "0.0".into(),
+            }],
+            nodes: vec![
+                NodeSpec {
+                    compilable: true,
+                    ..node(
+                        "n",
+                        "f",
+                        vec![ArgSpec::Name("a".into()), ArgSpec::Name("s".into())],
+                        "node n = f(a, s);",
+                    )
+                },
+                NodeSpec {
+                    weight_key: Some("wk".into()),
+                    fallible: true,
+                    ..node(
+                        "w",
+                        "g",
+                        vec![ArgSpec::Name("a".into()), ArgSpec::Const("&[1, 2]".into())],
+                        "node w = g(a, &[1, 2])?;",
+                    )
+                },
+                node(
+                    "o",
+                    "h",
+                    vec![
+                        ArgSpec::Name("n".into()),
+                        ArgSpec::Name("w".into()),
+                        ArgSpec::Weights,
+                    ],
+                    "node o = h(n, w, weights);",
+                ),
+            ],
+            writes: vec![WriteSpec {
+                from: "n".into(),
+                to: "s".into(),
+            }],
+            modes: vec![ModeSpec {
+                name: "M".into(),
+                weights: vec![("wk".into(), 0.5)],
+            }],
+            outputs: vec![
+                OutputSpec {
+                    name: "o".into(),
+                    ty: "f32".into(),
+                    optional: false,
+                },
+                OutputSpec {
+                    name: "w".into(),
+                    ty: "u8".into(),
+                    optional: true,
+                },
+            ],
+        };
+        assert_eq!(built, expected);
+        let checked = built.check();
+        assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    }
+
+    #[test]
+    fn explicit_source_survives_modifiers() {
+        let spec = GraphSpec::builder("P")
+            .node("n", "f", ["a"])
+            .source("node n = f(a) /* custom */;")
+            .fallible()
+            .push_node(NodeSpec {
+                source: "kept".into(),
+                ..NodeSpec::new("m", "g", ["n"])
+            })
+            .external()
+            .build();
+        assert_eq!(spec.nodes[0].source, "node n = f(a) /* custom */;");
+        assert!(spec.nodes[0].fallible);
+        assert_eq!(spec.nodes[1].source, "kept");
+        assert!(!spec.nodes[1].compilable);
+    }
+
+    #[test]
+    fn name_weights_is_a_name_not_the_table() {
+        assert_eq!(ArgSpec::from("weights"), ArgSpec::Weights);
+        assert_eq!(
+            ArgSpec::name("weights"),
+            ArgSpec::Name("weights".to_string())
+        );
+        assert_eq!(ArgSpec::from(String::from("x")), ArgSpec::Name("x".into()));
+    }
+
+    #[test]
+    #[should_panic(expected = "GraphBuilder::compilable applies to the last node")]
+    fn modifier_without_node_panics() {
+        let _ = GraphSpec::builder("P").compilable();
+    }
+}

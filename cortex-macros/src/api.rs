@@ -1,0 +1,432 @@
+//! The generated API, declared once: every item a pipeline has, with its
+//! signature and docs. A valid pipeline gets the real bodies from
+//! [`crate::codegen`]; an invalid one gets placeholder bodies beside its
+//! errors, so the rest of the user's crate type-checks against exactly the
+//! same API and only the real errors are reported (thiserror's `fallback`
+//! idea). The two can never drift, because there is only one list.
+
+use cortex_core::ir::GraphIr;
+use cortex_core::plan::Plan;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use crate::ast::PipelineAst;
+use crate::names::{input_params, local_like, text, variant, ItemNames};
+use crate::{codegen, consts, krate};
+
+/// What the real bodies are computed from: the validated graph.
+pub struct Real<'a> {
+    pub ir: &'a GraphIr,
+    pub mode_plans: &'a [Plan],
+}
+
+/// A body: the real one, or a placeholder for an invalid pipeline (never
+/// run: such a pipeline cannot be constructed).
+fn body(real: bool, code: impl FnOnce() -> TokenStream) -> TokenStream {
+    if real {
+        code()
+    } else {
+        quote!(::core::unreachable!("this pipeline has compile errors"))
+    }
+}
+
+/// The pipeline's items.
+pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
+    let c = krate::path();
+    let n = ItemNames::new(&ast.name);
+    let (pipeline, mode_ty, outputs_ty, state_ty) = (&n.pipeline, &n.mode, &n.outputs, &n.state);
+    let vis = &ast.vis;
+    let attrs = &ast.attrs;
+    let name_str = text(&ast.name);
+    let is_real = real.is_some();
+
+    // Modes: (variant, declared name, doc, plan, weights).
+    let modes: Vec<ModeItem> = match real {
+        Some(r) => {
+            r.ir.modes
+                .iter()
+                .zip(r.mode_plans)
+                .map(|(m, p)| ModeItem {
+                    variant: variant(&m.name).unwrap_or_else(|| format_ident!("Invalid")),
+                    name: m.name.to_string(),
+                    doc: codegen::mode_doc(r.ir, p),
+                    plan: consts::plan(p),
+                    weights: r
+                        .ir
+                        .weight_keys
+                        .iter()
+                        .zip(m.weights.iter())
+                        .map(|(k, w)| {
+                            let k: &str = k;
+                            quote!((::std::borrow::Cow::Borrowed(#k), #w))
+                        })
+                        .collect(),
+                })
+                .collect()
+        }
+        None => placeholder_modes(ast, &c),
+    };
+    let variants: Vec<&Ident> = modes.iter().map(|m| &m.variant).collect();
+    let mode_names: Vec<&str> = modes.iter().map(|m| m.name.as_str()).collect();
+    let mode_docs: Vec<&str> = modes.iter().map(|m| m.doc.as_str()).collect();
+    let mode_plans: Vec<&TokenStream> = modes.iter().map(|m| &m.plan).collect();
+    let weight_entries = modes.iter().map(|m| {
+        let e = &m.weights;
+        quote!(&[#(#e),*])
+    });
+    let n_modes = modes.len();
+
+    // State and outputs.
+    let n_states = ast.states.len();
+    let state_docs: Vec<String> = ast
+        .states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match real.and_then(|r| r.ir.states.get(i)) {
+            Some(st) => format!(
+                "Last frame's value of `{}` (initially `{}`).",
+                r_node_name(real, st.writer),
+                st.init
+            ),
+            None => format!("The state `{}`.", text(&s.name)),
+        })
+        .collect();
+    let state_names: Vec<&Ident> = ast.states.iter().map(|s| &s.name).collect();
+    let state_tys: Vec<&syn::Type> = ast.states.iter().map(|s| &s.ty).collect();
+    let state_inits: Vec<TokenStream> = ast
+        .states
+        .iter()
+        .map(|s| {
+            let (name, init) = (&s.name, &s.init);
+            quote!(#name: #init)
+        })
+        .collect();
+    let output_names: Vec<&Ident> = ast.outputs.iter().map(|o| &o.name).collect();
+    let output_tys: Vec<TokenStream> = ast
+        .outputs
+        .iter()
+        .map(|o| {
+            let ty = &o.ty;
+            if o.optional {
+                quote!(::core::option::Option<#ty>)
+            } else {
+                quote!(#ty)
+            }
+        })
+        .collect();
+    let output_docs: Vec<String> = ast
+        .outputs
+        .iter()
+        .map(|o| {
+            if o.optional {
+                format!(
+                    "The value of node `{}`; `None` when the plan eliminates it.",
+                    text(&o.name)
+                )
+            } else {
+                format!("The value of node `{}`.", text(&o.name))
+            }
+        })
+        .collect();
+    let state_impls = value_impls(state_ty, &state_names, &state_tys);
+    let output_tys_ref: Vec<&TokenStream> = output_tys.iter().collect();
+    let output_impls = value_impls(outputs_ty, &output_names, &output_tys_ref);
+
+    // Inputs, as separate parameters and as the trait's tuple.
+    let (params, args) = input_params(ast);
+    let input_names: Vec<Ident> = ast.inputs.iter().map(|i| local_like(&i.name)).collect();
+    let input_tys: Vec<&syn::Type> = ast.inputs.iter().map(|i| &i.ty).collect();
+
+    // Real bodies.
+    let bodies = real.map(|r| codegen::bodies(ast, r, &n, &c));
+    let pick = |f: fn(&codegen::Bodies) -> &TokenStream| match &bodies {
+        Some(b) => f(b).clone(),
+        None => body(false, TokenStream::new),
+    };
+    let ir_value = match real {
+        Some(r) => consts::ir(r.ir),
+        None => quote!(#c::ir::GraphIr::empty(#name_str)),
+    };
+    let new_body = body(is_real, || {
+        quote! {
+            #pipeline {
+                state: #state_ty { #(#state_inits,)* },
+                __fresh: [false; #n_states],
+                __plans: #c::PlanCache::new(Self::ir()),
+            }
+        }
+    });
+    let reset_body = body(is_real, || {
+        quote! {
+            self.state = #state_ty { #(#state_inits,)* };
+            self.__fresh = [false; #n_states];
+        }
+    });
+    let run_observed = pick(|b| &b.run_observed);
+    let run_weights_observed = pick(|b| &b.run_weights_observed);
+    let run_plan_observed = pick(|b| &b.run_plan_observed);
+    let private = bodies.as_ref().map(|b| b.private.clone());
+
+    let struct_doc = format!(
+        "The `{name_str}` pipeline: owns its state between frames; implements `cortex::Pipeline`."
+    );
+    quote! {
+        #(#attrs)*
+        #[doc = #struct_doc]
+        #vis struct #pipeline {
+            state: #state_ty,
+            /// Per state: whether it holds last frame's value (else its initial value).
+            __fresh: [bool; #n_states],
+            /// Plans of the zero-weight patterns met by `run_weights`.
+            __plans: #c::PlanCache,
+        }
+
+        /// The temporal state of the pipeline, between frames.
+        #vis struct #state_ty {
+            #(#[doc = #state_docs] pub #state_names: #state_tys,)*
+        }
+
+        /// What one frame of the pipeline returns.
+        #vis struct #outputs_ty {
+            #(#[doc = #output_docs] pub #output_names: #output_tys,)*
+        }
+
+        #state_impls
+        #output_impls
+
+        /// The pipeline's modes; each runs a plan with its dead nodes removed.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #vis enum #mode_ty {
+            #(#[doc = #mode_docs] #variants,)*
+        }
+
+        impl #mode_ty {
+            /// Every mode, in declaration order.
+            pub const ALL: [#mode_ty; #n_modes] = [#(#mode_ty::#variants),*];
+
+            /// The mode's name as declared.
+            pub const fn name(self) -> &'static str {
+                match self { #(#mode_ty::#variants => #mode_names,)* }
+            }
+
+            /// The mode with this declared name.
+            pub fn from_name(name: &str) -> ::core::option::Option<Self> {
+                match name { #(#mode_names => ::core::option::Option::Some(#mode_ty::#variants),)* _ => ::core::option::Option::None }
+            }
+
+            /// The mode's plan: what runs, in which order, and what is eliminated.
+            pub fn plan(self) -> &'static #c::plan::Plan {
+                static PLANS: [#c::plan::Plan; #n_modes] = #pipeline::MODE_PLANS;
+                &PLANS[self as usize]
+            }
+
+            /// The mode's weight table.
+            pub fn weights(self) -> &'static #c::Weights {
+                static WEIGHTS: [#c::Weights; #n_modes] = [#({
+                    const ENTRIES: &[#c::weights::WeightEntry] = #weight_entries;
+                    #c::Weights::from_static(ENTRIES)
+                }),*];
+                &WEIGHTS[self as usize]
+            }
+        }
+
+        impl #c::PipelineMode for #mode_ty {
+            const ALL: &'static [Self] = &#mode_ty::ALL;
+            fn name(self) -> &'static str { #mode_ty::name(self) }
+            fn from_name(name: &str) -> ::core::option::Option<Self> { #mode_ty::from_name(name) }
+            fn plan(self) -> &'static #c::plan::Plan { #mode_ty::plan(self) }
+            fn weights(self) -> &'static #c::Weights { #mode_ty::weights(self) }
+        }
+
+        impl ::core::default::Default for #pipeline {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        #[allow(unused_variables, unreachable_code, clippy::needless_borrow, clippy::redundant_clone, clippy::too_many_arguments, clippy::let_unit_value, clippy::unit_arg)]
+        impl #pipeline {
+            /// The pipeline's graph, as `const` data.
+            pub const IR: #c::ir::GraphIr = #ir_value;
+
+            /// The plan of each mode (in the order of `ALL`), computed at compile time.
+            pub const MODE_PLANS: [#c::plan::Plan; #n_modes] = [#(#mode_plans),*];
+
+            /// The pipeline's graph.
+            pub fn ir() -> &'static #c::ir::GraphIr {
+                static IR: #c::ir::GraphIr = #pipeline::IR;
+                &IR
+            }
+
+            /// A pipeline with every state at its initial value.
+            pub fn new() -> Self {
+                #new_body
+            }
+
+            /// The state carried to the next frame.
+            pub fn state(&self) -> &#state_ty {
+                &self.state
+            }
+
+            /// Puts every state back to its initial value (e.g. at a cut).
+            pub fn reset(&mut self) {
+                #reset_body
+            }
+
+            /// Runs one frame in `mode`. On error the state is left as it was.
+            pub fn run(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_observed(mode, &mut #c::NoopObserver, #args)
+            }
+
+            /// Runs one frame in `mode`, reporting each node to `observer`.
+            pub fn run_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #run_observed
+            }
+
+            /// Runs one frame with weights chosen at run time: validated, then
+            /// the plan of their zero pattern is taken from a bounded cache
+            /// (computed once per pattern by the DCE pass).
+            pub fn run_weights(&mut self, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_weights_observed(weights, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_weights`], reporting each node to `observer`.
+            pub fn run_weights_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #run_weights_observed
+            }
+
+            /// Runs one frame with an explicit plan and weights, e.g. the full
+            /// graph (`self.pattern_plan(0)`) with a mode's weights, to compare
+            /// against that mode's plan. The plan is validated against this
+            /// pipeline (`Plan::validate`) before anything runs: a plan of
+            /// another pipeline, or one that eliminates a non-optional output,
+            /// is an error and the state is untouched.
+            pub fn run_plan(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_plan_observed(plan, weights, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_plan`], reporting each node to `observer`.
+            pub fn run_plan_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #run_plan_observed
+            }
+
+            /// The plan of a zero-weight pattern (bit `i` set: weight key `i`
+            /// of `IR.weight_keys` is zero), computed once by the DCE pass and
+            /// kept in a bounded cache (`cortex::PlanCache`). Pattern 0 is the
+            /// full graph.
+            pub fn pattern_plan(&mut self, pattern: u64) -> ::std::sync::Arc<#c::plan::Plan> {
+                self.__plans.get(pattern)
+            }
+
+            #private
+        }
+
+        impl #c::Pipeline for #pipeline {
+            type Mode = #mode_ty;
+            type Inputs<'__a> = (#(&'__a #input_tys,)*);
+            type Outputs = #outputs_ty;
+            type State = #state_ty;
+
+            fn ir() -> &'static #c::ir::GraphIr { #pipeline::ir() }
+            fn state(&self) -> &#state_ty { #pipeline::state(self) }
+            fn reset(&mut self) { #pipeline::reset(self) }
+            fn run_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_observed(self, mode, observer, #args)
+            }
+            fn run_weights_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_weights_observed(self, weights, observer, #args)
+            }
+            fn run_plan_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_plan_observed(self, plan, weights, observer, #args)
+            }
+            fn pattern_plan(&mut self, pattern: u64) -> ::std::sync::Arc<#c::plan::Plan> {
+                #pipeline::pattern_plan(self, pattern)
+            }
+        }
+    }
+}
+
+/// One variant of the mode enum.
+struct ModeItem {
+    variant: Ident,
+    name: String,
+    doc: String,
+    plan: TokenStream,
+    weights: Vec<TokenStream>,
+}
+
+/// The modes of an invalid pipeline: its declared modes that make valid,
+/// distinct variants (or `FULL` when there are none), with empty plans.
+fn placeholder_modes(ast: &PipelineAst, c: &TokenStream) -> Vec<ModeItem> {
+    let mut out: Vec<ModeItem> = Vec::new();
+    for m in &ast.modes {
+        let name = text(&m.name);
+        let Some(variant) = variant(&name) else {
+            continue;
+        };
+        if out.iter().any(|x| x.variant == variant) {
+            continue;
+        }
+        out.push(ModeItem {
+            variant,
+            plan: quote!(#c::plan::Plan::empty(#name)),
+            name,
+            doc: String::new(),
+            weights: Vec::new(),
+        });
+    }
+    if out.is_empty() {
+        let name = cortex_core::check::IMPLICIT_MODE;
+        out.push(ModeItem {
+            variant: format_ident!("Full"),
+            name: name.to_string(),
+            doc: String::new(),
+            plan: quote!(#c::plan::Plan::empty(#name)),
+            weights: Vec::new(),
+        });
+    }
+    out
+}
+
+/// The name of node `id`, for docs.
+fn r_node_name(real: Option<&Real<'_>>, id: u32) -> String {
+    real.and_then(|r| r.ir.nodes.get(id as usize))
+        .map_or_else(|| "?".to_string(), |n| n.name.to_string())
+}
+
+/// `Debug`, `Clone` and `PartialEq` for a struct of public fields, each
+/// where every field has it. The bounds are higher-ranked (`for<'__x> T:
+/// Trait`) so that a field type without the trait makes the impl not apply
+/// instead of being an error: a derive would require the trait of every
+/// field type.
+fn value_impls(ty: &Ident, names: &[&Ident], tys: &[impl quote::ToTokens]) -> TokenStream {
+    let ty_str = ty.to_string();
+    let name_strs: Vec<String> = names.iter().map(|n| text(n)).collect();
+    let span = ty.span();
+    let eq = if names.is_empty() {
+        quote!(true)
+    } else {
+        quote!(#(self.#names == other.#names)&&*)
+    };
+    quote_spanned! {span=>
+        impl ::core::fmt::Debug for #ty where #(for<'__x> #tys: ::core::fmt::Debug,)* {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct(#ty_str)#(.field(#name_strs, &self.#names))*.finish()
+            }
+        }
+        impl ::core::clone::Clone for #ty where #(for<'__x> #tys: ::core::clone::Clone,)* {
+            fn clone(&self) -> Self {
+                #ty { #(#names: ::core::clone::Clone::clone(&self.#names),)* }
+            }
+        }
+        #[allow(unused_variables)]
+        impl ::core::cmp::PartialEq for #ty where #(for<'__x> #tys: ::core::cmp::PartialEq,)* {
+            fn eq(&self, other: &Self) -> bool {
+                #eq
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+use cortex::cortex_graph;
+
+fn id(x: Option<&f32>) -> f32 { x.copied().unwrap_or(0.0) }
+fn src(x: &f32) -> f32 { *x }
+
+cortex_graph! {
+    pipeline P {
+        input x: f32;
+        #[weight_key = "w"] node a = src(x);
+        node b = id(a);
+        mode FAST_2X { w: 1.0 }
+        mode Fast2x { w: 0.5 }
+        output b: f32;
+    }
+}
+
+fn main() {}
