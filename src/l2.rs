@@ -1,4 +1,4 @@
-//! The seed's L2 region-of-interest pipeline, declared with `cortex_graph!`
+//! The L2 region-of-interest pipeline, declared with `cortex_graph!`
 //! over the vision kernels of [`crate::ops`], and a built-in synthetic clip
 //! to run it on without any input files.
 
@@ -8,13 +8,13 @@ use crate::cortex_graph;
 use crate::ops::{self, BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
 
 cortex_graph! {
-    /// The seed's L2 pipeline: blur and scene-change checks, four score maps
+    /// The L2 pipeline: blur and scene-change checks, four score maps
     /// fused with per-mode weights, and the JPEG of the top region.
     ///
     /// Blur is decided against the clip's own sharpness ([`blur_verdict`]):
     /// a frame is blurry when its Laplacian variance falls far below the
     /// running baseline of recent frames, so a soft but in-focus film is not
-    /// called blurry throughout; the seed's fixed threshold is kept beside
+    /// called blurry throughout; the classic fixed threshold is kept beside
     /// it as [`BlurVerdict::below_threshold`].
     ///
     /// Modes: `BALANCED` runs everything; `POWER_SAVE` zeroes the saliency
@@ -56,7 +56,7 @@ pub const BLUR_RATIO: f64 = 0.35;
 /// memory of about 10 frames).
 pub const BASELINE_ALPHA: f64 = 0.1;
 
-/// The seed's absolute rule: blurry when the Laplacian variance is below
+/// The absolute rule: blurry when the Laplacian variance is below
 /// this, whatever the clip ([`BlurVerdict::below_threshold`]).
 pub const ABSOLUTE_BLUR_THRESHOLD: f64 = 100.0;
 

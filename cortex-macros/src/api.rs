@@ -244,7 +244,8 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
         }
 
-        #[allow(unused_variables, unreachable_code, clippy::needless_borrow, clippy::redundant_clone, clippy::too_many_arguments, clippy::let_unit_value, clippy::unit_arg)]
+        // `ptr_arg`: an input declared `Vec<T>` is taken as `&Vec<T>`, as declared.
+        #[allow(unused_variables, unreachable_code, clippy::needless_borrow, clippy::redundant_clone, clippy::too_many_arguments, clippy::let_unit_value, clippy::unit_arg, clippy::ptr_arg)]
         impl #pipeline {
             /// The pipeline's graph, as `const` data.
             pub const IR: #c::ir::GraphIr = #ir_value;

@@ -6,7 +6,7 @@ pub mod mser;
 pub mod text_roi;
 pub mod types;
 
-// The L2 kernels (issue #3), one module each.
+// The L2 kernels, one module each.
 pub mod blur;
 pub(crate) mod border;
 pub mod center;

@@ -1,5 +1,5 @@
 //! Text-likelihood map from MSER regions: the `text_roi` node of the L2
-//! region-of-interest pipeline (`S_t` in the seed).
+//! region-of-interest pipeline.
 //!
 //! Pipeline: MSER regions of both polarities ([`crate::ops::mser`], OpenCV's
 //! defaults) → geometric filters on each region's box → the surviving boxes
