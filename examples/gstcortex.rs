@@ -9,9 +9,10 @@ fn plugin_init(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
     cortex::gst::register(Some(plugin))
 }
 
-// The plugin name must match the library's file name (libgstcortex.so).
+// GStreamer derives the plugin name from the file name, libgstcortex.so
+// minus `lib` and `gst`: it looks up `gst_plugin_cortex_get_desc`.
 gst::plugin_define!(
-    gstcortex,
+    cortex,
     "cortex pipelines as video filters",
     plugin_init,
     env!("CARGO_PKG_VERSION"),

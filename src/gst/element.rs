@@ -135,7 +135,7 @@ impl<P: RoiPipeline> ElementCore<P> {
     pub fn param_specs() -> Vec<glib::ParamSpec> {
         let default_mode = P::Mode::ALL.first().map_or("", |m| m.name());
         let mode_blurb = format!(
-            "Pipeline mode, one of: {} (ignored keys are taken from it when `weights` is set)",
+            "Pipeline mode, one of: {} (`weights` overrides keys of its table)",
             mode_names::<P::Mode>()
         );
         let keys = P::ir()
