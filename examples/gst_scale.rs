@@ -15,7 +15,16 @@ use cortex::l2::{L2Mode, L2};
 use cortex::ops::RgbFrame;
 use gst::prelude::*;
 
-const PATTERNS: &[&str] = &["ball", "smpte", "snow", "circular", "pinwheel", "zone-plate", "spokes", "gamut"];
+const PATTERNS: &[&str] = &[
+    "ball",
+    "smpte",
+    "snow",
+    "circular",
+    "pinwheel",
+    "zone-plate",
+    "spokes",
+    "gamut",
+];
 
 struct Args {
     frames: usize,
@@ -91,7 +100,8 @@ fn play_pipeline(p: &gst::Pipeline) -> Result<Duration, String> {
     // element − identity difference. (Timing from PAUSED would leave out
     // the prerolled first frame.)
     let t = Instant::now();
-    p.set_state(gst::State::Playing).map_err(|e| e.to_string())?;
+    p.set_state(gst::State::Playing)
+        .map_err(|e| e.to_string())?;
     let mut result = Err("no EOS".to_string());
     for msg in bus.iter_timed(gst::ClockTime::from_seconds(600)) {
         match msg.view() {
@@ -220,11 +230,17 @@ fn run() -> Result<(), String> {
     println!();
     println!("| one stream, per frame | ms |");
     println!("|---|---:|");
-    println!("| source + sink alone (`identity`) | {:.3} |", per(t_base, n));
+    println!(
+        "| source + sink alone (`identity`) | {:.3} |",
+        per(t_base, n)
+    );
     println!("| source + `cortexroi` + sink | {:.3} |", per(t_elem, n));
     println!("| element (difference) | {elem:.3} |");
     println!("| `L2::run` alone, same frames | {run_ms:.3} |");
-    println!("| frame copy into `RgbFrame` alone | {:.3} |", per(t_copy, n));
+    println!(
+        "| frame copy into `RgbFrame` alone | {:.3} |",
+        per(t_copy, n)
+    );
     println!(
         "| element overhead (element − run) | {:.3} ({:+.1}% of run) |",
         elem - run_ms,

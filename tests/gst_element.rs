@@ -39,10 +39,7 @@ fn init() {
 /// Builds `launch`, which must name its element `roi`, and lets `setup`
 /// change things before it plays (it gets the pipeline); a probe on the
 /// element's src pad records every buffer and calls `on_buffer(index, pipeline)`.
-fn run_launch(
-    launch: &str,
-    on_buffer: impl Fn(usize, &gst::Bin) + Send + Sync + 'static,
-) -> Run {
+fn run_launch(launch: &str, on_buffer: impl Fn(usize, &gst::Bin) + Send + Sync + 'static) -> Run {
     init();
     let pipeline = gst::parse::launch(launch)
         .expect("launch line")
@@ -122,7 +119,10 @@ fn assert_one_roi_inside(run: &Run) {
         assert_eq!(b.other, 0, "buffer {i}");
         let (x, y, w, h, score) = b.rois[0];
         assert!(w > 0 && h > 0, "buffer {i}: empty box {b:?}");
-        assert!(x + w <= b.width && y + h <= b.height, "buffer {i}: box outside {b:?}");
+        assert!(
+            x + w <= b.width && y + h <= b.height,
+            "buffer {i}: box outside {b:?}"
+        );
         assert!(score.is_finite(), "buffer {i}: score {score}");
     }
 }
@@ -198,8 +198,13 @@ fn posts_one_message_per_frame_when_enabled() {
         // The first frame has no previous frame to compare with.
         assert_eq!(m.has_field("ssim"), i > 0, "frame {i}");
         let nodes = node_names(m);
-        for n in ["gray", "blur", "scene", "center", "text", "saliency", "motion", "fused", "roi"] {
-            assert!(nodes.iter().any(|x| x == n), "frame {i}: {n} missing from {nodes:?}");
+        for n in [
+            "gray", "blur", "scene", "center", "text", "saliency", "motion", "fused", "roi",
+        ] {
+            assert!(
+                nodes.iter().any(|x| x == n),
+                "frame {i}: {n} missing from {nodes:?}"
+            );
         }
     }
 }
@@ -211,20 +216,29 @@ fn mode_changes_at_run_time() {
          ! cortexroi name=roi emit-messages=true ! fakesink",
         |i, bin| {
             if i == 4 {
-                bin.by_name("roi").unwrap().set_property("mode", "POWER_SAVE");
+                bin.by_name("roi")
+                    .unwrap()
+                    .set_property("mode", "POWER_SAVE");
             }
         },
     );
     assert!(run.errors.is_empty(), "{:?}", run.errors);
     assert_eq!(run.messages.len(), 10);
     assert_one_roi_inside(&run);
-    let modes: Vec<&str> = run.messages.iter().map(|m| m.get::<&str>("mode").unwrap()).collect();
+    let modes: Vec<&str> = run
+        .messages
+        .iter()
+        .map(|m| m.get::<&str>("mode").unwrap())
+        .collect();
     // Frames 0..=4 ran before the probe of frame 4 returned.
     assert!(modes[..5].iter().all(|m| *m == "BALANCED"), "{modes:?}");
     assert!(modes[5..].iter().all(|m| *m == "POWER_SAVE"), "{modes:?}");
     for m in &run.messages[5..] {
         let nodes = node_names(m);
-        assert!(!nodes.iter().any(|n| n == "saliency" || n == "motion"), "{nodes:?}");
+        assert!(
+            !nodes.iter().any(|n| n == "saliency" || n == "motion"),
+            "{nodes:?}"
+        );
         assert!(nodes.iter().any(|n| n == "text"));
     }
 }
@@ -234,7 +248,15 @@ fn run_time_weights_apply_and_bad_ones_are_refused() {
     init();
     let e = gst::ElementFactory::make("cortexroi").build().unwrap();
     assert_eq!(e.property::<String>("weights"), "");
-    for bad in ["wc=abc", "wz=1", "wc=-1", "wc=NaN", "wc", "wc=1,wc=2", "wc=inf"] {
+    for bad in [
+        "wc=abc",
+        "wz=1",
+        "wc=-1",
+        "wc=NaN",
+        "wc",
+        "wc=1,wc=2",
+        "wc=inf",
+    ] {
         e.set_property("weights", bad);
         assert_eq!(e.property::<String>("weights"), "", "`{bad}` was accepted");
     }
@@ -254,7 +276,10 @@ fn run_time_weights_apply_and_bad_ones_are_refused() {
     for m in &run.messages {
         assert_eq!(m.get::<&str>("mode").unwrap(), "weights");
         let nodes = node_names(m);
-        assert!(!nodes.iter().any(|n| n == "saliency" || n == "motion"), "{nodes:?}");
+        assert!(
+            !nodes.iter().any(|n| n == "saliency" || n == "motion"),
+            "{nodes:?}"
+        );
     }
 
     // A refused value in the launch line stops the pipeline at start
@@ -293,8 +318,14 @@ fn survives_a_caps_change_mid_stream() {
         .iter()
         .position(|s| *s == (96, 64))
         .expect("the new size never arrived");
-    assert!(sizes[..first_small].iter().all(|s| *s == (160, 120)), "{sizes:?}");
-    assert!(sizes[first_small..].iter().all(|s| *s == (96, 64)), "{sizes:?}");
+    assert!(
+        sizes[..first_small].iter().all(|s| *s == (160, 120)),
+        "{sizes:?}"
+    );
+    assert!(
+        sizes[first_small..].iter().all(|s| *s == (96, 64)),
+        "{sizes:?}"
+    );
     // After the reset the first small frame has nothing to compare with,
     // the next ones do.
     assert!(!run.messages[first_small].has_field("ssim"));
@@ -320,7 +351,11 @@ fn independent_streams_in_one_process() {
     assert_one_roi_inside(&run);
     assert_eq!(run.messages.len(), 15);
     // Each element counts its own frames: every stream has frames 0..5.
-    let mut frames: Vec<u64> = run.messages.iter().map(|m| m.get::<u64>("frame").unwrap()).collect();
+    let mut frames: Vec<u64> = run
+        .messages
+        .iter()
+        .map(|m| m.get::<u64>("frame").unwrap())
+        .collect();
     frames.sort_unstable();
     assert_eq!(frames, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]);
 }

@@ -82,7 +82,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn mode_names<M: PipelineMode>() -> String {
-    M::ALL.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
+    M::ALL
+        .iter()
+        .map(|m| m.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Parses `k=v,k=v` (spaces allowed) against the pipeline's weight keys.
@@ -173,11 +177,20 @@ impl<P: RoiPipeline> ElementCore<P> {
     /// `GObject::set_property`. A refused value keeps the old one, is
     /// logged as an error, posted as an element warning (when the element
     /// is in a bin with a bus) and makes the next `start` fail.
-    pub fn set_property(&self, element: &gst::Element, value: &glib::Value, pspec: &glib::ParamSpec) {
+    pub fn set_property(
+        &self,
+        element: &gst::Element,
+        value: &glib::Value,
+        pspec: &glib::ParamSpec,
+    ) {
         let mut s = lock(&self.settings);
         let refusal = match pspec.name() {
             "mode" => {
-                let name = value.get::<Option<String>>().ok().flatten().unwrap_or_default();
+                let name = value
+                    .get::<Option<String>>()
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
                 match P::Mode::from_name(name.trim()) {
                     Some(m) => {
                         s.mode = Some(m);
@@ -190,7 +203,11 @@ impl<P: RoiPipeline> ElementCore<P> {
                 }
             }
             "weights" => {
-                let text = value.get::<Option<String>>().ok().flatten().unwrap_or_default();
+                let text = value
+                    .get::<Option<String>>()
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
                 match parse_weights::<P>(&text) {
                     Ok(o) => {
                         s.overrides = o;
@@ -269,7 +286,11 @@ impl<P: RoiPipeline> ElementCore<P> {
     /// # Errors
     /// When the format is not one of [`meta::FORMATS`] (caps negotiation
     /// should have prevented it).
-    pub fn set_info(&self, element: &gst::Element, info: &VideoInfo) -> Result<(), gst::LoggableError> {
+    pub fn set_info(
+        &self,
+        element: &gst::Element,
+        info: &VideoInfo,
+    ) -> Result<(), gst::LoggableError> {
         if !meta::FORMATS.contains(&info.format()) {
             return Err(gst::loggable_error!(
                 super::CAT,
@@ -286,7 +307,8 @@ impl<P: RoiPipeline> ElementCore<P> {
             failures_in_a_row: 0,
         });
         let changed = stream.info.as_ref().is_some_and(|old| {
-            (old.width(), old.height(), old.format()) != (info.width(), info.height(), info.format())
+            (old.width(), old.height(), old.format())
+                != (info.width(), info.height(), info.format())
         });
         if changed {
             gst::info!(
@@ -336,14 +358,15 @@ impl<P: RoiPipeline> ElementCore<P> {
 
         let t0 = Instant::now();
         let copied = {
-            let frame = gst_video::VideoFrameRef::from_buffer_ref_readable(buf, &info).map_err(|_| {
-                gst::element_error!(
-                    element,
-                    gst::StreamError::Format,
-                    ("buffer does not match its caps")
-                );
-                gst::FlowError::Error
-            })?;
+            let frame =
+                gst_video::VideoFrameRef::from_buffer_ref_readable(buf, &info).map_err(|_| {
+                    gst::element_error!(
+                        element,
+                        gst::StreamError::Format,
+                        ("buffer does not match its caps")
+                    );
+                    gst::FlowError::Error
+                })?;
             let stride = usize::try_from(frame.plane_stride()[0]).unwrap_or(0);
             match frame.plane_data(0) {
                 Ok(data) => meta::copy_frame(
@@ -385,7 +408,12 @@ impl<P: RoiPipeline> ElementCore<P> {
                     gst::element_warning!(
                         element,
                         gst::StreamError::Decode,
-                        ("cortex pipeline refused frame {} ({} in a row): {}", index, n, e)
+                        (
+                            "cortex pipeline refused frame {} ({} in a row): {}",
+                            index,
+                            n,
+                            e
+                        )
                     );
                 }
                 return Ok(gst::FlowSuccess::Ok);
@@ -416,7 +444,11 @@ impl<P: RoiPipeline> ElementCore<P> {
             meta::attach_roi(buf, b, report.score);
         }
         if emit {
-            let mode_name = if weights.is_some() { "weights" } else { mode.name() };
+            let mode_name = if weights.is_some() {
+                "weights"
+            } else {
+                mode.name()
+            };
             let info = FrameInfo {
                 frame: index,
                 pts: buf.pts(),

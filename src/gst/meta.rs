@@ -58,8 +58,7 @@ pub fn copy_frame(
     stride: usize,
     dst: &mut RgbFrame,
 ) -> Result<(), String> {
-    let (offsets, px) =
-        layout(format).ok_or_else(|| format!("unsupported format {format:?}"))?;
+    let (offsets, px) = layout(format).ok_or_else(|| format!("unsupported format {format:?}"))?;
     let row = width
         .checked_mul(px)
         .ok_or_else(|| "frame width overflows".to_string())?;
@@ -230,17 +229,30 @@ mod tests {
         ];
         let mut f = RgbFrame::zeros((0, 0, 3));
         copy_frame(&data, VideoFormat::Bgrx, 2, 2, 12, &mut f).unwrap();
-        assert_eq!(f.as_slice().unwrap(), &[1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60]);
+        assert_eq!(
+            f.as_slice().unwrap(),
+            &[1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60]
+        );
         assert!(copy_frame(&data[..10], VideoFormat::Bgrx, 2, 2, 12, &mut f).is_err());
         assert!(copy_frame(&data, VideoFormat::I420, 2, 2, 12, &mut f).is_err());
     }
 
     #[test]
     fn clamp_keeps_boxes_inside() {
-        let b = RoiBox { x: 600, y: 400, width: 100, height: 100 };
+        let b = RoiBox {
+            x: 600,
+            y: 400,
+            width: 100,
+            height: 100,
+        };
         assert_eq!(
             clamp_box(b, 640, 480),
-            Some(RoiBox { x: 600, y: 400, width: 40, height: 80 })
+            Some(RoiBox {
+                x: 600,
+                y: 400,
+                width: 40,
+                height: 80
+            })
         );
         assert_eq!(clamp_box(b, 600, 480), None);
     }

@@ -140,10 +140,7 @@ impl RoiPipeline for L2 {
             ("blur-variance", FieldValue::F64(out.blur.variance)),
             ("blurry", FieldValue::Bool(out.blur.is_blurry)),
             ("scene-changed", FieldValue::Bool(out.scene.changed)),
-            (
-                "jpeg-bytes",
-                FieldValue::U64(out.roi.byte_size() as u64),
-            ),
+            ("jpeg-bytes", FieldValue::U64(out.roi.byte_size() as u64)),
         ];
         if let Some(ssim) = out.scene.ssim {
             fields.push(("ssim", FieldValue::F64(ssim)));
@@ -170,7 +167,11 @@ pub fn pad_templates() -> Vec<gst::PadTemplate> {
     [gst::PadDirection::Src, gst::PadDirection::Sink]
         .into_iter()
         .filter_map(|dir| {
-            let name = if dir == gst::PadDirection::Src { "src" } else { "sink" };
+            let name = if dir == gst::PadDirection::Src {
+                "src"
+            } else {
+                "sink"
+            };
             // Cannot fail for these fixed names and caps; skip rather than
             // panic if a future GStreamer disagrees.
             gst::PadTemplate::new(name, dir, gst::PadPresence::Always, &caps).ok()
