@@ -362,3 +362,20 @@ fn independent_streams_in_one_process() {
     frames.sort_unstable();
     assert_eq!(frames, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]);
 }
+
+#[test]
+fn refused_frames_pass_through_with_one_warning() {
+    // Wider than the frame limits (16384 per side): every frame is refused
+    // by the pipeline's first node.
+    let run = run_launch(
+        "videotestsrc num-buffers=3 ! video/x-raw,format=RGB,width=16400,height=2 \
+         ! cortexroi name=roi emit-messages=true ! fakesink",
+        |_, _| {},
+    );
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    assert_eq!(run.buffers.len(), 3, "refused frames must still flow");
+    assert!(run.buffers.iter().all(|b| b.rois.is_empty()));
+    assert!(run.messages.is_empty());
+    // One warning for the run of failures, not one per frame.
+    assert_eq!(run.warnings.len(), 1, "{:?}", run.warnings);
+}
