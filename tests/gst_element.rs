@@ -379,3 +379,32 @@ fn refused_frames_pass_through_with_one_warning() {
     // One warning for the run of failures, not one per frame.
     assert_eq!(run.warnings.len(), 1, "{:?}", run.warnings);
 }
+
+#[test]
+fn a_format_change_resets_the_state() {
+    // Same size, other channel order: without the reset the scene check
+    // would compare with last frame's gray image (same size) and report an
+    // SSIM; after the reset there is no previous frame.
+    let run = run_launch(
+        "videotestsrc num-buffers=8 pattern=ball ! capsfilter name=cf \
+         caps=video/x-raw,format=RGB,width=96,height=64 \
+         ! cortexroi name=roi emit-messages=true ! fakesink",
+        |i, bin| {
+            if i == 3 {
+                let caps = gst::Caps::builder("video/x-raw")
+                    .field("format", "BGRx")
+                    .field("width", 96i32)
+                    .field("height", 64i32)
+                    .build();
+                bin.by_name("cf").unwrap().set_property("caps", caps);
+            }
+        },
+    );
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    assert_eq!(run.messages.len(), 8);
+    let ssim: Vec<bool> = run.messages.iter().map(|m| m.has_field("ssim")).collect();
+    // Frame 0 and the first frame after the change have no previous frame.
+    let resets = ssim.iter().filter(|has| !**has).count();
+    assert_eq!(resets, 2, "{ssim:?}");
+    assert!(!ssim[0] && ssim[1], "{ssim:?}");
+}
