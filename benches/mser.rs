@@ -1,8 +1,9 @@
 //! MSER and `text_roi` benchmarks: the pure-Rust detector against OpenCV
-//! 4.6's `cv::MSER::detectRegions` (with `--features opencv`), at 640×480
-//! and 1920×1080, one polarity and both (ours sequentially and on two
-//! threads). Frames: seeded smooth random texture with lines of dark and
-//! bright glyphs, the same generator as the agreement tests.
+//! 4.6's `cv::MSER::detectRegions` (with `--features opencv`), at 640×480,
+//! 768×576 and 1920×1080, one polarity and both (ours sequentially and on
+//! two threads); the `text_roi` node at full and half resolution. Frames:
+//! seeded smooth random texture with lines of dark and bright glyphs, the
+//! same generator as the agreement tests.
 //!
 //! Like for like: both sides produce every region's pixel list (OpenCV
 //! always does); ours also has a box-only mode, benched separately. OpenCV
@@ -20,7 +21,7 @@ use cortex::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox, Regions};
 use cortex::ops::text_roi::{TextRoiDetector, TextRoiParams};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-const SIZES: [(usize, usize); 2] = [(480, 640), (1080, 1920)];
+const SIZES: [(usize, usize); 3] = [(480, 640), (576, 768), (1080, 1920)];
 
 fn bench_mser(c: &mut Criterion) {
     #[cfg(feature = "opencv")]
@@ -87,9 +88,15 @@ fn bench_mser(c: &mut Criterion) {
         group.finish();
 
         let mut group = c.benchmark_group(format!("text_roi/{size}"));
-        for (name, parallel) in [("seq", false), ("2threads", true)] {
+        for (name, parallel, half_resolution) in [
+            ("seq", false, false),
+            ("2threads", true, false),
+            ("half_res_seq", false, true),
+            ("half_res_2threads", true, true),
+        ] {
             let params = TextRoiParams {
                 parallel,
+                half_resolution,
                 ..TextRoiParams::default()
             };
             let mut det = TextRoiDetector::new(params).expect("params");

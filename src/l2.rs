@@ -11,18 +11,28 @@ cortex_graph! {
     /// The seed's L2 pipeline: blur and scene-change checks, four score maps
     /// fused with per-mode weights, and the JPEG of the top region.
     ///
-    /// `POWER_SAVE` zeroes the saliency and motion weights, so its plan runs
-    /// neither `saliency_dft` nor `motion_map`.
+    /// Blur is decided against the clip's own sharpness ([`blur_verdict`]):
+    /// a frame is blurry when its Laplacian variance falls far below the
+    /// running baseline of recent frames, so a soft but in-focus film is not
+    /// called blurry throughout; the seed's fixed threshold is kept beside
+    /// it as [`BlurVerdict::below_threshold`].
+    ///
+    /// Modes: `BALANCED` runs everything; `POWER_SAVE` zeroes the saliency
+    /// and motion weights, so its plan runs neither `saliency_dft` nor
+    /// `motion_map`; `TEXT_FOCUS` weights the text map most and drops motion.
     pub pipeline L2 {
         input frame: RgbFrame;
         state _prev_gray: GrayImage = GrayImage::zeros((0, 0));
+        state _sharpness: BlurVerdict = BlurVerdict::INITIAL;
 
         mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
         mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
+        mode TEXT_FOCUS { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
 
         #[compilable] node gray = ops::to_gray(frame)?;
-        #[compilable] node blur = ops::blur_detector(gray)?;
+        #[compilable] node laplacian = ops::blur_detector(gray)?;
         #[compilable] node scene = ops::scene_change(gray, _prev_gray)?;
+        #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
         #[compilable] #[weight_key = "wc"] node center = ops::center_crop(gray)?;
         #[weight_key = "wt"] node text = ops::text_roi::text_map(gray)?;
         #[compilable] #[weight_key = "ws"] node saliency = ops::saliency_dft(gray)?;
@@ -30,8 +40,94 @@ cortex_graph! {
         #[compilable] node fused = ops::score_fusion(center, text, saliency, motion, weights)?;
         #[external_call] node roi = ops::encode_roi(frame, fused)?;
         gray -> _prev_gray;
+        blur -> _sharpness;
 
-        output blur: BlurReport, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi;
+        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi;
+    }
+}
+
+/// A frame is blurry (relative rule) when its Laplacian variance is below
+/// this fraction of the clip's sharpness baseline.
+pub const BLUR_RATIO: f64 = 0.35;
+
+/// How fast the sharpness baseline follows sharp frames: each one moves the
+/// baseline's logarithm this fraction of the way to its own (an
+/// exponential moving average of log-variance, i.e. a geometric mean with a
+/// memory of about 10 frames).
+pub const BASELINE_ALPHA: f64 = 0.1;
+
+/// The seed's absolute rule: blurry when the Laplacian variance is below
+/// this, whatever the clip ([`BlurVerdict::below_threshold`]).
+pub const ABSOLUTE_BLUR_THRESHOLD: f64 = 100.0;
+
+/// The blur decision of one frame, and the sharpness baseline carried to
+/// the next (the pipeline's `_sharpness` state holds last frame's verdict).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlurVerdict {
+    /// Variance of the Laplacian of this frame.
+    pub variance: f64,
+    /// The baseline this frame was compared with (`None` on a first frame
+    /// or the first frame after a scene cut, which start a new baseline).
+    pub baseline: Option<f64>,
+    /// `variance / baseline` (1 when there is no baseline).
+    pub ratio: f64,
+    /// The relative rule: `ratio < BLUR_RATIO`.
+    pub is_blurry: bool,
+    /// The absolute rule: `variance < ABSOLUTE_BLUR_THRESHOLD` (100).
+    pub below_threshold: bool,
+    /// The baseline the next frame is compared with.
+    pub next_baseline: Option<f64>,
+}
+
+impl BlurVerdict {
+    /// The state before any frame: no baseline.
+    pub const INITIAL: BlurVerdict = BlurVerdict {
+        variance: 0.0,
+        baseline: None,
+        ratio: 1.0,
+        is_blurry: false,
+        below_threshold: false,
+        next_baseline: None,
+    };
+}
+
+/// Decides blur against the clip's running sharpness baseline.
+///
+/// The baseline is a slow geometric moving average of the Laplacian
+/// variance of recent *sharp* frames ([`BASELINE_ALPHA`]); blurry frames do
+/// not pull it down, so a long out-of-focus stretch stays flagged. A first
+/// frame, and the first frame after a scene cut (a new shot has its own
+/// sharpness), seed a new baseline and are never called blurry by this
+/// rule — a cut straight into an out-of-focus shot is caught only by the
+/// absolute rule ([`BlurVerdict::below_threshold`]).
+pub fn blur_verdict(report: &BlurReport, scene: &SceneChange, prev: &BlurVerdict) -> BlurVerdict {
+    let variance = report.variance;
+    let below_threshold = variance < ABSOLUTE_BLUR_THRESHOLD;
+    let baseline = prev.next_baseline.filter(|_| !scene.changed);
+    let Some(b) = baseline.filter(|b| *b > 0.0) else {
+        return BlurVerdict {
+            variance,
+            baseline: None,
+            ratio: 1.0,
+            is_blurry: false,
+            below_threshold,
+            next_baseline: Some(variance),
+        };
+    };
+    let ratio = variance / b;
+    let is_blurry = ratio < BLUR_RATIO;
+    let next = if is_blurry || variance <= 0.0 {
+        b
+    } else {
+        (b.ln() + BASELINE_ALPHA * (variance.ln() - b.ln())).exp()
+    };
+    BlurVerdict {
+        variance,
+        baseline: Some(b),
+        ratio,
+        is_blurry,
+        below_threshold,
+        next_baseline: Some(next),
     }
 }
 

@@ -257,6 +257,7 @@ fn interleaved_min_timings() {
     let mut cv = OpenCvMser::new(MserParams::default()).expect("cv::MSER");
     let frames = [
         ("text frame", text_frame(480, 640, 42), 60),
+        ("text frame", text_frame(576, 768, 42), 40),
         ("text frame", text_frame(1080, 1920, 42), 15),
         ("scenetext01.jpg", load_gray("scenetext01.jpg"), 40),
     ];
@@ -266,7 +267,8 @@ fn interleaved_min_timings() {
         let mut ws = MserWorkspace::new();
         let mut ws2 = [MserWorkspace::new(), MserWorkspace::new()];
         let mut out = Regions::new();
-        let mut best = [f64::MAX; 5];
+        let mut boxes = Vec::new();
+        let mut best = [f64::MAX; 6];
         for _ in 0..reps {
             let mut time = |i: usize, f: &mut dyn FnMut()| {
                 let t = Instant::now();
@@ -278,25 +280,35 @@ fn interleaved_min_timings() {
                     .expect("ok")
             });
             time(1, &mut || {
-                mser.detect_into(&mut ws, &img, Polarity::Both, &mut out)
+                mser.detect_boxes_into(&mut ws, &img, Polarity::Bright, &mut boxes)
                     .expect("ok")
             });
             time(2, &mut || {
-                mser.detect_both_parallel_into(&mut ws2, &img, &mut out)
+                mser.detect_into(&mut ws, &img, Polarity::Both, &mut out)
                     .expect("ok")
             });
             time(3, &mut || {
-                drop(cv.detect_regions_raw(&mat, true).expect("ok"))
+                mser.detect_both_parallel_into(&mut ws2, &img, &mut out)
+                    .expect("ok")
             });
             time(4, &mut || {
+                drop(cv.detect_regions_raw(&mat, true).expect("ok"))
+            });
+            time(5, &mut || {
                 drop(cv.detect_regions_raw(&mat, false).expect("ok"))
             });
         }
-        let [one, both, par, cv_one, cv_both] = best;
+        let [one, boxes_one, both, par, cv_one, cv_both] = best;
+        let ns = |ms: f64| ms * 1e6 / (rows * cols) as f64;
         println!(
-            "{name} {cols}x{rows} min of {reps}: ours one {one:.2} ms, both {both:.2}, both/2 threads {par:.2} | \
-             opencv one {cv_one:.2}, both {cv_both:.2} | one: {:.2}x, both 2 threads vs opencv both: {:.2}x",
+            "{name} {cols}x{rows} min of {reps}: ours one {one:.2} ms ({:.1} ns/px), boxes one {boxes_one:.2} \
+             ({:.1} ns/px), both {both:.2}, both/2 threads {par:.2} | opencv one {cv_one:.2} ({:.1} ns/px), \
+             both {cv_both:.2} | one: {:.2}x, boxes one: {:.2}x, both 2 threads vs opencv both: {:.2}x",
+            ns(one),
+            ns(boxes_one),
+            ns(cv_one),
             cv_one / one,
+            cv_one / boxes_one,
             cv_both / par
         );
     }

@@ -22,6 +22,8 @@ pub mod tools;
 pub use model::{ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag};
 pub use runtime::{error, observe, pipeline, plan_cache, profile};
+#[cfg(feature = "runner")]
+pub use runtime::{runner, sources};
 
 /// Support for generated code; not public API.
 #[doc(hidden)]

@@ -1,0 +1,222 @@
+//! PNG and JPEG frames from a directory, a glob or single files, in name
+//! order, decoded with the `image` crate under decoder limits.
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use image::{ImageFormat, ImageReader, Limits};
+use ndarray::Array3;
+
+use super::{check_frame_size, Frame, FrameSource, SourceError};
+use crate::limits::FrameLimits;
+
+/// The largest image file read, in bytes (a compressed frame of the
+/// largest accepted size is far smaller).
+const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// Whether a lower-case extension names a frame file.
+pub(super) fn is_image_extension(ext: &str) -> bool {
+    matches!(ext, "png" | "jpg" | "jpeg")
+}
+
+/// Image files read one per frame.
+pub struct ImageSource {
+    what: String,
+    files: Vec<PathBuf>,
+    next: usize,
+}
+
+impl ImageSource {
+    /// Every PNG / JPEG file directly in `dir`, sorted by name; a directory
+    /// with none is [`SourceError::NoFrames`].
+    pub fn from_dir(dir: &Path) -> Result<Self, SourceError> {
+        let files = list(dir, |_| true)?;
+        if files.is_empty() {
+            return Err(SourceError::NoFrames(dir.to_path_buf()));
+        }
+        Ok(ImageSource {
+            what: dir.display().to_string(),
+            files,
+            next: 0,
+        })
+    }
+
+    /// The PNG / JPEG files matching `pattern`, whose last component may
+    /// hold `*` (any run of characters) and `?` (one character), e.g.
+    /// `shots/frame_*.png`; sorted by name.
+    pub fn from_glob(pattern: &str) -> Result<Self, SourceError> {
+        let path = Path::new(pattern);
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name_pattern = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if !dir.is_dir() {
+            return Err(SourceError::NotFound(dir));
+        }
+        let files = list(&dir, |name| wildcard(&name_pattern, name))?;
+        if files.is_empty() {
+            return Err(SourceError::NoFrames(PathBuf::from(pattern)));
+        }
+        Ok(ImageSource {
+            what: pattern.to_string(),
+            files,
+            next: 0,
+        })
+    }
+
+    /// These files, in this order.
+    pub fn from_files(files: Vec<PathBuf>) -> Self {
+        let what = files
+            .first()
+            .map_or_else(String::new, |f| f.display().to_string());
+        ImageSource {
+            what,
+            files,
+            next: 0,
+        }
+    }
+}
+
+/// Image files in `dir` whose names pass `keep`, sorted by name.
+fn list(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>, SourceError> {
+    let io = |source| SourceError::Io {
+        what: dir.display().to_string(),
+        source,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let is_image = super::extension(&path).is_some_and(|e| is_image_extension(&e));
+        if is_image && path.is_file() && keep(name) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// `*` and `?` matching over characters.
+fn wildcard(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // Classic two-pointer match with backtracking to the last `*`.
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+/// Decodes one file: size checked from the header before the pixels are
+/// decoded; a JPEG without its end-of-image marker is refused as
+/// truncated (the JPEG decoder would otherwise fill the missing part in
+/// silently).
+fn decode(path: &Path) -> Result<Array3<u8>, SourceError> {
+    let what = path.display().to_string();
+    let io = |source| SourceError::Io {
+        what: what.clone(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(io)?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(SourceError::Decode {
+            path: path.to_path_buf(),
+            why: format!("file of {len} bytes is over the {MAX_FILE_BYTES}-byte limit"),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    let fail = |why: String| SourceError::Decode {
+        path: path.to_path_buf(),
+        why,
+    };
+    let format = image::guess_format(&bytes).map_err(|e| fail(e.to_string()))?;
+    if format == ImageFormat::Jpeg && !has_jpeg_end(&bytes) {
+        return Err(fail("truncated JPEG (no end-of-image marker)".into()));
+    }
+    let reader = |bytes: &[u8]| {
+        let mut r = ImageReader::with_format(Cursor::new(bytes.to_vec()), format);
+        let policy = FrameLimits::current();
+        let mut limits = Limits::default();
+        let side = u32::try_from(policy.max_side).unwrap_or(u32::MAX);
+        limits.max_image_width = Some(side);
+        limits.max_image_height = Some(side);
+        // Decoded RGBA16 is the widest layout: 8 bytes a pixel.
+        limits.max_alloc = Some((policy.max_pixels as u64).saturating_mul(8));
+        r.limits(limits);
+        r
+    };
+    let (w, h) = reader(&bytes)
+        .into_dimensions()
+        .map_err(|e| fail(e.to_string()))?;
+    check_frame_size(&what, w as usize, h as usize)?;
+    let img = reader(&bytes)
+        .decode()
+        .map_err(|e| fail(e.to_string()))?
+        .into_rgb8();
+    let (w, h) = img.dimensions();
+    Array3::from_shape_vec((h as usize, w as usize, 3), img.into_raw())
+        .map_err(|e| fail(e.to_string()))
+}
+
+/// Whether the JPEG ends with its EOI marker (`FF D9`), allowing a little
+/// trailing padding as some writers add.
+fn has_jpeg_end(bytes: &[u8]) -> bool {
+    let tail = &bytes[bytes.len().saturating_sub(64)..];
+    tail.windows(2).any(|w| w == [0xFF, 0xD9])
+}
+
+impl FrameSource for ImageSource {
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+        let path = self.files.get(self.next)?;
+        let index = self.next as u64;
+        self.next += 1;
+        Some(decode(path).map(|image| Frame {
+            index,
+            timestamp: None,
+            image,
+        }))
+    }
+
+    fn len_hint(&self) -> Option<u64> {
+        Some((self.files.len() - self.next) as u64)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} ({} images)", self.what, self.files.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wildcard;
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard("*.png", "a.png"));
+        assert!(wildcard("f_??.png", "f_01.png"));
+        assert!(!wildcard("f_??.png", "f_1.png"));
+        assert!(wildcard("*_*.jpg", "shot_3.jpg"));
+        assert!(!wildcard("*.png", "a.jpg"));
+        assert!(wildcard("*", "anything"));
+    }
+}

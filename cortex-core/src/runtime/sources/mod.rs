@@ -1,0 +1,282 @@
+//! Frame sources for the runner: where frames come from, one at a time.
+//!
+//! Every source is lazy — it decodes or generates the next frame only when
+//! asked — so a long clip never sits in memory, and every source checks a
+//! frame's size against the resource policy ([`FrameLimits`]) before
+//! allocating its pixels.
+//!
+//! | input | source |
+//! |---|---|
+//! | none | [`SyntheticClip`]: a generated clip exercising every L2 node |
+//! | `-` or `*.y4m` | [`Y4mSource`]: YUV4MPEG2, 8-bit 4:2:0 or 4:4:4, BT.601 limited range |
+//! | a directory, a glob (`frames/*.png`) or one image | [`ImageSource`]: PNG / JPEG frames in name order |
+//! | any other file, or `camera:N` | OpenCV `VideoCapture` (feature `opencv`) |
+
+mod images;
+#[cfg(feature = "opencv")]
+mod opencv;
+mod synthetic;
+mod y4m;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::limits::FrameLimits;
+use crate::ops::RgbFrame;
+
+pub use images::ImageSource;
+#[cfg(feature = "opencv")]
+pub use opencv::VideoSource;
+pub use synthetic::{SyntheticClip, SyntheticLayout};
+pub use y4m::{yuv_to_rgb_bt601, Y4mSource};
+
+/// One decoded frame.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// Position in the stream, from 0.
+    pub index: u64,
+    /// Presentation time in seconds, when the source knows it (Y4M frame
+    /// rate, video timestamps, the synthetic clip's 30 fps).
+    pub timestamp: Option<f64>,
+    /// The pixels, `height × width × 3` RGB.
+    pub image: RgbFrame,
+}
+
+impl Frame {
+    /// `(width, height)` of the frame.
+    pub fn size(&self) -> (usize, usize) {
+        let (h, w, _) = self.image.dim();
+        (w, h)
+    }
+}
+
+/// Why a source could not open or deliver a frame.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// The input path does not exist.
+    #[error("{0}: no such file or directory")]
+    NotFound(PathBuf),
+    /// A directory or glob that holds no PNG or JPEG file.
+    #[error("{0}: no frames (no .png, .jpg or .jpeg files)")]
+    NoFrames(PathBuf),
+    /// Reading failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being read.
+        what: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A malformed YUV4MPEG2 stream.
+    #[error("{what}: not a valid YUV4MPEG2 stream: {why}")]
+    Y4m {
+        /// The input.
+        what: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A Y4M colour space the runner does not convert.
+    #[error("{what}: unsupported Y4M colour space `{colorspace}` (supported: 8-bit 420, 420jpeg, 420mpeg2, 420paldv, 444; convert with `ffmpeg … -pix_fmt yuv420p`)")]
+    UnsupportedColorspace {
+        /// The input.
+        what: String,
+        /// The `C` tag as written.
+        colorspace: String,
+    },
+    /// The stream ends in the middle of a frame.
+    #[error("{what}: truncated at frame {frame}")]
+    Truncated {
+        /// The input.
+        what: String,
+        /// The frame that is cut short.
+        frame: u64,
+    },
+    /// An image file that does not decode (corrupt, truncated, unsupported).
+    #[error("{path}: cannot decode image: {why}")]
+    Decode {
+        /// The file.
+        path: PathBuf,
+        /// The decoder's message.
+        why: String,
+    },
+    /// A frame larger than the resource policy ([`FrameLimits`]) allows.
+    #[error("{what}: frame of {width}x{height} exceeds the limit ({max_side} px a side, {max_pixels} pixels)")]
+    TooLarge {
+        /// The input.
+        what: String,
+        /// Declared width.
+        width: usize,
+        /// Declared height.
+        height: usize,
+        /// The policy's longest side.
+        max_side: usize,
+        /// The policy's pixel count.
+        max_pixels: usize,
+    },
+    /// A frame with no pixels.
+    #[error("{what}: empty frame ({width}x{height})")]
+    Empty {
+        /// The input.
+        what: String,
+        /// Declared width.
+        width: usize,
+        /// Declared height.
+        height: usize,
+    },
+    /// An input this build cannot read.
+    #[error("{0}")]
+    Unsupported(String),
+    /// OpenCV failed to open or read the input.
+    #[error("{what}: {why}")]
+    Video {
+        /// The input.
+        what: String,
+        /// OpenCV's message.
+        why: String,
+    },
+}
+
+/// A stream of frames, read one at a time.
+pub trait FrameSource {
+    /// The next frame, `None` at the end of the stream. After an error the
+    /// source should not be read again.
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>>;
+
+    /// How many frames remain, if known (for a progress bar).
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+
+    /// A short description for messages, e.g. the path.
+    fn describe(&self) -> String;
+}
+
+impl<S: FrameSource + ?Sized> FrameSource for Box<S> {
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+        (**self).next_frame()
+    }
+    fn len_hint(&self) -> Option<u64> {
+        (**self).len_hint()
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+}
+
+/// Checks a frame size against the resource policy
+/// ([`FrameLimits::current`]) before any pixel buffer is allocated; a frame
+/// with a zero side is refused too.
+fn check_frame_size(what: &str, width: usize, height: usize) -> Result<(), SourceError> {
+    if width == 0 || height == 0 {
+        return Err(SourceError::Empty {
+            what: what.to_string(),
+            width,
+            height,
+        });
+    }
+    let limits = FrameLimits::current();
+    limits
+        .check(width, height)
+        .map_err(|_| SourceError::TooLarge {
+            what: what.to_string(),
+            width,
+            height,
+            max_side: limits.max_side,
+            max_pixels: limits.max_pixels,
+        })
+}
+
+/// Opens the source an `--input` value names (see the module table);
+/// `None` is the synthetic clip of `width × height`. `stdin` is what `-`
+/// reads. Everything that can be checked before the first frame (the path
+/// exists, a directory holds frames, a Y4M header is valid and supported)
+/// is checked here, so a bad input fails before any output is produced.
+pub fn open(
+    input: Option<&str>,
+    synthetic_size: (usize, usize),
+    stdin: Box<dyn Read>,
+) -> Result<Box<dyn FrameSource>, SourceError> {
+    let Some(input) = input else {
+        let (w, h) = synthetic_size;
+        check_frame_size("synthetic clip", w, h)?;
+        return Ok(Box::new(SyntheticClip::new(w, h)));
+    };
+    if input == "-" {
+        return Ok(Box::new(Y4mSource::new("stdin", stdin)?));
+    }
+    if let Some(camera) = input.strip_prefix("camera:") {
+        return open_video(input, Some(camera));
+    }
+    if input.contains(['*', '?']) {
+        return Ok(Box::new(ImageSource::from_glob(input)?));
+    }
+    let path = Path::new(input);
+    if !path.exists() {
+        return Err(SourceError::NotFound(path.to_path_buf()));
+    }
+    if path.is_dir() {
+        return Ok(Box::new(ImageSource::from_dir(path)?));
+    }
+    match extension(path).as_deref() {
+        Some("y4m") => {
+            let file = std::fs::File::open(path).map_err(|source| SourceError::Io {
+                what: input.to_string(),
+                source,
+            })?;
+            Ok(Box::new(Y4mSource::new(input, Box::new(file))?))
+        }
+        Some(e) if images::is_image_extension(e) => {
+            Ok(Box::new(ImageSource::from_files(vec![path.to_path_buf()])))
+        }
+        _ => open_video(input, None),
+    }
+}
+
+/// Lower-case extension of a path.
+fn extension(path: &Path) -> Option<String> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+}
+
+#[cfg(feature = "opencv")]
+fn open_video(input: &str, camera: Option<&str>) -> Result<Box<dyn FrameSource>, SourceError> {
+    Ok(Box::new(VideoSource::open(input, camera)?))
+}
+
+#[cfg(not(feature = "opencv"))]
+fn open_video(input: &str, _camera: Option<&str>) -> Result<Box<dyn FrameSource>, SourceError> {
+    Err(SourceError::Unsupported(format!(
+        "{input}: not a .y4m file, an image or a directory of images; video files and cameras need a build with `--features opencv` (or pipe through `ffmpeg -i {input} -f yuv4mpegpipe -`)"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_size_policy() {
+        assert!(check_frame_size("x", 640, 480).is_ok());
+        let max_side = FrameLimits::current().max_side;
+        assert!(check_frame_size("x", max_side, 1).is_ok());
+        assert!(matches!(
+            check_frame_size("x", 0, 480),
+            Err(SourceError::Empty { .. })
+        ));
+        assert!(matches!(
+            check_frame_size("x", max_side + 1, 1),
+            Err(SourceError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            check_frame_size("x", 16_000, 16_000),
+            Err(SourceError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            check_frame_size("x", usize::MAX, usize::MAX),
+            Err(SourceError::TooLarge { .. })
+        ));
+    }
+}
