@@ -13,3 +13,7 @@ pub use cortex_macros::cortex_graph;
 
 #[cfg(feature = "ops")]
 pub mod l2;
+
+// The GStreamer element: a generic video filter over any one-frame pipeline.
+#[cfg(feature = "gstreamer")]
+pub mod gst;
