@@ -7,7 +7,10 @@
 // features on (OpenCV's bindings take minutes) that second build buys nothing,
 // so the ui suite runs in the default configuration only.
 #[test]
-#[cfg_attr(feature = "opencv", ignore = "runs in the default configuration")]
+#[cfg_attr(
+    any(feature = "opencv", feature = "gstreamer"),
+    ignore = "runs in the default configuration"
+)]
 fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/fail/*.rs");
