@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use cortex::l2::demo_clip;
 use cortex::ops::{self, GrayImage, RgbFrame, ScoreMap};
-use cortex::registry::l2::{BlurDetector, EncodeRoi, MotionMap, SaliencyDft, SceneChangeOp, ToGray};
+use cortex::registry::l2::{
+    BlurDetector, EncodeRoi, MotionMap, SaliencyDft, SceneChangeOp, ToGray,
+};
 use cortex::registry::{Config, Op, Registry, Shape};
 
 struct Inputs {
@@ -63,7 +65,11 @@ fn bench_op<O: Op>(args: &O::Args<'_>) {
     let reg = quiet_registry(None);
     let t = Instant::now();
     if let Err(e) = reg.call::<O>(args) {
-        println!("| {} | {} | registry failed: {e} | | |", O::NAME, O::shape(args));
+        println!(
+            "| {} | {} | registry failed: {e} | | |",
+            O::NAME,
+            O::shape(args)
+        );
         return;
     }
     let tuning = t.elapsed();
@@ -91,8 +97,7 @@ fn bench_op<O: Op>(args: &O::Args<'_>) {
         s.sort();
         (s.first().copied(), s.get(s.len() / 2).copied())
     };
-    let stats: Vec<(Option<Duration>, Option<Duration>)> =
-        samples.iter_mut().map(stat).collect();
+    let stats: Vec<(Option<Duration>, Option<Duration>)> = samples.iter_mut().map(stat).collect();
     let best = stats[..n - 1].iter().filter_map(|s| s.0).min();
     for (i, k) in kernels.iter().enumerate() {
         let (min, med) = stats[i];
@@ -185,7 +190,10 @@ fn main() {
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average at start: {}", load.trim());
-    println!("rounds: {} (min and median of interleaved rounds)\n", rounds());
+    println!(
+        "rounds: {} (min and median of interleaved rounds)\n",
+        rounds()
+    );
     println!("| op | shape | kernel | min ms | median ms | min / fastest kernel |");
     println!("|---|---|---|---|---|---|");
     for (w, h) in [(640, 480), (1920, 1080)] {

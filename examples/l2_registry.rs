@@ -51,14 +51,24 @@ fn parse() -> Result<(usize, usize, usize), String> {
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
         match a.as_str() {
-            "--frames" => frames = value("--frames")?.parse().map_err(|e| format!("--frames: {e}"))?,
+            "--frames" => {
+                frames = value("--frames")?
+                    .parse()
+                    .map_err(|e| format!("--frames: {e}"))?
+            }
             "--size" => {
                 let s = value("--size")?;
-                let (w, h) = s.split_once('x').ok_or(format!("--size: expected WxH, got `{s}`"))?;
+                let (w, h) = s
+                    .split_once('x')
+                    .ok_or(format!("--size: expected WxH, got `{s}`"))?;
                 width = w.parse().map_err(|e| format!("--size: {e}"))?;
                 height = h.parse().map_err(|e| format!("--size: {e}"))?;
             }
-            other => return Err(format!("unknown argument `{other}` (--frames N, --size WxH)")),
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}` (--frames N, --size WxH)"
+                ))
+            }
         }
     }
     Ok((frames, width, height))
@@ -90,7 +100,12 @@ fn run() -> Result<(), String> {
     println!();
     let reg = registry::current();
     for (node, note) in RegL2::ir().nodes.iter().zip(reg.annotate(RegL2::ir())) {
-        println!("{:<9} {:<40} {}", node.name, node.op, note.unwrap_or_default());
+        println!(
+            "{:<9} {:<40} {}",
+            node.name,
+            node.op,
+            note.unwrap_or_default()
+        );
     }
     Ok(())
 }

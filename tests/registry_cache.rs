@@ -97,7 +97,10 @@ fn round_trip_reuses_the_decision_without_measuring() {
     assert_eq!(file.key, CacheKey::current());
     assert_eq!(file.entries.len(), 1);
     let e = &file.entries[0];
-    assert_eq!((e.op.as_str(), e.shape.as_str(), e.kernel.as_str()), ("round_trip", "10x2", "fast"));
+    assert_eq!(
+        (e.op.as_str(), e.shape.as_str(), e.kernel.as_str()),
+        ("round_trip", "10x2", "fast")
+    );
     assert_eq!(e.median_ns.len(), 2);
     assert!(e.median_ns["slow"] > e.median_ns["fast"]);
     // No temp file is left behind.
@@ -167,7 +170,13 @@ fn another_cpu_or_version_invalidates_the_file() {
 fn corrupt_file_is_ignored_with_a_warning_and_replaced() {
     let path = temp_cache("corrupt");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    for junk in ["{ not json", "", "[1, 2, 3]", "{\"format\": 99}", "\u{0}\u{1}binary"] {
+    for junk in [
+        "{ not json",
+        "",
+        "[1, 2, 3]",
+        "{\"format\": 99}",
+        "\u{0}\u{1}binary",
+    ] {
         std::fs::write(&path, junk).unwrap();
         let reg = Registry::new(config(&path));
         assert_eq!(reg.warnings().len(), 1, "{junk:?}: {:?}", reg.warnings());

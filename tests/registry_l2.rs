@@ -9,7 +9,6 @@ use cortex::cortex_graph;
 use cortex::l2::{demo_clip, L2Mode, L2};
 use cortex::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
 use cortex::registry::{self, Config, Preference, Registry};
-use cortex::Pipeline;
 
 cortex_graph! {
     /// L2 with its kernels chosen by the registry.
@@ -77,8 +76,14 @@ fn pure_rust_registry_pipeline_matches_the_direct_one_bit_for_bit() {
     let notes = reg.annotate(RegL2::ir());
     let ir = RegL2::ir();
     for (node, note) in ir.nodes.iter().zip(&notes) {
-        let note = note.as_deref().unwrap_or_else(|| panic!("{} not annotated", node.name));
-        assert!(note.starts_with("pure-rust (rule) at 96x64"), "{}: {note}", node.name);
+        let note = note
+            .as_deref()
+            .unwrap_or_else(|| panic!("{} not annotated", node.name));
+        assert!(
+            note.starts_with("pure-rust (rule) at 96x64"),
+            "{}: {note}",
+            node.name
+        );
     }
 }
 
@@ -92,12 +97,19 @@ fn measuring_registry_pipeline_runs_and_reports_every_op() {
         let b = registry::with_registry(&reg, || via.run(RegL2Mode::Balanced, &frame)).unwrap();
         // Kernels of other backends agree within their tolerance: same region.
         let (ra, rb) = (a.roi.bbox, b.roi.bbox);
-        assert!(ra.x.abs_diff(rb.x) <= 4 && ra.y.abs_diff(rb.y) <= 4, "{ra:?} vs {rb:?}");
+        assert!(
+            ra.x.abs_diff(rb.x) <= 4 && ra.y.abs_diff(rb.y) <= 4,
+            "{ra:?} vs {rb:?}"
+        );
         assert!(!b.roi.jpeg.is_empty());
         assert_eq!(a.blur.is_blurry, b.blur.is_blurry);
     }
     let decisions = reg.decisions();
-    assert!(decisions.iter().all(|d| d.failures.is_empty()), "{}", reg.report());
+    assert!(
+        decisions.iter().all(|d| d.failures.is_empty()),
+        "{}",
+        reg.report()
+    );
     if cfg!(feature = "opencv") {
         let d = decisions
             .iter()
@@ -124,7 +136,10 @@ fn turbojpeg_kernel_encodes_the_same_region() {
     assert_eq!(turbo.score, pure.score);
     let img = image::load_from_memory(&turbo.jpeg).unwrap().to_rgb8();
     let b = turbo.bbox;
-    assert_eq!((img.width() as usize, img.height() as usize), (b.width, b.height));
+    assert_eq!(
+        (img.width() as usize, img.height() as usize),
+        (b.width, b.height)
+    );
     // Lossy, but close to the crop: mean absolute error of a few levels.
     let mut err = 0u64;
     for (x, y, p) in img.enumerate_pixels() {
@@ -145,10 +160,13 @@ fn turbojpeg_kernel_encodes_the_same_region() {
     let reg = registry(Preference::Prefer(registry::Backend::TurboJpeg));
     let out = reg.call::<registry::l2::EncodeRoi>(&(&t, &score)).unwrap();
     assert_eq!(out.bbox, pure.bbox);
-    let d = reg.decision("encode_roi", registry::Shape::new(w, h)).unwrap();
+    let d = reg
+        .decision("encode_roi", registry::Shape::new(w, h))
+        .unwrap();
     assert_ne!(d.kernel, "turbojpeg", "{}", reg.report());
     // Contiguous, the preference picks it.
-    reg.call::<registry::l2::EncodeRoi>(&(frame, &score)).unwrap();
+    reg.call::<registry::l2::EncodeRoi>(&(frame, &score))
+        .unwrap();
     assert!(reg.report().contains("turbojpeg"), "{}", reg.report());
 }
 
@@ -164,7 +182,9 @@ fn forcing_each_encode_kernel_gives_the_same_region() {
     for k in reg.kernels::<EncodeRoi>() {
         reg.force::<EncodeRoi>(k.name).unwrap();
         let out = reg.call::<EncodeRoi>(&(frame, &score)).unwrap();
-        let d = reg.decision("encode_roi", registry::Shape::new(320, 240)).unwrap();
+        let d = reg
+            .decision("encode_roi", registry::Shape::new(320, 240))
+            .unwrap();
         assert_eq!(d.kernel, k.name);
         boxes.push(out.bbox);
     }

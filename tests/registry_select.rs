@@ -43,7 +43,11 @@ fn kernel<O: Op>(name: &'static str, backend: Backend, run: registry::KernelFn<O
 
 // --- Measurement: three kernels of known cost --------------------------------
 
-static SPIN_CALLS: [AtomicUsize; 3] = [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)];
+static SPIN_CALLS: [AtomicUsize; 3] = [
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+];
 
 /// Kernels spinning 6 ms, 1 ms and 3 ms; returns the kernel's name.
 struct Spin;
@@ -91,13 +95,19 @@ fn measurement_picks_the_fastest_then_dispatches_without_measuring() {
     assert_eq!(times.len(), 3);
     assert_eq!(times[0].0, "fast", "fastest first: {times:?}");
     // Warm-up 1 + 5 runs of each candidate on the first call.
-    let before: Vec<usize> = SPIN_CALLS.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+    let before: Vec<usize> = SPIN_CALLS
+        .iter()
+        .map(|c| c.load(Ordering::SeqCst))
+        .collect();
     assert!(before.iter().all(|&n| n >= 6), "{before:?}");
     // Later calls: the chosen kernel only, once per call.
     for _ in 0..3 {
         assert_eq!(reg.call::<Spin>(&64).unwrap(), "fast");
     }
-    let after: Vec<usize> = SPIN_CALLS.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+    let after: Vec<usize> = SPIN_CALLS
+        .iter()
+        .map(|c| c.load(Ordering::SeqCst))
+        .collect();
     assert_eq!(after[0], before[0]);
     assert_eq!(after[1], before[1] + 3);
     assert_eq!(after[2], before[2]);
@@ -112,7 +122,10 @@ fn preferences_are_rules_before_measurement() {
     assert_eq!(pure.call::<Spin>(&8).unwrap(), "slow");
     let d = pure.decision("spin", Shape::new(8, 1)).unwrap();
     assert!(matches!(d.reason, Reason::Rule(_)), "{:?}", d.reason);
-    assert!(d.fallbacks.is_empty(), "pure Rust only falls back to pure Rust only");
+    assert!(
+        d.fallbacks.is_empty(),
+        "pure Rust only falls back to pure Rust only"
+    );
 
     let cv = Registry::new(quiet(Preference::Prefer(Backend::OpenCv)));
     assert_eq!(cv.call::<Spin>(&8).unwrap(), "medium");
