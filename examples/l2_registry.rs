@@ -19,7 +19,6 @@ use cortex::cortex_graph;
 use cortex::l2::demo_clip;
 use cortex::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
 use cortex::registry;
-use cortex::Pipeline;
 
 cortex_graph! {
     /// The seed's L2 pipeline, each op dispatched by the kernel registry.

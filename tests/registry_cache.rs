@@ -1,7 +1,7 @@
 //! The autotune cache: round trip without measuring again, invalidation by
 //! another CPU or crate version, a corrupt file, a kernel forced in the file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -25,10 +25,10 @@ fn temp_cache(name: &str) -> PathBuf {
     dir.join("sub").join("autotune.json")
 }
 
-fn config(path: &PathBuf) -> Config {
+fn config(path: &Path) -> Config {
     Config {
         preference: Preference::Measure,
-        cache_path: Some(path.clone()),
+        cache_path: Some(path.to_path_buf()),
         quiet: true,
         ..Config::default()
     }
