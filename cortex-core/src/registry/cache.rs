@@ -227,3 +227,34 @@ pub fn save(path: &Path, key: &CacheKey, entries: &[CacheEntry]) -> Result<(), C
     }
     written.map_err(io)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_then_load_round_trips_and_checks_the_key() {
+        let dir = std::env::temp_dir().join(format!("cortex-cache-unit-{}", std::process::id()));
+        let path = dir.join("a").join("autotune.json");
+        let key = CacheKey::current();
+        let entries = vec![CacheEntry {
+            op: "encode_roi".into(),
+            shape: "640x480".into(),
+            kernel: "pure-rust".into(),
+            forced: false,
+            median_ns: [("pure-rust".to_string(), 1000u64)].into_iter().collect(),
+        }];
+        save(&path, &key, &entries).unwrap();
+        assert_eq!(load(&path, &key).unwrap(), entries);
+        let other = CacheKey {
+            crate_version: "9.9.9".into(),
+            ..key.clone()
+        };
+        assert!(matches!(
+            load(&path, &other),
+            Err(CacheError::Invalid { .. })
+        ));
+        assert_eq!(load(&dir.join("missing.json"), &key).unwrap(), Vec::new());
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

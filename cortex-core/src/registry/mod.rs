@@ -1053,3 +1053,31 @@ pub fn report() -> String {
 pub fn kernel_for(op_path: &str) -> Option<String> {
     current().kernel_for(op_path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preference_syntax() {
+        assert_eq!(Preference::parse("measure"), Some(Preference::Measure));
+        assert_eq!(
+            Preference::parse(" pure-rust "),
+            Some(Preference::PureRustOnly)
+        );
+        assert_eq!(
+            Preference::parse("prefer-opencv"),
+            Some(Preference::Prefer(Backend::OpenCv))
+        );
+        assert_eq!(Preference::parse("fastest please"), None);
+    }
+
+    #[test]
+    fn reason_prints_times_in_ms() {
+        let r = Reason::Measured(vec![
+            ("a", Duration::from_micros(1500)),
+            ("b", Duration::from_millis(2)),
+        ]);
+        assert_eq!(r.to_string(), "measured: a 1.500 ms, b 2.000 ms");
+    }
+}

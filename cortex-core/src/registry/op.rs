@@ -247,3 +247,38 @@ impl fmt::Display for Shape {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_prints_its_tag() {
+        assert_eq!(Shape::new(640, 480).to_string(), "640x480");
+        assert_eq!(
+            Shape::new(640, 480).tagged("first-frame").to_string(),
+            "640x480 first-frame"
+        );
+    }
+
+    #[test]
+    fn supports_names_the_rule_that_refuses() {
+        let s = Supports {
+            min_side: 8,
+            max_width: 100,
+            max_height: 50,
+            strided: false,
+            cpu: &[],
+        };
+        assert_eq!(s.refuses(&Shape::new(64, 32), Layout::Standard), None);
+        assert!(s.refuses(&Shape::new(4, 32), Layout::Standard).is_some());
+        assert!(s.refuses(&Shape::new(101, 32), Layout::Standard).is_some());
+        assert!(s.refuses(&Shape::new(64, 51), Layout::Standard).is_some());
+        let why = s.refuses(&Shape::new(64, 32), Layout::Strided);
+        assert_eq!(why.as_deref(), Some("needs the standard layout"));
+        assert_eq!(
+            Supports::ANY.refuses(&Shape::new(1, 1), Layout::Strided),
+            None
+        );
+    }
+}
