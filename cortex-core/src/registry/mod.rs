@@ -856,8 +856,14 @@ fn run_along<O: Op>(
 ) -> Result<(O::Output, usize, Vec<Failure>), RegistryError> {
     let mut errors: Vec<(&'static str, OpsError)> = Vec::new();
     let skip = usize::from(first_error.is_some());
-    if let (Some(e), Some(k)) = (first_error, order.first().and_then(|&i| kernels.get(i))) {
-        errors.push((k.name, e));
+    if let Some(e) = first_error {
+        // The slot may have been dropped meanwhile (a concurrent `force`):
+        // the error is still the call's.
+        let name = order
+            .first()
+            .and_then(|&i| kernels.get(i))
+            .map_or("?", |k| k.name);
+        errors.push((name, e));
     }
     for (pos, &i) in order.iter().enumerate().skip(skip) {
         let Some(k) = kernels.get(i) else { continue };
