@@ -77,20 +77,20 @@ fn bench_op<O: Op>(args: &O::Args<'_>) {
     let chosen = reg.decision(O::NAME, shape).map_or("?", |d| d.kernel);
     let n = kernels.len() + 1;
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); n];
-    for _ in 0..rounds() {
-        for (i, k) in kernels.iter().enumerate() {
+    for round in 0..rounds() {
+        // The starting contender rotates: a kernel that leaves the caches or
+        // the allocator in a bad state must not always tax the same one.
+        for j in 0..n {
+            let i = (round + j) % n;
             let t = Instant::now();
-            let ok = (k.run)(args).is_ok();
+            let ok = match kernels.get(i) {
+                Some(k) => (k.run)(args).is_ok(),
+                None => reg.call::<O>(args).is_ok(),
+            };
             let dt = t.elapsed();
             if ok {
                 samples[i].push(dt);
             }
-        }
-        let t = Instant::now();
-        let ok = reg.call::<O>(args).is_ok();
-        let dt = t.elapsed();
-        if ok {
-            samples[n - 1].push(dt);
         }
     }
     let stat = |s: &mut Vec<Duration>| {

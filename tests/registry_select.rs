@@ -25,6 +25,7 @@ fn quiet(preference: Preference) -> Config {
             warmup: 1,
             runs: 5,
             tie: 0.03,
+            ..TuneConfig::default()
         },
         cache_path: None,
         forced: Vec::new(),

@@ -101,6 +101,13 @@ pub struct TuneConfig {
     /// a burst of load hits them alike; the median counts. At least 1.
     /// Default 5.
     pub runs: u32,
+    /// Time budget of the timed rounds: while all candidates together have
+    /// taken less, rounds go on past `runs` (up to `max_runs`), so that
+    /// cheap ops, whose kernels differ by less than a burst of load, get
+    /// enough samples. Default 20 ms.
+    pub budget: Duration,
+    /// Most timed rounds. Default 30.
+    pub max_runs: u32,
     /// Relative tie band: among candidates whose median is within
     /// `tie × fastest` of the fastest, the first in the op's kernel order
     /// wins (pure Rust first), so that noise does not flip a decision
@@ -113,6 +120,8 @@ impl Default for TuneConfig {
         TuneConfig {
             warmup: 1,
             runs: 5,
+            budget: Duration::from_millis(20),
+            max_runs: 30,
             tie: 0.03,
         }
     }
@@ -899,9 +908,9 @@ fn run_along<O: Op>(
 type Measured<T> = (T, Vec<usize>, Vec<Failure>, Vec<(&'static str, Duration)>);
 
 /// Times each candidate on `args`: `warmup` untimed rounds, then `runs`
-/// rounds interleaving the candidates; ranks them by median (with the tie
-/// band) and returns the winner's last output, the ranking, the failures and
-/// the medians, fastest first.
+/// rounds (more within the time budget) interleaving the candidates; ranks
+/// them by median (with the tie band) and returns the winner's last output,
+/// the ranking, the failures and the medians, fastest first.
 fn measure<O: Op>(
     kernels: &[Kernel<O>],
     candidates: &[usize],
@@ -912,8 +921,14 @@ fn measure<O: Op>(
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); n];
     let mut outputs: Vec<Option<O::Output>> = (0..n).map(|_| None).collect();
     let mut errors: Vec<Option<OpsError>> = vec![None; n];
-    let rounds = tune.warmup + tune.runs.max(1);
-    for round in 0..rounds {
+    let (min_runs, max_runs) = (tune.runs.max(1), tune.max_runs.max(tune.runs.max(1)));
+    let mut timed = Duration::ZERO;
+    let mut round: u32 = 0;
+    loop {
+        let runs_done = round.saturating_sub(tune.warmup);
+        if runs_done >= max_runs || (runs_done >= min_runs && timed >= tune.budget) {
+            break;
+        }
         for (c, &i) in candidates.iter().enumerate() {
             let Some(k) = kernels.get(i) else { continue };
             if errors[c].is_some() {
@@ -926,12 +941,14 @@ fn measure<O: Op>(
                 Ok(out) => {
                     if round >= tune.warmup {
                         samples[c].push(dt);
+                        timed += dt;
                     }
                     outputs[c] = Some(out);
                 }
                 Err(e) => errors[c] = Some(e),
             }
         }
+        round += 1;
     }
     for s in samples.iter_mut() {
         s.sort();
