@@ -13,7 +13,8 @@ use crate::weights::Weights;
 
 /// The tag of a two-frame op's shape when the previous frame is missing or
 /// of another size: the kernels then return the first-frame answer at no
-/// cost, which must neither be measured nor stand for the real work.
+/// cost; that case is decided apart, so its measurement never stands for
+/// the real work.
 pub const FIRST_FRAME: &str = "first-frame";
 
 fn gray_shape(g: &GrayImage) -> Shape {
