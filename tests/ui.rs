@@ -8,7 +8,7 @@
 // so the ui suite runs in the default configuration only.
 #[test]
 #[cfg_attr(
-    any(feature = "opencv", feature = "gstreamer"),
+    any(feature = "opencv", feature = "gstreamer", feature = "turbojpeg"),
     ignore = "runs in the default configuration"
 )]
 fn ui() {

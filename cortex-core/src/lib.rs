@@ -38,6 +38,10 @@ pub use tools::{export, viz};
 #[allow(unsafe_op_in_unsafe_fn)]
 pub mod ops;
 
+// The kernel registry (issue #10): kernels per op, selection, autotune cache.
+#[cfg(feature = "ops")]
+pub mod registry;
+
 pub use error::PipelineError;
 pub use ir::GraphIr;
 pub use limits::{FrameLimits, LimitError};

@@ -1,0 +1,95 @@
+//! The L2 ops called through the registry, for `cortex_graph!` nodes: same
+//! signatures as the functions of [`crate::ops`], each dispatching to the
+//! kernel the current registry ([`super::current`]) selected for the
+//! call's shape.
+//!
+//! ```text
+//! use cortex::registry;
+//! #[external_call] node roi = registry::ops::encode_roi(frame, fused)?;
+//! ```
+
+use super::l2::{
+    BlurDetector, CenterCrop, EncodeRoi, MotionMap, SaliencyDft, SceneChangeOp, ScoreFusion,
+    TextMap, ToGray,
+};
+use super::{current, RegistryError};
+use crate::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
+use crate::weights::Weights;
+
+/// [`crate::ops::to_gray`] through the registry.
+///
+/// # Errors
+/// [`RegistryError`]: no kernel, or every kernel refused the frame.
+pub fn to_gray(frame: &RgbFrame) -> Result<GrayImage, RegistryError> {
+    current().call::<ToGray>(&frame)
+}
+
+/// [`crate::ops::blur_detector`] through the registry.
+///
+/// # Errors
+/// As [`to_gray`].
+pub fn blur_detector(gray: &GrayImage) -> Result<BlurReport, RegistryError> {
+    current().call::<BlurDetector>(&gray)
+}
+
+/// [`crate::ops::scene_change`] through the registry.
+///
+/// # Errors
+/// As [`to_gray`].
+pub fn scene_change(cur: &GrayImage, prev: &GrayImage) -> Result<SceneChange, RegistryError> {
+    current().call::<SceneChangeOp>(&(cur, prev))
+}
+
+/// [`crate::ops::center_crop`] through the registry.
+///
+/// # Errors
+/// As [`to_gray`].
+pub fn center_crop(gray: &GrayImage) -> Result<ScoreMap, RegistryError> {
+    current().call::<CenterCrop>(&gray)
+}
+
+/// [`crate::ops::text_roi::text_map`] through the registry.
+///
+/// # Errors
+/// As [`to_gray`].
+pub fn text_map(gray: &GrayImage) -> Result<ScoreMap, RegistryError> {
+    current().call::<TextMap>(&gray)
+}
+
+/// [`crate::ops::saliency_dft`] through the registry.
+///
+/// # Errors
+/// As [`to_gray`].
+pub fn saliency_dft(gray: &GrayImage) -> Result<ScoreMap, RegistryError> {
+    current().call::<SaliencyDft>(&gray)
+}
+
+/// [`crate::ops::motion_map`] through the registry.
+///
+/// # Errors
+/// As [`to_gray`].
+pub fn motion_map(cur: &GrayImage, prev: &GrayImage) -> Result<ScoreMap, RegistryError> {
+    current().call::<MotionMap>(&(cur, prev))
+}
+
+/// [`crate::ops::score_fusion`] through the registry.
+///
+/// # Errors
+/// As [`to_gray`].
+pub fn score_fusion(
+    center: Option<&ScoreMap>,
+    text: Option<&ScoreMap>,
+    saliency: Option<&ScoreMap>,
+    motion: Option<&ScoreMap>,
+    weights: &Weights,
+) -> Result<ScoreMap, RegistryError> {
+    current().call::<ScoreFusion>(&(center, text, saliency, motion, weights))
+}
+
+/// [`crate::ops::encode_roi`] through the registry.
+///
+/// # Errors
+/// As [`to_gray`].
+pub fn encode_roi(frame: &RgbFrame, score: &ScoreMap) -> Result<EncodedRoi, RegistryError> {
+    current().call::<EncodeRoi>(&(frame, score))
+}

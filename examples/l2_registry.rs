@@ -1,0 +1,120 @@
+//! The L2 pipeline with every node calling its op through the kernel
+//! registry (`registry::ops::…`): runs the synthetic clip, then prints which
+//! kernel each op runs at each shape and why, and the graph's nodes
+//! annotated with their kernels.
+//!
+//! ```text
+//! cargo run --release --example l2_registry --features opencv,turbojpeg -- --frames 30 --size 1920x1080
+//! CORTEX_KERNELS=pure-rust cargo run --release --example l2_registry
+//! CORTEX_FORCE_KERNEL=encode_roi=opencv cargo run --release --example l2_registry --features opencv
+//! ```
+//!
+//! Decisions are cached in the autotune cache (`CORTEX_AUTOTUNE_CACHE`, by
+//! default `~/.cache/cortex/autotune.json`): a second run does not measure.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use cortex::cortex_graph;
+use cortex::l2::demo_clip;
+use cortex::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
+use cortex::registry;
+
+cortex_graph! {
+    /// The seed's L2 pipeline, each op dispatched by the kernel registry.
+    pub pipeline RegL2 {
+        input frame: RgbFrame;
+        state _prev_gray: GrayImage = GrayImage::zeros((0, 0));
+
+        mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
+        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
+
+        #[compilable] node gray = registry::ops::to_gray(frame)?;
+        #[compilable] node blur = registry::ops::blur_detector(gray)?;
+        #[compilable] node scene = registry::ops::scene_change(gray, _prev_gray)?;
+        #[compilable] #[weight_key = "wc"] node center = registry::ops::center_crop(gray)?;
+        #[weight_key = "wt"] node text = registry::ops::text_map(gray)?;
+        #[compilable] #[weight_key = "ws"] node saliency = registry::ops::saliency_dft(gray)?;
+        #[compilable] #[weight_key = "wm"] node motion = registry::ops::motion_map(gray, _prev_gray)?;
+        #[compilable] node fused = registry::ops::score_fusion(center, text, saliency, motion, weights)?;
+        #[external_call] node roi = registry::ops::encode_roi(frame, fused)?;
+        gray -> _prev_gray;
+
+        output blur: BlurReport, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi;
+    }
+}
+
+fn parse() -> Result<(usize, usize, usize), String> {
+    let (mut frames, mut width, mut height) = (10, 640, 480);
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
+        match a.as_str() {
+            "--frames" => {
+                frames = value("--frames")?
+                    .parse()
+                    .map_err(|e| format!("--frames: {e}"))?
+            }
+            "--size" => {
+                let s = value("--size")?;
+                let (w, h) = s
+                    .split_once('x')
+                    .ok_or(format!("--size: expected WxH, got `{s}`"))?;
+                width = w.parse().map_err(|e| format!("--size: {e}"))?;
+                height = h.parse().map_err(|e| format!("--size: {e}"))?;
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}` (--frames N, --size WxH)"
+                ))
+            }
+        }
+    }
+    Ok((frames, width, height))
+}
+
+fn run() -> Result<(), String> {
+    let (frames, width, height) = parse()?;
+    #[cfg(feature = "opencv")]
+    cortex::ops::opencv::single_threaded().map_err(|e| e.to_string())?;
+    let clip = demo_clip(frames, width, height);
+    let mut pipeline = RegL2::new();
+    for (i, frame) in clip.iter().enumerate() {
+        let t = Instant::now();
+        let out = pipeline
+            .run(RegL2Mode::Balanced, frame)
+            .map_err(|e| format!("frame {i}: {e}"))?;
+        println!(
+            "frame {i:3}: {:8.2} ms  roi {}x{} at ({}, {}), {} bytes",
+            t.elapsed().as_secs_f64() * 1e3,
+            out.roi.bbox.width,
+            out.roi.bbox.height,
+            out.roi.bbox.x,
+            out.roi.bbox.y,
+            out.roi.byte_size()
+        );
+    }
+    println!();
+    print!("{}", registry::report());
+    println!();
+    let reg = registry::current();
+    for (node, note) in RegL2::ir().nodes.iter().zip(reg.annotate(RegL2::ir())) {
+        println!(
+            "{:<9} {:<40} {}",
+            node.name,
+            node.op,
+            note.unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

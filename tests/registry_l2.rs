@@ -1,0 +1,193 @@
+//! The L2 pipeline with every node calling its op through the registry: the
+//! same results as the direct L2 pipeline when restricted to pure Rust, a
+//! report naming every op, node annotations, and (with the backends built)
+//! kernels that agree with each other.
+
+use std::sync::Arc;
+
+use cortex::cortex_graph;
+use cortex::l2::{demo_clip, L2Mode, L2};
+use cortex::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
+use cortex::registry::{self, Config, Preference, Registry};
+
+cortex_graph! {
+    /// L2 with its kernels chosen by the registry.
+    pub pipeline RegL2 {
+        input frame: RgbFrame;
+        state _prev_gray: GrayImage = GrayImage::zeros((0, 0));
+
+        mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
+        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
+
+        #[compilable] node gray = registry::ops::to_gray(frame)?;
+        #[compilable] node blur = registry::ops::blur_detector(gray)?;
+        #[compilable] node scene = registry::ops::scene_change(gray, _prev_gray)?;
+        #[compilable] #[weight_key = "wc"] node center = registry::ops::center_crop(gray)?;
+        #[weight_key = "wt"] node text = registry::ops::text_map(gray)?;
+        #[compilable] #[weight_key = "ws"] node saliency = registry::ops::saliency_dft(gray)?;
+        #[compilable] #[weight_key = "wm"] node motion = registry::ops::motion_map(gray, _prev_gray)?;
+        #[compilable] node fused = registry::ops::score_fusion(center, text, saliency, motion, weights)?;
+        #[external_call] node roi = registry::ops::encode_roi(frame, fused)?;
+        gray -> _prev_gray;
+
+        output blur: BlurReport, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi;
+    }
+}
+
+fn registry(preference: Preference) -> Arc<Registry> {
+    Arc::new(Registry::new(Config {
+        preference,
+        quiet: true,
+        ..Config::default()
+    }))
+}
+
+#[test]
+fn pure_rust_registry_pipeline_matches_the_direct_one_bit_for_bit() {
+    let reg = registry(Preference::PureRustOnly);
+    let mut direct = L2::new();
+    let mut via = RegL2::new();
+    for frame in demo_clip(3, 96, 64) {
+        let a = direct.run(L2Mode::Balanced, &frame).unwrap();
+        let b = registry::with_registry(&reg, || via.run(RegL2Mode::Balanced, &frame)).unwrap();
+        assert_eq!(a.blur, b.blur);
+        assert_eq!(a.scene, b.scene);
+        assert_eq!(a.fused, b.fused);
+        assert_eq!(a.roi, b.roi);
+    }
+    let report = reg.report();
+    for op in [
+        "to_gray",
+        "blur_detector",
+        "scene_change",
+        "center_crop",
+        "text_map",
+        "saliency_dft",
+        "motion_map",
+        "score_fusion",
+        "encode_roi",
+    ] {
+        assert!(report.contains(op), "{op} missing from\n{report}");
+    }
+    // The first frame has no previous gray: its own shape, decided apart.
+    assert!(report.contains("96x64 first-frame"), "{report}");
+    assert!(report.contains("kernel failures: 0"), "{report}");
+    // Annotation of the graph's nodes, by op path.
+    let notes = reg.annotate(RegL2::ir());
+    let ir = RegL2::ir();
+    for (node, note) in ir.nodes.iter().zip(&notes) {
+        let note = note
+            .as_deref()
+            .unwrap_or_else(|| panic!("{} not annotated", node.name));
+        assert!(
+            note.starts_with("pure-rust (rule) at 96x64"),
+            "{}: {note}",
+            node.name
+        );
+    }
+}
+
+#[test]
+fn measuring_registry_pipeline_runs_and_reports_every_op() {
+    let reg = registry(Preference::Measure);
+    let mut via = RegL2::new();
+    let mut direct = L2::new();
+    for frame in demo_clip(3, 128, 96) {
+        let a = direct.run(L2Mode::Balanced, &frame).unwrap();
+        let b = registry::with_registry(&reg, || via.run(RegL2Mode::Balanced, &frame)).unwrap();
+        // Kernels of other backends agree within their tolerance: same region.
+        let (ra, rb) = (a.roi.bbox, b.roi.bbox);
+        assert!(
+            ra.x.abs_diff(rb.x) <= 4 && ra.y.abs_diff(rb.y) <= 4,
+            "{ra:?} vs {rb:?}"
+        );
+        assert!(!b.roi.jpeg.is_empty());
+        assert_eq!(a.blur.is_blurry, b.blur.is_blurry);
+    }
+    let decisions = reg.decisions();
+    assert!(
+        decisions.iter().all(|d| d.failures.is_empty()),
+        "{}",
+        reg.report()
+    );
+    if cfg!(feature = "opencv") {
+        let d = decisions
+            .iter()
+            .find(|d| d.op == "encode_roi")
+            .expect("encode_roi decided");
+        assert!(
+            matches!(d.reason, registry::Reason::Measured(_)),
+            "{}",
+            reg.report()
+        );
+    }
+}
+
+#[cfg(feature = "turbojpeg")]
+#[test]
+fn turbojpeg_kernel_encodes_the_same_region() {
+    let frame = &demo_clip(2, 320, 240)[1];
+    let gray = cortex::ops::to_gray(frame).unwrap();
+    let score = cortex::ops::saliency_dft(&gray).unwrap();
+    let pure = cortex::ops::encode_roi(frame, &score).unwrap();
+    let params = cortex::ops::EncoderParams::default();
+    let turbo = registry::turbo::encode_roi_with(frame, &score, &params).unwrap();
+    assert_eq!(turbo.bbox, pure.bbox);
+    assert_eq!(turbo.score, pure.score);
+    let img = image::load_from_memory(&turbo.jpeg).unwrap().to_rgb8();
+    let b = turbo.bbox;
+    assert_eq!(
+        (img.width() as usize, img.height() as usize),
+        (b.width, b.height)
+    );
+    // Lossy, but close to the crop: mean absolute error of a few levels.
+    let mut err = 0u64;
+    for (x, y, p) in img.enumerate_pixels() {
+        for c in 0..3 {
+            let want = frame[[b.y + y as usize, b.x + x as usize, c]];
+            err += u64::from(p[c].abs_diff(want));
+        }
+    }
+    let mae = err as f64 / (b.width * b.height * 3) as f64;
+    assert!(mae < 6.0, "mean abs error {mae}");
+    // A strided frame: the kernel refuses it, the rules never pick it.
+    let (h, w, _) = frame.dim();
+    let mut t = RgbFrame::zeros((w, h, 3));
+    t.swap_axes(0, 1);
+    t.assign(frame);
+    assert!(!t.is_standard_layout());
+    assert!(registry::turbo::encode_roi_with(&t, &score, &params).is_err());
+    let reg = registry(Preference::Prefer(registry::Backend::TurboJpeg));
+    let out = reg.call::<registry::l2::EncodeRoi>(&(&t, &score)).unwrap();
+    assert_eq!(out.bbox, pure.bbox);
+    let d = reg
+        .decision("encode_roi", registry::Shape::new(w, h))
+        .unwrap();
+    assert_ne!(d.kernel, "turbojpeg", "{}", reg.report());
+    // Contiguous, the preference picks it.
+    reg.call::<registry::l2::EncodeRoi>(&(frame, &score))
+        .unwrap();
+    assert!(reg.report().contains("turbojpeg"), "{}", reg.report());
+}
+
+#[cfg(feature = "opencv")]
+#[test]
+fn forcing_each_encode_kernel_gives_the_same_region() {
+    use registry::l2::EncodeRoi;
+    let frame = &demo_clip(2, 320, 240)[1];
+    let gray = cortex::ops::to_gray(frame).unwrap();
+    let score = cortex::ops::saliency_dft(&gray).unwrap();
+    let reg = registry(Preference::Measure);
+    let mut boxes = Vec::new();
+    for k in reg.kernels::<EncodeRoi>() {
+        reg.force::<EncodeRoi>(k.name).unwrap();
+        let out = reg.call::<EncodeRoi>(&(frame, &score)).unwrap();
+        let d = reg
+            .decision("encode_roi", registry::Shape::new(320, 240))
+            .unwrap();
+        assert_eq!(d.kernel, k.name);
+        boxes.push(out.bbox);
+    }
+    assert!(boxes.len() >= 2);
+    assert!(boxes.windows(2).all(|w| w[0] == w[1]), "{boxes:?}");
+}
