@@ -81,6 +81,11 @@ fn pure_rust_registry_pipeline_matches_the_direct_one_bit_for_bit() {
     let notes = reg.annotate(RegL2::ir());
     let ir = RegL2::ir();
     for (node, note) in ir.nodes.iter().zip(&notes) {
+        // Nodes calling plain functions (the blur verdict) have no kernel.
+        if !node.op.starts_with("registry::ops::") {
+            assert!(note.is_none(), "{}: {note:?}", node.name);
+            continue;
+        }
         let note = note
             .as_deref()
             .unwrap_or_else(|| panic!("{} not annotated", node.name));
