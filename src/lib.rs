@@ -13,6 +13,8 @@ pub use cortex_macros::cortex_graph;
 
 #[cfg(feature = "ops")]
 pub mod l2;
+#[cfg(feature = "ops")]
+pub mod l2_registry;
 
 // The GStreamer element: a generic video filter over any one-frame pipeline.
 #[cfg(feature = "gstreamer")]

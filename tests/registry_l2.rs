@@ -5,39 +5,9 @@
 
 use std::sync::Arc;
 
-use cortex::cortex_graph;
-use cortex::l2::{blur_verdict, BlurVerdict};
 use cortex::l2::{demo_clip, L2Mode, L2};
-use cortex::ops::{EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
+use cortex::l2_registry::{RegL2, RegL2Mode};
 use cortex::registry::{self, Config, Preference, Registry};
-
-cortex_graph! {
-    /// L2 with its kernels chosen by the registry.
-    pub pipeline RegL2 {
-        input frame: RgbFrame;
-        state _prev_gray: GrayImage = GrayImage::zeros((0, 0));
-        state _sharpness: BlurVerdict = BlurVerdict::INITIAL;
-
-        mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
-        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
-        mode TEXT_FOCUS { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
-
-        #[compilable] node gray = registry::ops::to_gray(frame)?;
-        #[compilable] node laplacian = registry::ops::blur_detector(gray)?;
-        #[compilable] node scene = registry::ops::scene_change(gray, _prev_gray)?;
-        #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
-        #[compilable] #[weight_key = "wc"] node center = registry::ops::center_crop(gray)?;
-        #[weight_key = "wt"] node text = registry::ops::text_map(gray)?;
-        #[compilable] #[weight_key = "ws"] node saliency = registry::ops::saliency_dft(gray)?;
-        #[compilable] #[weight_key = "wm"] node motion = registry::ops::motion_map(gray, _prev_gray)?;
-        #[compilable] node fused = registry::ops::score_fusion(center, text, saliency, motion, weights)?;
-        #[external_call] node roi = registry::ops::encode_roi(frame, fused)?;
-        gray -> _prev_gray;
-        blur -> _sharpness;
-
-        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi;
-    }
-}
 
 fn registry(preference: Preference) -> Arc<Registry> {
     Arc::new(Registry::new(Config {
@@ -162,7 +132,7 @@ fn turbojpeg_kernel_encodes_the_same_region() {
     assert!(mae < 6.0, "mean abs error {mae}");
     // A strided frame: the kernel refuses it, the rules never pick it.
     let (h, w, _) = frame.dim();
-    let mut t = RgbFrame::zeros((w, h, 3));
+    let mut t = cortex::ops::RgbFrame::zeros((w, h, 3));
     t.swap_axes(0, 1);
     t.assign(frame);
     assert!(!t.is_standard_layout());
