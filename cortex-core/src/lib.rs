@@ -20,7 +20,7 @@ pub mod runtime;
 pub mod tools;
 
 pub use model::{ir, naming, plan, spec, weights};
-pub use passes::{check, dce, diag};
+pub use passes::{check, dce, diag, memory};
 pub use runtime::{error, observe, pipeline, plan_cache, profile};
 #[cfg(feature = "runner")]
 pub use runtime::{runner, sources};
