@@ -147,12 +147,21 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         Some(r) => consts::ir(r.ir),
         None => quote!(#c::ir::GraphIr::empty(#name_str)),
     };
+    let run_into_observed = pick(|b| &b.run_into_observed);
+    let buffer_types: Vec<syn::Type> = bodies
+        .as_ref()
+        .map_or_else(Vec::new, |b| b.buffer_types.clone());
+    let buffer_inits = buffer_types
+        .iter()
+        .map(|_| quote!(::core::default::Default::default()));
+    let buffer_inits: Vec<TokenStream> = buffer_inits.collect();
     let new_body = body(is_real, || {
         quote! {
             #pipeline {
                 state: #state_ty { #(#state_inits,)* },
                 __fresh: [false; #n_states],
                 __plans: #c::PlanCache::new(Self::ir()),
+                __bufs: (#(#buffer_inits,)*),
             }
         }
     });
@@ -163,6 +172,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         }
     });
     let run_observed = pick(|b| &b.run_observed);
+
     let run_weights_observed = pick(|b| &b.run_weights_observed);
     let run_plan_observed = pick(|b| &b.run_plan_observed);
     let private = bodies.as_ref().map(|b| b.private.clone());
@@ -179,6 +189,8 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             __fresh: [bool; #n_states],
             /// Plans of the zero-weight patterns met by `run_weights`.
             __plans: #c::PlanCache,
+            /// The buffers that buffer-filling nodes write, kept across frames.
+            __bufs: (#(#buffer_types,)*),
         }
 
         /// The temporal state of the pipeline, between frames.
@@ -284,6 +296,20 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 #run_observed
             }
 
+            /// Runs one frame in `mode` into `outputs` from an earlier frame,
+            /// reusing their memory: a filled output trades buffers with the
+            /// pipeline instead of being allocated. With every node filling
+            /// its own buffer, a steady stream of same-size frames allocates
+            /// nothing. On error the state and `outputs` are left as they were.
+            pub fn run_into(&mut self, mode: #mode_ty, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_into_observed(mode, &mut #c::NoopObserver, #args, outputs)
+            }
+
+            /// [`Self::run_into`], reporting each node to `observer`.
+            pub fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #run_into_observed
+            }
+
             /// Runs one frame with weights chosen at run time: validated, then
             /// the plan of their zero pattern is taken from a bounded cache
             /// (computed once per pattern by the DCE pass).
@@ -334,6 +360,10 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             fn run_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;
                 #pipeline::run_observed(self, mode, observer, #args)
+            }
+            fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_into_observed(self, mode, observer, #args, outputs)
             }
             fn run_weights_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;

@@ -4,6 +4,7 @@
 //! and plans chosen at run time.
 
 use cortex_core::ir::{Arg, EdgeKind, Endpoint, GraphIr, NodeId};
+use cortex_core::memory::BufferPlan;
 use cortex_core::plan::Plan;
 use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -16,9 +17,12 @@ use crate::names::{input_params, local, text, variant, ItemNames};
 /// they call.
 pub struct Bodies {
     pub run_observed: TokenStream,
+    pub run_into_observed: TokenStream,
     pub run_weights_observed: TokenStream,
     pub run_plan_observed: TokenStream,
     pub private: TokenStream,
+    /// The types of the buffers the pipeline owns (a tuple field).
+    pub buffer_types: Vec<syn::Type>,
 }
 
 /// Everything the generator needs.
@@ -27,12 +31,33 @@ struct Cx<'a> {
     ir: &'a GraphIr,
     /// The facade crate's path.
     c: &'a TokenStream,
+    /// Where the buffers live.
+    layout: BufferLayout,
 }
 
 /// The bodies of a valid pipeline's run functions.
 pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -> Bodies {
-    let cx = Cx { ast, ir: r.ir, c };
+    // Buffers: each mode's own assignment for its straight-line function;
+    // the full graph's for the plan-driven one, which is valid for every
+    // plan (a plan's values live no longer than in the full graph).
+    let mode_bufs: Vec<BufferPlan> = r
+        .mode_plans
+        .iter()
+        .map(|p| BufferPlan::sequential(r.ir, p))
+        .collect();
+    let full = cortex_core::dce::plan_for_pattern(r.ir, 0, "full");
+    let full_bufs = BufferPlan::sequential(r.ir, &full);
+    let all: Vec<&BufferPlan> = mode_bufs.iter().chain([&full_bufs]).collect();
+    let layout = BufferLayout::new(ast, r.ir, &all);
+    let buffer_types = layout.types.clone();
+    let cx = Cx {
+        ast,
+        ir: r.ir,
+        c,
+        layout,
+    };
     let mode_ty = &n.mode;
+    let outputs_ty = &n.outputs;
     let (params, args) = input_params(ast);
     let variants: Vec<proc_macro2::Ident> =
         r.ir.modes
@@ -46,54 +71,87 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .mode_plans
         .iter()
         .zip(&variants)
-        .map(|(p, v)| {
+        .zip(&mode_bufs)
+        .map(|((p, v), b)| {
             run_body(
                 &cx,
                 n,
                 Flavor::Mode(p),
+                b,
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
             )
         })
         .collect();
-    let masked_body = run_body(&cx, n, Flavor::Masked, quote!(__plan), quote!(__weights));
-    let outputs_ty = &n.outputs;
+    let masked_body = run_body(
+        &cx,
+        n,
+        Flavor::Masked,
+        &full_bufs,
+        quote!(__plan),
+        quote!(__weights),
+    );
     let obs = local("__obs", Span::call_site());
+    let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
+    let fresh = |call: TokenStream| {
+        quote! {
+            let mut __slot = ::core::option::Option::None;
+            #call?;
+            match __slot {
+                ::core::option::Option::Some(__outputs) => ::core::result::Result::Ok(__outputs),
+                ::core::option::Option::None => ::core::result::Result::Err(#c::PipelineError::Internal("a run returned no outputs")),
+            }
+        }
+    };
+    let fresh_sink = quote!(#c::__private::Sink::Fresh(&mut __slot));
+    let run_observed = fresh(quote! {
+        match mode {
+            #(#mode_ty::#variants => self.#mode_fns(observer, #fresh_sink, #args),)*
+        }
+    });
+    let weights_call = fresh(quote!(self.__run_weights(weights, observer, #fresh_sink, #args)));
+    let plan_call = fresh(quote!(self.__run_plan(plan, weights, observer, #fresh_sink, #args)));
     Bodies {
-        run_observed: quote! {
+        run_observed,
+        run_into_observed: quote! {
             match mode {
-                #(#mode_ty::#variants => self.#mode_fns(observer, #args),)*
+                #(#mode_ty::#variants => self.#mode_fns(observer, #c::__private::Sink::Into(outputs), #args),)*
             }
         },
-        run_weights_observed: quote! {
-            let __pattern = weights.zero_pattern(&Self::ir().weight_keys)?;
-            let __plan = self.__plans.get(__pattern);
-            if let ::core::option::Option::Some(&__missing) = __plan.missing_outputs.first() {
-                let output: &'static str = Self::ir().nodes.get(__missing as usize).map_or("?", |n| n.name.as_ref());
-                return ::core::result::Result::Err(#c::PipelineError::OutputEliminated { output });
-            }
-            self.__run_plan(&__plan, weights, observer, #args)
-        },
+        run_weights_observed: weights_call,
         run_plan_observed: quote! {
             weights.zero_pattern(&Self::ir().weight_keys)?;
             plan.validate(Self::ir())?;
-            self.__run_plan(plan, weights, observer, #args)
+            #plan_call
         },
         private: quote! {
             #(
                 #[inline]
                 #[allow(unused_variables, unused_mut)]
-                fn #mode_fns<__O: #c::Observer>(&mut self, #obs: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                fn #mode_fns<__O: #c::Observer>(&mut self, #obs: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                     #mode_bodies
                 }
             )*
 
+            /// Runs with weights chosen at run time, through the plan of
+            /// their zero pattern.
+            fn __run_weights<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                let __pattern = weights.zero_pattern(&Self::ir().weight_keys)?;
+                let __plan = self.__plans.get(__pattern);
+                if let ::core::option::Option::Some(&__missing) = __plan.missing_outputs.first() {
+                    let output: &'static str = Self::ir().nodes.get(__missing as usize).map_or("?", |n| n.name.as_ref());
+                    return ::core::result::Result::Err(#c::PipelineError::OutputEliminated { output });
+                }
+                self.__run_plan(&__plan, weights, observer, __sink, #args)
+            }
+
             /// Runs a plan already validated against this pipeline.
             #[allow(unused_variables, unused_mut)]
-            fn __run_plan<__O: #c::Observer>(&mut self, __plan: &#c::plan::Plan, __weights: &#c::Weights, #obs: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+            fn __run_plan<__O: #c::Observer>(&mut self, __plan: &#c::plan::Plan, __weights: &#c::Weights, #obs: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                 #masked_body
             }
         },
+        buffer_types,
     }
 }
 
@@ -161,11 +219,61 @@ fn const_arg(e: &syn::Expr) -> TokenStream {
     quote!(#e)
 }
 
+/// Where each buffer-filling node's buffer lives in the pipeline: one
+/// tuple field per buffer, as many of each declared type as the hungriest
+/// plan needs.
+pub struct BufferLayout {
+    /// The field types, in tuple order.
+    pub types: Vec<syn::Type>,
+    /// (type text, index among the plan's buffers of that type) → field.
+    index: std::collections::HashMap<(String, u32), usize>,
+}
+
+impl BufferLayout {
+    /// The layout serving every plan in `plans`.
+    pub fn new(ast: &PipelineAst, ir: &GraphIr, plans: &[&BufferPlan]) -> BufferLayout {
+        let mut counts: Vec<(String, u32)> = Vec::new();
+        for bp in plans {
+            for b in &bp.buffers {
+                match counts.iter_mut().find(|(t, _)| *t == b.ty) {
+                    Some((_, n)) => *n = (*n).max(b.index_in_type + 1),
+                    None => counts.push((b.ty.clone(), b.index_in_type + 1)),
+                }
+            }
+        }
+        let mut types = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        for (ty, n) in counts {
+            // The type as the user wrote it, at its first declaration.
+            let written = ir
+                .nodes
+                .iter()
+                .position(|node| node.ty.as_deref() == Some(ty.as_str()))
+                .and_then(|i| ast.nodes[i].ty.clone());
+            let Some(written) = written else { continue };
+            for k in 0..n {
+                index.insert((ty.clone(), k), types.len());
+                types.push(written.clone());
+            }
+        }
+        BufferLayout { types, index }
+    }
+
+    /// The field of node `id`'s buffer in `bufs`, as `self.__bufs.N`.
+    fn field(&self, bufs: &BufferPlan, id: NodeId, at: Span) -> Option<TokenStream> {
+        let b = bufs.buffer_of(id)?;
+        let i = *self.index.get(&(b.ty.clone(), b.index_in_type))?;
+        let i = syn::Index { index: i as u32, span: at };
+        Some(quote_spanned!(at=> self.__bufs.#i))
+    }
+}
+
 /// The body of a run function.
 fn run_body(
     cx: &Cx<'_>,
     n: &ItemNames,
     flavor: Flavor<'_>,
+    bufs: &BufferPlan,
     plan_expr: TokenStream,
     weights_expr: TokenStream,
 ) -> TokenStream {
@@ -182,6 +290,8 @@ fn run_body(
         Flavor::Masked => true,
     };
     let masked = matches!(flavor, Flavor::Masked);
+    let fills = |id: NodeId| bufs.buffer_of(id).is_some();
+    let buffer = |id: NodeId, at: Span| cx.layout.field(bufs, id, at);
 
     let mut stmts = Vec::new();
     stmts.push(quote! {
@@ -212,18 +322,21 @@ fn run_body(
                 Arg::Value(e @ Endpoint::Node(p)) => {
                     let v = node_local(ir, *p, sp);
                     let weighted = ir.out_edge_kind(*e) == EdgeKind::Weighted;
+                    // A filled value is already a reference to its buffer.
+                    let by_ref = if fills(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> &#v) };
+                    let opt_ref = if fills(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> #v.as_ref()) };
                     // Every weighted edge goes through one generic function,
                     // so a parameter of the wrong type is one error in the
                     // DSL's words, the same in every run function.
                     let value = match (&flavor, weighted) {
-                        (Flavor::Mode(plan), true) if plan.is_live(*p) => quote_spanned!(sp=> ::core::option::Option::Some(&#v)),
+                        (Flavor::Mode(plan), true) if plan.is_live(*p) => quote_spanned!(sp=> ::core::option::Option::Some(#by_ref)),
                         (Flavor::Mode(_), true) => quote_spanned!(sp=> ::core::option::Option::None),
-                        (Flavor::Mode(_), false) => return quote_spanned!(sp=> &#v),
-                        (Flavor::Masked, true) => quote_spanned!(sp=> #v.as_ref()),
+                        (Flavor::Mode(_), false) => return by_ref,
+                        (Flavor::Masked, true) => opt_ref,
                         (Flavor::Masked, false) => {
                             let tmp = local(&format!("__arg{a}"), sp);
                             let bail = internal(&format!("`{}` runs without its input `{}`", node.name, ir.nodes[*p as usize].name));
-                            guards.push(quote!(let ::core::option::Option::Some(#tmp) = #v.as_ref() else #bail;));
+                            guards.push(quote!(let ::core::option::Option::Some(#tmp) = #opt_ref else #bail;));
                             return quote_spanned!(sp=> #tmp);
                         }
                     };
@@ -239,9 +352,14 @@ fn run_body(
                     let w = local("__weights_table", sp);
                     quote_spanned!(sp=> #w)
                 }
+                Arg::Buffer => match buffer(id, sp) {
+                    Some(f) => quote_spanned!(sp=> &mut #f),
+                    None => quote_spanned!(sp=> ::core::unreachable!()),
+                },
                 Arg::Const(_) => match arg_ast {
                     NodeArg::Const(e) => const_arg(e),
                     NodeArg::Name(i) => quote!(#i),
+                    NodeArg::Buffer(_) => quote!(::core::unreachable!()),
                 },
             }
         });
@@ -270,6 +388,24 @@ fn run_body(
             quote!(let #value = #call;)
         };
         let v = node_local(ir, id, decl.name.span());
+        // The node's value: a reference to the buffer it filled (its call
+        // returns `()`), or what its call returned, checked against the
+        // declared type when there is one.
+        let result = match (buffer(id, call_span), &decl.ty) {
+            (Some(f), Some(ty)) => {
+                let at = syn::spanned::Spanned::span(ty);
+                quote_spanned! {at=> {
+                    let () = #value;
+                    let __filled: &#ty = &#f;
+                    __filled
+                }}
+            }
+            (_, Some(ty)) => {
+                let at = syn::spanned::Spanned::span(ty);
+                quote_spanned!(at=> { let __typed: #ty = #value; __typed })
+            }
+            (_, None) => quote!(#value),
+        };
         if masked {
             stmts.push(quote! {
                 let mut #v = if __plan.is_live(#id) {
@@ -277,7 +413,7 @@ fn run_body(
                     #obs.node_begin(#id);
                     #compute
                     #obs.node_end(#id);
-                    ::core::option::Option::Some(#value)
+                    ::core::option::Option::Some(#result)
                 } else {
                     ::core::option::Option::None
                 };
@@ -288,13 +424,14 @@ fn run_body(
                 #obs.node_begin(#id);
                 #compute
                 #obs.node_end(#id);
-                let #v = #value;
+                let #v = #result;
             });
         }
     }
 
-    // Each live value's sinks: the states it writes, then the output. All
-    // but the last take a clone; the last takes the value.
+    // Each live value's sinks: its outputs, then the states it writes. All
+    // but the last take a copy; the last takes the value (a filled value:
+    // swaps buffers with its sink, so nothing is allocated).
     let mut remaining: Vec<usize> = vec![0; ir.nodes.len()];
     for s in ir
         .states
@@ -310,6 +447,113 @@ fn run_body(
             remaining[o.node as usize] += 1;
         }
     }
+
+    // Outputs, each checked against its declared type at that type, the same
+    // way on every path: into the caller's outputs (reusing their buffers)
+    // or into new ones.
+    let mut into_stmts = Vec::new();
+    let mut fresh_fields = Vec::new();
+    let mut fresh_stmts = Vec::new();
+    for (oi, (o, decl)) in ir.outputs.iter().zip(&ast.outputs).enumerate() {
+        let name = &decl.name;
+        let ty = &decl.ty;
+        let at = syn::spanned::Spanned::span(ty);
+        let v = node_local(ir, o.node, at);
+        let x = local("__output", at);
+        let fresh_local = local(&format!("__fresh_output{oi}"), at);
+        let is_live = live(o.node);
+        let last = if is_live {
+            remaining[o.node as usize] -= 1;
+            remaining[o.node as usize] == 0
+        } else {
+            false
+        };
+        let missing = internal(&format!("output `{}` missing", text(name)));
+        if let (true, Some(buf)) = (fills(o.node), buffer(o.node, at)) {
+            // A filled value: `#v` is `&T` (or `Option<&T>` when masked).
+            let get = if masked {
+                quote!(match #v { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#x), ::core::option::Option::None => ::core::option::Option::None })
+            } else if is_live {
+                quote!(::core::option::Option::Some(#v))
+            } else {
+                quote!(::core::option::Option::None::<&#ty>)
+            };
+            let into = if last {
+                quote_spanned!(at=> #c::__private::swap_into::<#ty>)
+            } else {
+                quote_spanned!(at=> #c::__private::copy_into::<#ty>)
+            };
+            let buf_arg = if last { quote!(&mut #buf) } else { quote!(#x) };
+            let (into_call, fresh) = if o.optional {
+                (
+                    quote! {
+                        match #get {
+                            ::core::option::Option::Some(#x) => #c::__private::into_option(&mut __o.#name, |__slot| #into(__slot, #buf_arg)),
+                            ::core::option::Option::None => __o.#name = ::core::option::Option::None,
+                        }
+                    },
+                    quote!(#get.map(|#x: &#ty| ::core::clone::Clone::clone(#x))),
+                )
+            } else {
+                (
+                    quote! {
+                        let ::core::option::Option::Some(#x) = #get else #missing;
+                        #into(&mut __o.#name, #buf_arg);
+                    },
+                    quote! {{
+                        let ::core::option::Option::Some(#x) = #get else #missing;
+                        let __typed: &#ty = #x;
+                        ::core::clone::Clone::clone(__typed)
+                    }},
+                )
+            };
+            into_stmts.push(quote!({ #into_call }));
+            fresh_stmts.push(quote!(let #fresh_local = #fresh;));
+            fresh_fields.push(quote!(#name: #fresh_local));
+            continue;
+        }
+        let typed = quote_spanned!(at=> { let __typed: #ty = #x; __typed });
+        let take = |v: &proc_macro2::Ident| {
+            if last || !is_live {
+                quote!(#v)
+            } else {
+                quote!(::core::clone::Clone::clone(&#v))
+            }
+        };
+        let value = match (&flavor, o.optional) {
+            (Flavor::Mode(p), true) if p.is_live(o.node) => {
+                let t = take(&v);
+                quote!({ let #x = #t; ::core::option::Option::Some(#typed) })
+            }
+            (Flavor::Mode(_), true) => quote!(::core::option::Option::None),
+            (Flavor::Mode(_), false) => {
+                let t = take(&v);
+                quote!({ let #x = #t; #typed })
+            }
+            (Flavor::Masked, true) => {
+                let t = if last { quote!(#v.take()) } else { quote!(#v.clone()) };
+                quote!(match #t { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#typed), ::core::option::Option::None => ::core::option::Option::None })
+            }
+            (Flavor::Masked, false) => {
+                let t = if last { quote!(#v.take()) } else { quote!(#v.clone()) };
+                quote!(match #t { ::core::option::Option::Some(#x) => #typed, ::core::option::Option::None => #missing })
+            }
+        };
+        fresh_stmts.push(quote!(let #fresh_local = #value;));
+        fresh_fields.push(quote!(#name: #fresh_local));
+        // Into the caller's outputs: the value computed the same way, then
+        // stored (a plain value is moved in; its old value dropped).
+        into_stmts.push(quote!({ let #fresh_local = #value; __o.#name = #fresh_local; }));
+    }
+    stmts.push(quote! {
+        match __sink {
+            #c::__private::Sink::Into(__o) => { #(#into_stmts)* }
+            #c::__private::Sink::Fresh(__slot) => {
+                #(#fresh_stmts)*
+                *__slot = ::core::option::Option::Some(#outputs_ty { #(#fresh_fields,)* });
+            }
+        }
+    });
 
     // State commits: only now, after every node succeeded. The assignment is
     // spanned at the state in its write (`gray -> _prev_gray`) with a local
@@ -341,6 +585,33 @@ fn run_body(
         // The field named at `at` too, so the error's span is one token.
         let mut f_at = f.clone();
         f_at.set_span(at);
+        let bail = internal(&format!("state `{}` written without its writer", s.name));
+        if let (true, Some(buf)) = (fills(w), buffer(w, at)) {
+            // Double-buffered: the state and the writer's buffer trade
+            // places, so last frame's state becomes next frame's buffer.
+            let commit = if last {
+                quote_spanned!(at=> ::core::mem::swap(&mut self.state.#f_at, &mut #buf);)
+            } else {
+                quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut self.state.#f_at, #new);)
+            };
+            let get = if masked {
+                quote!(let ::core::option::Option::Some(#new) = #v else #bail;)
+            } else {
+                quote!(let #new = #v;)
+            };
+            let body = quote! {
+                #get
+                let _ = &#new;
+                #commit
+                self.__fresh[#si] = true;
+            };
+            stmts.push(if masked {
+                quote!(if __plan.writes_state(#si as u32) { #body } else #reset)
+            } else {
+                body
+            });
+            continue;
+        }
         let assign = quote_spanned!(at=> self.state.#f_at = #new;);
         if masked {
             let take = if last {
@@ -348,7 +619,6 @@ fn run_body(
             } else {
                 quote!(#v.clone())
             };
-            let bail = internal(&format!("state `{}` written without its writer", s.name));
             stmts.push(quote! {
                 if __plan.writes_state(#si as u32) {
                     let ::core::option::Option::Some(#new) = #take else #bail;
@@ -370,32 +640,10 @@ fn run_body(
         }
     }
 
-    // Outputs, each checked against its declared type at that type, the same
-    // way on every path.
-    let fields = ir.outputs.iter().zip(&ast.outputs).map(|(o, decl)| {
-        let name = &decl.name;
-        let ty = &decl.ty;
-        let at = syn::spanned::Spanned::span(ty);
-        let v = node_local(ir, o.node, at);
-        let x = local("__output", at);
-        let typed = quote_spanned!(at=> { let __typed: #ty = #x; __typed });
-        let value = match (&flavor, o.optional) {
-            (Flavor::Mode(p), true) if p.is_live(o.node) => quote!({ let #x = #v; ::core::option::Option::Some(#typed) }),
-            (Flavor::Mode(_), true) => quote!(::core::option::Option::None),
-            (Flavor::Mode(_), false) => quote!({ let #x = #v; #typed }),
-            (Flavor::Masked, true) => quote!(match #v.take() { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#typed), ::core::option::Option::None => ::core::option::Option::None }),
-            (Flavor::Masked, false) => {
-                let bail = internal(&format!("output `{}` missing", text(name)));
-                quote!(match #v.take() { ::core::option::Option::Some(#x) => #typed, ::core::option::Option::None => #bail })
-            }
-        };
-        quote!(#name: #value)
-    });
     quote! {
         #(#stmts)*
-        let __outputs = #outputs_ty { #(#fields,)* };
         #obs.frame_end(true);
-        ::core::result::Result::Ok(__outputs)
+        ::core::result::Result::Ok(())
     }
 }
 

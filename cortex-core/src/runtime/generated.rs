@@ -36,3 +36,33 @@ impl<'a, T: ?Sized + 'a> WeightedEdge<'a> for Option<&'a T> {
 pub fn weighted<'a, V: ?Sized + 'a, A: WeightedEdge<'a, Value = V>>(value: Option<&'a V>) -> A {
     A::from_edge(value)
 }
+
+/// Where a run function puts its outputs: into the caller's outputs of an
+/// earlier frame (`run_into`, reusing their buffers), or into a new value.
+pub enum Sink<'a, T> {
+    /// Update these outputs in place.
+    Into(&'a mut T),
+    /// Store new outputs here.
+    Fresh(&'a mut Option<T>),
+}
+
+/// An output that is the last use of a filled value: the caller's old value
+/// and the pipeline's buffer trade places, so neither side allocates.
+#[inline(always)]
+pub fn swap_into<T>(dst: &mut T, buffer: &mut T) {
+    core::mem::swap(dst, buffer);
+}
+
+/// An output of a filled value that is used again (e.g. also a state): a
+/// copy into the caller's value, reusing its allocation.
+#[inline(always)]
+pub fn copy_into<T: Clone>(dst: &mut T, value: &T) {
+    dst.clone_from(value);
+}
+
+/// An optional output: fills the value in place when there is one, else
+/// starts from `T::default()` (once; later frames reuse it).
+#[inline(always)]
+pub fn into_option<T: Default>(dst: &mut Option<T>, fill: impl FnOnce(&mut T)) {
+    fill(dst.get_or_insert_with(T::default));
+}

@@ -67,6 +67,17 @@ pub trait Pipeline: Default {
         inputs: Self::Inputs<'_>,
     ) -> Result<Self::Outputs, PipelineError>;
 
+    /// Runs one frame in `mode` into `outputs` of an earlier frame, reusing
+    /// their memory (filled outputs trade buffers with the pipeline). On
+    /// error the state and `outputs` are left as they were.
+    fn run_into_observed<O: Observer>(
+        &mut self,
+        mode: Self::Mode,
+        observer: &mut O,
+        inputs: Self::Inputs<'_>,
+        outputs: &mut Self::Outputs,
+    ) -> Result<(), PipelineError>;
+
     /// Runs one frame with weights chosen at run time (validated against the
     /// pipeline's weight keys; the plan of their zero pattern is cached).
     fn run_weights_observed<O: Observer>(
@@ -97,6 +108,16 @@ pub trait Pipeline: Default {
         inputs: Self::Inputs<'_>,
     ) -> Result<Self::Outputs, PipelineError> {
         self.run_observed(mode, &mut NoopObserver, inputs)
+    }
+
+    /// Runs one frame in `mode` into `outputs` of an earlier frame.
+    fn run_into(
+        &mut self,
+        mode: Self::Mode,
+        inputs: Self::Inputs<'_>,
+        outputs: &mut Self::Outputs,
+    ) -> Result<(), PipelineError> {
+        self.run_into_observed(mode, &mut NoopObserver, inputs, outputs)
     }
 
     /// Runs one frame with weights chosen at run time.
