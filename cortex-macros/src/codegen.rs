@@ -263,7 +263,10 @@ impl BufferLayout {
     fn field(&self, bufs: &BufferPlan, id: NodeId, at: Span) -> Option<TokenStream> {
         let b = bufs.buffer_of(id)?;
         let i = *self.index.get(&(b.ty.clone(), b.index_in_type))?;
-        let i = syn::Index { index: i as u32, span: at };
+        let i = syn::Index {
+            index: i as u32,
+            span: at,
+        };
         Some(quote_spanned!(at=> self.__bufs.#i))
     }
 }
@@ -487,21 +490,21 @@ fn run_body(
             let (into_call, fresh) = if o.optional {
                 (
                     quote! {
-                        match #get {
+                        match (#get) {
                             ::core::option::Option::Some(#x) => #c::__private::into_option(&mut __o.#name, |__slot| #into(__slot, #buf_arg)),
                             ::core::option::Option::None => __o.#name = ::core::option::Option::None,
                         }
                     },
-                    quote!(#get.map(|#x: &#ty| ::core::clone::Clone::clone(#x))),
+                    quote!((#get).map(|#x: &#ty| ::core::clone::Clone::clone(#x))),
                 )
             } else {
                 (
                     quote! {
-                        let ::core::option::Option::Some(#x) = #get else #missing;
+                        let ::core::option::Option::Some(#x) = (#get) else #missing;
                         #into(&mut __o.#name, #buf_arg);
                     },
                     quote! {{
-                        let ::core::option::Option::Some(#x) = #get else #missing;
+                        let ::core::option::Option::Some(#x) = (#get) else #missing;
                         let __typed: &#ty = #x;
                         ::core::clone::Clone::clone(__typed)
                     }},
@@ -531,11 +534,19 @@ fn run_body(
                 quote!({ let #x = #t; #typed })
             }
             (Flavor::Masked, true) => {
-                let t = if last { quote!(#v.take()) } else { quote!(#v.clone()) };
+                let t = if last {
+                    quote!(#v.take())
+                } else {
+                    quote!(#v.clone())
+                };
                 quote!(match #t { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#typed), ::core::option::Option::None => ::core::option::Option::None })
             }
             (Flavor::Masked, false) => {
-                let t = if last { quote!(#v.take()) } else { quote!(#v.clone()) };
+                let t = if last {
+                    quote!(#v.take())
+                } else {
+                    quote!(#v.clone())
+                };
                 quote!(match #t { ::core::option::Option::Some(#x) => #typed, ::core::option::Option::None => #missing })
             }
         };

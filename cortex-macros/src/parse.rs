@@ -7,8 +7,7 @@ use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
 use syn::{
     braced, Attribute, Expr, ExprCall, ExprLit, ExprPath, ExprReference, ExprTry, ExprUnary, Ident,
-    Lit, Token,
-    Type, UnOp, Visibility,
+    Lit, Token, Type, UnOp, Visibility,
 };
 
 use crate::ast::*;

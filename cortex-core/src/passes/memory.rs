@@ -96,12 +96,16 @@ pub fn waves(ir: &GraphIr, plan: &Plan) -> Vec<Vec<NodeId>> {
 
 /// The nodes whose values node `id` reads (data and weighted edges).
 fn producers(ir: &GraphIr, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-    ir.edges.iter().filter_map(move |e| match (e.from, e.to, e.kind) {
-        (Endpoint::Node(p), Endpoint::Node(c), EdgeKind::Data | EdgeKind::Weighted) if c == id => {
-            Some(p)
-        }
-        _ => None,
-    })
+    ir.edges
+        .iter()
+        .filter_map(move |e| match (e.from, e.to, e.kind) {
+            (Endpoint::Node(p), Endpoint::Node(c), EdgeKind::Data | EdgeKind::Weighted)
+                if c == id =>
+            {
+                Some(p)
+            }
+            _ => None,
+        })
 }
 
 /// Greedy interval colouring of the filled values of `plan`, with each live
@@ -179,8 +183,8 @@ fn colour(ir: &GraphIr, plan: &Plan, step: &[usize]) -> BufferPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::GraphSpec;
     use crate::spec::ArgSpec;
+    use crate::spec::GraphSpec;
 
     /// `a → b → c → d` all filling `Map` buffers, `d` the output: `a` and
     /// `c` can share (a is last read by b), `b` and `d` can share.

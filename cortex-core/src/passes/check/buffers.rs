@@ -20,15 +20,15 @@ pub(crate) fn check_buffers(spec: &GraphSpec, diags: &mut Diagnostics) {
             let loc = Loc::NodeArg { node: n, arg: a };
             match seen {
                 Some(first) => diags.push(
-                    Diagnostic::error(
-                        loc,
-                        format!("`&mut {}` is passed twice", node.name),
-                    )
-                    .note("help: a node fills one buffer, its own; pass it once")
-                    .label(
-                        Loc::NodeArg { node: n, arg: first },
-                        "first passed here",
-                    ),
+                    Diagnostic::error(loc, format!("`&mut {}` is passed twice", node.name))
+                        .note("help: a node fills one buffer, its own; pass it once")
+                        .label(
+                            Loc::NodeArg {
+                                node: n,
+                                arg: first,
+                            },
+                            "first passed here",
+                        ),
                 ),
                 None if node.ty.is_none() => {
                     seen = Some(a);
