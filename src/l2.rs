@@ -23,6 +23,11 @@ cortex_graph! {
     /// Modes: `BALANCED` runs everything; `POWER_SAVE` zeroes the saliency
     /// and motion weights, so its plan runs neither `saliency_dft` nor
     /// `motion_map`; `TEXT_FOCUS` weights the text map most and drops motion.
+    ///
+    /// The maps are filled into buffers the pipeline owns (`&mut center`),
+    /// so `run_into` reuses them frame after frame; `#[parallel]` adds
+    /// `run_parallel`, which runs independent nodes at once.
+    #[parallel]
     pub pipeline L2 {
         input frame: RgbFrame;
         state _prev_gray: GrayImage = GrayImage::zeros((0, 0));

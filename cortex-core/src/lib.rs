@@ -46,7 +46,7 @@ pub use error::PipelineError;
 pub use ir::GraphIr;
 pub use limits::{FrameLimits, LimitError};
 pub use observe::{NoopObserver, Observer};
-pub use pipeline::{Pipeline, PipelineMode};
+pub use pipeline::{ParallelPipeline, Pipeline, PipelineMode};
 pub use plan::{Plan, PlanError};
 pub use plan_cache::PlanCache;
 pub use profile::Profiler;

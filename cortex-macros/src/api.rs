@@ -148,6 +148,73 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         None => quote!(#c::ir::GraphIr::empty(#name_str)),
     };
     let run_into_observed = pick(|b| &b.run_into_observed);
+    let parallel_items = if ast.parallel {
+        let dispatch = pick(|b| &b.run_parallel_observed);
+        let fresh = body(is_real, || {
+            quote! {
+                let mut __slot = ::core::option::Option::None;
+                self.__run_parallel(mode, observer, #c::__private::Sink::Fresh(&mut __slot), #args)?;
+                match __slot {
+                    ::core::option::Option::Some(__outputs) => ::core::result::Result::Ok(__outputs),
+                    ::core::option::Option::None => ::core::result::Result::Err(#c::PipelineError::Internal("a run returned no outputs")),
+                }
+            }
+        });
+        let into = body(
+            is_real,
+            || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::Into(outputs), #args)),
+        );
+        quote! {
+            /// Runs one frame in `mode` with independent nodes at once on the
+            /// engine's persistent worker pool (a wave of nodes whose inputs
+            /// are ready runs together). The outputs and the state are
+            /// bit-identical to [`Self::run`]'s; on error the state is left as
+            /// it was, and the error is the first failing node's in plan order.
+            pub fn run_parallel(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_parallel_observed(mode, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_parallel`], reporting each node to `observer` from
+            /// the thread that runs it (one event at a time, under a lock).
+            pub fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #fresh
+            }
+
+            /// [`Self::run_parallel`] into `outputs` of an earlier frame,
+            /// reusing their memory (see [`Self::run_into`]).
+            pub fn run_parallel_into(&mut self, mode: #mode_ty, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_parallel_into_observed(mode, &mut #c::NoopObserver, #args, outputs)
+            }
+
+            /// [`Self::run_parallel_into`], reporting each node to `observer`.
+            pub fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #into
+            }
+
+            #[allow(clippy::needless_pass_by_value)]
+            fn __run_parallel<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, __sink: #c::__private::Sink<'_, #outputs_ty>, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                #dispatch
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let parallel_trait = if ast.parallel {
+        quote! {
+            impl #c::ParallelPipeline for #pipeline {
+                fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                    let (#(#input_names,)*) = inputs;
+                    #pipeline::run_parallel_observed(self, mode, observer, #args)
+                }
+                fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                    let (#(#input_names,)*) = inputs;
+                    #pipeline::run_parallel_into_observed(self, mode, observer, #args, outputs)
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let buffer_types: Vec<syn::Type> = bodies
         .as_ref()
         .map_or_else(Vec::new, |b| b.buffer_types.clone());
@@ -345,8 +412,12 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 self.__plans.get(pattern)
             }
 
+            #parallel_items
+
             #private
         }
+
+        #parallel_trait
 
         impl #c::Pipeline for #pipeline {
             type Mode = #mode_ty;

@@ -11,6 +11,8 @@ pub struct PipelineAst {
     pub attrs: Vec<Attribute>,
     /// Visibility of the generated items.
     pub vis: Visibility,
+    /// `#[parallel]`: also generate the parallel run functions.
+    pub parallel: bool,
     /// The pipeline's name.
     pub name: Ident,
     /// `input name: Type;`

@@ -20,6 +20,8 @@ pub struct Bodies {
     pub run_into_observed: TokenStream,
     pub run_weights_observed: TokenStream,
     pub run_plan_observed: TokenStream,
+    /// `run_parallel_into_observed` (`#[parallel]` pipelines only).
+    pub run_parallel_observed: TokenStream,
     pub private: TokenStream,
     /// The types of the buffers the pipeline owns (a tuple field).
     pub buffer_types: Vec<syn::Type>,
@@ -47,7 +49,21 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .collect();
     let full = cortex_core::dce::plan_for_pattern(r.ir, 0, "full");
     let full_bufs = BufferPlan::sequential(r.ir, &full);
-    let all: Vec<&BufferPlan> = mode_bufs.iter().chain([&full_bufs]).collect();
+    // Parallel runs: every node of a wave at once, so values of one wave
+    // never share a buffer.
+    let par_bufs: Vec<BufferPlan> = if ast.parallel {
+        r.mode_plans
+            .iter()
+            .map(|p| BufferPlan::parallel(r.ir, p))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let all: Vec<&BufferPlan> = mode_bufs
+        .iter()
+        .chain(&par_bufs)
+        .chain([&full_bufs])
+        .collect();
     let layout = BufferLayout::new(ast, r.ir, &all);
     let buffer_types = layout.types.clone();
     let cx = Cx {
@@ -78,6 +94,27 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 n,
                 Flavor::Mode(p),
                 b,
+                None,
+                quote!(#mode_ty::#v.plan()),
+                quote!(#mode_ty::#v.weights()),
+            )
+        })
+        .collect();
+    let par_fns: Vec<proc_macro2::Ident> = (0..par_bufs.len())
+        .map(|i| format_ident!("__run_parallel_mode_{}", i))
+        .collect();
+    let par_bodies: Vec<TokenStream> = r
+        .mode_plans
+        .iter()
+        .zip(&variants)
+        .zip(&par_bufs)
+        .map(|((p, v), b)| {
+            run_body(
+                &cx,
+                n,
+                Flavor::Mode(p),
+                b,
+                Some(cortex_core::memory::waves(r.ir, p)),
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
             )
@@ -88,6 +125,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         n,
         Flavor::Masked,
         &full_bufs,
+        None,
         quote!(__plan),
         quote!(__weights),
     );
@@ -111,7 +149,13 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     });
     let weights_call = fresh(quote!(self.__run_weights(weights, observer, #fresh_sink, #args)));
     let plan_call = fresh(quote!(self.__run_plan(plan, weights, observer, #fresh_sink, #args)));
+    let run_parallel_observed = quote! {
+        match mode {
+            #(#mode_ty::#variants => self.#par_fns(observer, __sink, #args),)*
+        }
+    };
     Bodies {
+        run_parallel_observed,
         run_observed,
         run_into_observed: quote! {
             match mode {
@@ -130,6 +174,15 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 #[allow(unused_variables, unused_mut)]
                 fn #mode_fns<__O: #c::Observer>(&mut self, #obs: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                     #mode_bodies
+                }
+            )*
+
+            #(
+                #[inline]
+                #[allow(unused_variables, unused_mut)]
+                fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                    let #obs = &#c::__private::SharedObserver::new(__observer);
+                    #par_bodies
                 }
             )*
 
@@ -277,10 +330,15 @@ fn run_body(
     n: &ItemNames,
     flavor: Flavor<'_>,
     bufs: &BufferPlan,
+    parallel: Option<Vec<Vec<NodeId>>>,
     plan_expr: TokenStream,
     weights_expr: TokenStream,
 ) -> TokenStream {
     let (ir, ast, c) = (cx.ir, cx.ast, cx.c);
+    let mut parallel = parallel.map(|waves| Parallel {
+        waves,
+        jobs: std::collections::HashMap::new(),
+    });
     let outputs_ty = &n.outputs;
     let obs = local("__obs", Span::call_site());
     let weights = local("__weights_table", Span::call_site());
@@ -409,6 +467,37 @@ fn run_body(
             }
             (_, None) => quote!(#value),
         };
+        if let Some(par) = parallel.as_mut() {
+            // Emitted wave by wave below.
+            let outcome = if node.fallible {
+                let c = crate::krate::path_at(call_span);
+                quote_spanned! {call_span=>
+                    match __r {
+                        ::core::result::Result::Ok(v) => ::core::result::Result::Ok(v),
+                        ::core::result::Result::Err(e) => ::core::result::Result::Err(#c::PipelineError::node(#name_str, e)),
+                    }
+                }
+            } else {
+                quote!(::core::result::Result::Ok::<_, #c::PipelineError>(__r))
+            };
+            let job = quote! {
+                || {
+                    #(#guards)*
+                    #obs.node_begin(#id);
+                    let __r = #call;
+                    #obs.node_end(#id);
+                    #outcome
+                }
+            };
+            let safe_at = decl.name.span();
+            let cp = crate::krate::path_at(safe_at);
+            let bind = quote! {
+                let #v = #result;
+                #cp::__private::parallel_safe(&#v);
+            };
+            par.jobs.insert(id, (job, value.clone(), bind));
+            continue;
+        }
         if masked {
             stmts.push(quote! {
                 let mut #v = if __plan.is_live(#id) {
@@ -429,6 +518,12 @@ fn run_body(
                 #obs.node_end(#id);
                 let #v = #result;
             });
+        }
+    }
+
+    if let Some(par) = parallel.take() {
+        for wave in &par.waves {
+            stmts.push(wave_stmts(c, &obs, wave, &par.jobs));
         }
     }
 
@@ -655,6 +750,59 @@ fn run_body(
         #(#stmts)*
         #obs.frame_end(true);
         ::core::result::Result::Ok(())
+    }
+}
+
+/// The nodes of a parallel run function, gathered before they are emitted
+/// wave by wave.
+struct Parallel {
+    waves: Vec<Vec<NodeId>>,
+    /// Per node: its job (a closure returning its call's result), the local
+    /// its result is bound to, and the statements binding its value.
+    jobs: std::collections::HashMap<NodeId, (TokenStream, proc_macro2::Ident, TokenStream)>,
+}
+
+/// One wave of a parallel run: a lone node runs on the calling thread;
+/// several run at once on the pool (nested `join`s, so nothing is
+/// allocated), then their results are taken in plan order, so the error
+/// reported is the first in plan order whatever finished first.
+fn wave_stmts(
+    c: &TokenStream,
+    obs: &proc_macro2::Ident,
+    wave: &[NodeId],
+    jobs: &std::collections::HashMap<NodeId, (TokenStream, proc_macro2::Ident, TokenStream)>,
+) -> TokenStream {
+    let parts: Vec<&(TokenStream, proc_macro2::Ident, TokenStream)> =
+        wave.iter().filter_map(|id| jobs.get(id)).collect();
+    let results: Vec<proc_macro2::Ident> = (0..parts.len())
+        .map(|i| format_ident!("__wave_result_{}", i))
+        .collect();
+    let Some((last_job, _, _)) = parts.last() else {
+        return TokenStream::new();
+    };
+    let last_result = &results[parts.len() - 1];
+    let (mut run, mut pattern) = (quote!((#last_job)()), quote!(#last_result));
+    for i in (0..parts.len() - 1).rev() {
+        let job = &parts[i].0;
+        let r = &results[i];
+        run = quote!(#c::__private::join(#job, || #run));
+        pattern = quote!((#r, #pattern));
+    }
+    let takes = parts.iter().zip(&results).map(|((_, value, bind), r)| {
+        quote! {
+            let #value = match #r {
+                ::core::result::Result::Ok(v) => v,
+                ::core::result::Result::Err(e) => {
+                    #obs.frame_end(false);
+                    return ::core::result::Result::Err(e);
+                }
+            };
+            #bind
+        }
+    });
+    quote! {
+        let #pattern = #run;
+        #(#takes)*
     }
 }
 

@@ -49,6 +49,7 @@ impl Parse for Parsed {
         let annotations = attrs::parse(attrs, Target::Pipeline, &mut errors);
         let mut ast = PipelineAst {
             attrs: annotations.passthrough,
+            parallel: annotations.parallel,
             vis,
             name,
             inputs: Vec::new(),

@@ -129,3 +129,36 @@ pub trait Pipeline: Default {
         self.run_weights_observed(weights, &mut NoopObserver, inputs)
     }
 }
+
+/// A pipeline declared `#[parallel]`: it can also run a frame's independent
+/// nodes at once on the engine's worker pool, with outputs and state
+/// bit-identical to the sequential run.
+pub trait ParallelPipeline: Pipeline {
+    /// Runs one frame in `mode` with independent nodes at once, reporting
+    /// each node to `observer` from the thread that runs it.
+    fn run_parallel_observed<O: Observer + Send>(
+        &mut self,
+        mode: Self::Mode,
+        observer: &mut O,
+        inputs: Self::Inputs<'_>,
+    ) -> Result<Self::Outputs, PipelineError>;
+
+    /// [`run_parallel_observed`](Self::run_parallel_observed) into `outputs`
+    /// of an earlier frame, reusing their memory.
+    fn run_parallel_into_observed<O: Observer + Send>(
+        &mut self,
+        mode: Self::Mode,
+        observer: &mut O,
+        inputs: Self::Inputs<'_>,
+        outputs: &mut Self::Outputs,
+    ) -> Result<(), PipelineError>;
+
+    /// Runs one frame in `mode` with independent nodes at once.
+    fn run_parallel(
+        &mut self,
+        mode: Self::Mode,
+        inputs: Self::Inputs<'_>,
+    ) -> Result<Self::Outputs, PipelineError> {
+        self.run_parallel_observed(mode, &mut NoopObserver, inputs)
+    }
+}
