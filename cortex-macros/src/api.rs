@@ -160,6 +160,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 }
             }
         });
+        let stream = pick(|b| &b.run_stream);
         let into = body(
             is_real,
             || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::Into(outputs), #args)),
@@ -191,6 +192,28 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 #into
             }
 
+            /// Runs a stream of frames in `mode`, pipelined: while one frame's
+            /// state readers and what follows them run, the next frame's
+            /// state-free nodes already run on the pool. Frames come from
+            /// `frames`, pulled on a producer thread into a bounded queue
+            /// (`options`: frames in flight, queue length, and what to do when
+            /// it is full: wait, or drop the oldest waiting frame or all but
+            /// the latest, counted). Each result reaches `on_result` in order,
+            /// with its inputs, index and the frames dropped before it;
+            /// return `ControlFlow::Break(())` to stop. Outputs and state are
+            /// bit-identical to [`Self::run`] on the frames that were not
+            /// dropped; a failing frame fails alone, and later frames see the
+            /// state of the last good one.
+            pub fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+            {
+                let frames = frames.into_iter();
+                #stream
+            }
+
             #[allow(clippy::needless_pass_by_value)]
             fn __run_parallel<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, __sink: #c::__private::Sink<'_, #outputs_ty>, #params) -> ::core::result::Result<(), #c::PipelineError> {
                 #dispatch
@@ -218,6 +241,19 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
     let buffer_types: Vec<syn::Type> = bodies
         .as_ref()
         .map_or_else(Vec::new, |b| b.buffer_types.clone());
+    let buffer_bytes: Vec<TokenStream> = bodies
+        .as_ref()
+        .map_or_else(Vec::new, |b| b.buffer_keys.clone())
+        .iter()
+        .enumerate()
+        .map(|(i, (ty, k))| {
+            let i = syn::Index::from(i);
+            quote! {{
+                use #c::__private::{ViaHeapBytes as _, ViaInlineSize as _};
+                (#ty, #k, (&#c::__private::Probe(&self.__bufs.#i)).bytes())
+            }}
+        })
+        .collect();
     let buffer_inits = buffer_types
         .iter()
         .map(|_| quote!(::core::default::Default::default()));
@@ -404,6 +440,14 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 #run_plan_observed
             }
 
+            /// The buffers the pipeline owns for its buffer-filling nodes, each
+            /// as (declared type, index among that type's buffers, bytes held
+            /// now): see `cortex::memory::BufferPlan` for which values share
+            /// each one in a plan.
+            pub fn buffer_bytes(&self) -> ::std::vec::Vec<(&'static str, u32, usize)> {
+                ::std::vec![#(#buffer_bytes),*]
+            }
+
             /// The plan of a zero-weight pattern (bit `i` set: weight key `i`
             /// of `IR.weight_keys` is zero), computed once by the DCE pass and
             /// kept in a bounded cache (`cortex::PlanCache`). Pattern 0 is the
@@ -446,6 +490,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
             fn pattern_plan(&mut self, pattern: u64) -> ::std::sync::Arc<#c::plan::Plan> {
                 #pipeline::pattern_plan(self, pattern)
+            }
+            fn buffer_bytes(&self) -> ::std::vec::Vec<(&'static str, u32, usize)> {
+                #pipeline::buffer_bytes(self)
             }
         }
     }

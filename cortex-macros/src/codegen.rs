@@ -22,9 +22,13 @@ pub struct Bodies {
     pub run_plan_observed: TokenStream,
     /// `run_parallel_into_observed` (`#[parallel]` pipelines only).
     pub run_parallel_observed: TokenStream,
+    /// `run_stream` (`#[parallel]` pipelines only).
+    pub run_stream: TokenStream,
     pub private: TokenStream,
     /// The types of the buffers the pipeline owns (a tuple field).
     pub buffer_types: Vec<syn::Type>,
+    /// Per buffer field: its type's text and index among that type's.
+    pub buffer_keys: Vec<(String, u32)>,
 }
 
 /// Everything the generator needs.
@@ -66,6 +70,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .collect();
     let layout = BufferLayout::new(ast, r.ir, &all);
     let buffer_types = layout.types.clone();
+    let buffer_keys = layout.keys();
     let cx = Cx {
         ast,
         ir: r.ir,
@@ -95,6 +100,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 Flavor::Mode(p),
                 b,
                 None,
+                Part::Whole,
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
             )
@@ -114,10 +120,69 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 n,
                 Flavor::Mode(p),
                 b,
-                Some(cortex_core::memory::waves(r.ir, p)),
+                Some(cortex_core::schedule::waves(r.ir, p)),
+                Part::Whole,
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
             )
+        })
+        .collect();
+    let obs = local("__obs", Span::call_site());
+    let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
+    // Pipelined runs: per mode, the state-free stage and the rest.
+    let stream_fns: Vec<proc_macro2::Ident> = (0..par_bufs.len())
+        .map(|i| format_ident!("__stream_mode_{}", i))
+        .collect();
+    let (input_names, input_tys): (Vec<proc_macro2::Ident>, Vec<&syn::Type>) = ast
+        .inputs
+        .iter()
+        .map(|i| (crate::names::local_like(&i.name), &i.ty))
+        .unzip();
+    let stream_bodies: Vec<TokenStream> = r
+        .mode_plans
+        .iter()
+        .zip(&variants)
+        .zip(&mode_bufs)
+        .take(par_bufs.len())
+        .map(|((p, v), b)| {
+            let a = cortex_core::schedule::state_free(r.ir, p);
+            let stage = |part| {
+                run_body(
+                    &cx,
+                    n,
+                    Flavor::Mode(p),
+                    b,
+                    None,
+                    part,
+                    quote!(#mode_ty::#v.plan()),
+                    quote!(#mode_ty::#v.weights()),
+                )
+            };
+            let a_body = stage(Part::StreamA(&a));
+            let b_body = rename_self(stage(Part::StreamB(&a)));
+            let a_tys: Vec<&syn::Type> = stage_a_fills(r.ir, b, Some(&a))
+                .iter()
+                .filter_map(|&id| ast.nodes[id as usize].ty.as_ref())
+                .collect();
+            quote! {
+                #c::__private::pipelined(
+                    self,
+                    frames,
+                    options,
+                    on_result,
+                    |__inputs: &(#(#input_tys,)*), __a_bufs: &mut (#(#a_tys,)*)| {
+                        let (#(#input_names,)*) = __inputs;
+                        let #obs = #c::__private::SilentObserver;
+                        #a_body
+                    },
+                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __a_values, __a_bufs: &mut (#(#a_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
+                        let (#(#input_names,)*) = __inputs;
+                        let #obs = #c::__private::SilentObserver;
+                        #b_body
+                    },
+                    || (#(<#a_tys as ::core::default::Default>::default(),)*),
+                )
+            }
         })
         .collect();
     let masked_body = run_body(
@@ -126,11 +191,10 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         Flavor::Masked,
         &full_bufs,
         None,
+        Part::Whole,
         quote!(__plan),
         quote!(__weights),
     );
-    let obs = local("__obs", Span::call_site());
-    let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
     let fresh = |call: TokenStream| {
         quote! {
             let mut __slot = ::core::option::Option::None;
@@ -154,7 +218,14 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             #(#mode_ty::#variants => self.#par_fns(observer, __sink, #args),)*
         }
     };
+    let in_tuple = quote!((#(#input_tys,)*));
+    let run_stream = quote! {
+        match mode {
+            #(#mode_ty::#variants => self.#stream_fns(frames, options, on_result),)*
+        }
+    };
     Bodies {
+        run_stream,
         run_parallel_observed,
         run_observed,
         run_into_observed: quote! {
@@ -186,6 +257,17 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 }
             )*
 
+            #(
+                #[allow(unused_variables, unused_mut, clippy::type_complexity)]
+                fn #stream_fns<__I, __F>(&mut self, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                where
+                    __I: ::core::iter::Iterator<Item = #in_tuple> + ::core::marker::Send,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<#in_tuple, #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+                {
+                    #stream_bodies
+                }
+            )*
+
             /// Runs with weights chosen at run time, through the plan of
             /// their zero pattern.
             fn __run_weights<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
@@ -205,6 +287,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             }
         },
         buffer_types,
+        buffer_keys,
     }
 }
 
@@ -312,6 +395,15 @@ impl BufferLayout {
         BufferLayout { types, index }
     }
 
+    /// Per field: (type text, index among the buffers of that type).
+    pub fn keys(&self) -> Vec<(String, u32)> {
+        let mut keys = vec![(String::new(), 0); self.types.len()];
+        for ((ty, k), &i) in &self.index {
+            keys[i] = (ty.clone(), *k);
+        }
+        keys
+    }
+
     /// The field of node `id`'s buffer in `bufs`, as `self.__bufs.N`.
     fn field(&self, bufs: &BufferPlan, id: NodeId, at: Span) -> Option<TokenStream> {
         let b = bufs.buffer_of(id)?;
@@ -331,6 +423,7 @@ fn run_body(
     flavor: Flavor<'_>,
     bufs: &BufferPlan,
     parallel: Option<Vec<Vec<NodeId>>>,
+    part: Part<'_>,
     plan_expr: TokenStream,
     weights_expr: TokenStream,
 ) -> TokenStream {
@@ -352,7 +445,37 @@ fn run_body(
     };
     let masked = matches!(flavor, Flavor::Masked);
     let fills = |id: NodeId| bufs.buffer_of(id).is_some();
-    let buffer = |id: NodeId, at: Span| cx.layout.field(bufs, id, at);
+    // In a pipelined run, the state-free stage's filled values live in the
+    // frame's own buffers (`__a_bufs`), since the next frame's stage fills
+    // its own while this frame's second stage still reads them.
+    let stage_a = part.stage_a();
+    let a_fills = stage_a_fills(ir, bufs, stage_a);
+    let buffer = |id: NodeId, at: Span| match a_fills.iter().position(|&a| a == id) {
+        Some(i) => {
+            let i = syn::Index {
+                index: i as u32,
+                span: at,
+            };
+            Some(quote_spanned!(at=> __a_bufs.#i))
+        }
+        None => cx.layout.field(bufs, id, at),
+    };
+    let in_part = |id: NodeId| match part {
+        Part::Whole => true,
+        Part::StreamA(a) => a[id as usize],
+        Part::StreamB(a) => !a[id as usize],
+    };
+    // Stage A's returned values (filled ones stay in `__a_bufs`).
+    let a_values: Vec<proc_macro2::Ident> = stage_a
+        .map(|a| {
+            ir.topo
+                .iter()
+                .copied()
+                .filter(|&id| live(id) && a[id as usize] && !fills(id))
+                .map(|id| node_local(ir, id, ast.nodes[id as usize].name.span()))
+                .collect()
+        })
+        .unwrap_or_default();
 
     let mut stmts = Vec::new();
     stmts.push(quote! {
@@ -360,9 +483,19 @@ fn run_body(
         #obs.frame_begin(Self::ir(), #plan_expr);
     });
 
+    if let Part::StreamB(_) = part {
+        stmts.push(quote!(let (#(#a_values,)*) = __a_values;));
+        for &id in &a_fills {
+            let v = node_local(ir, id, ast.nodes[id as usize].name.span());
+            if let Some(f) = buffer(id, Span::call_site()) {
+                stmts.push(quote!(let #v = &#f;));
+            }
+        }
+    }
+
     // Node calls, in topological order.
     for &id in ir.topo.iter() {
-        if !live(id) {
+        if !live(id) || !in_part(id) {
             continue;
         }
         let node = &ir.nodes[id as usize];
@@ -525,6 +658,12 @@ fn run_body(
         for wave in &par.waves {
             stmts.push(wave_stmts(c, &obs, wave, &par.jobs));
         }
+    }
+    if let Part::StreamA(_) = part {
+        return quote! {
+            #(#stmts)*
+            ::core::result::Result::Ok((#(#a_values,)*))
+        };
     }
 
     // Each live value's sinks: its outputs, then the states it writes. All
@@ -804,6 +943,61 @@ fn wave_stmts(
         let #pattern = #run;
         #(#takes)*
     }
+}
+
+/// `tokens` with every `self` renamed `__this`: a pipelined run's second
+/// stage is a closure given the pipeline as an argument, so that it can run
+/// on a worker while the calling thread holds the loop.
+fn rename_self(tokens: TokenStream) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Ident(i) if i == "self" => {
+                proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("__this", i.span()))
+            }
+            proc_macro2::TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), rename_self(g.stream()));
+                ng.set_span(g.span());
+                proc_macro2::TokenTree::Group(ng)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// Which nodes a run function emits.
+#[derive(Clone, Copy)]
+pub enum Part<'a> {
+    /// The whole plan.
+    Whole,
+    /// A pipelined run's first stage: the state-free nodes (per node: in
+    /// the stage), returning their values.
+    StreamA(&'a [bool]),
+    /// A pipelined run's second stage: the other nodes, given the first
+    /// stage's values, then the outputs and the state commits.
+    StreamB(&'a [bool]),
+}
+
+impl<'a> Part<'a> {
+    fn stage_a(self) -> Option<&'a [bool]> {
+        match self {
+            Part::Whole => None,
+            Part::StreamA(a) | Part::StreamB(a) => Some(a),
+        }
+    }
+}
+
+/// The filled nodes of a pipelined run's first stage, in order: the fields
+/// of its per-frame buffers.
+pub fn stage_a_fills(ir: &GraphIr, bufs: &BufferPlan, stage_a: Option<&[bool]>) -> Vec<NodeId> {
+    let Some(a) = stage_a else {
+        return Vec::new();
+    };
+    ir.topo
+        .iter()
+        .copied()
+        .filter(|&id| a[id as usize] && bufs.buffer_of(id).is_some())
+        .collect()
 }
 
 fn state_written(flavor: &Flavor<'_>, state: usize) -> bool {

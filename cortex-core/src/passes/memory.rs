@@ -13,8 +13,9 @@
 //! The macro assigns buffers at compile time with this pass, and the tools
 //! report the same assignment.
 
-use crate::ir::{EdgeKind, Endpoint, GraphIr, NodeId};
+use crate::ir::{Endpoint, GraphIr, NodeId};
 use crate::plan::Plan;
+use crate::schedule::waves;
 
 /// One buffer the pipeline owns, and the values that take turns in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,42 +71,6 @@ impl BufferPlan {
         let b = (*self.of_node.get(id as usize)?)?;
         self.buffers.get(b as usize)
     }
-}
-
-/// The plan's nodes in waves: a node's wave is one more than the latest
-/// wave of the nodes it reads (wave 0 reads only inputs and states), so the
-/// nodes of one wave are independent and may run at once. Each wave lists
-/// its nodes in plan order.
-pub fn waves(ir: &GraphIr, plan: &Plan) -> Vec<Vec<NodeId>> {
-    let mut wave = vec![0usize; ir.nodes.len()];
-    let mut out: Vec<Vec<NodeId>> = Vec::new();
-    for &id in plan.order.iter() {
-        let w = producers(ir, id)
-            .filter(|&p| plan.is_live(p))
-            .map(|p| wave[p as usize] + 1)
-            .max()
-            .unwrap_or(0);
-        wave[id as usize] = w;
-        if out.len() <= w {
-            out.resize_with(w + 1, Vec::new);
-        }
-        out[w].push(id);
-    }
-    out
-}
-
-/// The nodes whose values node `id` reads (data and weighted edges).
-fn producers(ir: &GraphIr, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-    ir.edges
-        .iter()
-        .filter_map(move |e| match (e.from, e.to, e.kind) {
-            (Endpoint::Node(p), Endpoint::Node(c), EdgeKind::Data | EdgeKind::Weighted)
-                if c == id =>
-            {
-                Some(p)
-            }
-            _ => None,
-        })
 }
 
 /// Greedy interval colouring of the filled values of `plan`, with each live
@@ -213,21 +178,5 @@ mod tests {
         assert_eq!(b.buffers.len(), 2);
         assert_eq!(b.buffers[0].values, vec![0, 2]);
         assert_eq!(b.buffers[1].values, vec![1, 3]);
-    }
-
-    #[test]
-    fn waves_of_a_diamond() {
-        let ir = GraphSpec::builder("Diamond")
-            .input("x", "u8")
-            .node("a", "f", ["x"])
-            .node("b", "f", ["a"])
-            .node("c", "f", ["a"])
-            .node("d", "f", ["b", "c"])
-            .output("d", "u8")
-            .check()
-            .ir
-            .expect("valid");
-        let plan = crate::dce::plan_for_mode(&ir, 0);
-        assert_eq!(waves(&ir, &plan), vec![vec![0], vec![1, 2], vec![3]]);
     }
 }

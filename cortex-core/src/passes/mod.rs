@@ -1,7 +1,7 @@
 //! Passes over the model: validation rules with their diagnostics
-//! ([`check`], [`diag`]), dead-node elimination ([`dce`]) the partition
-//! of a plan into compilable islands ([`islands`]) and its buffers
-//! ([`memory`]). The macro runs them at
+//! ([`check`], [`diag`]), dead-node elimination ([`dce`]), the partition of
+//! a plan into compilable islands ([`islands`]), its buffers ([`memory`])
+//! and its schedules for the engine ([`schedule`]). The macro runs them at
 //! compile time; the runtime runs the same code for plans chosen at run
 //! time.
 
@@ -10,3 +10,4 @@ pub mod dce;
 pub mod diag;
 pub mod islands;
 pub mod memory;
+pub mod schedule;

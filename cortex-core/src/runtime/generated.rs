@@ -146,3 +146,26 @@ impl<T: Send + Sync + ?Sized> ParallelSafe for T {}
 /// Checks, at the node's name, that its value may cross threads.
 #[inline(always)]
 pub fn parallel_safe<T: ParallelSafe + ?Sized>(_: &T) {}
+
+/// The observer of a pipelined run's stages: reports nothing (the stages of
+/// two frames interleave, which no per-frame observer expects).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SilentObserver;
+
+impl SilentObserver {
+    /// Does nothing.
+    #[inline(always)]
+    pub fn frame_begin(&self, _ir: &'static crate::ir::GraphIr, _plan: &crate::plan::Plan) {}
+    /// Does nothing.
+    #[inline(always)]
+    pub fn node_begin(&self, _node: crate::ir::NodeId) {}
+    /// Does nothing.
+    #[inline(always)]
+    pub fn node_end(&self, _node: crate::ir::NodeId) {}
+    /// Does nothing.
+    #[inline(always)]
+    pub fn frame_end(&self, _ok: bool) {}
+}
+
+pub use super::heap::{Probe, ViaHeapBytes, ViaInlineSize};
+pub use super::pipelined::pipelined;

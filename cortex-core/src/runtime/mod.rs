@@ -6,11 +6,14 @@
 
 pub mod error;
 pub mod generated;
+pub mod heap;
 pub mod observe;
 pub mod pipeline;
+pub mod pipelined;
 pub mod plan_cache;
 pub mod profile;
 #[cfg(feature = "runner")]
 pub mod runner;
 #[cfg(feature = "runner")]
 pub mod sources;
+pub mod stream;

@@ -101,6 +101,10 @@ pub trait Pipeline: Default {
     /// zero), computed once by the DCE pass and cached.
     fn pattern_plan(&mut self, pattern: u64) -> Arc<Plan>;
 
+    /// The buffers the pipeline owns for its buffer-filling nodes, each as
+    /// (declared type, index among that type's buffers, bytes held now).
+    fn buffer_bytes(&self) -> Vec<(&'static str, u32, usize)>;
+
     /// Runs one frame in `mode`.
     fn run(
         &mut self,
