@@ -31,15 +31,21 @@ pub struct EncoderParams {
     pub quality: u8,
 }
 
+impl EncoderParams {
+    /// The documented defaults, as a constant: a pipeline node can pass
+    /// `&EncoderParams::DEFAULT` without building a value per frame.
+    pub const DEFAULT: EncoderParams = EncoderParams {
+        rel_threshold: 0.5,
+        min_width: 64,
+        min_height: 64,
+        margin: 8,
+        quality: 85,
+    };
+}
+
 impl Default for EncoderParams {
     fn default() -> Self {
-        EncoderParams {
-            rel_threshold: 0.5,
-            min_width: 64,
-            min_height: 64,
-            margin: 8,
-            quality: 85,
-        }
+        Self::DEFAULT
     }
 }
 
