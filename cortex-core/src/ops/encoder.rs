@@ -184,6 +184,9 @@ pub fn encode_roi_into(
         static SCRATCH: Slot<EncodeScratch> = const { Slot::new(None) };
     }
     with_scratch(&SCRATCH, |s| {
+        // Sized for the frame's width, not the crop's: the next crop may be
+        // wider.
+        s.jpeg.reserve_width(w);
         let view = match frame.as_slice() {
             // Standard layout: the crop is rows of the frame, `3·w` apart.
             Some(px) => RgbView::new(
@@ -281,6 +284,12 @@ pub fn select_roi(score: &ScoreMap, params: &EncoderParams) -> Result<(BBox, f32
             state.resize(h * w, 0);
             threshold(&px, thr, state);
             stack.clear();
+            // The stack holds run starts along the region's boundary, which
+            // is rarely longer than a few times the map's perimeter:
+            // reserving that once keeps regions of changing shape from
+            // growing it frame after frame (a fragmented, noise-like region
+            // can still grow it, amortized).
+            stack.reserve(4 * (h + w));
             stack.push(at);
             // Span filling: each seed grows into the whole run of its row,
             // then seeds the runs it touches in the rows above and below.

@@ -101,6 +101,20 @@ impl JpegScratch {
             + vec_bytes(&self.cb2)
             + vec_bytes(&self.cr2)
     }
+
+    /// Makes room for images up to `width` pixels wide at any quality, so
+    /// that crops of varying width within a frame of that width never grow
+    /// the buffers after the first call.
+    pub(crate) fn reserve_width(&mut self, width: usize) {
+        let pw = width.div_ceil(16).saturating_mul(16);
+        let full = pw.saturating_mul(16);
+        for plane in [&mut self.y, &mut self.cb, &mut self.cr] {
+            plane.reserve(full.saturating_sub(plane.len()));
+        }
+        for plane in [&mut self.cb2, &mut self.cr2] {
+            plane.reserve((full / 4).saturating_sub(plane.len()));
+        }
+    }
 }
 
 /// Below this quality chroma is subsampled 2×2 (libjpeg's and
