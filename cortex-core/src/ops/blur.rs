@@ -13,9 +13,15 @@ pub struct BlurParams {
     pub threshold: f64,
 }
 
+impl BlurParams {
+    /// The documented defaults, as a constant: a pipeline node can pass
+    /// `&BlurParams::DEFAULT` without building a value per frame.
+    pub const DEFAULT: BlurParams = BlurParams { threshold: 100.0 };
+}
+
 impl Default for BlurParams {
     fn default() -> Self {
-        BlurParams { threshold: 100.0 }
+        Self::DEFAULT
     }
 }
 

@@ -13,12 +13,18 @@ pub struct CenterParams {
     pub sigma_y: f64,
 }
 
+impl CenterParams {
+    /// The documented defaults, as a constant: a pipeline node can pass
+    /// `&CenterParams::DEFAULT` without building a value per frame.
+    pub const DEFAULT: CenterParams = CenterParams {
+        sigma_x: 0.25,
+        sigma_y: 0.25,
+    };
+}
+
 impl Default for CenterParams {
     fn default() -> Self {
-        CenterParams {
-            sigma_x: 0.25,
-            sigma_y: 0.25,
-        }
+        Self::DEFAULT
     }
 }
 

@@ -1,13 +1,19 @@
 //! `encoder`: picks the region of interest from the fused score map, crops it
 //! from the frame and JPEG-encodes it.
 //!
-//! JPEG comes from the `jpeg-encoder` crate (pure Rust, AVX2 colour
-//! conversion and DCT chosen at run time) rather than `image`'s encoder,
-//! which measured about 10× slower than OpenCV's libjpeg-turbo on the same
-//! crops; `jpeg-encoder` uses 4:2:0 chroma subsampling below quality 90, as
-//! libjpeg does by default.
+//! JPEG comes from [`super::jpeg`], a baseline encoder of this crate that
+//! writes into the caller's buffer and reuses its working rows, so that
+//! [`encode_roi_into`] allocates nothing in steady state. It replaced the
+//! `jpeg-encoder` crate (which allocates about nine times per image and
+//! cannot reuse its buffers) with the same defaults: standard tables scaled
+//! by quality as libjpeg does, 4:2:0 chroma below quality 90. Measured
+//! against `jpeg-encoder` 0.6 on 320×240 content (`ops::jpeg` tests), the
+//! files are within a few percent in size and at least as close to the
+//! input (the colour conversion, chroma averaging and DCT run in `f32`
+//! without 8-bit rounding in between); see the crate's report for numbers.
 
 use super::border::{check_frame, contiguous};
+use super::jpeg::{encode_rgb, JpegScratch, RgbView};
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{OpsError, RgbFrame, ScoreMap};
@@ -31,15 +37,21 @@ pub struct EncoderParams {
     pub quality: u8,
 }
 
+impl EncoderParams {
+    /// The documented defaults, as a constant: a pipeline node can pass
+    /// `&EncoderParams::DEFAULT` without building a value per frame.
+    pub const DEFAULT: EncoderParams = EncoderParams {
+        rel_threshold: 0.5,
+        min_width: 64,
+        min_height: 64,
+        margin: 8,
+        quality: 85,
+    };
+}
+
 impl Default for EncoderParams {
     fn default() -> Self {
-        EncoderParams {
-            rel_threshold: 0.5,
-            min_width: 64,
-            min_height: 64,
-            margin: 8,
-            quality: 85,
-        }
+        Self::DEFAULT
     }
 }
 
@@ -128,12 +140,19 @@ pub fn encode_roi_with(
     Ok(out)
 }
 
-/// [`encode_roi_with`] into a caller-owned result, reusing its JPEG buffer;
-/// the crop and the region search use per-thread buffers, so steady-state
-/// calls allocate only inside the JPEG encoder.
+/// [`encode_roi_with`] into a caller-owned result, reusing its JPEG buffer
+/// (cleared, never shrunk). The region search and the encoder's working rows
+/// use per-thread buffers, and the crop is encoded in place from the frame,
+/// so steady-state calls allocate nothing.
+///
+/// The first call reserves room in `out.jpeg` for a JPEG of the whole frame
+/// at 8 bits per pixel (far above what the supported qualities produce on
+/// camera content, about 1–4), so later regions of any size within the frame
+/// fit without reallocating; only pathological content (e.g. pure noise at
+/// quality 100) can still grow it.
 ///
 /// # Errors
-/// As [`encode_roi_with`].
+/// As [`encode_roi_with`]; `out` is unspecified after an error.
 pub fn encode_roi_into(
     frame: &RgbFrame,
     score: &ScoreMap,
@@ -156,45 +175,62 @@ pub fn encode_roi_into(
             want_h: h,
         });
     }
+    // `check_frame` bounds `h·w` by the frame limits; saturating for the
+    // unlimited policy.
+    out.jpeg.clear();
+    out.jpeg
+        .reserve(JPEG_HEADROOM.saturating_add(h.saturating_mul(w)));
     thread_local! {
-        static CROP: Slot<Crop> = const { Slot::new(None) };
+        static SCRATCH: Slot<EncodeScratch> = const { Slot::new(None) };
     }
-    with_scratch(&CROP, |Crop(crop)| {
-        crop.clear();
-        crop.reserve(bbox.width * bbox.height * 3);
-        match frame.as_slice() {
-            Some(px) => {
-                for y in bbox.y..bbox.y + bbox.height {
-                    let start = (y * w + bbox.x) * 3;
-                    crop.extend_from_slice(&px[start..start + bbox.width * 3]);
-                }
-            }
+    with_scratch(&SCRATCH, |s| {
+        // Sized for the frame's width, not the crop's: the next crop may be
+        // wider.
+        s.jpeg.reserve_width(w);
+        let view = match frame.as_slice() {
+            // Standard layout: the crop is rows of the frame, `3·w` apart.
+            Some(px) => RgbView::new(
+                &px[(bbox.y * w + bbox.x) * 3..],
+                3 * w,
+                bbox.width,
+                bbox.height,
+            )?,
             None => {
+                // Another memory order: copy the crop out first.
+                s.crop.clear();
+                s.crop.reserve(bbox.width * bbox.height * 3);
                 for y in bbox.y..bbox.y + bbox.height {
                     for x in bbox.x..bbox.x + bbox.width {
-                        crop.extend((0..3).map(|k| frame[[y, x, k]]));
+                        s.crop.extend((0..3).map(|k| frame[[y, x, k]]));
                     }
                 }
+                RgbView::new(&s.crop, 3 * bbox.width, bbox.width, bbox.height)?
             }
-        }
-        out.jpeg.clear();
-        let (cw, ch) = (dim_u16(bbox.width)?, dim_u16(bbox.height)?);
-        jpeg_encoder::Encoder::new(&mut out.jpeg, params.quality)
-            .encode(crop, cw, ch, jpeg_encoder::ColorType::Rgb)
-            .map_err(|e| OpsError::Encode(e.to_string()))
+        };
+        encode_rgb(&view, params.quality, &mut out.jpeg, &mut s.jpeg);
+        Ok::<(), OpsError>(())
     })?;
     out.bbox = bbox;
     out.score = peak;
     Ok(())
 }
 
-/// The crop buffer of [`encode_roi_into`].
-#[derive(Default)]
-struct Crop(Vec<u8>);
+/// Bytes reserved beyond the pixel budget: the headers (about 600 bytes)
+/// and the stuffing of a small crop.
+const JPEG_HEADROOM: usize = 4096;
 
-impl Scratch for Crop {
+/// The per-thread buffers of [`encode_roi_into`].
+#[derive(Default)]
+struct EncodeScratch {
+    /// The crop of a frame not in standard layout.
+    crop: Vec<u8>,
+    /// The encoder's working rows.
+    jpeg: JpegScratch,
+}
+
+impl Scratch for EncodeScratch {
     fn heap_bytes(&self) -> usize {
-        vec_bytes(&self.0)
+        vec_bytes(&self.crop) + self.jpeg.heap_bytes()
     }
 }
 
@@ -209,14 +245,6 @@ impl Scratch for Fill {
     fn heap_bytes(&self) -> usize {
         vec_bytes(&self.state) + vec_bytes(&self.stack)
     }
-}
-
-fn dim_u16(v: usize) -> Result<u16, OpsError> {
-    u16::try_from(v).map_err(|_| {
-        OpsError::Encode(format!(
-            "a side of {v} pixels is too large for JPEG (max 65535)"
-        ))
-    })
 }
 
 /// The ROI of a score map: the bounding box of the 4-connected region of
@@ -256,6 +284,12 @@ pub fn select_roi(score: &ScoreMap, params: &EncoderParams) -> Result<(BBox, f32
             state.resize(h * w, 0);
             threshold(&px, thr, state);
             stack.clear();
+            // The stack holds run starts along the region's boundary, which
+            // is rarely longer than a few times the map's perimeter:
+            // reserving that once keeps regions of changing shape from
+            // growing it frame after frame (a fragmented, noise-like region
+            // can still grow it, amortized).
+            stack.reserve(4 * (h + w));
             stack.push(at);
             // Span filling: each seed grows into the whole run of its row,
             // then seeds the runs it touches in the rows above and below.

@@ -13,6 +13,7 @@ pub mod center;
 pub mod encoder;
 pub mod fusion;
 pub mod gray;
+pub(crate) mod jpeg;
 pub mod motion;
 #[cfg(feature = "opencv")]
 pub mod opencv;

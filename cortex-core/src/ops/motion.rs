@@ -16,12 +16,18 @@ pub struct MotionParams {
     pub grid_h: usize,
 }
 
+impl MotionParams {
+    /// The documented defaults, as a constant: a pipeline node can pass
+    /// `&MotionParams::DEFAULT` without building a value per frame.
+    pub const DEFAULT: MotionParams = MotionParams {
+        grid_w: 16,
+        grid_h: 12,
+    };
+}
+
 impl Default for MotionParams {
     fn default() -> Self {
-        MotionParams {
-            grid_w: 16,
-            grid_h: 12,
-        }
+        Self::DEFAULT
     }
 }
 

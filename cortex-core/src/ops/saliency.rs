@@ -38,12 +38,18 @@ pub struct SaliencyParams {
     pub height: usize,
 }
 
+impl SaliencyParams {
+    /// The documented defaults, as a constant: a pipeline node can pass
+    /// `&SaliencyParams::DEFAULT` without building a value per frame.
+    pub const DEFAULT: SaliencyParams = SaliencyParams {
+        width: 64,
+        height: 64,
+    };
+}
+
 impl Default for SaliencyParams {
     fn default() -> Self {
-        SaliencyParams {
-            width: 64,
-            height: 64,
-        }
+        Self::DEFAULT
     }
 }
 

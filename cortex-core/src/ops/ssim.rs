@@ -50,12 +50,18 @@ pub struct SceneParams {
     pub variant: SsimVariant,
 }
 
+impl SceneParams {
+    /// The documented defaults, as a constant: a pipeline node can pass
+    /// `&SceneParams::DEFAULT` without building a value per frame.
+    pub const DEFAULT: SceneParams = SceneParams {
+        threshold: 0.5,
+        variant: SsimVariant::Gaussian,
+    };
+}
+
 impl Default for SceneParams {
     fn default() -> Self {
-        SceneParams {
-            threshold: 0.5,
-            variant: SsimVariant::Gaussian,
-        }
+        Self::DEFAULT
     }
 }
 
