@@ -6,8 +6,8 @@ use ndarray::Array3;
 
 use crate::cortex_graph;
 use crate::ops::{
-    self, BlurReport, CenterParams, EncodedRoi, GrayImage, MotionParams, RgbFrame, SaliencyParams,
-    SceneChange, ScoreMap,
+    self, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
+    SaliencyParams, SceneChange, ScoreMap,
 };
 
 cortex_graph! {
@@ -42,15 +42,16 @@ cortex_graph! {
         #[compilable] node scene = ops::scene_change(gray, _prev_gray)?;
         #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
         #[compilable] #[weight_key = "wc"]
-        node center: ScoreMap = ops::center_crop_into(gray, &CenterParams::default(), &mut center)?;
+        node center: ScoreMap = ops::center_crop_into(gray, &CenterParams::DEFAULT, &mut center)?;
         #[weight_key = "wt"] node text = ops::text_roi::text_map(gray)?;
         #[compilable] #[weight_key = "ws"]
-        node saliency: ScoreMap = ops::saliency_dft_into(gray, &SaliencyParams::default(), &mut saliency)?;
+        node saliency: ScoreMap = ops::saliency_dft_into(gray, &SaliencyParams::DEFAULT, &mut saliency)?;
         #[compilable] #[weight_key = "wm"]
-        node motion: ScoreMap = ops::motion_map_into(gray, _prev_gray, &MotionParams::default(), &mut motion)?;
+        node motion: ScoreMap = ops::motion_map_into(gray, _prev_gray, &MotionParams::DEFAULT, &mut motion)?;
         #[compilable]
         node fused: ScoreMap = ops::score_fusion_into(center, text, saliency, motion, weights, &mut fused)?;
-        #[external_call] node roi = ops::encode_roi(frame, fused)?;
+        #[external_call]
+        node roi: EncodedRoi = ops::encode_roi_into(frame, fused, &EncoderParams::DEFAULT, &mut roi)?;
         gray -> _prev_gray;
         blur -> _sharpness;
 

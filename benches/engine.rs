@@ -1,0 +1,251 @@
+//! The execution engine's bench: L2 BALANCED on the same frames through
+//! today's value-returning graph (`L2Fresh::run`, every map allocated each
+//! frame), planned memory (`L2::run_into`), parallel nodes within a frame
+//! (`L2::run_parallel_into`) and pipelined frames (`L2::run_stream`, two in
+//! flight). Interleaved rounds — each round runs every variant over the
+//! clip once, in rotating order — so load from other processes hits them
+//! alike. Reports per-frame latency (median, p99), throughput (median
+//! round), allocations per frame (a counting allocator) and peak resident
+//! memory (each variant alone in a child process).
+//!
+//! ```text
+//! cargo bench --bench engine
+//! BENCH_ROUNDS=9 BENCH_FRAMES=24 cargo bench --bench engine
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
+use cortex::ops::RgbFrame;
+use cortex::sources::SyntheticClip;
+use cortex::stream::{Overflow, StreamOptions};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded as is.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded as is.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded as is.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const VARIANTS: [&str; 4] = ["fresh run", "planned run_into", "parallel", "pipelined"];
+
+/// One variant's pipeline, kept across rounds (its state and buffers warm).
+enum Runner {
+    Fresh(L2Fresh),
+    Planned(L2, Option<cortex::l2::L2Outputs>),
+    Parallel(L2, Option<cortex::l2::L2Outputs>),
+    Pipelined(L2),
+}
+
+#[derive(Default)]
+struct Samples {
+    latency_ms: Vec<f64>,
+    round_fps: Vec<f64>,
+    allocs: u64,
+    frames: u64,
+}
+
+impl Runner {
+    fn new(i: usize) -> Runner {
+        match i {
+            0 => Runner::Fresh(L2Fresh::new()),
+            1 => Runner::Planned(L2::new(), None),
+            2 => Runner::Parallel(L2::new(), None),
+            _ => Runner::Pipelined(L2::new()),
+        }
+    }
+
+    /// Runs the clip once; per-frame latencies and the round's wall time.
+    fn round(&mut self, frames: &[RgbFrame], s: &mut Samples) {
+        let a0 = ALLOCS.load(Ordering::Relaxed);
+        let t0 = Instant::now();
+        match self {
+            Runner::Fresh(p) => {
+                for f in frames {
+                    let t = Instant::now();
+                    std::hint::black_box(p.run(L2FreshMode::Balanced, f).expect("frame"));
+                    s.latency_ms.push(ms(t.elapsed()));
+                }
+            }
+            Runner::Planned(p, out) => Self::reusing(p, out, false, frames, s),
+            Runner::Parallel(p, out) => Self::reusing(p, out, true, frames, s),
+            Runner::Pipelined(p) => {
+
+                // Owned frames made before the clock starts; the source
+                // stamps each frame as the engine pulls it, so latency
+                // includes the wait in the queue, as for a live source.
+                let owned: Vec<(RgbFrame,)> = frames.iter().map(|f| (f.clone(),)).collect();
+                let pulled = Mutex::new(vec![t0; frames.len()]);
+                let a1 = ALLOCS.load(Ordering::Relaxed);
+                let t1 = Instant::now();
+                let source = owned.into_iter().enumerate().map(|(i, f)| {
+                    pulled.lock().expect("stamps")[i] = Instant::now();
+                    f
+                });
+                let opts = StreamOptions {
+                    in_flight: 2,
+                    queue: 1,
+                    overflow: Overflow::Block,
+                };
+                p.run_stream(L2Mode::Balanced, source, &opts, |r| {
+                    let at = pulled.lock().expect("stamps")[r.index as usize];
+                    s.latency_ms.push(ms(at.elapsed()));
+                    std::hint::black_box(r.result.expect("frame"));
+                    ControlFlow::Continue(())
+                })
+                .expect("stream");
+                s.round_fps.push(frames.len() as f64 / t1.elapsed().as_secs_f64());
+                s.allocs += ALLOCS.load(Ordering::Relaxed) - a1;
+                s.frames += frames.len() as u64;
+                return;
+            }
+        }
+        s.round_fps.push(frames.len() as f64 / t0.elapsed().as_secs_f64());
+        s.allocs += ALLOCS.load(Ordering::Relaxed) - a0;
+        s.frames += frames.len() as u64;
+    }
+}
+
+impl Runner {
+    /// `run_into` or `run_parallel_into`, reusing the outputs.
+    fn reusing(
+        p: &mut L2,
+        out: &mut Option<cortex::l2::L2Outputs>,
+        parallel: bool,
+        frames: &[RgbFrame],
+        s: &mut Samples,
+    ) {
+        for f in frames {
+            let t = Instant::now();
+            match (out.as_mut(), parallel) {
+                (Some(o), false) => p.run_into(L2Mode::Balanced, f, o).expect("frame"),
+                (Some(o), true) => p.run_parallel_into(L2Mode::Balanced, f, o).expect("frame"),
+                (None, _) => *out = Some(p.run(L2Mode::Balanced, f).expect("frame")),
+            }
+            s.latency_ms.push(ms(t.elapsed()));
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn clip(w: usize, h: usize, n: usize) -> Vec<RgbFrame> {
+    let c = SyntheticClip::new(w, h);
+    (0..n as u64).map(|f| c.frame(f)).collect()
+}
+
+/// Peak resident memory of one variant alone: this binary again, in a
+/// child process that runs only that variant.
+fn peak_rss_mb(variant: usize, w: usize, h: usize, frames: usize) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new(exe)
+        .env("ENGINE_BENCH_CHILD", format!("{variant},{w},{h},{frames}"))
+        .output()
+        .ok()?;
+    String::from_utf8(out.stdout).ok()?.trim().parse().ok()
+}
+
+fn child(spec: &str) {
+    let v: Vec<usize> = spec.split(',').filter_map(|x| x.parse().ok()).collect();
+    let [variant, w, h, n] = v[..] else { return };
+    let frames = clip(w, h, n);
+    let mut r = Runner::new(variant);
+    let mut s = Samples::default();
+    r.round(&frames, &mut s);
+    r.round(&frames, &mut s);
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let hwm_kb: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0.0);
+    println!("{:.1}", hwm_kb / 1024.0);
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("ENGINE_BENCH_CHILD") {
+        child(&spec);
+        return;
+    }
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not, and
+    // then a short smoke run is enough.
+    let smoke = !std::env::args().any(|a| a == "--bench");
+    let rounds = if smoke { 1 } else { env("BENCH_ROUNDS", 7) };
+    let n = if smoke { 3 } else { env("BENCH_FRAMES", 24) };
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    println!("L2 BALANCED, {n} synthetic frames per round, {rounds} interleaved rounds, {cores} cores");
+    for (w, h) in [(640, 480), (1920, 1080)] {
+        let frames = clip(w, h, n);
+        let mut runners: Vec<Runner> = (0..VARIANTS.len()).map(Runner::new).collect();
+        let mut samples: Vec<Samples> = (0..VARIANTS.len()).map(|_| Samples::default()).collect();
+        // Warm-up round, not counted: buffers, scratch, the pool's threads.
+        for r in runners.iter_mut() {
+            r.round(&frames, &mut Samples::default());
+        }
+        for round in 0..rounds {
+            for k in 0..VARIANTS.len() {
+                let i = (k + round) % VARIANTS.len();
+                runners[i].round(&frames, &mut samples[i]);
+            }
+        }
+        println!("\n{w}x{h}");
+        println!(
+            "| variant | latency median (ms) | latency p99 (ms) | throughput (fps) | vs fresh run | allocations / frame | peak RSS (MB) |"
+        );
+        println!("|---|---:|---:|---:|---:|---:|---:|");
+        let base = quantile(&samples[0].round_fps, 0.5);
+        for (i, s) in samples.iter().enumerate() {
+            let fps = quantile(&s.round_fps, 0.5);
+            let rss = if smoke { None } else { peak_rss_mb(i, w, h, n) };
+            println!(
+                "| {} | {:.2} | {:.2} | {:.1} | {:.2}× | {:.1} | {} |",
+                VARIANTS[i],
+                quantile(&s.latency_ms, 0.5),
+                quantile(&s.latency_ms, 0.99),
+                fps,
+                fps / base,
+                s.allocs as f64 / s.frames.max(1) as f64,
+                rss.map_or_else(|| "-".to_string(), |r| format!("{r:.0}")),
+            );
+        }
+    }
+}
