@@ -25,11 +25,16 @@
 //! For a `cortex_graph!` node use [`text_map`] (a [`ScoreMap`], what
 //! `score_fusion` consumes) or [`text_roi`] (map and candidate boxes;
 //! `TextRoi` derefs to its map). Both reuse thread-local scratch memory, so
-//! in steady state they only allocate their outputs; [`TextRoiDetector`]
-//! owns its scratch instead.
+//! in steady state they only allocate their outputs; [`text_map_into`] also
+//! reuses the output and allocates nothing at all in steady state (see its
+//! docs for the conditions). [`TextRoiDetector`] owns its scratch instead.
 
+use std::cell::Cell;
+
+use crate::ops::border::prepare_out;
 use crate::ops::mser::{BBox, Mser, MserParams, MserWorkspace, Polarity, RegionBox};
 use crate::ops::resize::{resize_linear_exact_u8, ResizeScratch};
+use crate::ops::scratch::{vec_bytes, with_scratch, Slot};
 use crate::ops::{GrayImage, OpsError, ScoreMap};
 
 /// Parameters of [`text_roi_with`]; see the module docs for the defaults.
@@ -39,9 +44,10 @@ pub struct TextRoiParams {
     pub mser: MserParams,
     /// Which regions to look for; text comes in both.
     pub polarity: Polarity,
-    /// Run the two polarities on two threads (only with [`Polarity::Both`],
-    /// and only when the machine has more than one core: on one core the
-    /// second thread would only add a spawn and context switches).
+    /// Run the two polarities as the two halves of a `rayon::join` on
+    /// rayon's pool (only with [`Polarity::Both`], and only when the pool
+    /// has more than one thread: with one, handing work to the pool would
+    /// only add a context switch). No thread is created per call.
     pub parallel: bool,
     /// Smallest `width / height` of a kept region.
     pub min_aspect: f32,
@@ -73,22 +79,31 @@ pub struct TextRoiParams {
 }
 
 impl Default for TextRoiParams {
+    /// [`TextRoiParams::DEFAULT`].
     fn default() -> Self {
-        Self {
-            mser: MserParams::default(),
-            polarity: Polarity::Both,
-            parallel: true,
-            min_aspect: 0.1,
-            max_aspect: 3.0,
-            min_height_frac: 0.01,
-            max_height_frac: 0.5,
-            min_extent: 0.2,
-            max_extent: 0.9,
-            smooth_frac: 0.01,
-            saturation: 1.0,
-            half_resolution: false,
-        }
+        Self::DEFAULT
     }
+}
+
+impl TextRoiParams {
+    /// The defaults of the module docs: OpenCV's MSER, both polarities in
+    /// parallel, the classic glyph filters, full resolution. A `const` so a
+    /// graph node can pass `&TextRoiParams::DEFAULT` without building a
+    /// value per frame.
+    pub const DEFAULT: TextRoiParams = TextRoiParams {
+        mser: MserParams::DEFAULT,
+        polarity: Polarity::Both,
+        parallel: true,
+        min_aspect: 0.1,
+        max_aspect: 3.0,
+        min_height_frac: 0.01,
+        max_height_frac: 0.5,
+        min_extent: 0.2,
+        max_extent: 0.9,
+        smooth_frac: 0.01,
+        saturation: 1.0,
+        half_resolution: false,
+    };
 }
 
 /// Smallest [`TextRoiParams::saturation`]: below it the score's scale
@@ -180,7 +195,12 @@ pub fn text_roi(gray: &GrayImage) -> Result<TextRoi, OpsError> {
 /// Text-likelihood map and candidate boxes of `gray`. Empty images are an
 /// error; images too small for any region give a zero map.
 pub fn text_roi_with(gray: &GrayImage, params: &TextRoiParams) -> Result<TextRoi, OpsError> {
-    run_with_scratch(gray, params, true)
+    let mut out = TextRoi {
+        map: ScoreMap::zeros((0, 0)),
+        boxes: Vec::new(),
+    };
+    run_with_scratch(|s| s.run(gray, params, &mut out.map, Some(&mut out.boxes)))?;
+    Ok(out)
 }
 
 /// Only the map of [`text_roi`]: the form a `score_fusion` input takes.
@@ -190,7 +210,34 @@ pub fn text_map(gray: &GrayImage) -> Result<ScoreMap, OpsError> {
 
 /// Only the map of [`text_roi_with`].
 pub fn text_map_with(gray: &GrayImage, params: &TextRoiParams) -> Result<ScoreMap, OpsError> {
-    run_with_scratch(gray, params, false).map(|r| r.map)
+    let mut map = ScoreMap::zeros((0, 0));
+    text_map_into(gray, params, &mut map)?;
+    Ok(map)
+}
+
+/// [`text_map_with`] into a caller-owned map: `out` is overwritten entirely
+/// (any previous shape, e.g. an empty `0 × 0` array, is replaced by the
+/// frame's; its allocation is reused when the shape already matches). On
+/// error `out` is left as it was.
+///
+/// All working memory (MSER workspaces, region lists, the map's integral
+/// image) is this thread's reused scratch, so in steady state — the same
+/// frame sizes and no frame much more complex than those seen before — a
+/// call allocates nothing, on any thread, when it runs on a rayon pool
+/// thread (how the execution engine runs nodes) or with one polarity, one
+/// pool thread or `parallel: false`. Called from a thread outside any rayon
+/// pool with both polarities in parallel, rayon's queue for work coming from
+/// outside its pool allocates one block per 63 calls.
+///
+/// # Errors
+/// As [`text_roi_with`]: invalid parameters, an empty image, or a frame
+/// over the limits in effect.
+pub fn text_map_into(
+    gray: &GrayImage,
+    params: &TextRoiParams,
+    out: &mut ScoreMap,
+) -> Result<(), OpsError> {
+    run_with_scratch(|s| s.run(gray, params, out, None))
 }
 
 /// A text-ROI detector owning its parameters and scratch memory.
@@ -217,7 +264,19 @@ impl TextRoiDetector {
 
     /// Map and boxes of `gray`.
     pub fn detect(&mut self, gray: &GrayImage) -> Result<TextRoi, OpsError> {
-        self.scratch.run(gray, &self.params, true)
+        let mut out = TextRoi {
+            map: ScoreMap::zeros((0, 0)),
+            boxes: Vec::new(),
+        };
+        self.detect_into(gray, &mut out)?;
+        Ok(out)
+    }
+
+    /// Map and boxes of `gray` into `out`, reusing its buffers (see
+    /// [`text_map_into`] for the map).
+    pub fn detect_into(&mut self, gray: &GrayImage, out: &mut TextRoi) -> Result<(), OpsError> {
+        self.scratch
+            .run(gray, &self.params, &mut out.map, Some(&mut out.boxes))
     }
 }
 
@@ -229,51 +288,69 @@ struct Scratch {
     /// Wrapping `u32` integral image of the region-count map; box sums of it
     /// are exact as long as they are below 2³².
     integral: Vec<u32>,
-    /// Pixels of the largest frame the MSER workspaces have seen.
-    pixels: usize,
+    /// Smoothing window `[start, end)` of every column.
+    spans: Vec<(u32, u32)>,
     /// Half-resolution frame and the resizer's memory
     /// ([`TextRoiParams::half_resolution`]).
     small: GrayImage,
     resize: ResizeScratch,
 }
 
-/// Estimated bytes per pixel of the two MSER workspaces (levels, flood
-/// order, boundary stacks, tree), which do not report their size.
-const MSER_BYTES_PER_PIXEL: usize = 24;
-
 impl crate::ops::scratch::Scratch for Scratch {
     fn heap_bytes(&self) -> usize {
-        use crate::ops::scratch::vec_bytes;
         vec_bytes(&self.regions)
             + vec_bytes(&self.integral)
-            + self.pixels.saturating_mul(MSER_BYTES_PER_PIXEL)
+            + vec_bytes(&self.spans)
+            + self.ws[0].heap_bytes()
+            + self.ws[1].heap_bytes()
             + self.small.len()
+            + self.resize.heap_bytes()
     }
 }
 
-/// Runs the detector on this thread's scratch memory (see
-/// [`crate::ops::scratch`]: fresh memory on re-entry or thread teardown,
-/// released after an outsized frame).
-fn run_with_scratch(
-    gray: &GrayImage,
-    params: &TextRoiParams,
-    want_boxes: bool,
-) -> Result<TextRoi, OpsError> {
+/// Runs `f` on this thread's scratch memory (see [`crate::ops::scratch`]:
+/// fresh memory on thread teardown, released after an outsized frame).
+///
+/// Two slots, by nesting depth: a rayon worker waiting for the other half of
+/// its polarity split steals queued work, which can be another text node
+/// (another stream's, or the next frame's); with one slot that nested call
+/// would find the slot taken and allocate a fresh scratch (tens of MB at
+/// 1080p) every time. Deeper nesting gets fresh memory.
+fn run_with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     thread_local! {
-        static SCRATCH: crate::ops::scratch::Slot<Scratch> = const { crate::ops::scratch::Slot::new(None) };
+        static OUTER: Slot<Scratch> = const { Slot::new(None) };
+        static NESTED: Slot<Scratch> = const { Slot::new(None) };
+        static DEPTH: Cell<u32> = const { Cell::new(0) };
     }
-    crate::ops::scratch::with_scratch(&SCRATCH, |s| s.run(gray, params, want_boxes))
+    /// Leaves the nesting level on return or unwind.
+    struct Level;
+    impl Drop for Level {
+        fn drop(&mut self) {
+            let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
+        }
+    }
+    let depth = DEPTH
+        .try_with(|d| {
+            let v = d.get();
+            d.set(v.saturating_add(1));
+            v
+        })
+        .unwrap_or(u32::MAX);
+    let _level = Level;
+    with_scratch(if depth == 0 { &OUTER } else { &NESTED }, f)
 }
 
 impl Scratch {
+    /// The whole node: detection, filters, the map into `map` and, when
+    /// asked for, the sorted distinct boxes into `boxes`.
     fn run(
         &mut self,
         gray: &GrayImage,
         params: &TextRoiParams,
-        want_boxes: bool,
-    ) -> Result<TextRoi, OpsError> {
+        map: &mut ScoreMap,
+        boxes: Option<&mut Vec<BBox>>,
+    ) -> Result<(), OpsError> {
         check_input(gray, params)?;
-        self.pixels = self.pixels.max(gray.len());
         let (rows, cols) = gray.dim();
         if params.half_resolution && rows >= 6 && cols >= 6 {
             self.detect_half(gray, params)?;
@@ -281,7 +358,8 @@ impl Scratch {
             let mser = Mser::new(params.mser)?;
             self.detect(&mser, gray, params)?;
         }
-        Ok(self.finish(gray.dim(), params, want_boxes))
+        self.finish(gray.dim(), params, map, boxes);
+        Ok(())
     }
 
     /// MSER boxes of `gray` into `self.regions`.
@@ -291,7 +369,8 @@ impl Scratch {
         gray: &GrayImage,
         params: &TextRoiParams,
     ) -> Result<(), OpsError> {
-        if params.parallel && params.polarity == Polarity::Both && multi_core() {
+        if params.parallel && params.polarity == Polarity::Both && rayon::current_num_threads() > 1
+        {
             mser.detect_boxes_both_parallel_into(&mut self.ws, gray, &mut self.regions)
         } else {
             let [ws, _] = &mut self.ws;
@@ -351,28 +430,33 @@ impl Scratch {
         &mut self,
         (rows, cols): (usize, usize),
         params: &TextRoiParams,
-        want_boxes: bool,
-    ) -> TextRoi {
+        map: &mut ScoreMap,
+        boxes: Option<&mut Vec<BBox>>,
+    ) {
         self.regions.retain(|r| params.is_text_like(r, rows));
         // `smooth_frac ≤ 1` (validated) keeps the radius within the frame;
         // the clamp keeps the window arithmetic from overflowing regardless.
         let radius = ((params.smooth_frac * rows.min(cols) as f32).round() as usize)
             .clamp(1, rows.max(cols));
-        let map = self.score_map(rows, cols, radius, params.saturation);
-        let boxes = if want_boxes {
-            let mut b: Vec<BBox> = self.regions.iter().map(|r| r.bbox).collect();
+        self.score_map(rows, cols, radius, params.saturation, map);
+        if let Some(b) = boxes {
+            b.clear();
+            b.extend(self.regions.iter().map(|r| r.bbox));
             b.sort_unstable();
             b.dedup();
-            b
-        } else {
-            Vec::new()
-        };
-        TextRoi { map, boxes }
+        }
     }
 
     /// Counts the kept boxes per pixel, averages over the smoothing window
-    /// and scales to `[0, 1]`.
-    fn score_map(&mut self, rows: usize, cols: usize, radius: usize, saturation: f32) -> ScoreMap {
+    /// and scales to `[0, 1]`, into `map` (reshaped to `rows × cols`).
+    fn score_map(
+        &mut self,
+        rows: usize,
+        cols: usize,
+        radius: usize,
+        saturation: f32,
+        map: &mut ScoreMap,
+    ) {
         // A `(rows + 2) × (cols + 2)` buffer. Each box puts corner deltas
         // one row and one column below/right of its corners; one 2D prefix
         // sum turns them into the per-pixel count (shifted by one, row and
@@ -406,38 +490,32 @@ impl Scratch {
         prefix_sum_2d(integral, rows + 2, stride);
         prefix_sum_2d(integral, rows + 2, stride);
 
-        // Window columns are the same for every row.
-        let spans: Vec<(usize, usize)> = (0..cols)
-            .map(|x| (x.saturating_sub(radius), (x + radius + 1).min(cols)))
-            .collect();
-        let mut map = ScoreMap::zeros((rows, cols));
-        for (y, mut out_row) in map.rows_mut().into_iter().enumerate() {
+        // Window columns are the same for every row. `u32` halves the
+        // table; frames are far below 2³² columns (`check_limits`).
+        let spans = &mut self.spans;
+        spans.clear();
+        spans.extend((0..cols).map(|x| {
+            (
+                x.saturating_sub(radius) as u32,
+                (x + radius + 1).min(cols) as u32,
+            )
+        }));
+        let out = prepare_out(map, rows, cols);
+        for (y, row) in out.chunks_exact_mut(cols.max(1)).enumerate() {
             let ya = y.saturating_sub(radius);
             let yb = (y + radius + 1).min(rows);
             let (top, bottom) = (&integral[ya * stride..], &integral[yb * stride..]);
             let scale = 1.0 / ((yb - ya) as f32 * saturation);
-            let fill = |x: usize, out: &mut f32| {
-                let (xa, xb) = spans[x];
+            for (o, &(xa, xb)) in row.iter_mut().zip(spans.iter()) {
+                let (xa, xb) = (xa as usize, xb as usize);
                 let sum = bottom[xb]
                     .wrapping_sub(top[xb])
                     .wrapping_sub(bottom[xa])
                     .wrapping_add(top[xa]);
-                *out = (sum as f32 * scale / (xb - xa) as f32).min(1.0);
-            };
-            match out_row.as_slice_mut() {
-                Some(row) => row.iter_mut().enumerate().for_each(|(x, o)| fill(x, o)),
-                None => out_row.iter_mut().enumerate().for_each(|(x, o)| fill(x, o)),
+                *o = (sum as f32 * scale / (xb - xa) as f32).min(1.0);
             }
         }
-        map
     }
-}
-
-/// Whether the process may run on more than one core (asked once: the
-/// answer reads cgroup files on Linux, too slow to repeat every frame).
-fn multi_core() -> bool {
-    static MULTI: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *MULTI.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
 }
 
 /// Validates the parameters and rejects empty images and images over the
@@ -477,7 +555,12 @@ pub fn text_roi_opencv(gray: &GrayImage, params: &TextRoiParams) -> Result<TextR
         regions,
         ..Scratch::default()
     };
-    Ok(scratch.finish(gray.dim(), params, true))
+    let mut out = TextRoi {
+        map: ScoreMap::zeros((0, 0)),
+        boxes: Vec::new(),
+    };
+    scratch.finish(gray.dim(), params, &mut out.map, Some(&mut out.boxes));
+    Ok(out)
 }
 
 /// In-place 2D inclusive prefix sum (mod 2³²) of a `rows × stride` buffer.

@@ -29,7 +29,7 @@
 use ndarray::ArrayView2;
 
 use super::tree::{Node, NONE};
-use super::workspace::MserWorkspace;
+use super::workspace::{keep_headroom, MserWorkspace};
 
 /// Visited flag in the per-pixel `px` word (the low byte is the level).
 const VISITED: u16 = 0x100;
@@ -101,6 +101,9 @@ pub(super) fn build_tree(ws: &mut MserWorkspace, gray: ArrayView2<'_, u8>, mask:
     let stack = &mut ws.stack;
     nodes.clear();
     stack.clear();
+    // Levels strictly increase down the stack: at most the sentinel and one
+    // component per level, so this reservation is final.
+    stack.reserve(257);
     stack.push(Comp::new(SENTINEL_LEVEL, 0));
 
     let offs: [usize; 4] = [1, cols, 1usize.wrapping_neg(), cols.wrapping_neg()];
@@ -177,6 +180,7 @@ pub(super) fn build_tree(ws: &mut MserWorkspace, gray: ArrayView2<'_, u8>, mask:
             close_level(&mut c, nodes, SENTINEL_LEVEL);
         }
     }
+    keep_headroom(nodes);
 }
 
 /// Fills `px` with the flooding levels, the frame marked visited, and

@@ -22,19 +22,23 @@ pub struct MserParams {
 }
 
 impl Default for MserParams {
-    /// OpenCV 4.6's `MSER::create()` defaults: `delta=5, min_area=60,
-    /// max_area=14400, max_variation=0.25`.
+    /// [`MserParams::DEFAULT`].
     fn default() -> Self {
-        Self {
-            delta: 5,
-            min_area: 60,
-            max_area: 14_400,
-            max_variation: 0.25,
-        }
+        Self::DEFAULT
     }
 }
 
 impl MserParams {
+    /// OpenCV 4.6's `MSER::create()` defaults: `delta=5, min_area=60,
+    /// max_area=14400, max_variation=0.25`. A `const` so that graph nodes
+    /// can borrow it without building a value per frame.
+    pub const DEFAULT: MserParams = MserParams {
+        delta: 5,
+        min_area: 60,
+        max_area: 14_400,
+        max_variation: 0.25,
+    };
+
     /// Checks the ranges: `delta ≥ 1`, `1 ≤ min_area ≤ max_area`, and a
     /// finite, non-negative `max_variation`.
     pub fn validate(&self) -> Result<(), OpsError> {

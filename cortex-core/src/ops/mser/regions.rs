@@ -182,6 +182,21 @@ impl Regions {
         self.boxes.push(b);
     }
 
+    /// Heap bytes held (capacities).
+    pub(super) fn heap_bytes(&self) -> usize {
+        use crate::ops::scratch::vec_bytes;
+        vec_bytes(&self.boxes)
+            .saturating_add(vec_bytes(&self.starts))
+            .saturating_add(vec_bytes(&self.pixels))
+    }
+
+    /// Reserves room for `n` more regions (their boxes and starts, not
+    /// their pixels).
+    pub(super) fn reserve_regions(&mut self, n: usize) {
+        self.boxes.reserve(n);
+        self.starts.reserve(n);
+    }
+
     /// Reserves room for `pixels` more pixels.
     pub(super) fn reserve_pixels(&mut self, pixels: usize) {
         self.pixels.reserve(pixels);

@@ -29,10 +29,42 @@ pub struct MserWorkspace {
     pub(super) boxes: Vec<RegionBox>,
 }
 
+/// Makes room for twice `v`'s current length. Called on the tree once a
+/// pass has built it (its size depends on the image's content, up to one
+/// node per pixel, too much to reserve up front): a frame then only
+/// reallocates when it needs more than twice what the most complex frame so
+/// far needed, instead of whenever it needs a little more (plain doubling
+/// can leave no headroom at all), so a video reaches its steady state after
+/// a few frames.
+pub(super) fn keep_headroom<T>(v: &mut Vec<T>) {
+    let want = v.len().saturating_mul(2);
+    if v.capacity() < want {
+        v.reserve_exact(want - v.len());
+    }
+}
+
 impl MserWorkspace {
     /// An empty workspace; buffers grow on first use.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Heap bytes held by the buffers (capacities), for the scratch
+    /// retention policy of the kernels that keep workspaces between calls.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use crate::ops::scratch::vec_bytes;
+        [
+            vec_bytes(&self.px),
+            vec_bytes(&self.order),
+            vec_bytes(&self.heap),
+            vec_bytes(&self.stack),
+            vec_bytes(&self.nodes),
+            vec_bytes(&self.selected),
+            vec_bytes(&self.boxes),
+            self.regions.heap_bytes(),
+        ]
+        .iter()
+        .fold(0usize, |a, &b| a.saturating_add(b))
     }
 
     /// Number of component-tree nodes built by the last pass (a measure of

@@ -1,0 +1,182 @@
+//! `text_map_into` allocates nothing in steady state (issue #9's execution
+//! engine needs it): after 3 warm-up frames, 24 further frames of varied
+//! content (synthetic text frames and scene-text photos) at 640×480 and
+//! 1920×1080, run as the engine runs nodes (on a rayon pool thread, the two
+//! polarities on the pool's two threads) and sequentially on a plain thread,
+//! cost 0 allocations — counted on every thread by a counting global
+//! allocator — and give maps identical to `text_map`'s.
+//!
+//! One `#[test]` only: the counter is process-wide, and a second test (or
+//! the harness reporting it) running meanwhile would be counted.
+#![cfg(feature = "runner")]
+
+// The shared MSER test helpers name the facade crate `cortex`.
+extern crate cortex_core as cortex;
+
+#[path = "../../tests/mser_support/mod.rs"]
+mod mser_support;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cortex::ops::text_roi::{text_map_into, text_map_with, TextRoiDetector, TextRoiParams};
+use cortex::ops::{GrayImage, ScoreMap};
+use mser_support::text_frame;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    f();
+    ALLOCATIONS.load(Ordering::SeqCst) - before
+}
+
+/// A scene-text photo as gray, from the facade's test data.
+fn photo(name: &str) -> GrayImage {
+    let path = format!("{}/../tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    let img = image::open(&path)
+        .unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+        .to_luma8();
+    let (w, h) = img.dimensions();
+    GrayImage::from_shape_vec((h as usize, w as usize), img.into_raw()).expect("size")
+}
+
+/// A `rows × cols` frame cut from `src` at `(oy, ox)`, wrapping around (so
+/// a 1080p frame tiles the photo): real-photo content at any size.
+fn cut(src: &GrayImage, rows: usize, cols: usize, oy: usize, ox: usize) -> GrayImage {
+    let (h, w) = src.dim();
+    GrayImage::from_shape_fn((rows, cols), |(y, x)| src[[(y + oy) % h, (x + ox) % w]])
+}
+
+const SMALL: (usize, usize) = (480, 640);
+const LARGE: (usize, usize) = (1080, 1920);
+
+/// 3 warm-up frames, then 24 frames none of which was seen in warm-up,
+/// alternating sizes, synthetic and photo content.
+fn frames() -> (Vec<GrayImage>, Vec<GrayImage>) {
+    let photos = [photo("scenetext01.jpg"), photo("scenetext06.jpg")];
+    let warm = vec![
+        text_frame(LARGE.0, LARGE.1, 1000),
+        text_frame(SMALL.0, SMALL.1, 1001),
+        cut(&photos[0], LARGE.0, LARGE.1, 0, 0),
+    ];
+    let mut run = Vec::new();
+    for i in 0..12u64 {
+        let (rows, cols) = if i % 2 == 0 { SMALL } else { LARGE };
+        let p = &photos[(i % 2) as usize];
+        let (oy, ox) = (37 * i as usize, 53 * i as usize);
+        run.push(text_frame(rows, cols, 7 + i));
+        run.push(cut(p, rows, cols, oy, ox));
+    }
+    (warm, run)
+}
+
+/// Runs `text_map_into` over `frames` with one output map per size (as an
+/// engine keeps one buffer per node output).
+fn run_all(frames: &[GrayImage], params: &TextRoiParams, maps: &mut [ScoreMap; 2]) {
+    for f in frames {
+        let out = if f.dim() == SMALL {
+            &mut maps[0]
+        } else {
+            &mut maps[1]
+        };
+        text_map_into(f, params, out).expect("text map");
+    }
+}
+
+/// The maps of `frames` by `text_map_with` (allocating).
+fn reference(frames: &[GrayImage], params: &TextRoiParams) -> Vec<ScoreMap> {
+    frames
+        .iter()
+        .map(|f| text_map_with(f, params).expect("text map"))
+        .collect()
+}
+
+#[test]
+fn text_map_into_allocates_nothing_in_steady_state_and_matches_text_map() {
+    let (warm, run) = frames();
+    assert!(run.len() >= 20);
+    let parallel = TextRoiParams::DEFAULT;
+    let sequential = TextRoiParams {
+        parallel: false,
+        ..TextRoiParams::DEFAULT
+    };
+    let expected = reference(&run, &sequential);
+    // The detector owns separate scratch: the same maps through another
+    // path, so that a scratch leak between frames could not go unseen.
+    let mut detector = TextRoiDetector::new(TextRoiParams::DEFAULT).expect("params");
+    for (f, e) in run.iter().zip(&expected) {
+        assert_eq!(&detector.detect(f).expect("detect").map, e);
+    }
+
+    // As the engine runs it: on a pool thread, the polarities on the pool.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("pool");
+    let (count, maps) = pool.install(|| {
+        let mut maps = [ScoreMap::zeros((0, 0)), ScoreMap::zeros((0, 0))];
+        run_all(&warm, &parallel, &mut maps);
+        let mut last = Vec::new();
+        let n = allocations_during(|| run_all(&run, &parallel, &mut maps));
+        // The last map of each size, checked below outside the count.
+        for f in run.iter().rev().take(2) {
+            let mut m = ScoreMap::zeros((0, 0));
+            text_map_into(f, &parallel, &mut m).expect("text map");
+            last.push(m);
+        }
+        (n, (maps, last))
+    });
+    assert_eq!(count, 0, "allocations on the pool in steady state");
+    let (maps, last) = maps;
+    let n = run.len();
+    assert_eq!(maps[1], expected[n - 1], "1080p map");
+    assert_eq!(maps[0], expected[n - 3], "640×480 map");
+    assert_eq!(last[0], expected[n - 1]);
+    assert_eq!(last[1], expected[n - 2]);
+
+    // Every frame's map equals `text_map`'s, frame by frame, on the pool.
+    pool.install(|| {
+        let mut out = ScoreMap::zeros((0, 0));
+        for (i, (f, e)) in run.iter().zip(&expected).enumerate() {
+            text_map_into(f, &parallel, &mut out).expect("text map");
+            assert_eq!(&out, e, "frame {i}");
+        }
+    });
+
+    // Sequentially on a plain thread (the harness's), own scratch.
+    let mut maps = [ScoreMap::zeros((0, 0)), ScoreMap::zeros((0, 0))];
+    run_all(&warm, &sequential, &mut maps);
+    let count = allocations_during(|| run_all(&run, &sequential, &mut maps));
+    assert_eq!(count, 0, "allocations on a plain thread in steady state");
+    assert_eq!(maps[1], expected[n - 1]);
+    assert_eq!(maps[0], expected[n - 3]);
+}

@@ -1,0 +1,160 @@
+//! Timings of the MSER flood and of the `text_roi` node, as interleaved
+//! min-of-N runs (each variant once per round, the minimum over rounds: the
+//! time a variant takes when it gets its cores on a shared machine). Not
+//! run by default:
+//! `cargo test -p cortex --release --test mser_speed -- --ignored --nocapture --test-threads 1`.
+#![cfg(feature = "ops")]
+
+mod mser_support;
+
+use std::time::Instant;
+
+use cortex::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox};
+use cortex::ops::text_roi::{text_map_into, TextRoiParams};
+use cortex::ops::{GrayImage, ScoreMap};
+use mser_support::{load_gray, text_frame};
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// Runs every variant once per round for `rounds` rounds; returns each
+/// variant's minimum wall time in milliseconds.
+fn interleaved_min(rounds: usize, variants: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    let mut best = vec![f64::MAX; variants.len()];
+    for _ in 0..rounds {
+        for (b, f) in best.iter_mut().zip(variants.iter_mut()) {
+            let t = Instant::now();
+            f();
+            *b = b.min(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    best
+}
+
+fn frames() -> Vec<(String, GrayImage, usize)> {
+    vec![
+        ("text frame 640×480".into(), text_frame(480, 640, 42), 30),
+        ("text frame 768×576".into(), text_frame(576, 768, 42), 25),
+        ("text frame 1920×1080".into(), text_frame(1080, 1920, 42), 8),
+        (
+            "scenetext01.jpg 800×600".into(),
+            load_gray("scenetext01.jpg"),
+            25,
+        ),
+        (
+            "scenetext06.jpg 640×480".into(),
+            load_gray("scenetext06.jpg"),
+            30,
+        ),
+    ]
+}
+
+/// The two polarities split as before rayon: the bright pass on a thread
+/// spawned for the call (what `Mser::detect_boxes_both_parallel_into` did
+/// with `std::thread::scope`), the dark one on the caller.
+fn split_with_spawn(
+    mser: &Mser,
+    ws: &mut [MserWorkspace; 2],
+    img: &GrayImage,
+    out: &mut [Vec<RegionBox>; 2],
+) {
+    let [ws_dark, ws_bright] = ws;
+    let [out_dark, out_bright] = out;
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            mser.detect_boxes_into(ws_bright, img, Polarity::Bright, out_bright)
+                .expect("ok")
+        });
+        mser.detect_boxes_into(ws_dark, img, Polarity::Dark, out_dark)
+            .expect("ok");
+        h.join().expect("bright pass");
+    });
+}
+
+/// Polarity split: thread per call against `rayon::join`, and the whole
+/// `text_roi` node (map only, as `text_map_into`) sequential and on rayon.
+#[test]
+#[ignore = "timing, run in release on demand"]
+fn polarity_split_and_text_node() {
+    let mser = Mser::default();
+    println!("load average before: {}", load_average());
+    println!("| frame | boxes both, spawn | boxes both, rayon::join | boxes both, sequential | node, rayon::join | node, sequential | spawn ÷ rayon |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, img, rounds) in frames() {
+        let mut ws = [MserWorkspace::new(), MserWorkspace::new()];
+        let mut ws_seq = MserWorkspace::new();
+        let mut outs: [Vec<RegionBox>; 2] = Default::default();
+        let mut boxes = Vec::new();
+        let mut map = ScoreMap::zeros((0, 0));
+        let seq = TextRoiParams {
+            parallel: false,
+            ..TextRoiParams::DEFAULT
+        };
+        let t = interleaved_min(
+            rounds,
+            &mut [
+                &mut || split_with_spawn(&mser, &mut ws, &img, &mut outs),
+                &mut || {
+                    mser.detect_boxes_both_parallel_into(&mut ws, &img, &mut boxes)
+                        .expect("ok")
+                },
+                &mut || {
+                    mser.detect_boxes_into(&mut ws_seq, &img, Polarity::Both, &mut boxes)
+                        .expect("ok")
+                },
+                &mut || text_map_into(&img, &TextRoiParams::DEFAULT, &mut map).expect("ok"),
+                &mut || text_map_into(&img, &seq, &mut map).expect("ok"),
+            ],
+        );
+        println!(
+            "| {name} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.3} |",
+            t[0],
+            t[1],
+            t[2],
+            t[3],
+            t[4],
+            t[0] / t[1]
+        );
+    }
+    println!("load average after: {}", load_average());
+}
+
+/// One polarity, boxes only, one thread: ns per pixel.
+#[test]
+#[ignore = "timing, run in release on demand"]
+fn one_polarity_ns_per_pixel() {
+    let mser = Mser::default();
+    println!("load average before: {}", load_average());
+    println!("| frame | dark | bright | nodes / pixel (dark) |");
+    println!("|---|---|---|---|");
+    for (name, img, rounds) in frames() {
+        let px = img.len() as f64;
+        let mut ws = MserWorkspace::new();
+        let mut boxes = Vec::new();
+        let mut nodes = 0;
+        let t = interleaved_min(
+            rounds,
+            &mut [
+                &mut || {
+                    mser.detect_boxes_into(&mut ws, &img, Polarity::Dark, &mut boxes)
+                        .expect("ok");
+                    nodes = ws.last_tree_size();
+                },
+                &mut || {
+                    mser.detect_boxes_into(&mut ws, &img, Polarity::Bright, &mut boxes)
+                        .expect("ok")
+                },
+            ],
+        );
+        println!(
+            "| {name} | {:.1} ns | {:.1} ns | {:.3} |",
+            t[0] * 1e6 / px,
+            t[1] * 1e6 / px,
+            nodes as f64 / px
+        );
+    }
+    println!("load average after: {}", load_average());
+}
