@@ -96,7 +96,6 @@ impl Runner {
             Runner::Planned(p, out) => Self::reusing(p, out, false, frames, s),
             Runner::Parallel(p, out) => Self::reusing(p, out, true, frames, s),
             Runner::Pipelined(p) => {
-
                 // Owned frames made before the clock starts; the source
                 // stamps each frame as the engine pulls it, so latency
                 // includes the wait in the queue, as for a live source.
@@ -120,13 +119,15 @@ impl Runner {
                     ControlFlow::Continue(())
                 })
                 .expect("stream");
-                s.round_fps.push(frames.len() as f64 / t1.elapsed().as_secs_f64());
+                s.round_fps
+                    .push(frames.len() as f64 / t1.elapsed().as_secs_f64());
                 s.allocs += ALLOCS.load(Ordering::Relaxed) - a1;
                 s.frames += frames.len() as u64;
                 return;
             }
         }
-        s.round_fps.push(frames.len() as f64 / t0.elapsed().as_secs_f64());
+        s.round_fps
+            .push(frames.len() as f64 / t0.elapsed().as_secs_f64());
         s.allocs += ALLOCS.load(Ordering::Relaxed) - a0;
         s.frames += frames.len() as u64;
     }
@@ -164,7 +165,10 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 }
 
 fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn clip(w: usize, h: usize, n: usize) -> Vec<RgbFrame> {
@@ -212,7 +216,9 @@ fn main() {
     let rounds = if smoke { 1 } else { env("BENCH_ROUNDS", 7) };
     let n = if smoke { 3 } else { env("BENCH_FRAMES", 24) };
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    println!("L2 BALANCED, {n} synthetic frames per round, {rounds} interleaved rounds, {cores} cores");
+    println!(
+        "L2 BALANCED, {n} synthetic frames per round, {rounds} interleaved rounds, {cores} cores"
+    );
     for (w, h) in [(640, 480), (1920, 1080)] {
         let frames = clip(w, h, n);
         let mut runners: Vec<Runner> = (0..VARIANTS.len()).map(Runner::new).collect();

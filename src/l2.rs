@@ -5,6 +5,7 @@
 use ndarray::Array3;
 
 use crate::cortex_graph;
+use crate::ops::text_roi::TextRoiParams;
 use crate::ops::{
     self, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
     SaliencyParams, SceneChange, ScoreMap,
@@ -43,7 +44,8 @@ cortex_graph! {
         #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
         #[compilable] #[weight_key = "wc"]
         node center: ScoreMap = ops::center_crop_into(gray, &CenterParams::DEFAULT, &mut center)?;
-        #[weight_key = "wt"] node text = ops::text_roi::text_map(gray)?;
+        #[weight_key = "wt"]
+        node text: ScoreMap = ops::text_roi::text_map_into(gray, &TextRoiParams::DEFAULT, &mut text)?;
         #[compilable] #[weight_key = "ws"]
         node saliency: ScoreMap = ops::saliency_dft_into(gray, &SaliencyParams::DEFAULT, &mut saliency)?;
         #[compilable] #[weight_key = "wm"]

@@ -253,7 +253,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 #[allow(unused_variables, unused_mut)]
                 fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                     let #obs = &#c::__private::SharedObserver::new(__observer);
-                    #par_bodies
+                    #c::__private::in_pool(|| { #par_bodies })
                 }
             )*
 

@@ -133,6 +133,19 @@ where
     rayon::join(a, b)
 }
 
+/// Runs a parallel frame on the engine's pool: from a thread outside it,
+/// the frame enters the pool once (rayon's queue for outside work takes one
+/// job per frame, and allocates a block of 63 slots every 63 jobs), and its
+/// waves' joins then run inside, without allocating.
+#[inline]
+pub fn in_pool<R: Send>(frame: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        frame()
+    } else {
+        rayon::scope(|_| frame())
+    }
+}
+
 /// What a node value must be to cross the threads of `run_parallel`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be shared between the threads of a `#[parallel]` pipeline",
