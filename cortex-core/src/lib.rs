@@ -21,7 +21,7 @@ pub mod tools;
 
 pub use model::{ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag};
-pub use runtime::{error, observe, pipeline, plan_cache, profile};
+pub use runtime::{error, observe, pipeline, plan_cache, profile, stream};
 #[cfg(feature = "runner")]
 pub use runtime::{runner, sources};
 
@@ -50,5 +50,8 @@ pub use pipeline::{Pipeline, PipelineMode};
 pub use plan::{Plan, PlanError};
 pub use plan_cache::PlanCache;
 pub use profile::Profiler;
+pub use stream::{
+    feed, Arrival, FeedReport, FrameQueue, Overflow, StreamError, StreamOptions, StreamReport,
+};
 pub use viz::Timings;
 pub use weights::Weights;
