@@ -5,7 +5,10 @@
 use ndarray::Array3;
 
 use crate::cortex_graph;
-use crate::ops::{self, BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
+use crate::ops::{
+    self, BlurReport, CenterParams, EncodedRoi, GrayImage, MotionParams, RgbFrame, SaliencyParams,
+    SceneChange, ScoreMap,
+};
 
 cortex_graph! {
     /// The L2 pipeline: blur and scene-change checks, four score maps
@@ -20,7 +23,47 @@ cortex_graph! {
     /// Modes: `BALANCED` runs everything; `POWER_SAVE` zeroes the saliency
     /// and motion weights, so its plan runs neither `saliency_dft` nor
     /// `motion_map`; `TEXT_FOCUS` weights the text map most and drops motion.
+    ///
+    /// The maps are filled into buffers the pipeline owns (`&mut center`),
+    /// so `run_into` reuses them frame after frame; `#[parallel]` adds
+    /// `run_parallel`, which runs independent nodes at once.
+    #[parallel]
     pub pipeline L2 {
+        input frame: RgbFrame;
+        state _prev_gray: GrayImage = GrayImage::zeros((0, 0));
+        state _sharpness: BlurVerdict = BlurVerdict::INITIAL;
+
+        mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
+        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
+        mode TEXT_FOCUS { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
+
+        #[compilable] node gray: GrayImage = ops::to_gray_into(frame, &mut gray)?;
+        #[compilable] node laplacian = ops::blur_detector(gray)?;
+        #[compilable] node scene = ops::scene_change(gray, _prev_gray)?;
+        #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
+        #[compilable] #[weight_key = "wc"]
+        node center: ScoreMap = ops::center_crop_into(gray, &CenterParams::default(), &mut center)?;
+        #[weight_key = "wt"] node text = ops::text_roi::text_map(gray)?;
+        #[compilable] #[weight_key = "ws"]
+        node saliency: ScoreMap = ops::saliency_dft_into(gray, &SaliencyParams::default(), &mut saliency)?;
+        #[compilable] #[weight_key = "wm"]
+        node motion: ScoreMap = ops::motion_map_into(gray, _prev_gray, &MotionParams::default(), &mut motion)?;
+        #[compilable]
+        node fused: ScoreMap = ops::score_fusion_into(center, text, saliency, motion, weights, &mut fused)?;
+        #[external_call] node roi = ops::encode_roi(frame, fused)?;
+        gray -> _prev_gray;
+        blur -> _sharpness;
+
+        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi;
+    }
+}
+
+cortex_graph! {
+    /// The [`L2`] graph with every node returning a new value, as nodes did
+    /// before pipelines could own buffers: each frame allocates its maps.
+    /// Kept as the baseline of the engine bench and as a reference in tests
+    /// (its outputs are identical to [`L2`]'s).
+    pub pipeline L2Fresh {
         input frame: RgbFrame;
         state _prev_gray: GrayImage = GrayImage::zeros((0, 0));
         state _sharpness: BlurVerdict = BlurVerdict::INITIAL;

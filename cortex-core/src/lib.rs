@@ -20,8 +20,8 @@ pub mod runtime;
 pub mod tools;
 
 pub use model::{ir, naming, plan, spec, weights};
-pub use passes::{check, dce, diag};
-pub use runtime::{error, observe, pipeline, plan_cache, profile, stream};
+pub use passes::{check, dce, diag, memory, schedule};
+pub use runtime::{error, heap, observe, pipeline, plan_cache, profile, stream};
 #[cfg(feature = "runner")]
 pub use runtime::{runner, sources};
 
@@ -43,10 +43,11 @@ pub mod ops;
 pub mod registry;
 
 pub use error::PipelineError;
+pub use heap::HeapBytes;
 pub use ir::GraphIr;
 pub use limits::{FrameLimits, LimitError};
 pub use observe::{NoopObserver, Observer};
-pub use pipeline::{Pipeline, PipelineMode};
+pub use pipeline::{ParallelPipeline, Pipeline, PipelineMode};
 pub use plan::{Plan, PlanError};
 pub use plan_cache::PlanCache;
 pub use profile::Profiler;

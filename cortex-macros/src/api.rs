@@ -147,12 +147,124 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         Some(r) => consts::ir(r.ir),
         None => quote!(#c::ir::GraphIr::empty(#name_str)),
     };
+    let run_into_observed = pick(|b| &b.run_into_observed);
+    let parallel_items = if ast.parallel {
+        let dispatch = pick(|b| &b.run_parallel_observed);
+        let fresh = body(is_real, || {
+            quote! {
+                let mut __slot = ::core::option::Option::None;
+                self.__run_parallel(mode, observer, #c::__private::Sink::Fresh(&mut __slot), #args)?;
+                match __slot {
+                    ::core::option::Option::Some(__outputs) => ::core::result::Result::Ok(__outputs),
+                    ::core::option::Option::None => ::core::result::Result::Err(#c::PipelineError::Internal("a run returned no outputs")),
+                }
+            }
+        });
+        let stream = pick(|b| &b.run_stream);
+        let into = body(
+            is_real,
+            || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::Into(outputs), #args)),
+        );
+        quote! {
+            /// Runs one frame in `mode` with independent nodes at once on the
+            /// engine's persistent worker pool (a wave of nodes whose inputs
+            /// are ready runs together). The outputs and the state are
+            /// bit-identical to [`Self::run`]'s; on error the state is left as
+            /// it was, and the error is the first failing node's in plan order.
+            pub fn run_parallel(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_parallel_observed(mode, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_parallel`], reporting each node to `observer` from
+            /// the thread that runs it (one event at a time, under a lock).
+            pub fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #fresh
+            }
+
+            /// [`Self::run_parallel`] into `outputs` of an earlier frame,
+            /// reusing their memory (see [`Self::run_into`]).
+            pub fn run_parallel_into(&mut self, mode: #mode_ty, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_parallel_into_observed(mode, &mut #c::NoopObserver, #args, outputs)
+            }
+
+            /// [`Self::run_parallel_into`], reporting each node to `observer`.
+            pub fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #into
+            }
+
+            /// Runs a stream of frames in `mode`, pipelined: while one frame's
+            /// state readers and what follows them run, the next frame's
+            /// state-free nodes already run on the pool. Frames come from
+            /// `frames`, pulled on a producer thread into a bounded queue
+            /// (`options`: frames in flight, queue length, and what to do when
+            /// it is full: wait, or drop the oldest waiting frame or all but
+            /// the latest, counted). Each result reaches `on_result` in order,
+            /// with its inputs, index and the frames dropped before it;
+            /// return `ControlFlow::Break(())` to stop. Outputs and state are
+            /// bit-identical to [`Self::run`] on the frames that were not
+            /// dropped; a failing frame fails alone, and later frames see the
+            /// state of the last good one.
+            pub fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+            {
+                let frames = frames.into_iter();
+                #stream
+            }
+
+            #[allow(clippy::needless_pass_by_value)]
+            fn __run_parallel<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, __sink: #c::__private::Sink<'_, #outputs_ty>, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                #dispatch
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let parallel_trait = if ast.parallel {
+        quote! {
+            impl #c::ParallelPipeline for #pipeline {
+                fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                    let (#(#input_names,)*) = inputs;
+                    #pipeline::run_parallel_observed(self, mode, observer, #args)
+                }
+                fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                    let (#(#input_names,)*) = inputs;
+                    #pipeline::run_parallel_into_observed(self, mode, observer, #args, outputs)
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let buffer_types: Vec<syn::Type> = bodies
+        .as_ref()
+        .map_or_else(Vec::new, |b| b.buffer_types.clone());
+    let buffer_bytes: Vec<TokenStream> = bodies
+        .as_ref()
+        .map_or_else(Vec::new, |b| b.buffer_keys.clone())
+        .iter()
+        .enumerate()
+        .map(|(i, (ty, k))| {
+            let i = syn::Index::from(i);
+            quote! {{
+                use #c::__private::{ViaHeapBytes as _, ViaInlineSize as _};
+                (#ty, #k, (&#c::__private::Probe(&self.__bufs.#i)).bytes())
+            }}
+        })
+        .collect();
+    let buffer_inits = buffer_types
+        .iter()
+        .map(|_| quote!(::core::default::Default::default()));
+    let buffer_inits: Vec<TokenStream> = buffer_inits.collect();
     let new_body = body(is_real, || {
         quote! {
             #pipeline {
                 state: #state_ty { #(#state_inits,)* },
                 __fresh: [false; #n_states],
                 __plans: #c::PlanCache::new(Self::ir()),
+                __bufs: (#(#buffer_inits,)*),
             }
         }
     });
@@ -163,6 +275,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         }
     });
     let run_observed = pick(|b| &b.run_observed);
+
     let run_weights_observed = pick(|b| &b.run_weights_observed);
     let run_plan_observed = pick(|b| &b.run_plan_observed);
     let private = bodies.as_ref().map(|b| b.private.clone());
@@ -179,6 +292,8 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             __fresh: [bool; #n_states],
             /// Plans of the zero-weight patterns met by `run_weights`.
             __plans: #c::PlanCache,
+            /// The buffers that buffer-filling nodes write, kept across frames.
+            __bufs: (#(#buffer_types,)*),
         }
 
         /// The temporal state of the pipeline, between frames.
@@ -284,6 +399,20 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 #run_observed
             }
 
+            /// Runs one frame in `mode` into `outputs` from an earlier frame,
+            /// reusing their memory: a filled output trades buffers with the
+            /// pipeline instead of being allocated. With every node filling
+            /// its own buffer, a steady stream of same-size frames allocates
+            /// nothing. On error the state and `outputs` are left as they were.
+            pub fn run_into(&mut self, mode: #mode_ty, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_into_observed(mode, &mut #c::NoopObserver, #args, outputs)
+            }
+
+            /// [`Self::run_into`], reporting each node to `observer`.
+            pub fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #run_into_observed
+            }
+
             /// Runs one frame with weights chosen at run time: validated, then
             /// the plan of their zero pattern is taken from a bounded cache
             /// (computed once per pattern by the DCE pass).
@@ -311,6 +440,14 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 #run_plan_observed
             }
 
+            /// The buffers the pipeline owns for its buffer-filling nodes, each
+            /// as (declared type, index among that type's buffers, bytes held
+            /// now): see `cortex::memory::BufferPlan` for which values share
+            /// each one in a plan.
+            pub fn buffer_bytes(&self) -> ::std::vec::Vec<(&'static str, u32, usize)> {
+                ::std::vec![#(#buffer_bytes),*]
+            }
+
             /// The plan of a zero-weight pattern (bit `i` set: weight key `i`
             /// of `IR.weight_keys` is zero), computed once by the DCE pass and
             /// kept in a bounded cache (`cortex::PlanCache`). Pattern 0 is the
@@ -319,8 +456,12 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 self.__plans.get(pattern)
             }
 
+            #parallel_items
+
             #private
         }
+
+        #parallel_trait
 
         impl #c::Pipeline for #pipeline {
             type Mode = #mode_ty;
@@ -335,6 +476,10 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 let (#(#input_names,)*) = inputs;
                 #pipeline::run_observed(self, mode, observer, #args)
             }
+            fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_into_observed(self, mode, observer, #args, outputs)
+            }
             fn run_weights_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;
                 #pipeline::run_weights_observed(self, weights, observer, #args)
@@ -345,6 +490,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
             fn pattern_plan(&mut self, pattern: u64) -> ::std::sync::Arc<#c::plan::Plan> {
                 #pipeline::pattern_plan(self, pattern)
+            }
+            fn buffer_bytes(&self) -> ::std::vec::Vec<(&'static str, u32, usize)> {
+                #pipeline::buffer_bytes(self)
             }
         }
     }

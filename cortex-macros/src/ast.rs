@@ -11,6 +11,8 @@ pub struct PipelineAst {
     pub attrs: Vec<Attribute>,
     /// Visibility of the generated items.
     pub vis: Visibility,
+    /// `#[parallel]`: also generate the parallel run functions.
+    pub parallel: bool,
     /// The pipeline's name.
     pub name: Ident,
     /// `input name: Type;`
@@ -40,9 +42,11 @@ pub struct StateDecl {
     pub init: Expr,
 }
 
-/// `#[annotations] node name = path(args)?;`
+/// `#[annotations] node name(: Type)? = path(args)?;`
 pub struct NodeDecl {
     pub name: Ident,
+    /// The declared value type, if written.
+    pub ty: Option<Type>,
     pub func: Path,
     /// The call's parentheses, so the generated call carries them and
     /// rustc's suggestions (e.g. a missing argument) quote the user's call.
@@ -59,6 +63,8 @@ pub struct NodeDecl {
 pub enum NodeArg {
     /// A bare identifier: an input, state or node (or `weights`).
     Name(Ident),
+    /// `&mut name` where `name` is the node itself: its own buffer.
+    Buffer(Span),
     /// Any other expression, passed through.
     Const(Expr),
 }
@@ -68,6 +74,7 @@ impl NodeArg {
     pub fn span(&self) -> Span {
         match self {
             NodeArg::Name(i) => i.span(),
+            NodeArg::Buffer(s) => *s,
             NodeArg::Const(e) => syn::spanned::Spanned::span(e),
         }
     }

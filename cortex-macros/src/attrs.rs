@@ -36,11 +36,13 @@ pub struct Annotations {
     pub external_call: bool,
     pub weight_key: Option<LitStr>,
     pub optional: bool,
+    /// `#[parallel]` (pipeline): also generate the parallel run functions.
+    pub parallel: bool,
     /// `#[doc]` and other attributes passed through (pipeline only).
     pub passthrough: Vec<Attribute>,
 }
 
-const KNOWN: &str = "`#[compilable]`, `#[external_call]`, `#[weight_key = \"…\"]` (on nodes) and `#[optional]` (on outputs)";
+const KNOWN: &str = "`#[parallel]` (on the pipeline), `#[compilable]`, `#[external_call]`, `#[weight_key = \"…\"]` (on nodes) and `#[optional]` (on outputs)";
 
 /// Reads the annotations of an item of kind `target`, recording every
 /// problem in `errors`.
@@ -64,6 +66,7 @@ pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>
         let allowed = match name.as_str() {
             "compilable" | "external_call" | "weight_key" => target == Target::Node,
             "optional" => target == Target::Output,
+            "parallel" => target == Target::Pipeline,
             _ => {
                 errors.push(syn::Error::new_spanned(
                     attr.path(),
@@ -73,10 +76,10 @@ pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>
             }
         };
         if !allowed {
-            let home = if name == "optional" {
-                "outputs"
-            } else {
-                "nodes"
+            let home = match name.as_str() {
+                "optional" => "outputs",
+                "parallel" => "the pipeline",
+                _ => "nodes",
             };
             errors.push(syn::Error::new_spanned(
                 attr.path(),
@@ -122,6 +125,10 @@ pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>
                 let conflict = match flag {
                     "compilable" => std::mem::replace(&mut out.compilable, true) || out.external_call,
                     "external_call" => std::mem::replace(&mut out.external_call, true) || out.compilable,
+                    "parallel" => {
+                        out.parallel = true;
+                        false
+                    }
                     _ => {
                         out.optional = true;
                         false

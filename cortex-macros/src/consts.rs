@@ -110,9 +110,17 @@ fn node(n: &NodeIr) -> TokenStream {
         weight_key,
         args,
         fallible,
+        ty,
         source,
     } = n;
     let (name, op, source) = (s(name), s(op), s(source));
+    let ty = match ty {
+        Some(t) => {
+            let t = s(t);
+            quote!(::core::option::Option::Some(#t))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let kind = match kind {
         NodeKind::Compilable => quote!(#c::ir::NodeKind::Compilable),
         NodeKind::ExternalCall => quote!(#c::ir::NodeKind::ExternalCall),
@@ -127,6 +135,7 @@ fn node(n: &NodeIr) -> TokenStream {
             quote!(#c::ir::Arg::Value(#e))
         }
         Arg::Weights => quote!(#c::ir::Arg::Weights),
+        Arg::Buffer => quote!(#c::ir::Arg::Buffer),
         Arg::Const(text) => {
             let text = s(text);
             quote!(#c::ir::Arg::Const(#text))
@@ -135,7 +144,7 @@ fn node(n: &NodeIr) -> TokenStream {
     quote! {
         #c::ir::NodeIr {
             name: #name, op: #op, kind: #kind, weight_key: #weight_key,
-            args: #args, fallible: #fallible, source: #source,
+            args: #args, fallible: #fallible, ty: #ty, source: #source,
         }
     }
 }

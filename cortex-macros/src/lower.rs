@@ -48,12 +48,14 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
                             ArgSpec::Weights
                         }
                         NodeArg::Name(i) => ArgSpec::Name(text(i)),
+                        NodeArg::Buffer(_) => ArgSpec::Buffer,
                         NodeArg::Const(e) => ArgSpec::Const(tokens(e)),
                     })
                     .collect(),
                 compilable: n.compilable,
                 weight_key: n.weight_key.as_ref().map(|k| k.value()),
                 fallible: n.fallible,
+                ty: n.ty.as_ref().map(|t| tokens(t)),
                 source: n.source.clone(),
             })
             .collect(),

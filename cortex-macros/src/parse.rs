@@ -6,8 +6,8 @@ use quote::ToTokens;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
 use syn::{
-    braced, Attribute, Expr, ExprCall, ExprLit, ExprPath, ExprTry, ExprUnary, Ident, Lit, Token,
-    Type, UnOp, Visibility,
+    braced, Attribute, Expr, ExprCall, ExprLit, ExprPath, ExprReference, ExprTry, ExprUnary, Ident,
+    Lit, Token, Type, UnOp, Visibility,
 };
 
 use crate::ast::*;
@@ -49,6 +49,7 @@ impl Parse for Parsed {
         let annotations = attrs::parse(attrs, Target::Pipeline, &mut errors);
         let mut ast = PipelineAst {
             attrs: annotations.passthrough,
+            parallel: annotations.parallel,
             vis,
             name,
             inputs: Vec::new(),
@@ -214,10 +215,23 @@ fn skip_to_separator(input: ParseStream) {
 
 fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl> {
     let name: Ident = input.parse()?;
+    let ty = if input.peek(Token![:]) {
+        input.parse::<Token![:]>()?;
+        Some(input.parse::<Type>()?)
+    } else {
+        None
+    };
     input.parse::<Token![=]>()?;
     let expr: Expr = input.parse()?;
     input.parse::<Token![;]>()?;
-    let source = format!("{name} = {}", expr.to_token_stream());
+    let source = match &ty {
+        Some(t) => format!(
+            "{name}: {} = {}",
+            t.to_token_stream(),
+            expr.to_token_stream()
+        ),
+        None => format!("{name} = {}", expr.to_token_stream()),
+    };
     let (call, fallible) = match expr {
         Expr::Try(ExprTry { expr, .. }) => (*expr, true),
         other => (other, false),
@@ -257,11 +271,20 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
             {
                 NodeArg::Name(path.segments[0].ident.clone())
             }
+            Expr::Reference(ExprReference {
+                mutability: Some(_),
+                expr: ref inner,
+                ref attrs,
+                ..
+            }) if attrs.is_empty() && is_ident(inner, &name) => {
+                NodeArg::Buffer(syn::spanned::Spanned::span(&arg))
+            }
             other => NodeArg::Const(other),
         })
         .collect();
     Ok(NodeDecl {
         name,
+        ty,
         func: path,
         paren: paren_token.span,
         args,
@@ -270,6 +293,12 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
         weight_key: a.weight_key,
         source,
     })
+}
+
+/// Whether `e` is exactly the identifier `name`.
+fn is_ident(e: &Expr, name: &Ident) -> bool {
+    matches!(e, Expr::Path(ExprPath { qself: None, path, attrs })
+        if attrs.is_empty() && path.get_ident() == Some(name))
 }
 
 fn parse_mode(input: ParseStream, errors: &mut Vec<syn::Error>) -> syn::Result<ModeDecl> {

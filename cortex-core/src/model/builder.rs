@@ -65,6 +65,11 @@ impl ArgSpec {
     pub fn constant(expr: impl Into<String>) -> Self {
         ArgSpec::Const(expr.into())
     }
+
+    /// The node's own buffer (`&mut name` in the DSL), filled in place.
+    pub fn buffer() -> Self {
+        ArgSpec::Buffer
+    }
 }
 
 /// `"weights"` is the running weight table ([`ArgSpec::Weights`]), as in the
@@ -101,6 +106,7 @@ impl NodeSpec {
             compilable: false,
             weight_key: None,
             fallible: false,
+            ty: None,
             source: String::new(),
         };
         node.source = node.dsl_source();
@@ -110,16 +116,23 @@ impl NodeSpec {
     /// The declaration in DSL syntax, e.g. `node blur = ops::blur(gray)?;`
     /// (attributes left out).
     pub fn dsl_source(&self) -> String {
-        let args: Vec<&str> = self
+        let args: Vec<String> = self
             .args
             .iter()
             .map(|a| match a {
-                ArgSpec::Name(n) | ArgSpec::Const(n) => n.as_str(),
-                ArgSpec::Weights => WEIGHTS_ARG,
+                ArgSpec::Name(n) | ArgSpec::Const(n) => n.clone(),
+                ArgSpec::Weights => WEIGHTS_ARG.to_string(),
+                ArgSpec::Buffer => format!("&mut {}", self.name),
             })
             .collect();
         let q = if self.fallible { "?" } else { "" };
-        format!("node {} = {}({}){q};", self.name, self.op, args.join(", "))
+        let ty = self.ty.as_ref().map_or(String::new(), |t| format!(": {t}"));
+        format!(
+            "node {}{ty} = {}({}){q};",
+            self.name,
+            self.op,
+            args.join(", ")
+        )
     }
 }
 
@@ -217,6 +230,16 @@ impl GraphBuilder {
     /// If no node was added yet.
     pub fn fallible(mut self) -> Self {
         self.last_node("fallible").fallible = true;
+        self
+    }
+
+    /// Declares the last node's value type (`node name: Type = …`), which a
+    /// node filling its own buffer ([`ArgSpec::buffer`]) needs.
+    ///
+    /// # Panics
+    /// If no node was added yet.
+    pub fn ty(mut self, ty: impl Into<String>) -> Self {
+        self.last_node("ty").ty = Some(ty.into());
         self
     }
 
@@ -385,6 +408,7 @@ mod tests {
             compilable: false,
             weight_key: None,
             fallible: false,
+            ty: None,
             source: source.into(),
         };
         let expected = GraphSpec {

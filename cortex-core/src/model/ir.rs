@@ -102,11 +102,19 @@ pub struct NodeIr {
     pub args: List<Arg>,
     /// Whether the call returns a `Result` (written with `?` in the DSL).
     pub fallible: bool,
+    /// The declared type of its value, as written (`node name: Type = …`).
+    pub ty: Option<Str>,
     /// The declaration's source text.
     pub source: Str,
 }
 
 impl NodeIr {
+    /// Whether the call fills a buffer the pipeline owns ([`Arg::Buffer`])
+    /// rather than returning a new value.
+    pub fn fills_buffer(&self) -> bool {
+        self.args.iter().any(|a| matches!(a, Arg::Buffer))
+    }
+
     /// Whether this node is `#[compilable]`.
     pub const fn is_compilable(&self) -> bool {
         matches!(self.kind, NodeKind::Compilable)
@@ -120,6 +128,9 @@ pub enum Arg {
     Value(Endpoint),
     /// The weight table of the running mode (`weights`), as `&Weights`.
     Weights,
+    /// The node's own buffer (`&mut name`), as `&mut Type`: the call fills
+    /// it in place, and the node's value is the buffer.
+    Buffer,
     /// A constant Rust expression passed as written.
     Const(Str),
 }
@@ -217,6 +228,15 @@ impl GraphIr {
                 .str(&n.op)
                 .u64(n.weight_key.map_or(u64::MAX, u64::from));
             h.u64(u64::from(n.fallible)).u64(n.args.len() as u64);
+            h.str(n.ty.as_deref().unwrap_or(""));
+            for a in n.args.iter() {
+                h.u64(match a {
+                    Arg::Value(_) => 0,
+                    Arg::Weights => 1,
+                    Arg::Const(_) => 2,
+                    Arg::Buffer => 3,
+                });
+            }
         }
         for e in self.edges.iter() {
             h.endpoint(e.from).endpoint(e.to).u64(u64::from(e.arg));

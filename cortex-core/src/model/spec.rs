@@ -64,6 +64,9 @@ pub struct NodeSpec {
     pub weight_key: Option<String>,
     /// Written with a trailing `?`.
     pub fallible: bool,
+    /// The declared type of its value (`node name: Type = …`), if written.
+    /// A node passing its own buffer ([`ArgSpec::Buffer`]) must declare it.
+    pub ty: Option<String>,
     /// The declaration's source text.
     pub source: String,
 }
@@ -75,6 +78,9 @@ pub enum ArgSpec {
     Name(String),
     /// The reserved name `weights`: the running weight table.
     Weights,
+    /// `&mut name` where `name` is the node itself: the buffer the pipeline
+    /// owns for this node's value, filled in place by the call.
+    Buffer,
     /// Any other expression, passed through as written.
     Const(String),
 }

@@ -1,6 +1,7 @@
 //! Passes over the model: validation rules with their diagnostics
-//! ([`check`], [`diag`]), dead-node elimination ([`dce`]) and the partition
-//! of a plan into compilable islands ([`islands`]). The macro runs them at
+//! ([`check`], [`diag`]), dead-node elimination ([`dce`]), the partition of
+//! a plan into compilable islands ([`islands`]), its buffers ([`memory`])
+//! and its schedules for the engine ([`schedule`]). The macro runs them at
 //! compile time; the runtime runs the same code for plans chosen at run
 //! time.
 
@@ -8,3 +9,5 @@ pub mod check;
 pub mod dce;
 pub mod diag;
 pub mod islands;
+pub mod memory;
+pub mod schedule;

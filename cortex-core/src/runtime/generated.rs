@@ -36,3 +36,136 @@ impl<'a, T: ?Sized + 'a> WeightedEdge<'a> for Option<&'a T> {
 pub fn weighted<'a, V: ?Sized + 'a, A: WeightedEdge<'a, Value = V>>(value: Option<&'a V>) -> A {
     A::from_edge(value)
 }
+
+/// Where a run function puts its outputs: into the caller's outputs of an
+/// earlier frame (`run_into`, reusing their buffers), or into a new value.
+pub enum Sink<'a, T> {
+    /// Update these outputs in place.
+    Into(&'a mut T),
+    /// Store new outputs here.
+    Fresh(&'a mut Option<T>),
+}
+
+/// An output that is the last use of a filled value: the caller's old value
+/// and the pipeline's buffer trade places, so neither side allocates.
+#[inline(always)]
+pub fn swap_into<T>(dst: &mut T, buffer: &mut T) {
+    core::mem::swap(dst, buffer);
+}
+
+/// An output of a filled value that is used again (e.g. also a state): a
+/// copy into the caller's value, reusing its allocation.
+#[inline(always)]
+pub fn copy_into<T: Clone>(dst: &mut T, value: &T) {
+    dst.clone_from(value);
+}
+
+/// An optional output: fills the value in place when there is one, else
+/// starts from `T::default()` (once; later frames reuse it).
+#[inline(always)]
+pub fn into_option<T: Default>(dst: &mut Option<T>, fill: impl FnOnce(&mut T)) {
+    fill(dst.get_or_insert_with(T::default));
+}
+
+/// The observer of a parallel run: node events arrive from the pool's
+/// worker threads, one at a time under a lock, so any [`Observer`] that is
+/// `Send` works unchanged (the profiler keeps one start time per node, so
+/// interleaved nodes are timed correctly).
+///
+/// [`Observer`]: crate::observe::Observer
+pub struct SharedObserver<'a, O>(std::sync::Mutex<&'a mut O>);
+
+impl<'a, O: crate::observe::Observer> SharedObserver<'a, O> {
+    /// Shares `observer` with the workers of one frame.
+    #[inline]
+    pub fn new(observer: &'a mut O) -> Self {
+        SharedObserver(std::sync::Mutex::new(observer))
+    }
+
+    #[inline]
+    fn with(&self, f: impl FnOnce(&mut O)) {
+        // A node that panicked poisons nothing we rely on: the observer
+        // only records events.
+        let mut guard = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut guard);
+    }
+
+    /// See [`Observer::frame_begin`](crate::observe::Observer::frame_begin).
+    #[inline]
+    pub fn frame_begin(&self, ir: &'static crate::ir::GraphIr, plan: &crate::plan::Plan) {
+        self.with(|o| o.frame_begin(ir, plan));
+    }
+
+    /// See [`Observer::node_begin`](crate::observe::Observer::node_begin).
+    #[inline]
+    pub fn node_begin(&self, node: crate::ir::NodeId) {
+        self.with(|o| o.node_begin(node));
+    }
+
+    /// See [`Observer::node_end`](crate::observe::Observer::node_end).
+    #[inline]
+    pub fn node_end(&self, node: crate::ir::NodeId) {
+        self.with(|o| o.node_end(node));
+    }
+
+    /// See [`Observer::frame_end`](crate::observe::Observer::frame_end).
+    #[inline]
+    pub fn frame_end(&self, ok: bool) {
+        self.with(|o| o.frame_end(ok));
+    }
+}
+
+/// Runs two jobs of a wave at once on the engine's pool (rayon's global
+/// pool: its threads persist across frames, and a node that itself joins
+/// work, like the text map's two polarities, shares the same threads
+/// instead of adding more).
+#[inline]
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    rayon::join(a, b)
+}
+
+/// What a node value must be to cross the threads of `run_parallel`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be shared between the threads of a `#[parallel]` pipeline",
+    label = "this node's value is `{Self}`, which is not `Send + Sync`",
+    note = "`#[parallel]` runs independent nodes on worker threads: every node value, input and state must be `Send + Sync` (or remove `#[parallel]`)"
+)]
+pub trait ParallelSafe {}
+
+impl<T: Send + Sync + ?Sized> ParallelSafe for T {}
+
+/// Checks, at the node's name, that its value may cross threads.
+#[inline(always)]
+pub fn parallel_safe<T: ParallelSafe + ?Sized>(_: &T) {}
+
+/// The observer of a pipelined run's stages: reports nothing (the stages of
+/// two frames interleave, which no per-frame observer expects).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SilentObserver;
+
+impl SilentObserver {
+    /// Does nothing.
+    #[inline(always)]
+    pub fn frame_begin(&self, _ir: &'static crate::ir::GraphIr, _plan: &crate::plan::Plan) {}
+    /// Does nothing.
+    #[inline(always)]
+    pub fn node_begin(&self, _node: crate::ir::NodeId) {}
+    /// Does nothing.
+    #[inline(always)]
+    pub fn node_end(&self, _node: crate::ir::NodeId) {}
+    /// Does nothing.
+    #[inline(always)]
+    pub fn frame_end(&self, _ok: bool) {}
+}
+
+pub use super::heap::{Probe, ViaHeapBytes, ViaInlineSize};
+pub use super::pipelined::pipelined;

@@ -7,8 +7,10 @@
 
 pub mod error;
 pub mod generated;
+pub mod heap;
 pub mod observe;
 pub mod pipeline;
+pub mod pipelined;
 pub mod plan_cache;
 pub mod profile;
 #[cfg(feature = "runner")]

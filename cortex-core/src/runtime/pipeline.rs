@@ -67,6 +67,17 @@ pub trait Pipeline: Default {
         inputs: Self::Inputs<'_>,
     ) -> Result<Self::Outputs, PipelineError>;
 
+    /// Runs one frame in `mode` into `outputs` of an earlier frame, reusing
+    /// their memory (filled outputs trade buffers with the pipeline). On
+    /// error the state and `outputs` are left as they were.
+    fn run_into_observed<O: Observer>(
+        &mut self,
+        mode: Self::Mode,
+        observer: &mut O,
+        inputs: Self::Inputs<'_>,
+        outputs: &mut Self::Outputs,
+    ) -> Result<(), PipelineError>;
+
     /// Runs one frame with weights chosen at run time (validated against the
     /// pipeline's weight keys; the plan of their zero pattern is cached).
     fn run_weights_observed<O: Observer>(
@@ -90,6 +101,10 @@ pub trait Pipeline: Default {
     /// zero), computed once by the DCE pass and cached.
     fn pattern_plan(&mut self, pattern: u64) -> Arc<Plan>;
 
+    /// The buffers the pipeline owns for its buffer-filling nodes, each as
+    /// (declared type, index among that type's buffers, bytes held now).
+    fn buffer_bytes(&self) -> Vec<(&'static str, u32, usize)>;
+
     /// Runs one frame in `mode`.
     fn run(
         &mut self,
@@ -99,6 +114,16 @@ pub trait Pipeline: Default {
         self.run_observed(mode, &mut NoopObserver, inputs)
     }
 
+    /// Runs one frame in `mode` into `outputs` of an earlier frame.
+    fn run_into(
+        &mut self,
+        mode: Self::Mode,
+        inputs: Self::Inputs<'_>,
+        outputs: &mut Self::Outputs,
+    ) -> Result<(), PipelineError> {
+        self.run_into_observed(mode, &mut NoopObserver, inputs, outputs)
+    }
+
     /// Runs one frame with weights chosen at run time.
     fn run_weights(
         &mut self,
@@ -106,5 +131,38 @@ pub trait Pipeline: Default {
         inputs: Self::Inputs<'_>,
     ) -> Result<Self::Outputs, PipelineError> {
         self.run_weights_observed(weights, &mut NoopObserver, inputs)
+    }
+}
+
+/// A pipeline declared `#[parallel]`: it can also run a frame's independent
+/// nodes at once on the engine's worker pool, with outputs and state
+/// bit-identical to the sequential run.
+pub trait ParallelPipeline: Pipeline {
+    /// Runs one frame in `mode` with independent nodes at once, reporting
+    /// each node to `observer` from the thread that runs it.
+    fn run_parallel_observed<O: Observer + Send>(
+        &mut self,
+        mode: Self::Mode,
+        observer: &mut O,
+        inputs: Self::Inputs<'_>,
+    ) -> Result<Self::Outputs, PipelineError>;
+
+    /// [`run_parallel_observed`](Self::run_parallel_observed) into `outputs`
+    /// of an earlier frame, reusing their memory.
+    fn run_parallel_into_observed<O: Observer + Send>(
+        &mut self,
+        mode: Self::Mode,
+        observer: &mut O,
+        inputs: Self::Inputs<'_>,
+        outputs: &mut Self::Outputs,
+    ) -> Result<(), PipelineError>;
+
+    /// Runs one frame in `mode` with independent nodes at once.
+    fn run_parallel(
+        &mut self,
+        mode: Self::Mode,
+        inputs: Self::Inputs<'_>,
+    ) -> Result<Self::Outputs, PipelineError> {
+        self.run_parallel_observed(mode, &mut NoopObserver, inputs)
     }
 }

@@ -96,6 +96,7 @@ mod tests {
             compilable: true,
             weight_key: key,
             fallible: false,
+            ty: None,
             source: name,
         };
         let mut nodes: Vec<NodeSpec> = (0..k)

@@ -12,6 +12,7 @@ use std::fmt::{self, Write as _};
 
 use crate::ir::{GraphIr, NodeId};
 use crate::passes::islands::{islands, Island};
+use crate::passes::memory::BufferPlan;
 use crate::plan::Plan;
 use crate::tools::format::{fmt_ms, node_key_name, node_name, why_removed};
 // Part of this module's API since before the helpers moved to `format`.
@@ -150,6 +151,11 @@ impl fmt::Display for Listing<'_> {
         }
         writeln!(f, "{}", "-".repeat(width))?;
         f.write_str(&island_section(ir, &islands(ir, None)))?;
+        if ir.nodes.iter().any(|n| n.fills_buffer()) {
+            writeln!(f, "{}", "-".repeat(width))?;
+            let full = crate::dce::plan_for_pattern(ir, 0, "full graph");
+            f.write_str(&buffer_section(ir, &full, None))?;
+        }
         writeln!(f, "{rule}")
     }
 }
@@ -193,6 +199,89 @@ pub fn island_section(ir: &GraphIr, islands: &[Island]) -> String {
     };
     let _ = writeln!(out, "  {:<label_w$}  {external}", "external");
     out
+}
+
+/// The buffers of `plan` run sequentially: one line per buffer with its
+/// type, the values that take turns in it (and the state a value is swapped
+/// into), and, given a pipeline's [`buffer_bytes`], the bytes it holds now.
+///
+/// ```text
+/// buffers (BALANCED):
+///   buffer 0  GrayImage  gray (-> _prev_gray)   0.3 MB
+///   buffer 1  ScoreMap   center                 1.2 MB
+/// ```
+///
+/// [`buffer_bytes`]: crate::Pipeline::buffer_bytes
+pub fn buffer_section(ir: &GraphIr, plan: &Plan, bytes: Option<&[(&str, u32, usize)]>) -> String {
+    let bufs = BufferPlan::sequential(ir, plan);
+    let mut out = format!("buffers ({}):", plan.label);
+    if bufs.buffers.is_empty() {
+        out.push_str(" none (no running node fills a buffer)\n");
+        return out;
+    }
+    out.push('\n');
+    let rows: Vec<(String, String, String)> = bufs
+        .buffers
+        .iter()
+        .map(|b| {
+            let values: Vec<String> = b
+                .values
+                .iter()
+                .map(|&v| {
+                    let states: Vec<&str> = ir
+                        .states
+                        .iter()
+                        .enumerate()
+                        .filter(|(s, st)| st.writer == v && plan.writes_state(*s as u32))
+                        .map(|(_, st)| st.name.as_ref())
+                        .collect();
+                    if states.is_empty() {
+                        node_name(ir, v).to_string()
+                    } else {
+                        format!("{} (-> {})", node_name(ir, v), states.join(", "))
+                    }
+                })
+                .collect();
+            let held = bytes
+                .and_then(|all| {
+                    all.iter()
+                        .find(|(ty, k, _)| *ty == b.ty && *k == b.index_in_type)
+                })
+                .map_or(String::new(), |&(_, _, n)| fmt_bytes(n));
+            (b.ty.clone(), values.join(", "), held)
+        })
+        .collect();
+    let ty_w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let val_w = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    for (i, (ty, values, held)) in rows.iter().enumerate() {
+        let line = format!("  buffer {i}  {ty:<ty_w$}  {values:<val_w$}  {held}");
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    if let Some(all) = bytes {
+        let total: usize = bufs
+            .buffers
+            .iter()
+            .filter_map(|b| {
+                all.iter()
+                    .find(|(ty, k, _)| *ty == b.ty && *k == b.index_in_type)
+                    .map(|t| t.2)
+            })
+            .sum();
+        let _ = writeln!(out, "  total  {}", fmt_bytes(total));
+    }
+    out
+}
+
+/// `1.2 MB`, `340 KB`, `512 B`.
+fn fmt_bytes(n: usize) -> String {
+    let n = n as f64;
+    if n >= 1e6 {
+        format!("{:.1} MB", n / 1e6)
+    } else if n >= 1e3 {
+        format!("{:.0} KB", n / 1e3)
+    } else {
+        format!("{n} B")
+    }
 }
 
 /// The listing's header: inputs, states, outputs, weight keys and modes.

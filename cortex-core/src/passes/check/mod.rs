@@ -6,6 +6,7 @@
 //! yields one diagnostic, not a cascade. The same code runs inside
 //! `cortex_graph!` at compile time and at run time for graphs built in code.
 
+mod buffers;
 mod modes;
 mod names;
 mod order;
@@ -67,6 +68,7 @@ pub fn check(spec: &GraphSpec) -> Checked {
         outputs: Vec::new(),
     };
     states::resolve_writes(spec, &namespace, &mut resolved, &mut diags);
+    buffers::check_buffers(spec, &mut diags);
     modes::collect_keys(spec, &mut resolved, &mut diags);
     modes::check_modes(spec, &resolved, &mut diags);
     modes::check_variants(spec, &mut diags);
@@ -126,6 +128,7 @@ fn build_ir(spec: &GraphSpec, r: &Resolved, topo: Vec<u32>) -> GraphIr {
                 .collect::<Vec<_>>()
                 .into(),
             fallible: n.fallible,
+            ty: n.ty.clone().map(Into::into),
             source: n.source.clone().into(),
         })
         .collect();

@@ -103,6 +103,7 @@ pub(crate) fn resolve_args(
                 .enumerate()
                 .map(|(a, arg)| match arg {
                     ArgSpec::Weights => Some(Arg::Weights),
+                    ArgSpec::Buffer => Some(Arg::Buffer),
                     ArgSpec::Const(text) => Some(Arg::Const(text.clone().into())),
                     ArgSpec::Name(name) => match ns.get(name.as_str()) {
                         Some(&e) => Some(Arg::Value(e)),

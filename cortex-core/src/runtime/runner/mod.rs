@@ -42,7 +42,7 @@ use crate::pipeline::{Pipeline, PipelineMode};
 use crate::plan::Plan;
 use crate::profile::Profiler;
 use crate::sources::{self, Frame, FrameSource, SourceError};
-use crate::viz::{dce_diff, listing};
+use crate::viz::{buffer_section, dce_diff, listing};
 use crate::weights::{check_weight_value, Weights};
 
 pub use dump::{draw_box, heatmap, DumpError, DumpSink};
@@ -394,6 +394,8 @@ enum Sink {
 struct RunSummary {
     frames: u64,
     seconds: f64,
+    /// The pipeline's buffers after the last frame (see `Pipeline::buffer_bytes`).
+    buffer_bytes: Vec<(&'static str, u32, usize)>,
 }
 
 impl<P: Pipeline + 'static> App<P> {
@@ -560,7 +562,7 @@ impl<P: Pipeline + 'static> App<P> {
                 let w = weights.clone().unwrap_or_else(|| mode.weights().clone());
                 let mut common = cli.common.clone();
                 common.frames = Some(cli.common.frames.unwrap_or(10));
-                let (obs, _) = self.run_frames(
+                let (obs, summary) = self.run_frames(
                     &common,
                     Selection::Plan(full, w),
                     Sink::Silent,
@@ -569,7 +571,12 @@ impl<P: Pipeline + 'static> App<P> {
                     io.stdout,
                     io.progress,
                 )?;
-                write_out(io.stdout, &dce_diff(ir, &target, &obs.profiler))
+                let mut text = dce_diff(ir, &target, &obs.profiler);
+                if ir.nodes.iter().any(|n| n.fills_buffer()) {
+                    text.push('\n');
+                    text.push_str(&buffer_section(ir, &target, Some(&summary.buffer_bytes)));
+                }
+                write_out(io.stdout, &text)
             }
             Some(Command::Profile) => {
                 let (obs, _) = self.run_frames(
@@ -785,6 +792,7 @@ impl<P: Pipeline + 'static> App<P> {
             RunSummary {
                 frames: done,
                 seconds: started.elapsed().as_secs_f64(),
+                buffer_bytes: pipeline.buffer_bytes(),
             },
         ))
     }

@@ -1,0 +1,182 @@
+//! Memory planning: which buffers a plan's buffer-filling nodes
+//! (`node v: T = f(…, &mut v)`) write, shared by liveness.
+//!
+//! Each filled value lives from the step that writes it to the last step
+//! that reads it — or to the end of the frame when it is an output or the
+//! next value of a state. Values of the same declared type whose lifetimes
+//! do not overlap share one buffer: interval colouring, greedy by start,
+//! which is optimal for intervals (as many buffers of a type as values of
+//! that type alive at once). A step is a position in the plan's order for
+//! sequential runs, or a wave of [`waves`] for parallel runs, where every
+//! node of a wave runs at once and so needs its own buffer.
+//!
+//! The macro assigns buffers at compile time with this pass, and the tools
+//! report the same assignment.
+
+use crate::ir::{Endpoint, GraphIr, NodeId};
+use crate::plan::Plan;
+use crate::schedule::waves;
+
+/// One buffer the pipeline owns, and the values that take turns in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buffer {
+    /// The declared type of its values, as written.
+    pub ty: String,
+    /// Its index among this plan's buffers of the same type (the pipeline
+    /// keeps, per type, as many buffers as its hungriest plan needs).
+    pub index_in_type: u32,
+    /// The values written into it, in the order they are written.
+    pub values: Vec<NodeId>,
+}
+
+/// The buffers of one plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BufferPlan {
+    /// The buffers, in order of first use.
+    pub buffers: Vec<Buffer>,
+    /// Per node: the index in [`buffers`](Self::buffers) of the buffer it
+    /// fills, `None` for a node returning its value (or not running).
+    pub of_node: Vec<Option<u32>>,
+}
+
+impl BufferPlan {
+    /// The buffers of `plan` run sequentially, in its order.
+    pub fn sequential(ir: &GraphIr, plan: &Plan) -> BufferPlan {
+        let mut step = vec![usize::MAX; ir.nodes.len()];
+        for (i, &id) in plan.order.iter().enumerate() {
+            step[id as usize] = i;
+        }
+        colour(ir, plan, &step)
+    }
+
+    /// The buffers of `plan` run wave by wave ([`waves`]), every node of a
+    /// wave at once.
+    pub fn parallel(ir: &GraphIr, plan: &Plan) -> BufferPlan {
+        let mut step = vec![usize::MAX; ir.nodes.len()];
+        for (w, wave) in waves(ir, plan).iter().enumerate() {
+            for &id in wave {
+                step[id as usize] = w;
+            }
+        }
+        colour(ir, plan, &step)
+    }
+
+    /// How many buffers of type `ty` this plan uses.
+    pub fn count_of(&self, ty: &str) -> usize {
+        self.buffers.iter().filter(|b| b.ty == ty).count()
+    }
+
+    /// The buffer node `id` fills, if any.
+    pub fn buffer_of(&self, id: NodeId) -> Option<&Buffer> {
+        let b = (*self.of_node.get(id as usize)?)?;
+        self.buffers.get(b as usize)
+    }
+}
+
+/// Greedy interval colouring of the filled values of `plan`, with each live
+/// node at `step[node]`.
+fn colour(ir: &GraphIr, plan: &Plan, step: &[usize]) -> BufferPlan {
+    // Values read after the last step: outputs and the next states.
+    let mut to_end = vec![false; ir.nodes.len()];
+    for o in ir.outputs.iter() {
+        to_end[o.node as usize] = true;
+    }
+    for (s, st) in ir.states.iter().enumerate() {
+        if plan.writes_state(s as u32) {
+            to_end[st.writer as usize] = true;
+        }
+    }
+    let mut last_read = step.to_vec();
+    for e in ir.edges.iter() {
+        if let (Endpoint::Node(p), Endpoint::Node(c)) = (e.from, e.to) {
+            if plan.is_live(p) && plan.is_live(c) {
+                let l = &mut last_read[p as usize];
+                *l = (*l).max(step[c as usize]);
+            }
+        }
+    }
+
+    let mut filled: Vec<NodeId> = plan
+        .order
+        .iter()
+        .copied()
+        .filter(|&id| ir.nodes[id as usize].fills_buffer() && ir.nodes[id as usize].ty.is_some())
+        .collect();
+    filled.sort_by_key(|&id| (step[id as usize], id));
+
+    let mut out = BufferPlan {
+        buffers: Vec::new(),
+        of_node: vec![None; ir.nodes.len()],
+    };
+    // Per buffer: the step after which it is free (`usize::MAX`: never).
+    let mut free_after: Vec<usize> = Vec::new();
+    for id in filled {
+        let ty = ir.nodes[id as usize].ty.as_deref().unwrap_or_default();
+        let start = step[id as usize];
+        let end = if to_end[id as usize] {
+            usize::MAX
+        } else {
+            last_read[id as usize]
+        };
+        // A buffer whose last value was read strictly before this value is
+        // written: a node never reads and writes the same buffer.
+        let reuse = out
+            .buffers
+            .iter()
+            .zip(&free_after)
+            .position(|(b, &f)| b.ty == ty && f < start);
+        let b = match reuse {
+            Some(b) => b,
+            None => {
+                let index_in_type = out.count_of(ty) as u32;
+                out.buffers.push(Buffer {
+                    ty: ty.to_string(),
+                    index_in_type,
+                    values: Vec::new(),
+                });
+                free_after.push(0);
+                out.buffers.len() - 1
+            }
+        };
+        out.buffers[b].values.push(id);
+        free_after[b] = end;
+        out.of_node[id as usize] = Some(b as u32);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::ArgSpec;
+    use crate::spec::GraphSpec;
+
+    /// `a → b → c → d` all filling `Map` buffers, `d` the output: `a` and
+    /// `c` can share (a is last read by b), `b` and `d` can share.
+    fn chain() -> GraphIr {
+        GraphSpec::builder("Chain")
+            .input("x", "u8")
+            .node("a", "f", [ArgSpec::name("x"), ArgSpec::buffer()])
+            .ty("Map")
+            .node("b", "f", [ArgSpec::name("a"), ArgSpec::buffer()])
+            .ty("Map")
+            .node("c", "f", [ArgSpec::name("b"), ArgSpec::buffer()])
+            .ty("Map")
+            .node("d", "f", [ArgSpec::name("c"), ArgSpec::buffer()])
+            .ty("Map")
+            .output("d", "Map")
+            .check()
+            .ir
+            .expect("valid")
+    }
+
+    #[test]
+    fn a_chain_needs_two_buffers() {
+        let ir = chain();
+        let plan = crate::dce::plan_for_mode(&ir, 0);
+        let b = BufferPlan::sequential(&ir, &plan);
+        assert_eq!(b.buffers.len(), 2);
+        assert_eq!(b.buffers[0].values, vec![0, 2]);
+        assert_eq!(b.buffers[1].values, vec![1, 3]);
+    }
+}

@@ -1,0 +1,103 @@
+//! Schedules of a plan for the engine: the waves of nodes that may run at
+//! once (parallel runs), and the nodes that read no state, directly or
+//! through other nodes (pipelined runs start them before the previous
+//! frame's state is committed).
+
+use crate::ir::{EdgeKind, Endpoint, GraphIr, NodeId};
+use crate::plan::Plan;
+
+/// The plan's nodes in waves: a node's wave is one more than the latest
+/// wave of the nodes it reads (wave 0 reads only inputs and states), so the
+/// nodes of one wave are independent and may run at once. Each wave lists
+/// its nodes in plan order.
+pub fn waves(ir: &GraphIr, plan: &Plan) -> Vec<Vec<NodeId>> {
+    let mut wave = vec![0usize; ir.nodes.len()];
+    let mut out: Vec<Vec<NodeId>> = Vec::new();
+    for &id in plan.order.iter() {
+        let w = producers(ir, id)
+            .filter(|&p| plan.is_live(p))
+            .map(|p| wave[p as usize] + 1)
+            .max()
+            .unwrap_or(0);
+        wave[id as usize] = w;
+        if out.len() <= w {
+            out.resize_with(w + 1, Vec::new);
+        }
+        out[w].push(id);
+    }
+    out
+}
+
+/// The nodes whose values node `id` reads (data and weighted edges).
+fn producers(ir: &GraphIr, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+    ir.edges
+        .iter()
+        .filter_map(move |e| match (e.from, e.to, e.kind) {
+            (Endpoint::Node(p), Endpoint::Node(c), EdgeKind::Data | EdgeKind::Weighted)
+                if c == id =>
+            {
+                Some(p)
+            }
+            _ => None,
+        })
+}
+
+/// Per node: whether it runs in `plan` and depends on no state, directly
+/// or through the nodes it reads. Such a node of frame `k + 1` may run
+/// while frame `k` is still running: nothing it reads is written by frame
+/// `k`. The others wait until frame `k` commits its state.
+pub fn state_free(ir: &GraphIr, plan: &Plan) -> Vec<bool> {
+    let mut free = vec![false; ir.nodes.len()];
+    for &id in plan.order.iter() {
+        let reads_state = ir.edges.iter().any(|e| {
+            e.to == Endpoint::Node(id)
+                && match e.from {
+                    Endpoint::State(_) => true,
+                    Endpoint::Node(p) => !free[p as usize],
+                    Endpoint::Input(_) => false,
+                }
+        });
+        free[id as usize] = !reads_state;
+    }
+    free
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::GraphSpec;
+
+    #[test]
+    fn waves_of_a_diamond() {
+        let ir = GraphSpec::builder("Diamond")
+            .input("x", "u8")
+            .node("a", "f", ["x"])
+            .node("b", "f", ["a"])
+            .node("c", "f", ["a"])
+            .node("d", "f", ["b", "c"])
+            .output("d", "u8")
+            .check()
+            .ir
+            .expect("valid");
+        let plan = crate::dce::plan_for_mode(&ir, 0);
+        assert_eq!(waves(&ir, &plan), vec![vec![0], vec![1, 2], vec![3]]);
+    }
+
+    #[test]
+    fn state_readers_and_their_consumers_wait() {
+        let ir = GraphSpec::builder("Stages")
+            .input("x", "u8")
+            .state("s", "u8", "0")
+            .node("a", "f", ["x"])
+            .node("b", "f", ["a", "s"])
+            .node("c", "f", ["a"])
+            .node("d", "f", ["b", "c"])
+            .write("a", "s")
+            .output("d", "u8")
+            .check()
+            .ir
+            .expect("valid");
+        let plan = crate::dce::plan_for_mode(&ir, 0);
+        assert_eq!(state_free(&ir, &plan), vec![true, false, true, false]);
+    }
+}

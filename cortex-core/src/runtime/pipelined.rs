@@ -1,0 +1,167 @@
+//! Pipelined runs: a stream of frames through a pipeline in two stages, so
+//! that frame `k + 1`'s state-free nodes run on the pool while frame `k`'s
+//! state readers and what follows them finish and commit its state.
+//!
+//! The generated `run_stream` supplies the two stages as closures (their
+//! value types are the pipeline's node types, which only the compiler
+//! knows); this loop, written once, does the overlapping, the ordering, the
+//! counting and the recycling of the first stage's buffers.
+
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+
+use crate::error::PipelineError;
+use crate::runtime::generated::Sink;
+use crate::stream::{feed, Arrival, StreamError, StreamOptions, StreamReport};
+
+/// One frame's result from a pipelined run, in source order.
+#[derive(Debug)]
+pub struct StreamFrame<In, Out> {
+    /// Position in the source, counting dropped frames (0-based).
+    pub index: u64,
+    /// Frames the overflow policy dropped since the previous delivered one.
+    pub dropped_before: u64,
+    /// The frame's inputs, handed back (to show, save or reuse).
+    pub inputs: In,
+    /// The outputs, or why the frame failed (the state was then left as it
+    /// was, and later frames saw the state of the last good one).
+    pub result: Result<Out, PipelineError>,
+}
+
+/// A frame between the stages: its first stage done.
+struct Staged<In, AV, AB> {
+    arrival: Arrival<In>,
+    values: Result<AV, PipelineError>,
+    bufs: AB,
+}
+
+/// Runs `frames` through `pipeline` in two overlapping stages (see the
+/// module docs). With `options.in_flight == 1` the stages run one after the
+/// other; with 2 or more, frame `k`'s second stage runs beside frame
+/// `k + in_flight - 1`'s first stage (more than 2 deepens the look-ahead,
+/// not the parallelism: there are two stages).
+///
+/// Not public API: called by the generated `run_stream`.
+#[allow(clippy::too_many_arguments)]
+pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB>(
+    pipeline: &mut P,
+    frames: I,
+    options: &StreamOptions,
+    mut on_result: F,
+    stage_a: FA,
+    stage_b: FB,
+    new_bufs: NB,
+) -> Result<StreamReport, StreamError>
+where
+    P: Send,
+    In: Send + Sync,
+    Out: Send,
+    AV: Send,
+    AB: Send,
+    I: Iterator<Item = In> + Send,
+    F: FnMut(StreamFrame<In, Out>) -> ControlFlow<()>,
+    FA: Fn(&In, &mut AB) -> Result<AV, PipelineError> + Sync,
+    FB: Fn(&mut P, &In, AV, &mut AB, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
+    NB: Fn() -> AB,
+{
+    let mut pending: VecDeque<Staged<In, AV, AB>> = VecDeque::new();
+    let mut spare: Vec<AB> = Vec::new();
+    let mut failed = 0u64;
+    let mut stopped = false;
+
+    // The second stage of a staged frame, then its delivery.
+    let finish = |pipeline: &mut P, staged: Staged<In, AV, AB>| -> (StreamFrame<In, Out>, AB) {
+        let Staged {
+            arrival,
+            values,
+            mut bufs,
+        } = staged;
+        let result = values.and_then(|values| {
+            let mut slot = None;
+            stage_b(
+                pipeline,
+                &arrival.item,
+                values,
+                &mut bufs,
+                Sink::Fresh(&mut slot),
+            )?;
+            slot.ok_or(PipelineError::Internal("a run returned no outputs"))
+        });
+        let frame = StreamFrame {
+            index: arrival.index,
+            dropped_before: arrival.dropped_before,
+            inputs: arrival.item,
+            result,
+        };
+        (frame, bufs)
+    };
+    let mut deliver = |frame: StreamFrame<In, Out>, failed: &mut u64| {
+        if frame.result.is_err() {
+            *failed += 1;
+        }
+        on_result(frame)
+    };
+
+    let fed = feed(frames, options, |arrival| {
+        let mut bufs = spare.pop().unwrap_or_else(&new_bufs);
+        if pending.len() + 1 < options.in_flight {
+            let values = stage_a(&arrival.item, &mut bufs);
+            pending.push_back(Staged {
+                arrival,
+                values,
+                bufs,
+            });
+            return ControlFlow::Continue(());
+        }
+        let flow = match pending.pop_front() {
+            // One frame in flight: the stages one after the other.
+            None => {
+                let values = stage_a(&arrival.item, &mut bufs);
+                let staged = Staged {
+                    arrival,
+                    values,
+                    bufs,
+                };
+                let (frame, bufs) = finish(pipeline, staged);
+                spare.push(bufs);
+                return deliver(frame, &mut failed);
+            }
+            Some(oldest) => {
+                let ((frame, old_bufs), values) = rayon::join(
+                    || finish(pipeline, oldest),
+                    || stage_a(&arrival.item, &mut bufs),
+                );
+                spare.push(old_bufs);
+                pending.push_back(Staged {
+                    arrival,
+                    values,
+                    bufs,
+                });
+                deliver(frame, &mut failed)
+            }
+        };
+        if flow.is_break() {
+            stopped = true;
+        }
+        flow
+    })?;
+    // The source is exhausted (or the consumer stopped): finish what is in
+    // flight, in order, unless the consumer asked to stop.
+    while !stopped {
+        let Some(staged) = pending.pop_front() else {
+            break;
+        };
+        let (frame, bufs) = finish(pipeline, staged);
+        spare.push(bufs);
+        if deliver(frame, &mut failed).is_break() {
+            stopped = true;
+        }
+    }
+    let mut report = StreamReport::from_feed(&fed, failed);
+    // Frames staged but never finished because the consumer stopped are
+    // discarded, not processed.
+    let unfinished = pending.len() as u64;
+    report.discarded += unfinished;
+    report.processed = report.processed.saturating_sub(unfinished);
+    Ok(report)
+}
