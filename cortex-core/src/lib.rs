@@ -51,5 +51,8 @@ pub use pipeline::{ParallelPipeline, Pipeline, PipelineMode};
 pub use plan::{Plan, PlanError};
 pub use plan_cache::PlanCache;
 pub use profile::Profiler;
+pub use stream::{
+    feed, Arrival, FeedReport, FrameQueue, Overflow, StreamError, StreamOptions, StreamReport,
+};
 pub use viz::Timings;
 pub use weights::Weights;

@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn heap_bytes_when_known_inline_size_otherwise() {
         let v: Vec<u32> = Vec::with_capacity(10);
-        assert_eq!((&Probe(&v)).bytes(), 40);
+        assert_eq!(Probe(&v).bytes(), 40);
         let plain = (1u64, 2u64);
         assert_eq!((&Probe(&plain)).bytes(), 16);
     }

@@ -2,7 +2,8 @@
 //! pipeline implements, errors of a frame ([`error`]), the per-node observer
 //! hook ([`observe`]) and the profiler built on it ([`profile`]); with the
 //! `runner` feature, a command-line runner for any pipeline ([`runner`]) and
-//! the frame sources it reads ([`sources`]).
+//! the frame sources it reads ([`sources`]); flow control between a frame
+//! source and a pipeline ([`stream`]).
 
 pub mod error;
 pub mod generated;

@@ -20,6 +20,10 @@ use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
+// What a pipelined run (`runtime::pipelined`, fed by this queue) hands back
+// per frame, reachable beside the stream's other types.
+pub use super::pipelined::StreamFrame;
+
 /// What happens when a frame arrives and the queue is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Overflow {
@@ -421,4 +425,3 @@ impl<T> FrameQueue<T> {
 
 #[cfg(test)]
 mod tests;
-pub use super::pipelined::StreamFrame;

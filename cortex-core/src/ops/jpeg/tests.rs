@@ -165,3 +165,43 @@ fn compares_with_jpeg_encoder() {
         }
     }
 }
+
+/// Encoding time against `jpeg-encoder` (`cargo test --release -p
+/// cortex-core --lib ops::jpeg::tests::speed -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement; run in release"]
+fn speed_against_jpeg_encoder() {
+    for &(w, h) in &[(160, 120), (640, 480), (1920, 1080)] {
+        let px = picture(w, h, 9);
+        for q in [85, 95] {
+            let view = RgbView::new(&px, 3 * w, w, h).unwrap();
+            let mut out = Vec::new();
+            let mut s = JpegScratch::default();
+            let reps = (2_000_000 / (w * h)).max(5);
+            let best = |f: &mut dyn FnMut()| {
+                (0..3)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        for _ in 0..reps {
+                            f();
+                        }
+                        t.elapsed().as_secs_f64() / reps as f64
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let ours = best(&mut || encode_rgb(&view, q, &mut out, &mut s));
+            let theirs = best(&mut || {
+                let mut v = Vec::new();
+                jpeg_encoder::Encoder::new(&mut v, q)
+                    .encode(&px, w as u16, h as u16, jpeg_encoder::ColorType::Rgb)
+                    .unwrap();
+            });
+            eprintln!(
+                "{w}x{h} q{q}: ours {:.3} ms, jpeg-encoder {:.3} ms ({:.2}x)",
+                ours * 1e3,
+                theirs * 1e3,
+                theirs / ours
+            );
+        }
+    }
+}

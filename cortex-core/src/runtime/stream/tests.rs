@@ -203,10 +203,7 @@ fn break_stops_the_producer_promptly() {
 
 #[test]
 fn a_panicking_source_ends_the_stream_with_an_error() {
-    let source = (0..10u32).map(|i| {
-        assert!(i != 5, "boom at {i}");
-        i
-    });
+    let source = (0..10u32).inspect(|&i| assert!(i != 5, "boom at {i}"));
     let mut seen = Vec::new();
     let r = feed(source, &opts(2, Overflow::Block), |a| {
         seen.push(a.item);
