@@ -70,7 +70,12 @@ impl Observer for PerNode {
 const FRAMES: u64 = 20;
 
 /// One steady-state measurement: allocations over the clip, and per node.
-fn measure(p: &mut L2, mode: L2Mode, parallel: bool, frames: &[cortex::ops::RgbFrame]) -> (u64, Vec<String>) {
+fn measure(
+    p: &mut L2,
+    mode: L2Mode,
+    parallel: bool,
+    frames: &[cortex::ops::RgbFrame],
+) -> (u64, Vec<String>) {
     let mut out = p.run(mode, &frames[0]).unwrap();
     for f in frames {
         p.run_into(mode, f, &mut out).unwrap();
@@ -84,7 +89,8 @@ fn measure(p: &mut L2, mode: L2Mode, parallel: bool, frames: &[cortex::ops::RgbF
         if parallel {
             p.run_parallel_into(mode, f, &mut out).unwrap();
         } else {
-            p.run_into_observed(mode, &mut per_node, f, &mut out).unwrap();
+            p.run_into_observed(mode, &mut per_node, f, &mut out)
+                .unwrap();
         }
     }
     let n = allocs() - before;
@@ -126,14 +132,21 @@ fn l2_allocates_nothing_per_frame_in_steady_state() {
                 let (n, nodes) = rayon::scope(|_| measure(&mut L2::new(), mode, parallel, &frames));
                 report.push(format!(
                     "{w}x{h} {mode:?} {}: {n} allocations over {FRAMES} frames {nodes:?}",
-                    if parallel { "run_parallel_into" } else { "run_into" }
+                    if parallel {
+                        "run_parallel_into"
+                    } else {
+                        "run_into"
+                    }
                 ));
             }
         }
     }
     let text = report.join("\n");
     println!("{text}");
-    assert!(report.iter().all(|l| l.contains(": 0 allocations")), "{text}");
+    assert!(
+        report.iter().all(|l| l.contains(": 0 allocations")),
+        "{text}"
+    );
 
     // From a thread outside the pool, each frame enters the pool once (the
     // text map's two polarities, or a parallel frame): rayon's queue for
@@ -163,7 +176,14 @@ fn l2_allocates_nothing_per_frame_in_steady_state() {
             }
         }
         let n = allocs() - before;
-        println!("outside the pool, parallel {parallel}: {n} allocations over {} frames", frames.len());
-        assert!(n <= 3, "{n} allocations over {} frames from outside the pool", frames.len());
+        println!(
+            "outside the pool, parallel {parallel}: {n} allocations over {} frames",
+            frames.len()
+        );
+        assert!(
+            n <= 3,
+            "{n} allocations over {} frames from outside the pool",
+            frames.len()
+        );
     }
 }

@@ -225,6 +225,15 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
     let parallel_trait = if ast.parallel {
         quote! {
             impl #c::ParallelPipeline for #pipeline {
+                type OwnedInputs = (#(#input_tys,)*);
+                fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                where
+                    __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
+                    __I::IntoIter: ::core::marker::Send,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+                {
+                    #pipeline::run_stream(self, mode, frames, options, on_result)
+                }
                 fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                     let (#(#input_names,)*) = inputs;
                     #pipeline::run_parallel_observed(self, mode, observer, #args)

@@ -138,6 +138,26 @@ pub trait Pipeline: Default {
 /// nodes at once on the engine's worker pool, with outputs and state
 /// bit-identical to the sequential run.
 pub trait ParallelPipeline: Pipeline {
+    /// The inputs of one frame, owned: a tuple in declaration order, e.g.
+    /// `(RgbFrame,)`, what a pipelined run takes from its source.
+    type OwnedInputs: Send + Sync;
+
+    /// Runs a stream of frames in `mode`, pipelined (see the generated
+    /// `run_stream`): results reach `on_result` in order.
+    fn run_stream<I, F>(
+        &mut self,
+        mode: Self::Mode,
+        frames: I,
+        options: &crate::stream::StreamOptions,
+        on_result: F,
+    ) -> Result<crate::stream::StreamReport, crate::stream::StreamError>
+    where
+        I: IntoIterator<Item = Self::OwnedInputs>,
+        I::IntoIter: Send,
+        F: FnMut(
+            crate::stream::StreamFrame<Self::OwnedInputs, Self::Outputs>,
+        ) -> std::ops::ControlFlow<()>;
+
     /// Runs one frame in `mode` with independent nodes at once, reporting
     /// each node to `observer` from the thread that runs it.
     fn run_parallel_observed<O: Observer + Send>(
