@@ -624,9 +624,10 @@ fn run_body(
             };
             let safe_at = decl.name.span();
             let cp = crate::krate::path_at(safe_at);
+            let check = quote_spanned!(safe_at=> #cp::__private::parallel_safe(&#v););
             let bind = quote! {
                 let #v = #result;
-                #cp::__private::parallel_safe(&#v);
+                #check
             };
             par.jobs.insert(id, (job, value.clone(), bind));
             continue;
