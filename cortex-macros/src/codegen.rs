@@ -624,7 +624,10 @@ fn run_body(
             };
             let safe_at = decl.name.span();
             let cp = crate::krate::path_at(safe_at);
-            let check = quote_spanned!(safe_at=> #cp::__private::parallel_safe(&#v););
+            // Mixed-site like the local it borrows, so `&local` keeps the
+            // node's span instead of falling back to the whole invocation.
+            let check_at = Span::mixed_site().located_at(safe_at);
+            let check = quote_spanned!(check_at=> #cp::__private::parallel_safe(&#v););
             let bind = quote! {
                 let #v = #result;
                 #check
