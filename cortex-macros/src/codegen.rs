@@ -97,10 +97,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             run_body(
                 &cx,
                 n,
-                Flavor::Mode(p),
-                b,
-                None,
-                Part::Whole,
+                Shape {
+                    flavor: Flavor::Mode(p),
+                    bufs: b,
+                    parallel: None,
+                    part: Part::Whole,
+                },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
             )
@@ -118,10 +120,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             run_body(
                 &cx,
                 n,
-                Flavor::Mode(p),
-                b,
-                Some(cortex_core::schedule::waves(r.ir, p)),
-                Part::Whole,
+                Shape {
+                    flavor: Flavor::Mode(p),
+                    bufs: b,
+                    parallel: Some(cortex_core::schedule::waves(r.ir, p)),
+                    part: Part::Whole,
+                },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
             )
@@ -150,10 +154,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 run_body(
                     &cx,
                     n,
-                    Flavor::Mode(p),
-                    b,
-                    None,
-                    part,
+                    Shape {
+                        flavor: Flavor::Mode(p),
+                        bufs: b,
+                        parallel: None,
+                        part,
+                    },
                     quote!(#mode_ty::#v.plan()),
                     quote!(#mode_ty::#v.weights()),
                 )
@@ -188,10 +194,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let masked_body = run_body(
         &cx,
         n,
-        Flavor::Masked,
-        &full_bufs,
-        None,
-        Part::Whole,
+        Shape {
+            flavor: Flavor::Masked,
+            bufs: &full_bufs,
+            parallel: None,
+            part: Part::Whole,
+        },
         quote!(__plan),
         quote!(__weights),
     );
@@ -289,6 +297,18 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         buffer_types,
         buffer_keys,
     }
+}
+
+/// What kind of run function to emit.
+struct Shape<'a> {
+    /// Which nodes run, and how it is decided.
+    flavor: Flavor<'a>,
+    /// The plan's buffers.
+    bufs: &'a BufferPlan,
+    /// `Some(waves)`: each wave's nodes at once (parallel runs).
+    parallel: Option<Vec<Vec<NodeId>>>,
+    /// The whole plan, or a stage of a pipelined run.
+    part: Part<'a>,
 }
 
 /// How a run function chooses which nodes to run.
@@ -420,13 +440,16 @@ impl BufferLayout {
 fn run_body(
     cx: &Cx<'_>,
     n: &ItemNames,
-    flavor: Flavor<'_>,
-    bufs: &BufferPlan,
-    parallel: Option<Vec<Vec<NodeId>>>,
-    part: Part<'_>,
+    shape: Shape<'_>,
     plan_expr: TokenStream,
     weights_expr: TokenStream,
 ) -> TokenStream {
+    let Shape {
+        flavor,
+        bufs,
+        parallel,
+        part,
+    } = shape;
     let (ir, ast, c) = (cx.ir, cx.ast, cx.c);
     let mut parallel = parallel.map(|waves| Parallel {
         waves,
