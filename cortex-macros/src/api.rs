@@ -176,8 +176,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             /// Runs one frame in `mode` with independent nodes at once on the
             /// engine's persistent worker pool (a wave of nodes whose inputs
             /// are ready runs together). The outputs and the state are
-            /// bit-identical to [`Self::run`]'s; on error the state is left as
-            /// it was, and the error is the first failing node's in plan order.
+            /// bit-identical to [`Self::run`]'s. A failing frame leaves the
+            /// state as it was and is run again sequentially (unobserved), so
+            /// the error is exactly the one [`Self::run`] reports.
             pub fn run_parallel(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 self.run_parallel_observed(mode, &mut #c::NoopObserver, #args)
             }

@@ -111,6 +111,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let par_fns: Vec<proc_macro2::Ident> = (0..par_bufs.len())
         .map(|i| format_ident!("__run_parallel_mode_{}", i))
         .collect();
+    let par_seq_fns = &mode_fns[..par_fns.len()];
     let par_bodies: Vec<TokenStream> = r
         .mode_plans
         .iter()
@@ -148,7 +149,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .zip(&variants)
         .zip(&mode_bufs)
         .take(par_bufs.len())
-        .map(|((p, v), b)| {
+        .zip(&mode_fns)
+        .map(|(((p, v), b), seq_fn)| {
             let a = cortex_core::schedule::state_free(r.ir, p);
             let stage = |part| {
                 run_body(
@@ -187,6 +189,10 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                         #b_body
                     },
                     || (#(<#a_tys as ::core::default::Default>::default(),)*),
+                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
+                        let (#(#input_names,)*) = __inputs;
+                        __this.#seq_fn(&mut #c::NoopObserver, __sink, #(#input_names),*)
+                    },
                 )
             }
         })
@@ -259,9 +265,20 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             #(
                 #[inline]
                 #[allow(unused_variables, unused_mut)]
-                fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
-                    let #obs = &#c::__private::SharedObserver::new(__observer);
-                    #c::__private::in_pool(|| { #par_bodies })
+                fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, mut __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                    let __parallel = {
+                        let #obs = &#c::__private::SharedObserver::new(__observer);
+                        let __sink = __sink.reborrow();
+                        #c::__private::in_pool(|| { #par_bodies })
+                    };
+                    match __parallel {
+                        ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
+                        // Nodes of later waves may precede the failing one in
+                        // plan order: the frame runs again, sequentially and
+                        // unobserved (the state is as it was), so the error is
+                        // the one `run` reports.
+                        ::core::result::Result::Err(_) => self.#par_seq_fns(&mut #c::NoopObserver, __sink, #args),
+                    }
                 }
             )*
 
