@@ -6,7 +6,7 @@ value-returning nodes, nodes that fail on some inputs), each checked by the
 test for identical outputs, errors and state across `run`, `run_into`,
 `run_parallel` and `run_stream` at several depths.
 
-    python3 tests/support/random_graphs.py > tests/random_graphs.rs
+    python3 tests/support/random_graphs.py > tests/random_graphs.rs && cargo fmt
 """
 import random
 
