@@ -106,15 +106,17 @@ fn split_with_spawn(
     });
 }
 
-/// Polarity split: thread per call against `rayon::join`, and the whole
-/// `text_roi` node (map only, as `text_map_into`) sequential and on rayon.
+/// Polarity split: thread per call against `rayon::join` (called from a
+/// plain thread, as the L2 pipeline calls nodes today: the join runs on
+/// rayon's global pool), and the whole `text_roi` node (map only, as
+/// `text_map_into`) on rayon, sequential, and at half resolution.
 #[test]
 #[ignore = "timing, run in release on demand"]
 fn polarity_split_and_text_node() {
     let mser = Mser::default();
     println!("load average before: {}", load_average());
-    println!("| frame | boxes both, spawn | boxes both, rayon::join | boxes both, sequential | node, rayon::join | node, sequential | spawn ÷ rayon |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| frame | boxes both, spawn | boxes both, rayon::join | boxes both, sequential | node, rayon::join | node, sequential | node, half resolution, rayon::join | spawn ÷ rayon |");
+    println!("|---|---|---|---|---|---|---|---|");
     for (name, img, rounds) in frames() {
         let mut ws_spawn = [MserWorkspace::new(), MserWorkspace::new()];
         let mut ws_join = [MserWorkspace::new(), MserWorkspace::new()];
@@ -122,6 +124,11 @@ fn polarity_split_and_text_node() {
         let mut outs: [Vec<RegionBox>; 2] = Default::default();
         let (mut boxes_join, mut boxes_seq) = (Vec::new(), Vec::new());
         let (mut map_join, mut map_seq) = (ScoreMap::zeros((0, 0)), ScoreMap::zeros((0, 0)));
+        let mut map_half = ScoreMap::zeros((0, 0));
+        let half = TextRoiParams {
+            half_resolution: true,
+            ..TextRoiParams::DEFAULT
+        };
         let seq = TextRoiParams {
             parallel: false,
             ..TextRoiParams::DEFAULT
@@ -141,15 +148,17 @@ fn polarity_split_and_text_node() {
                 },
                 &mut || text_map_into(&img, &TextRoiParams::DEFAULT, &mut map_join).expect("ok"),
                 &mut || text_map_into(&img, &seq, &mut map_seq).expect("ok"),
+                &mut || text_map_into(&img, &half, &mut map_half).expect("ok"),
             ],
         );
         println!(
-            "| {name} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.3} |",
+            "| {name} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.3} |",
             t[0],
             t[1],
             t[2],
             t[3],
             t[4],
+            t[5],
             t[0] / t[1]
         );
     }

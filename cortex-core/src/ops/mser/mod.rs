@@ -239,11 +239,20 @@ impl Mser {
     ) {
         let room = self.region_room(view);
         ws.selected.reserve(room);
+        ws.box_scratch.reserve(room);
         out.reserve(room);
         flood::build_tree(ws, view, pass.level_mask());
         stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
         let cols = view.ncols() as u32;
-        extract::boxes_into(&ws.nodes, &ws.order, &ws.selected, cols, pass, out);
+        extract::boxes_into(
+            &ws.nodes,
+            &ws.order,
+            &ws.selected,
+            cols,
+            pass,
+            &mut ws.box_scratch,
+            out,
+        );
     }
 }
 
