@@ -27,6 +27,8 @@ fn interleaved_min(
     clock: fn() -> u64,
     variants: &mut [&mut dyn FnMut()],
 ) -> Vec<f64> {
+    // `ROUNDS=1` for profiling runs (valgrind, perf).
+    let rounds = std::env::var("ROUNDS").map_or(rounds, |r| r.parse().unwrap_or(rounds));
     let mut best = vec![f64::MAX; variants.len()];
     for _ in 0..rounds {
         for (b, f) in best.iter_mut().zip(variants.iter_mut()) {
