@@ -203,3 +203,44 @@ fn one_polarity_ns_per_pixel() {
     }
     println!("load average after: {}", load_average());
 }
+
+/// The cost of the polarity split itself: both polarities on a 32×32 frame
+/// (a few µs of work), with a thread spawned per call against a
+/// `rayon::join` from a plain thread (the join is injected into the global
+/// pool and waits for a pool thread), against sequential.
+#[test]
+#[ignore = "timing, run in release on demand"]
+fn polarity_split_overhead() {
+    let mser = Mser::default();
+    let img = text_frame(32, 32, 5);
+    let mut ws_spawn = [MserWorkspace::new(), MserWorkspace::new()];
+    let mut ws_join = [MserWorkspace::new(), MserWorkspace::new()];
+    let mut ws_seq = MserWorkspace::new();
+    let mut outs: [Vec<RegionBox>; 2] = Default::default();
+    let (mut boxes_join, mut boxes_seq) = (Vec::new(), Vec::new());
+    println!("load average before: {}", load_average());
+    let t = interleaved_min(
+        2000,
+        wall_ns,
+        &mut [
+            &mut || split_with_spawn(&mser, &mut ws_spawn, &img, &mut outs),
+            &mut || {
+                mser.detect_boxes_both_parallel_into(&mut ws_join, &img, &mut boxes_join)
+                    .expect("ok")
+            },
+            &mut || {
+                mser.detect_boxes_into(&mut ws_seq, &img, Polarity::Both, &mut boxes_seq)
+                    .expect("ok")
+            },
+        ],
+    );
+    println!("| 32×32, both polarities | spawn | rayon::join | sequential |");
+    println!("|---|---|---|---|");
+    println!(
+        "| min of 2000 interleaved | {:.1} µs | {:.1} µs | {:.1} µs |",
+        t[0] * 1e3,
+        t[1] * 1e3,
+        t[2] * 1e3
+    );
+    println!("load average after: {}", load_average());
+}
