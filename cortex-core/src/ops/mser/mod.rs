@@ -259,7 +259,7 @@ impl Mser {
 /// What one polarity pass produces: full regions or boxes only. Lets the
 /// two-thread split be written once for both.
 trait PassOutput: Default + Send {
-    /// The workspace's own buffer of this kind (the helper thread's output).
+    /// The workspace's own buffer of this kind (the second half's output).
     fn buffer(ws: &mut MserWorkspace) -> &mut Self;
     /// Runs one pass, appending to `out`.
     fn pass(

@@ -24,9 +24,10 @@ pub struct MserWorkspace {
     pub(super) nodes: Vec<Node>,
     /// Indices of the maximally stable nodes.
     pub(super) selected: Vec<u32>,
-    /// Output of this pass when it runs on a helper thread.
+    /// Output of this pass when it is the second half of the polarity
+    /// split (appended to the caller's output afterwards).
     pub(super) regions: Regions,
-    /// Box output of this pass when it runs on a helper thread.
+    /// Box output of this pass when it is the second half of the split.
     pub(super) boxes: Vec<RegionBox>,
     /// Sort and sweep buffers of the box extraction.
     pub(super) box_scratch: BoxScratch,
