@@ -46,33 +46,138 @@ pub(super) fn regions_into(
     }
 }
 
-/// Appends the boxes of the selected nodes, computed from their pixel
-/// ranges in the flood order.
+/// A selected node's pixel range in the flood order and its output slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+    start: u32,
+    end: u32,
+    slot: u32,
+}
+
+/// A range being scanned: its end, the box of what was scanned so far
+/// (inclusive corners, empty as `x0 > x1`) and its output slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Open {
+    end: u32,
+    x0: u32,
+    y0: u32,
+    x1: u32,
+    y1: u32,
+    slot: u32,
+}
+
+impl Open {
+    fn merge(&mut self, o: &Open) {
+        self.x0 = self.x0.min(o.x0);
+        self.y0 = self.y0.min(o.y0);
+        self.x1 = self.x1.max(o.x1);
+        self.y1 = self.y1.max(o.y1);
+    }
+}
+
+/// Scratch of [`boxes_into`].
+#[derive(Debug, Default, Clone)]
+pub(crate) struct BoxScratch {
+    spans: Vec<Span>,
+    open: Vec<Open>,
+}
+
+impl BoxScratch {
+    pub(super) fn heap_bytes(&self) -> usize {
+        use crate::ops::scratch::vec_bytes;
+        vec_bytes(&self.spans).saturating_add(vec_bytes(&self.open))
+    }
+
+    /// Room for `regions` selected nodes; the open stack is bounded by the
+    /// tree's depth in levels (an enclosing range is an ancestor, strictly
+    /// higher), so its reservation is final.
+    pub(super) fn reserve(&mut self, regions: usize) {
+        self.spans.reserve(regions);
+        self.open.reserve(257);
+    }
+}
+
+/// Appends the boxes of the selected nodes (in `selected`'s order).
+///
+/// Node ranges in the flood order are nested (ancestor) or disjoint, and
+/// stable regions often nest several deep, so scanning every selected range
+/// would read the shared pixels once per enclosing region. Instead the
+/// ranges are swept once in order of their starts with a stack of open
+/// ranges: every pixel updates only the innermost open range, and a range's
+/// box is merged into its enclosing one when it closes. Each pixel of the
+/// union of the ranges is read once.
 pub(super) fn boxes_into(
     nodes: &[Node],
     order: &[u32],
     selected: &[u32],
     cols: u32,
     polarity: Polarity,
+    scratch: &mut BoxScratch,
     out: &mut Vec<RegionBox>,
 ) {
     let split = RowSplitter::new(cols);
-    out.reserve(selected.len());
+    let first = out.len();
+    let BoxScratch { spans, open } = scratch;
+    spans.clear();
+    open.clear();
     for n in selected.iter().filter_map(|&i| nodes.get(i as usize)) {
-        let start = n.start as usize;
-        let pixels = order.get(start..start + n.size as usize).unwrap_or(&[]);
-        let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
-        for &p in pixels {
-            let (x, y) = split.split(p);
-            x0 = x0.min(x);
-            x1 = x1.max(x);
-            y0 = y0.min(y);
-            y1 = y1.max(y);
-        }
+        let slot = (out.len() - first) as u32;
+        spans.push(Span {
+            start: n.start,
+            end: n.start.saturating_add(n.size),
+            slot,
+        });
         out.push(RegionBox {
-            bbox: BBox::from_corners(x0, y0, x1, y1),
-            area: pixels.len() as u32,
+            bbox: BBox::default(),
+            area: n.size,
             polarity,
         });
     }
+    // Enclosing ranges first when two start together.
+    spans.sort_unstable_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+
+    let scan = |o: &mut Open, pixels: &[u32]| {
+        for &p in pixels {
+            let (x, y) = split.split(p);
+            o.x0 = o.x0.min(x);
+            o.x1 = o.x1.max(x);
+            o.y0 = o.y0.min(y);
+            o.y1 = o.y1.max(y);
+        }
+    };
+    // Scans up to `target`, closing the ranges that end by then.
+    let mut pos = 0u32;
+    let mut advance = |target: u32, open: &mut Vec<Open>, out: &mut Vec<RegionBox>| {
+        while let Some(top) = open.last_mut() {
+            let stop = top.end.min(target);
+            if pos < stop {
+                scan(top, order.get(pos as usize..stop as usize).unwrap_or(&[]));
+                pos = stop;
+            }
+            if top.end > target {
+                return;
+            }
+            let done = *top;
+            open.pop();
+            if let Some(b) = out.get_mut(first + done.slot as usize) {
+                b.bbox = BBox::from_corners(done.x0, done.y0, done.x1, done.y1);
+            }
+            if let Some(parent) = open.last_mut() {
+                parent.merge(&done);
+            }
+        }
+        pos = pos.max(target);
+    };
+    for s in spans.iter() {
+        advance(s.start, &mut *open, &mut *out);
+        open.push(Open {
+            end: s.end,
+            x0: u32::MAX,
+            y0: u32::MAX,
+            x1: 0,
+            y1: 0,
+            slot: s.slot,
+        });
+    }
+    advance(u32::MAX, &mut *open, &mut *out);
 }

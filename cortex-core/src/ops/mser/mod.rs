@@ -239,18 +239,27 @@ impl Mser {
     ) {
         let room = self.region_room(view);
         ws.selected.reserve(room);
+        ws.box_scratch.reserve(room);
         out.reserve(room);
         flood::build_tree(ws, view, pass.level_mask());
         stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
         let cols = view.ncols() as u32;
-        extract::boxes_into(&ws.nodes, &ws.order, &ws.selected, cols, pass, out);
+        extract::boxes_into(
+            &ws.nodes,
+            &ws.order,
+            &ws.selected,
+            cols,
+            pass,
+            &mut ws.box_scratch,
+            out,
+        );
     }
 }
 
 /// What one polarity pass produces: full regions or boxes only. Lets the
 /// two-thread split be written once for both.
 trait PassOutput: Default + Send {
-    /// The workspace's own buffer of this kind (the helper thread's output).
+    /// The workspace's own buffer of this kind (the second half's output).
     fn buffer(ws: &mut MserWorkspace) -> &mut Self;
     /// Runs one pass, appending to `out`.
     fn pass(

@@ -1,6 +1,7 @@
 //! Buffers of one MSER pass, kept between calls so that a detector running
 //! on every frame stops allocating once it has seen the largest frame.
 
+use super::extract::BoxScratch;
 use super::flood::Comp;
 use super::regions::{RegionBox, Regions};
 use super::tree::Node;
@@ -23,10 +24,13 @@ pub struct MserWorkspace {
     pub(super) nodes: Vec<Node>,
     /// Indices of the maximally stable nodes.
     pub(super) selected: Vec<u32>,
-    /// Output of this pass when it runs on a helper thread.
+    /// Output of this pass when it is the second half of the polarity
+    /// split (appended to the caller's output afterwards).
     pub(super) regions: Regions,
-    /// Box output of this pass when it runs on a helper thread.
+    /// Box output of this pass when it is the second half of the split.
     pub(super) boxes: Vec<RegionBox>,
+    /// Sort and sweep buffers of the box extraction.
+    pub(super) box_scratch: BoxScratch,
 }
 
 /// Makes room for twice `v`'s current length. Called on the tree once a
@@ -62,6 +66,7 @@ impl MserWorkspace {
             vec_bytes(&self.selected),
             vec_bytes(&self.boxes),
             self.regions.heap_bytes(),
+            self.box_scratch.heap_bytes(),
         ]
         .iter()
         .fold(0usize, |a, &b| a.saturating_add(b))
