@@ -13,9 +13,7 @@
 //! BENCH_ROUNDS=9 BENCH_FRAMES=24 cargo bench --bench engine
 //! ```
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -24,34 +22,10 @@ use cortex::ops::RgbFrame;
 use cortex::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
 
-struct Counting;
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded as is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use counting_alloc::allocs;
 
 const VARIANTS: [&str; 4] = ["fresh run", "planned run_into", "parallel", "pipelined"];
 
@@ -83,7 +57,7 @@ impl Runner {
 
     /// Runs the clip once; per-frame latencies and the round's wall time.
     fn round(&mut self, frames: &[RgbFrame], s: &mut Samples) {
-        let a0 = ALLOCS.load(Ordering::Relaxed);
+        let a0 = allocs();
         let t0 = Instant::now();
         match self {
             Runner::Fresh(p) => {
@@ -102,7 +76,7 @@ impl Runner {
                 // runs from the pull to the result, the wait in a full
                 // queue included.
                 let pulled = Mutex::new(vec![t0; frames.len()]);
-                let a1 = ALLOCS.load(Ordering::Relaxed);
+                let a1 = allocs();
                 let t1 = Instant::now();
                 let source = frames.iter().enumerate().map(|(i, f)| {
                     pulled.lock().expect("stamps")[i] = Instant::now();
@@ -122,14 +96,14 @@ impl Runner {
                 .expect("stream");
                 s.round_fps
                     .push(frames.len() as f64 / t1.elapsed().as_secs_f64());
-                s.allocs += ALLOCS.load(Ordering::Relaxed) - a1;
+                s.allocs += allocs() - a1;
                 s.frames += frames.len() as u64;
                 return;
             }
         }
         s.round_fps
             .push(frames.len() as f64 / t0.elapsed().as_secs_f64());
-        s.allocs += ALLOCS.load(Ordering::Relaxed) - a0;
+        s.allocs += allocs() - a0;
         s.frames += frames.len() as u64;
     }
 }
