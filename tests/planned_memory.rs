@@ -4,6 +4,8 @@
 //! blurred stretches, mode switches and a resolution change; a failing frame
 //! leaves a double-buffered state as it was.
 #![cfg(feature = "runner")]
+// Node functions take `&T` of the value type their producer declares.
+#![allow(clippy::ptr_arg)]
 
 use cortex::cortex_graph;
 use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};

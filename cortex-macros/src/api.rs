@@ -134,6 +134,13 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
 
     // Inputs, as separate parameters and as the trait's tuple.
     let (params, args) = input_params(ast);
+    // The same with a trailing comma when there are inputs, for a parameter
+    // that follows them (`outputs`).
+    let (params_c, args_c) = if ast.inputs.is_empty() {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        (quote!(#params,), quote!(#args,))
+    };
     let input_names: Vec<Ident> = ast.inputs.iter().map(|i| local_like(&i.name)).collect();
     let input_tys: Vec<&syn::Type> = ast.inputs.iter().map(|i| &i.ty).collect();
 
@@ -169,8 +176,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             /// Runs one frame in `mode` with independent nodes at once on the
             /// engine's persistent worker pool (a wave of nodes whose inputs
             /// are ready runs together). The outputs and the state are
-            /// bit-identical to [`Self::run`]'s; on error the state is left as
-            /// it was, and the error is the first failing node's in plan order.
+            /// bit-identical to [`Self::run`]'s. A failing frame leaves the
+            /// state as it was and is run again sequentially (unobserved), so
+            /// the error is exactly the one [`Self::run`] reports.
             pub fn run_parallel(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 self.run_parallel_observed(mode, &mut #c::NoopObserver, #args)
             }
@@ -183,12 +191,12 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
 
             /// [`Self::run_parallel`] into `outputs` of an earlier frame,
             /// reusing their memory (see [`Self::run_into`]).
-            pub fn run_parallel_into(&mut self, mode: #mode_ty, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                self.run_parallel_into_observed(mode, &mut #c::NoopObserver, #args, outputs)
+            pub fn run_parallel_into(&mut self, mode: #mode_ty, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_parallel_into_observed(mode, &mut #c::NoopObserver, #args_c outputs)
             }
 
             /// [`Self::run_parallel_into`], reporting each node to `observer`.
-            pub fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+            pub fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 #into
             }
 
@@ -240,7 +248,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 }
                 fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                     let (#(#input_names,)*) = inputs;
-                    #pipeline::run_parallel_into_observed(self, mode, observer, #args, outputs)
+                    #pipeline::run_parallel_into_observed(self, mode, observer, #args_c outputs)
                 }
             }
         }
@@ -413,12 +421,12 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             /// pipeline instead of being allocated. With every node filling
             /// its own buffer, a steady stream of same-size frames allocates
             /// nothing. On error the state and `outputs` are left as they were.
-            pub fn run_into(&mut self, mode: #mode_ty, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                self.run_into_observed(mode, &mut #c::NoopObserver, #args, outputs)
+            pub fn run_into(&mut self, mode: #mode_ty, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_into_observed(mode, &mut #c::NoopObserver, #args_c outputs)
             }
 
             /// [`Self::run_into`], reporting each node to `observer`.
-            pub fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #params, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+            pub fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 #run_into_observed
             }
 
@@ -487,7 +495,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
             fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;
-                #pipeline::run_into_observed(self, mode, observer, #args, outputs)
+                #pipeline::run_into_observed(self, mode, observer, #args_c outputs)
             }
             fn run_weights_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;

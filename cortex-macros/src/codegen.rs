@@ -97,10 +97,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             run_body(
                 &cx,
                 n,
-                Flavor::Mode(p),
-                b,
-                None,
-                Part::Whole,
+                Shape {
+                    flavor: Flavor::Mode(p),
+                    bufs: b,
+                    parallel: None,
+                    part: Part::Whole,
+                },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
             )
@@ -109,6 +111,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let par_fns: Vec<proc_macro2::Ident> = (0..par_bufs.len())
         .map(|i| format_ident!("__run_parallel_mode_{}", i))
         .collect();
+    let par_seq_fns = &mode_fns[..par_fns.len()];
     let par_bodies: Vec<TokenStream> = r
         .mode_plans
         .iter()
@@ -118,10 +121,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             run_body(
                 &cx,
                 n,
-                Flavor::Mode(p),
-                b,
-                Some(cortex_core::schedule::waves(r.ir, p)),
-                Part::Whole,
+                Shape {
+                    flavor: Flavor::Mode(p),
+                    bufs: b,
+                    parallel: Some(cortex_core::schedule::waves(r.ir, p)),
+                    part: Part::Whole,
+                },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
             )
@@ -144,16 +149,19 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .zip(&variants)
         .zip(&mode_bufs)
         .take(par_bufs.len())
-        .map(|((p, v), b)| {
+        .zip(&mode_fns)
+        .map(|(((p, v), b), seq_fn)| {
             let a = cortex_core::schedule::state_free(r.ir, p);
             let stage = |part| {
                 run_body(
                     &cx,
                     n,
-                    Flavor::Mode(p),
-                    b,
-                    None,
-                    part,
+                    Shape {
+                        flavor: Flavor::Mode(p),
+                        bufs: b,
+                        parallel: None,
+                        part,
+                    },
                     quote!(#mode_ty::#v.plan()),
                     quote!(#mode_ty::#v.weights()),
                 )
@@ -181,6 +189,10 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                         #b_body
                     },
                     || (#(<#a_tys as ::core::default::Default>::default(),)*),
+                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
+                        let (#(#input_names,)*) = __inputs;
+                        __this.#seq_fn(&mut #c::NoopObserver, __sink, #(#input_names),*)
+                    },
                 )
             }
         })
@@ -188,10 +200,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let masked_body = run_body(
         &cx,
         n,
-        Flavor::Masked,
-        &full_bufs,
-        None,
-        Part::Whole,
+        Shape {
+            flavor: Flavor::Masked,
+            bufs: &full_bufs,
+            parallel: None,
+            part: Part::Whole,
+        },
         quote!(__plan),
         quote!(__weights),
     );
@@ -251,9 +265,20 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             #(
                 #[inline]
                 #[allow(unused_variables, unused_mut)]
-                fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
-                    let #obs = &#c::__private::SharedObserver::new(__observer);
-                    #c::__private::in_pool(|| { #par_bodies })
+                fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, mut __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                    let __parallel = {
+                        let #obs = &#c::__private::SharedObserver::new(__observer);
+                        let __sink = __sink.reborrow();
+                        #c::__private::in_pool(|| { #par_bodies })
+                    };
+                    match __parallel {
+                        ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
+                        // Nodes of later waves may precede the failing one in
+                        // plan order: the frame runs again, sequentially and
+                        // unobserved (the state is as it was), so the error is
+                        // the one `run` reports.
+                        ::core::result::Result::Err(_) => self.#par_seq_fns(&mut #c::NoopObserver, __sink, #args),
+                    }
                 }
             )*
 
@@ -289,6 +314,18 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         buffer_types,
         buffer_keys,
     }
+}
+
+/// What kind of run function to emit.
+struct Shape<'a> {
+    /// Which nodes run, and how it is decided.
+    flavor: Flavor<'a>,
+    /// The plan's buffers.
+    bufs: &'a BufferPlan,
+    /// `Some(waves)`: each wave's nodes at once (parallel runs).
+    parallel: Option<Vec<Vec<NodeId>>>,
+    /// The whole plan, or a stage of a pipelined run.
+    part: Part<'a>,
 }
 
 /// How a run function chooses which nodes to run.
@@ -420,13 +457,16 @@ impl BufferLayout {
 fn run_body(
     cx: &Cx<'_>,
     n: &ItemNames,
-    flavor: Flavor<'_>,
-    bufs: &BufferPlan,
-    parallel: Option<Vec<Vec<NodeId>>>,
-    part: Part<'_>,
+    shape: Shape<'_>,
     plan_expr: TokenStream,
     weights_expr: TokenStream,
 ) -> TokenStream {
+    let Shape {
+        flavor,
+        bufs,
+        parallel,
+        part,
+    } = shape;
     let (ir, ast, c) = (cx.ir, cx.ast, cx.c);
     let mut parallel = parallel.map(|waves| Parallel {
         waves,
@@ -624,9 +664,13 @@ fn run_body(
             };
             let safe_at = decl.name.span();
             let cp = crate::krate::path_at(safe_at);
+            // Mixed-site like the local it borrows, so `&local` keeps the
+            // node's span instead of falling back to the whole invocation.
+            let check_at = Span::mixed_site().located_at(safe_at);
+            let check = quote_spanned!(check_at=> #cp::__private::parallel_safe(&#v););
             let bind = quote! {
                 let #v = #result;
-                #cp::__private::parallel_safe(&#v);
+                #check
             };
             par.jobs.insert(id, (job, value.clone(), bind));
             continue;

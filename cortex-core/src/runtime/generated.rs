@@ -46,6 +46,17 @@ pub enum Sink<'a, T> {
     Fresh(&'a mut Option<T>),
 }
 
+impl<T> Sink<'_, T> {
+    /// The same sink for one more attempt at the frame.
+    #[inline]
+    pub fn reborrow(&mut self) -> Sink<'_, T> {
+        match self {
+            Sink::Into(o) => Sink::Into(o),
+            Sink::Fresh(s) => Sink::Fresh(s),
+        }
+    }
+}
+
 /// An output that is the last use of a filled value: the caller's old value
 /// and the pipeline's buffer trade places, so neither side allocates.
 #[inline(always)]

@@ -43,7 +43,7 @@ struct Staged<In, AV, AB> {
 ///
 /// Not public API: called by the generated `run_stream`.
 #[allow(clippy::too_many_arguments)]
-pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB>(
+pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB, FR>(
     pipeline: &mut P,
     frames: I,
     options: &StreamOptions,
@@ -51,6 +51,7 @@ pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB>(
     stage_a: FA,
     stage_b: FB,
     new_bufs: NB,
+    rerun: FR,
 ) -> Result<StreamReport, StreamError>
 where
     P: Send,
@@ -63,6 +64,7 @@ where
     FA: Fn(&In, &mut AB) -> Result<AV, PipelineError> + Sync,
     FB: Fn(&mut P, &In, AV, &mut AB, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
     NB: Fn() -> AB,
+    FR: Fn(&mut P, &In, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
 {
     let mut pending: VecDeque<Staged<In, AV, AB>> = VecDeque::new();
     let mut spare: Vec<AB> = Vec::new();
@@ -76,17 +78,23 @@ where
             values,
             mut bufs,
         } = staged;
-        let result = values.and_then(|values| {
-            let mut slot = None;
+        let mut slot = None;
+        let staged = values.and_then(|values| {
             stage_b(
                 pipeline,
                 &arrival.item,
                 values,
                 &mut bufs,
                 Sink::Fresh(&mut slot),
-            )?;
-            slot.ok_or(PipelineError::Internal("a run returned no outputs"))
+            )
         });
+        // A failing frame runs again, whole and in plan order, on the state
+        // of the last good frame (nothing was committed): the first stage may
+        // have failed at a node that comes after a failing second-stage node,
+        // and the error must be the one `run` reports.
+        let result = staged
+            .or_else(|_| rerun(pipeline, &arrival.item, Sink::Fresh(&mut slot)))
+            .and_then(|()| slot.ok_or(PipelineError::Internal("a run returned no outputs")));
         let frame = StreamFrame {
             index: arrival.index,
             dropped_before: arrival.dropped_before,
