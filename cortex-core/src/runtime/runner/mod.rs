@@ -253,10 +253,11 @@ struct Common {
     /// How frames run: `sequential` (one node at a time), `parallel` (a
     /// frame's independent nodes at once on the worker pool) or `pipelined`
     /// (also the next frame's state-free nodes beside this frame's rest, the
-    /// source read on its own thread). Results are identical. `parallel` and
-    /// `pipelined` need a pipeline declared `#[parallel]`; pipelined runs
-    /// have no per-node times (stages of frames interleave): no `node_ms`,
-    /// no --trace, no profile.
+    /// source read on its own thread). Every engine gives the same outputs
+    /// for the frames it processes. `parallel` and `pipelined` need a
+    /// pipeline declared `#[parallel]`; pipelined runs have no per-node
+    /// times (stages of frames interleave): `node_ms` is null, and no
+    /// --trace or profile.
     #[arg(long, global = true, value_enum, default_value_t = Engine::Sequential, help_heading = "Engine")]
     engine: Engine,
     /// Pipelined: frames being processed at once [default: 2]
