@@ -391,6 +391,10 @@ fn impossible_engine_options_are_usage_errors() {
             &["run", "--engine", "pipelined", "--in-flight", "0"][..],
             "0",
         ),
+        (
+            &["run", "--engine", "pipelined", "--queue", "100000"][..],
+            "100000",
+        ),
         (&["run", "--engine", "warp"][..], "warp"),
     ] {
         let e = usage_error(l2::app(), args);

@@ -260,12 +260,12 @@ struct Common {
     /// --trace or profile.
     #[arg(long, global = true, value_enum, default_value_t = Engine::Sequential, help_heading = "Engine")]
     engine: Engine,
-    /// Pipelined: frames being processed at once [default: 2]
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Engine")]
+    /// Pipelined: frames being processed at once, 1 to 64 [default: 2]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Engine")]
     in_flight: Option<u64>,
-    /// Pipelined: frames waiting between the source and the pipeline
-    /// [default: 4]
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Engine")]
+    /// Pipelined: frames waiting between the source and the pipeline, 1 to
+    /// 1024 [default: 4]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024), help_heading = "Engine")]
     queue: Option<u64>,
     /// Pipelined: what a full queue does — `block` the source (lose
     /// nothing), `drop-oldest` waiting frame, or `keep-latest` only (live
