@@ -13,9 +13,11 @@ mod l2;
 mod motion_alarm;
 mod runner_support;
 
+use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2 as L2Graph};
-use cortex::runner::RunnerError;
-use cortex::sources::SyntheticClip;
+use cortex::ops::RgbFrame;
+use cortex::runner::{AdapterError, App, FrameAdapter, Record, RunnerError};
+use cortex::sources::{Frame, SyntheticClip};
 use cortex::Pipeline;
 use runner_support::*;
 use serde_json::Value;
@@ -325,7 +327,7 @@ fn a_parallel_trace_has_one_slice_per_node_and_frame_on_the_pool_threads() {
 }
 
 /// A usage error: one line, before any frame ran (`main` exits with 2).
-fn usage_error<P: Pipeline + 'static>(app: cortex::runner::App<P>, args: &[&str]) -> String {
+fn usage_error<P: Pipeline + 'static>(app: App<P>, args: &[&str]) -> String {
     let out = run(app, args, vec![]);
     assert!(
         matches!(out.result, Err(RunnerError::Usage(_))),
@@ -400,4 +402,90 @@ fn impossible_engine_options_are_usage_errors() {
         let e = usage_error(l2::app(), args);
         assert!(e.contains(expect), "{args:?}: {e}");
     }
+}
+
+/// The mean brightness of a frame.
+fn mean(frame: &RgbFrame) -> f64 {
+    frame.iter().map(|&v| f64::from(v)).sum::<f64>() / frame.len().max(1) as f64
+}
+
+fn scale(m: &f64, gain: &f64) -> f64 {
+    m * gain
+}
+
+fn total(x: &f64, prev: &f64) -> f64 {
+    x + prev
+}
+
+cortex_graph! {
+    /// A `#[parallel]` pipeline with an input besides the frame, and state.
+    #[parallel]
+    pipeline Gain {
+        input frame: RgbFrame;
+        input gain: f64;
+        state _sum: f64 = 0.0;
+        node m = mean(frame);
+        node s = scale(m, gain);
+        node t = total(s, _sum);
+        t -> _sum;
+        output s: f64;
+        output t: f64;
+    }
+}
+
+struct WithGain(f64);
+
+impl FrameAdapter<Gain> for WithGain {
+    fn with_inputs(
+        &mut self,
+        frame: &Frame,
+        run: &mut dyn FnMut(<Gain as Pipeline>::Inputs<'_>),
+    ) -> Result<(), AdapterError> {
+        run((&frame.image, &self.0));
+        Ok(())
+    }
+}
+
+fn gain_app(fail_at: Option<u64>) -> App<Gain> {
+    App::with_adapter(
+        "gain",
+        |o: &GainOutputs| Record::new().field("s", o.s).field("t", o.t),
+        WithGain(0.5),
+    )
+    .parallel_with(move |f: &Frame| {
+        if Some(f.index) == fail_at {
+            return Err("no gain for this frame".into());
+        }
+        Ok((f.image.clone(), 0.5))
+    })
+}
+
+#[test]
+fn parallel_with_builds_owned_inputs_for_the_pipelined_engine() {
+    let json = |engine: &str, fail_at: Option<u64>| {
+        run(
+            gain_app(fail_at),
+            &[
+                "run", "--json", "--size", "64x48", "--frames", "8", "--engine", engine,
+            ],
+            vec![],
+        )
+    };
+    let seq = json("sequential", None);
+    let want = without_times(&seq.json_lines());
+    assert_eq!(want.len(), 8);
+    // The state carried: the running total grows.
+    assert!(want[7]["outputs"]["t"].as_f64() > want[0]["outputs"]["t"].as_f64());
+    for engine in ["parallel", "pipelined"] {
+        let out = json(engine, None);
+        assert_eq!(without_times(&out.json_lines()), want, "{engine}");
+    }
+    // The owned adapter fails on the producer thread: the frames before it
+    // are printed, then its error.
+    let out = json("pipelined", Some(3));
+    assert_eq!(
+        out.error(),
+        "frame 3: preparing the inputs: no gain for this frame"
+    );
+    assert_eq!(without_times(&out.json_lines()), want[..3]);
 }
