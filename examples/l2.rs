@@ -8,7 +8,11 @@
 //! cargo run --release --example l2 -- run --json
 //! cargo run --release --example l2 -- plan --mode POWER_SAVE
 //! cargo run --release --example l2 -- run --dump out/ --trace trace.json
+//! cargo run --release --example l2 -- run --engine pipelined --overflow drop-oldest
 //! ```
+//!
+//! L2 is declared `#[parallel]`, and the program opts in to the parallel
+//! and pipelined engines with [`App::parallel`].
 
 use std::process::ExitCode;
 
@@ -48,6 +52,7 @@ pub fn app() -> App<L2> {
     App::<L2>::new("l2", record)
         .about("The L2 region-of-interest pipeline: blur, scene cuts, ROI score and crop")
         .dump(dump)
+        .parallel()
 }
 
 #[allow(dead_code)]

@@ -230,7 +230,7 @@ fn trace_has_one_slice_per_node_and_frame() {
     assert_eq!(node_slices, plan.order.len() * 5);
     for e in events.iter().filter(|e| e["ph"] == "X") {
         assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0);
-        assert_eq!(e["tid"], 1, "one thread, one track");
+        assert_eq!(e["tid"], 0, "one thread, one track: the calling thread's");
     }
     assert!(events
         .iter()

@@ -19,15 +19,23 @@
 //! results table, the listing with measured times, the DCE diff of every
 //! mode that eliminates nodes, and the profile), `graph`, `plan`, `profile`.
 //! See the README for options and the JSON schema.
+//!
+//! A pipeline declared `#[parallel]` can also run on the parallel engine
+//! (a frame's independent nodes at once) and the pipelined one (the next
+//! frame's state-free nodes beside this frame's rest, fed from the source
+//! on a producer thread) when its program opts in with [`App::parallel`]
+//! (or [`App::parallel_with`]): `run --engine parallel|pipelined`.
 
 mod dump;
 mod record;
 mod trace;
 
+use std::collections::VecDeque;
 use std::io::{IsTerminal, Read, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -38,10 +46,11 @@ use crate::export::{to_dot, to_mermaid};
 use crate::ir::{GraphIr, NodeId};
 use crate::observe::Observer;
 use crate::ops::RgbFrame;
-use crate::pipeline::{Pipeline, PipelineMode};
+use crate::pipeline::{ParallelPipeline, Pipeline, PipelineMode};
 use crate::plan::Plan;
 use crate::profile::Profiler;
 use crate::sources::{self, Frame, FrameSource, SourceError};
+use crate::stream::{Overflow, StreamError, StreamFrame, StreamOptions, StreamReport};
 use crate::viz::{buffer_section, dce_diff, listing};
 use crate::weights::{check_weight_value, Weights};
 
@@ -102,6 +111,9 @@ pub enum RunnerError {
     /// The source delivered no frame at all.
     #[error("{0}: no frames")]
     NoFrames(String),
+    /// The pipelined engine could not run the stream.
+    #[error("--engine pipelined: {0}")]
+    Stream(#[from] StreamError),
 }
 
 /// What an adapter returns on failure.
@@ -144,6 +156,39 @@ type RecordFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Record>;
 type DumpFn<P> =
     Box<dyn Fn(&DumpSink<'_>, &Frame, &<P as Pipeline>::Outputs) -> Result<(), DumpError>>;
 
+/// One frame on the parallel engine, into the outputs of the previous frame
+/// when there are some (see [`run_parallel_slot`]).
+type ParallelRunFn<P> = for<'a, 'b> fn(
+    &'b mut P,
+    <P as Pipeline>::Mode,
+    &'b mut RunObserver,
+    <P as Pipeline>::Inputs<'a>,
+    &'b mut Option<<P as Pipeline>::Outputs>,
+) -> Result<(), PipelineError>;
+
+/// What the pipelined engine hands back per frame: the frame itself (its
+/// image back in place) and its outputs.
+type FrameResult<P> = StreamFrame<Frame, <P as Pipeline>::Outputs>;
+
+/// A pipelined stream of frames (see [`stream_fn`]): the report, and the
+/// adapter's failure if it ended the stream.
+type StreamRunFn<P> = Box<
+    dyn Fn(
+        &mut P,
+        <P as Pipeline>::Mode,
+        &mut (dyn Iterator<Item = Frame> + Send),
+        &StreamOptions,
+        &mut dyn FnMut(FrameResult<P>) -> ControlFlow<()>,
+    ) -> Result<(StreamReport, Option<RunnerError>), StreamError>,
+>;
+
+/// The engines of a `#[parallel]` pipeline, captured by [`App::parallel`]
+/// where the bound is known, so that `App<P>` itself needs no bound.
+struct ParallelFns<P: Pipeline> {
+    run: ParallelRunFn<P>,
+    stream: StreamRunFn<P>,
+}
+
 /// A pipeline's command-line program.
 pub struct App<P: Pipeline> {
     name: String,
@@ -152,13 +197,15 @@ pub struct App<P: Pipeline> {
     adapter: Box<dyn FrameAdapter<P>>,
     dump: Option<DumpFn<P>>,
     default_frames: Option<u64>,
+    parallel: Option<ParallelFns<P>>,
 }
 
 /// The standard streams a run uses; [`App::main`] passes the process's, tests
 /// pass buffers.
 pub struct Io<'a> {
-    /// What `--input -` reads.
-    pub stdin: Box<dyn Read>,
+    /// What `--input -` reads (`Send`: a pipelined run reads its source on a
+    /// producer thread).
+    pub stdin: Box<dyn Read + Send>,
     /// Results.
     pub stdout: &'a mut dyn Write,
     /// Summaries and notes (not errors: those are returned).
@@ -203,6 +250,80 @@ struct Common {
     /// No progress bar and no summary on stderr.
     #[arg(long, short, global = true)]
     quiet: bool,
+    /// How frames run: `sequential` (one node at a time), `parallel` (a
+    /// frame's independent nodes at once on the worker pool) or `pipelined`
+    /// (also the next frame's state-free nodes beside this frame's rest, the
+    /// source read on its own thread). Every engine gives the same outputs
+    /// for the frames it processes. `parallel` and `pipelined` need a
+    /// pipeline declared `#[parallel]`; pipelined runs have no per-node
+    /// times (stages of frames interleave): `node_ms` is null, and no
+    /// --trace or profile.
+    #[arg(long, global = true, value_enum, default_value_t = Engine::Sequential, help_heading = "Engine")]
+    engine: Engine,
+    /// Pipelined: frames being processed at once, 1 to 64 [default: 2]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Engine")]
+    in_flight: Option<u64>,
+    /// Pipelined: frames waiting between the source and the pipeline, 1 to
+    /// 1024 [default: 4]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024), help_heading = "Engine")]
+    queue: Option<u64>,
+    /// Pipelined: what a full queue does — `block` the source (lose
+    /// nothing), `drop-oldest` waiting frame, or `keep-latest` only (live
+    /// sources) [default: block]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "POLICY",
+        help_heading = "Engine"
+    )]
+    overflow: Option<OverflowArg>,
+}
+
+/// `--engine`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Engine {
+    #[default]
+    Sequential,
+    Parallel,
+    Pipelined,
+}
+
+impl Engine {
+    fn flag(self) -> &'static str {
+        match self {
+            Engine::Sequential => "sequential",
+            Engine::Parallel => "parallel",
+            Engine::Pipelined => "pipelined",
+        }
+    }
+}
+
+/// `--overflow`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum OverflowArg {
+    Block,
+    DropOldest,
+    KeepLatest,
+}
+
+impl Common {
+    /// The stream options of a pipelined run.
+    fn stream_options(&self) -> StreamOptions {
+        let d = StreamOptions::DEFAULT;
+        let size =
+            |n: Option<u64>, d: usize| n.map_or(d, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        StreamOptions {
+            in_flight: size(self.in_flight, d.in_flight),
+            queue: size(self.queue, d.queue),
+            overflow: match self.overflow {
+                None => d.overflow,
+                Some(OverflowArg::Block) => Overflow::Block,
+                Some(OverflowArg::DropOldest) => Overflow::DropOldest,
+                Some(OverflowArg::KeepLatest) => Overflow::KeepLatest,
+            },
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -227,7 +348,9 @@ struct RunArgs {
     /// One JSON object per frame and line instead of a table.
     #[arg(long)]
     json: bool,
-    /// Write a Chrome trace event file (Perfetto, chrome://tracing).
+    /// Write a Chrome trace event file (Perfetto, chrome://tracing): a
+    /// slice per node and frame, a track per thread (not with --engine
+    /// pipelined).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Write pictures of each frame's results into DIR.
@@ -295,7 +418,9 @@ enum Selection<M> {
 }
 
 /// The observer of a run: the profiler, this frame's node times and the
-/// optional trace.
+/// optional trace. On the parallel engine its events come from the pool's
+/// threads, one at a time under a lock: it is `Send`, and keeps one start
+/// time per node so that nodes running side by side are timed apart.
 struct RunObserver {
     profiler: Profiler<'static>,
     ir: &'static GraphIr,
@@ -369,7 +494,10 @@ impl Observer for RunObserver {
         let end = Instant::now();
         self.profiler.frame_end(ok);
         if let (Some(trace), Some(start)) = (&mut self.trace, self.frame_start.take()) {
-            trace.slice(
+            // On the frames' track, whichever pool thread ends a parallel
+            // frame.
+            trace.slice_on(
+                0,
                 &format!("frame {}", self.frame),
                 "frame",
                 start,
@@ -396,6 +524,8 @@ struct RunSummary {
     seconds: f64,
     /// The pipeline's buffers after the last frame (see `Pipeline::buffer_bytes`).
     buffer_bytes: Vec<(&'static str, u32, usize)>,
+    /// The counts of a pipelined run.
+    stream: Option<StreamReport>,
 }
 
 impl<P: Pipeline + 'static> App<P> {
@@ -421,7 +551,54 @@ impl<P: Pipeline + 'static> App<P> {
             adapter: Box::new(adapter),
             dump: None,
             default_frames: None,
+            parallel: None,
         }
+    }
+
+    /// Lets `--engine parallel|pipelined` run this pipeline (declared
+    /// `#[parallel]`, with the frame as its one input). The parallel engine
+    /// builds a frame's inputs with the program's adapter; the pipelined one
+    /// moves the frame's image into the stream and hands it back with the
+    /// results (`--dump` still sees it).
+    pub fn parallel(self) -> Self
+    where
+        P: ParallelPipeline<OwnedInputs = (RgbFrame,)>,
+    {
+        let split = |mut frame: Frame| -> Result<((RgbFrame,), Frame), AdapterError> {
+            // An empty image allocates nothing; the real one comes back
+            // through the stream.
+            let image = std::mem::replace(&mut frame.image, RgbFrame::zeros((0, 0, 3)));
+            Ok(((image,), frame))
+        };
+        let join = |(image,): (RgbFrame,), frame: &mut Frame| frame.image = image;
+        self.with_engines(stream_fn::<P, _, _>(split, join))
+    }
+
+    /// [`App::parallel`] for a `#[parallel]` pipeline whose inputs are not
+    /// just the frame: `owned` builds one frame's owned inputs
+    /// ([`ParallelPipeline::OwnedInputs`]) for the pipelined engine, on its
+    /// producer thread (the parallel engine uses the program's
+    /// [`FrameAdapter`]).
+    pub fn parallel_with(
+        self,
+        owned: impl Fn(&Frame) -> Result<P::OwnedInputs, AdapterError> + Send + Sync + 'static,
+    ) -> Self
+    where
+        P: ParallelPipeline,
+    {
+        let split = move |frame: Frame| Ok((owned(&frame)?, frame));
+        self.with_engines(stream_fn::<P, _, _>(split, |_, _| {}))
+    }
+
+    fn with_engines(mut self, stream: StreamRunFn<P>) -> Self
+    where
+        P: ParallelPipeline,
+    {
+        self.parallel = Some(ParallelFns {
+            run: run_parallel_slot::<P>,
+            stream,
+        });
+        self
     }
 
     /// A one-line description shown by `--help`.
@@ -517,6 +694,7 @@ impl<P: Pipeline + 'static> App<P> {
             Some(w) => Selection::Weights(w.clone()),
             None => Selection::Mode(mode),
         };
+        self.check_engine(&cli)?;
         match cli.command {
             Some(Command::Graph { format }) => {
                 let plan = cli.common.mode.as_ref().map(|_| mode.plan());
@@ -634,6 +812,65 @@ impl<P: Pipeline + 'static> App<P> {
         }
     }
 
+    /// The engine options against the subcommand and the pipeline: every
+    /// combination that cannot run is a usage error before the input opens.
+    fn check_engine(&self, cli: &Cli) -> Result<(), RunnerError> {
+        let c = &cli.common;
+        let usage = |m: String| Err(RunnerError::Usage(m));
+        if c.engine != Engine::Pipelined {
+            for (flag, given) in [
+                ("--in-flight", c.in_flight.is_some()),
+                ("--queue", c.queue.is_some()),
+                ("--overflow", c.overflow.is_some()),
+            ] {
+                if given {
+                    return usage(format!("{flag} needs --engine pipelined"));
+                }
+            }
+        }
+        if c.engine == Engine::Sequential {
+            return Ok(());
+        }
+        let engine = format!("--engine {}", c.engine.flag());
+        match &cli.command {
+            // Runs no frame.
+            Some(Command::Graph { .. }) => return Ok(()),
+            Some(Command::Plan) => {
+                return usage(format!(
+                    "{engine}: plan measures the full graph on the sequential engine"
+                ))
+            }
+            _ => {}
+        }
+        if self.parallel.is_none() {
+            return usage(format!(
+                "{engine}: pipeline `{}` runs on the sequential engine only; declare it `#[parallel]` in cortex_graph! and opt in with App::parallel()",
+                P::ir().name
+            ));
+        }
+        if c.weights.is_some() {
+            return usage(format!(
+                "{engine} runs declared modes (--mode); --weights needs --engine sequential"
+            ));
+        }
+        if c.engine == Engine::Pipelined {
+            match &cli.command {
+                Some(Command::Run(args)) if args.trace.is_some() => {
+                    return usage(
+                        "--trace needs per-node times, which --engine pipelined does not have (stages of frames interleave); use --engine parallel".into(),
+                    )
+                }
+                Some(Command::Profile) | None => {
+                    return usage(format!(
+                        "{engine} has no per-node times for the profile (stages of frames interleave); use --engine parallel"
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// The run loop shared by every subcommand.
     #[allow(clippy::too_many_arguments)]
     fn run_frames(
@@ -642,7 +879,7 @@ impl<P: Pipeline + 'static> App<P> {
         selection: Selection<P::Mode>,
         mut sink: Sink,
         args: &RunArgs,
-        stdin: Box<dyn Read>,
+        stdin: Box<dyn Read + Send>,
         stdout: &mut dyn Write,
         progress: bool,
     ) -> Result<(RunObserver, RunSummary), RunnerError> {
@@ -656,127 +893,108 @@ impl<P: Pipeline + 'static> App<P> {
         let bar = progress_bar(progress && !common.quiet, total);
         let mut obs = RunObserver::new(ir, args.trace.is_some());
         let mut pipeline = P::default();
-        let mut last_size: Option<(usize, usize)> = None;
         let started = Instant::now();
+        let labels = Labels::of(&selection);
+        let mut out = FrameOut {
+            sink: &mut sink,
+            labels: &labels,
+            record: &self.record,
+            dump: args.dump.as_deref().zip(self.dump.as_ref()),
+            dir_made: false,
+            stdout,
+            bar: &bar,
+        };
+        let mut stream_report = None;
         let mut done = 0u64;
-        let mode_name = match &selection {
-            Selection::Mode(m) => Value::from(m.name()),
-            _ => Value::Null,
-        };
-        let weights_json = match &selection {
-            Selection::Weights(w) | Selection::Plan(_, w) => Some(Value::Object(
-                w.iter().map(|(k, v)| (k.to_string(), json!(v))).collect(),
-            )),
-            Selection::Mode(_) => None,
-        };
-        let result = (|| -> Result<(), RunnerError> {
-            while limit.map_or(true, |l| done < l) {
-                let Some(frame) = source.next_frame() else {
-                    break;
-                };
-                let frame = frame?;
-                let size = frame.size();
-                let reset = last_size.is_some_and(|s| s != size);
-                if reset {
-                    // Temporal state computed at another resolution means
-                    // nothing here: start over as on a first frame.
-                    pipeline.reset();
-                }
-                let resized_from = last_size.filter(|_| reset);
-                last_size = Some(size);
-                obs.frame = frame.index;
-                let mut result = None;
-                let pl = &mut pipeline;
-                let o = &mut obs;
-                let sel = &selection;
-                self.adapter
-                    .with_inputs(&frame, &mut |inputs| {
-                        result = Some(match sel {
-                            Selection::Mode(m) => pl.run_observed(*m, o, inputs),
-                            Selection::Weights(w) => pl.run_weights_observed(w, o, inputs),
-                            Selection::Plan(p, w) => pl.run_plan_observed(p, w, o, inputs),
-                        })
-                    })
-                    .map_err(|e| RunnerError::Adapter {
-                        frame: frame.index,
-                        why: e.to_string(),
-                    })?;
-                let outputs = result
-                    .ok_or_else(|| RunnerError::Adapter {
-                        frame: frame.index,
-                        why: "the adapter did not run the pipeline".into(),
-                    })?
-                    .map_err(|source| RunnerError::Frame {
-                        frame: frame.index,
-                        source,
-                    })?;
-                let rec = (self.record)(&outputs);
-                let mut lines = String::new();
-                match &mut sink {
-                    Sink::Silent => {}
-                    Sink::Table(table, started) => {
-                        if let Some((w0, h0)) = resized_from {
-                            lines.push_str(&format!(
-                                "# frame {}: resolution {w0}x{h0} -> {}x{}: pipeline state reset\n",
-                                frame.index, size.0, size.1
-                            ));
+        let result = match (common.engine, &selection, &self.parallel) {
+            (Engine::Pipelined, Selection::Mode(mode), Some(fns)) => {
+                let run = run_pipelined(
+                    &mut pipeline,
+                    *mode,
+                    &mut *source,
+                    limit,
+                    &common.stream_options(),
+                    &fns.stream,
+                    &mut out,
+                );
+                stream_report = Some(run.report);
+                done = run.report.processed;
+                run.result
+            }
+            (engine, selection, fns) => {
+                // Checked in `check_engine`.
+                let parallel = fns
+                    .as_ref()
+                    .filter(|_| engine == Engine::Parallel)
+                    .map(|f| f.run);
+                let adapter = &mut *self.adapter;
+                let mut last_size: Option<(usize, usize)> = None;
+                // The previous frame's outputs, which the next frame fills
+                // again (`run_into`): no outputs allocated per frame.
+                let mut slot: Option<P::Outputs> = None;
+                (|| -> Result<(), RunnerError> {
+                    while limit.map_or(true, |l| done < l) {
+                        let Some(frame) = source.next_frame() else {
+                            break;
+                        };
+                        let frame = frame?;
+                        let size = frame.size();
+                        let reset = last_size.is_some_and(|s| s != size);
+                        if reset {
+                            // Temporal state computed at another resolution
+                            // means nothing here: start over as on a first
+                            // frame.
+                            pipeline.reset();
                         }
-                        let mut names = vec!["frame", "time"];
-                        names.extend(rec.fields().map(|(k, _)| k));
-                        let mut cells = vec![
-                            frame.index.to_string(),
-                            frame
-                                .timestamp
-                                .map_or_else(|| "-".into(), |t| format!("{t:.3}")),
-                        ];
-                        cells.extend(rec.fields().map(|(_, v)| record::cell(v)));
-                        if !*started {
-                            lines.push_str(&table.header(&cells, &names));
-                            lines.push('\n');
-                            *started = true;
-                        }
-                        lines.push_str(&table.row(&cells));
-                        lines.push('\n');
-                    }
-                    Sink::Json => {
-                        let mut line = json!({
-                            "frame": frame.index,
-                            "timestamp": frame.timestamp,
-                            "width": size.0,
-                            "height": size.1,
-                            "reset": reset,
-                            "mode": mode_name,
-                        });
-                        if let (Some(w), Value::Object(m)) = (&weights_json, &mut line) {
-                            m.insert("weights".into(), w.clone());
-                        }
-                        if let Value::Object(m) = &mut line {
-                            m.insert("outputs".into(), rec.to_json());
-                            m.insert("node_ms".into(), obs.node_ms_json());
-                        }
-                        lines.push_str(&line.to_string());
-                        lines.push('\n');
-                    }
-                }
-                if let (Some(dir), Some(dump)) = (&args.dump, &self.dump) {
-                    if done == 0 {
-                        std::fs::create_dir_all(dir).map_err(|source| RunnerError::Io {
-                            what: dir.display().to_string(),
+                        let resized_from = last_size.filter(|_| reset);
+                        last_size = Some(size);
+                        obs.frame = frame.index;
+                        let mut ran = None;
+                        let pl = &mut pipeline;
+                        let o = &mut obs;
+                        let slot = &mut slot;
+                        adapter
+                            .with_inputs(&frame, &mut |inputs| {
+                                ran = Some(match (selection, parallel) {
+                                    (Selection::Mode(m), Some(run)) => run(pl, *m, o, inputs, slot),
+                                    (Selection::Mode(m), None) => run_slot(pl, *m, o, inputs, slot),
+                                    (Selection::Weights(w), _) => pl
+                                        .run_weights_observed(w, o, inputs)
+                                        .map(|outputs| *slot = Some(outputs)),
+                                    (Selection::Plan(p, w), _) => pl
+                                        .run_plan_observed(p, w, o, inputs)
+                                        .map(|outputs| *slot = Some(outputs)),
+                                })
+                            })
+                            .map_err(|e| RunnerError::Adapter {
+                                frame: frame.index,
+                                why: e.to_string(),
+                            })?;
+                        ran.ok_or_else(|| RunnerError::Adapter {
+                            frame: frame.index,
+                            why: "the adapter did not run the pipeline".into(),
+                        })?
+                        .map_err(|source| RunnerError::Frame {
+                            frame: frame.index,
                             source,
                         })?;
+                        let outputs = slot.as_ref().ok_or(RunnerError::Frame {
+                            frame: frame.index,
+                            source: PipelineError::Internal("a run returned no outputs"),
+                        })?;
+                        let shown = Shown {
+                            frame: &frame,
+                            resized_from,
+                            dropped_before: 0,
+                            node_ms: Some(obs.node_ms_json()),
+                        };
+                        out.frame(&shown, outputs)?;
+                        done += 1;
                     }
-                    dump(&DumpSink::new(dir, frame.index), &frame, &outputs)?;
-                }
-                if !lines.is_empty() {
-                    // One write per frame: a failure later never leaves half
-                    // a line behind.
-                    bar.suspend(|| write_out(stdout, &lines))?;
-                }
-                done += 1;
-                bar.inc(1);
+                    Ok(())
+                })()
             }
-            Ok(())
-        })();
+        };
         bar.finish_and_clear();
         if let (Some(path), Some(trace)) = (&args.trace, &obs.trace) {
             if done > 0 {
@@ -784,7 +1002,7 @@ impl<P: Pipeline + 'static> App<P> {
             }
         }
         result?;
-        if done == 0 {
+        if stream_report.map_or(done, |r| r.received) == 0 {
             return Err(RunnerError::NoFrames(source.describe()));
         }
         Ok((
@@ -793,8 +1011,370 @@ impl<P: Pipeline + 'static> App<P> {
                 frames: done,
                 seconds: started.elapsed().as_secs_f64(),
                 buffer_bytes: pipeline.buffer_bytes(),
+                stream: stream_report,
             },
         ))
+    }
+}
+
+/// One frame on the sequential engine, into the outputs of the previous
+/// frame when there are some.
+fn run_slot<P: Pipeline>(
+    pipeline: &mut P,
+    mode: P::Mode,
+    obs: &mut RunObserver,
+    inputs: P::Inputs<'_>,
+    slot: &mut Option<P::Outputs>,
+) -> Result<(), PipelineError> {
+    match slot {
+        Some(outputs) => pipeline.run_into_observed(mode, obs, inputs, outputs),
+        None => {
+            *slot = Some(pipeline.run_observed(mode, obs, inputs)?);
+            Ok(())
+        }
+    }
+}
+
+/// [`run_slot`] on the parallel engine.
+fn run_parallel_slot<P: ParallelPipeline>(
+    pipeline: &mut P,
+    mode: P::Mode,
+    obs: &mut RunObserver,
+    inputs: P::Inputs<'_>,
+    slot: &mut Option<P::Outputs>,
+) -> Result<(), PipelineError> {
+    match slot {
+        Some(outputs) => pipeline.run_parallel_into_observed(mode, obs, inputs, outputs),
+        None => {
+            *slot = Some(pipeline.run_parallel_observed(mode, obs, inputs)?);
+            Ok(())
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The pipelined engine of a `#[parallel]` pipeline `P`: `split` turns a
+/// frame into the pipeline's owned inputs and what is left of the frame
+/// (on the producer thread), `join` puts the inputs back into that rest
+/// when the frame's results arrive, so the runner sees whole frames.
+fn stream_fn<P, S, J>(split: S, join: J) -> StreamRunFn<P>
+where
+    P: ParallelPipeline + 'static,
+    S: Fn(Frame) -> Result<(P::OwnedInputs, Frame), AdapterError> + Send + Sync + 'static,
+    J: Fn(P::OwnedInputs, &mut Frame) + 'static,
+{
+    Box::new(move |pipeline, mode, frames, options, on_result| {
+        // The rests of the frames pulled so far and not yet delivered, in
+        // source order (the producer pushes before the frame enters the
+        // queue, so a delivered frame's rest is always there).
+        let rests: Mutex<VecDeque<Frame>> = Mutex::new(VecDeque::new());
+        let failure: Mutex<Option<RunnerError>> = Mutex::new(None);
+        let split = &split;
+        let (rests_ref, failure_ref) = (&rests, &failure);
+        let inputs = frames.map_while(move |frame| {
+            let index = frame.index;
+            match split(frame) {
+                Ok((inputs, rest)) => {
+                    lock(rests_ref).push_back(rest);
+                    Some(inputs)
+                }
+                Err(e) => {
+                    *lock(failure_ref) = Some(RunnerError::Adapter {
+                        frame: index,
+                        why: e.to_string(),
+                    });
+                    None
+                }
+            }
+        });
+        let mut popped = 0u64;
+        let report = pipeline.run_stream(mode, inputs, options, |r| {
+            let mut rests = lock(&rests);
+            // Frames the overflow policy dropped left their rests too.
+            while popped < r.index {
+                rests.pop_front();
+                popped += 1;
+            }
+            let Some(mut frame) = rests.pop_front() else {
+                return ControlFlow::Break(());
+            };
+            popped += 1;
+            drop(rests);
+            join(r.inputs, &mut frame);
+            on_result(StreamFrame {
+                index: r.index,
+                dropped_before: r.dropped_before,
+                inputs: frame,
+                result: r.result,
+            })
+        })?;
+        let failure = failure.into_inner().unwrap_or_else(PoisonError::into_inner);
+        Ok((report, failure))
+    })
+}
+
+/// The source of a pipelined run, read on the producer thread: it ends a
+/// stream at the first frame of another size (kept in `carry` for the next
+/// stream), at `limit` frames, or at a source error (kept in `error`).
+struct Feeder<'s> {
+    source: &'s mut (dyn FrameSource + Send),
+    limit: Option<u64>,
+    pulled: u64,
+    size: Option<(usize, usize)>,
+    first: Option<Frame>,
+    carry: Option<Frame>,
+    error: Option<SourceError>,
+}
+
+impl Iterator for Feeder<'_> {
+    type Item = Frame;
+
+    fn next(&mut self) -> Option<Frame> {
+        if let Some(frame) = self.first.take() {
+            return Some(frame);
+        }
+        if self.carry.is_some()
+            || self.error.is_some()
+            || self.limit.is_some_and(|l| self.pulled >= l)
+        {
+            return None;
+        }
+        let frame = match self.source.next_frame()? {
+            Ok(frame) => frame,
+            Err(e) => {
+                self.error = Some(e);
+                return None;
+            }
+        };
+        self.pulled += 1;
+        let size = frame.size();
+        if self.size.is_some_and(|s| s != size) {
+            self.carry = Some(frame);
+            return None;
+        }
+        self.size = Some(size);
+        Some(frame)
+    }
+}
+
+/// What a pipelined run did.
+struct Pipelined {
+    report: StreamReport,
+    result: Result<(), RunnerError>,
+}
+
+/// Frames through the pipelined engine. A stream cannot reset its pipeline
+/// mid-flight, so a resolution change ends the stream: the frames in flight
+/// finish, the pipeline is reset, and a new stream starts with the frame of
+/// the new size (its queue and look-ahead start empty again).
+fn run_pipelined<P: Pipeline>(
+    pipeline: &mut P,
+    mode: P::Mode,
+    source: &mut (dyn FrameSource + Send),
+    limit: Option<u64>,
+    options: &StreamOptions,
+    stream: &StreamRunFn<P>,
+    out: &mut FrameOut<'_, '_, P>,
+) -> Pipelined {
+    let mut feeder = Feeder {
+        source,
+        limit,
+        pulled: 0,
+        size: None,
+        first: None,
+        carry: None,
+        error: None,
+    };
+    let mut total = StreamReport::default();
+    let mut resized_from: Option<(usize, usize)> = None;
+    let result = loop {
+        let mut failed: Option<RunnerError> = None;
+        let mut on_result = |r: FrameResult<P>| {
+            let StreamFrame {
+                inputs: frame,
+                dropped_before,
+                result,
+                ..
+            } = r;
+            let shown = Shown {
+                frame: &frame,
+                resized_from: resized_from.take(),
+                dropped_before,
+                node_ms: None,
+            };
+            let done = match &result {
+                Ok(outputs) => out.frame(&shown, outputs),
+                Err(_) => Err(RunnerError::Frame {
+                    frame: frame.index,
+                    source: result.err().unwrap_or(PipelineError::Internal("no error")),
+                }),
+            };
+            match done {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        };
+        let (report, adapter_failed) =
+            match stream(pipeline, mode, &mut feeder, options, &mut on_result) {
+                Ok(r) => r,
+                Err(e) => break Err(e.into()),
+            };
+        total.received += report.received;
+        total.processed += report.processed;
+        total.failed += report.failed;
+        total.dropped += report.dropped;
+        total.discarded += report.discarded;
+        if let Some(e) = failed.or(adapter_failed) {
+            break Err(e);
+        }
+        if let Some(e) = feeder.error.take() {
+            break Err(e.into());
+        }
+        let Some(frame) = feeder.carry.take() else {
+            break Ok(());
+        };
+        // Temporal state computed at another resolution means nothing
+        // here: start over as on a first frame.
+        pipeline.reset();
+        resized_from = feeder.size;
+        feeder.size = Some(frame.size());
+        feeder.first = Some(frame);
+    };
+    Pipelined {
+        report: total,
+        result,
+    }
+}
+
+/// The labels every JSON line carries.
+struct Labels {
+    mode: Value,
+    weights: Option<Value>,
+}
+
+impl Labels {
+    fn of<M: PipelineMode>(selection: &Selection<M>) -> Self {
+        Labels {
+            mode: match selection {
+                Selection::Mode(m) => Value::from(m.name()),
+                _ => Value::Null,
+            },
+            weights: match selection {
+                Selection::Weights(w) | Selection::Plan(_, w) => Some(Value::Object(
+                    w.iter().map(|(k, v)| (k.to_string(), json!(v))).collect(),
+                )),
+                Selection::Mode(_) => None,
+            },
+        }
+    }
+}
+
+/// One frame to show: the frame, what happened before it, its node times.
+struct Shown<'f> {
+    frame: &'f Frame,
+    /// The previous frame's size when this one changed it (state reset).
+    resized_from: Option<(usize, usize)>,
+    /// Frames the overflow policy dropped just before this one.
+    dropped_before: u64,
+    /// Per-node times (not on the pipelined engine).
+    node_ms: Option<Value>,
+}
+
+/// Where each frame's results go, the same for every engine.
+struct FrameOut<'a, 'w, P: Pipeline> {
+    sink: &'a mut Sink,
+    labels: &'a Labels,
+    record: &'a RecordFn<P>,
+    dump: Option<(&'a Path, &'a DumpFn<P>)>,
+    dir_made: bool,
+    stdout: &'w mut dyn Write,
+    bar: &'a indicatif::ProgressBar,
+}
+
+impl<P: Pipeline> FrameOut<'_, '_, P> {
+    fn frame(&mut self, shown: &Shown<'_>, outputs: &P::Outputs) -> Result<(), RunnerError> {
+        let frame = shown.frame;
+        let size = frame.size();
+        let rec = (self.record)(outputs);
+        let mut lines = String::new();
+        match &mut *self.sink {
+            Sink::Silent => {}
+            Sink::Table(table, started) => {
+                if shown.dropped_before > 0 {
+                    let n = shown.dropped_before;
+                    let s = if n == 1 { "" } else { "s" };
+                    lines.push_str(&format!("# {n} frame{s} dropped\n"));
+                }
+                if let Some((w0, h0)) = shown.resized_from {
+                    lines.push_str(&format!(
+                        "# frame {}: resolution {w0}x{h0} -> {}x{}: pipeline state reset\n",
+                        frame.index, size.0, size.1
+                    ));
+                }
+                let mut names = vec!["frame", "time"];
+                names.extend(rec.fields().map(|(k, _)| k));
+                let mut cells = vec![
+                    frame.index.to_string(),
+                    frame
+                        .timestamp
+                        .map_or_else(|| "-".into(), |t| format!("{t:.3}")),
+                ];
+                cells.extend(rec.fields().map(|(_, v)| record::cell(v)));
+                if !*started {
+                    lines.push_str(&table.header(&cells, &names));
+                    lines.push('\n');
+                    *started = true;
+                }
+                lines.push_str(&table.row(&cells));
+                lines.push('\n');
+            }
+            Sink::Json => {
+                let mut m = Map::new();
+                m.insert("frame".into(), json!(frame.index));
+                m.insert("timestamp".into(), json!(frame.timestamp));
+                m.insert("width".into(), json!(size.0));
+                m.insert("height".into(), json!(size.1));
+                m.insert("reset".into(), json!(shown.resized_from.is_some()));
+                m.insert("mode".into(), self.labels.mode.clone());
+                if let Some(w) = &self.labels.weights {
+                    m.insert("weights".into(), w.clone());
+                }
+                if shown.dropped_before > 0 {
+                    m.insert("dropped_before".into(), json!(shown.dropped_before));
+                }
+                m.insert("outputs".into(), rec.to_json());
+                m.insert(
+                    "node_ms".into(),
+                    shown.node_ms.clone().unwrap_or(Value::Null),
+                );
+                lines.push_str(&Value::Object(m).to_string());
+                lines.push('\n');
+            }
+        }
+        if let Some((dir, dump)) = self.dump {
+            if !self.dir_made {
+                std::fs::create_dir_all(dir).map_err(|source| RunnerError::Io {
+                    what: dir.display().to_string(),
+                    source,
+                })?;
+                self.dir_made = true;
+            }
+            dump(&DumpSink::new(dir, frame.index), frame, outputs)?;
+        }
+        if !lines.is_empty() {
+            // One write per frame: a failure later never leaves half a line
+            // behind.
+            let stdout = &mut *self.stdout;
+            self.bar.suspend(|| write_out(stdout, &lines))?;
+        }
+        self.bar.inc(1);
+        Ok(())
     }
 }
 
@@ -824,13 +1404,27 @@ fn summarize(err: &mut dyn Write, obs: &RunObserver, s: &RunSummary) -> Result<(
     } else {
         0.0
     };
-    let mean = obs.profiler.frame_stats().time.map_or(0.0, |t| t.mean_ms);
-    writeln!(
-        err,
-        "{} frames in {:.2} s ({fps:.1} frames/s; pipeline {mean:.2} ms a frame)",
-        s.frames, s.seconds
-    )
-    .map_err(|source| RunnerError::Io {
+    let line = match &s.stream {
+        None => {
+            let mean = obs.profiler.frame_stats().time.map_or(0.0, |t| t.mean_ms);
+            format!(
+                "{} frames in {:.2} s ({fps:.1} frames/s; pipeline {mean:.2} ms a frame)",
+                s.frames, s.seconds
+            )
+        }
+        Some(r) => {
+            let discarded = if r.discarded > 0 {
+                format!(", {} discarded", r.discarded)
+            } else {
+                String::new()
+            };
+            format!(
+                "{} frames in {:.2} s ({fps:.1} frames/s; pipelined: {} received, {} processed, {} failed, {} dropped{discarded})",
+                s.frames, s.seconds, r.received, r.processed, r.failed, r.dropped
+            )
+        }
+    };
+    writeln!(err, "{line}").map_err(|source| RunnerError::Io {
         what: "stderr".into(),
         source,
     })

@@ -1,9 +1,11 @@
 //! Chrome trace event files (open in Perfetto or `chrome://tracing`): one
 //! complete (`"ph": "X"`) slice per node run and one per frame, on a track
-//! per thread.
+//! per thread: track 0 is the thread that runs the frames (and every node
+//! of a sequential run), track `i + 1` the engine pool's worker `i`
+//! (`rayon::current_thread_index()`), so a parallel run shows which nodes
+//! ran side by side.
 
-use std::collections::HashMap;
-use std::thread::ThreadId;
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -12,7 +14,7 @@ use serde_json::{json, Value};
 #[derive(Debug)]
 pub struct TraceLog {
     origin: Instant,
-    threads: HashMap<ThreadId, u64>,
+    named: BTreeSet<u64>,
     events: Vec<Value>,
 }
 
@@ -20,7 +22,7 @@ impl Default for TraceLog {
     fn default() -> Self {
         TraceLog {
             origin: Instant::now(),
-            threads: HashMap::new(),
+            named: BTreeSet::new(),
             events: Vec::new(),
         }
     }
@@ -32,26 +34,43 @@ impl TraceLog {
         TraceLog::default()
     }
 
-    /// The track of the calling thread (named on first use).
-    fn tid(&mut self) -> u64 {
-        let id = std::thread::current().id();
-        let next = self.threads.len() as u64 + 1;
-        let tid = *self.threads.entry(id).or_insert(next);
-        if tid == next {
-            let name = std::thread::current()
-                .name()
-                .map_or_else(|| format!("thread {tid}"), str::to_string);
+    /// The track of the calling thread: its index in the engine's pool
+    /// plus one, or 0 outside the pool.
+    pub fn current_tid() -> u64 {
+        rayon::current_thread_index().map_or(0, |i| i as u64 + 1)
+    }
+
+    /// Names track `tid` on first use.
+    fn name_track(&mut self, tid: u64) {
+        if self.named.insert(tid) {
+            let name = match tid {
+                0 => "frames (calling thread)".to_string(),
+                t => format!("pool worker {}", t - 1),
+            };
             self.events.push(json!({
                 "name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
                 "args": { "name": name }
             }));
         }
-        tid
     }
 
-    /// Records a slice `name` of category `cat` from `start` to `end`.
+    /// Records a slice `name` of category `cat` from `start` to `end` on
+    /// the calling thread's track.
     pub fn slice(&mut self, name: &str, cat: &str, start: Instant, end: Instant, frame: u64) {
-        let tid = self.tid();
+        self.slice_on(Self::current_tid(), name, cat, start, end, frame);
+    }
+
+    /// Records a slice on track `tid` (see [`TraceLog::current_tid`]).
+    pub fn slice_on(
+        &mut self,
+        tid: u64,
+        name: &str,
+        cat: &str,
+        start: Instant,
+        end: Instant,
+        frame: u64,
+    ) {
+        self.name_track(tid);
         let ts = start.saturating_duration_since(self.origin).as_nanos() as f64 / 1e3;
         let dur = end.saturating_duration_since(start).as_nanos() as f64 / 1e3;
         self.events.push(json!({

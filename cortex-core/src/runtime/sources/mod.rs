@@ -5,6 +5,10 @@
 //! frame's size against the resource policy ([`FrameLimits`]) before
 //! allocating its pixels.
 //!
+//! Every source is `Send` ([`open`] returns `Box<dyn FrameSource + Send>`),
+//! so a pipelined run can read it on its producer thread while the pipeline
+//! works on earlier frames.
+//!
 //! | input | source |
 //! |---|---|
 //! | none | [`SyntheticClip`]: a generated clip exercising every L2 node |
@@ -196,8 +200,8 @@ fn check_frame_size(what: &str, width: usize, height: usize) -> Result<(), Sourc
 pub fn open(
     input: Option<&str>,
     synthetic_size: (usize, usize),
-    stdin: Box<dyn Read>,
-) -> Result<Box<dyn FrameSource>, SourceError> {
+    stdin: Box<dyn Read + Send>,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
     let Some(input) = input else {
         let (w, h) = synthetic_size;
         check_frame_size("synthetic clip", w, h)?;
@@ -242,12 +246,18 @@ fn extension(path: &Path) -> Option<String> {
 }
 
 #[cfg(feature = "opencv")]
-fn open_video(input: &str, camera: Option<&str>) -> Result<Box<dyn FrameSource>, SourceError> {
+fn open_video(
+    input: &str,
+    camera: Option<&str>,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
     Ok(Box::new(VideoSource::open(input, camera)?))
 }
 
 #[cfg(not(feature = "opencv"))]
-fn open_video(input: &str, _camera: Option<&str>) -> Result<Box<dyn FrameSource>, SourceError> {
+fn open_video(
+    input: &str,
+    _camera: Option<&str>,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
     Err(SourceError::Unsupported(format!(
         "{input}: not a .y4m file, an image or a directory of images; video files and cameras need a build with `--features opencv` (or pipe through `ffmpeg -i {input} -f yuv4mpegpipe -`)"
     )))

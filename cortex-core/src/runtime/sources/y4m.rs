@@ -6,9 +6,9 @@
 //! its frame buffer, and an unsupported colour space is refused with its
 //! name — then handed to the `y4m` crate for the frames.
 
-use std::cell::Cell;
 use std::io::{BufReader, Cursor, Read};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use ndarray::Array3;
 
@@ -26,20 +26,21 @@ enum Chroma {
     C444,
 }
 
-type Decoder = y4m::Decoder<Counting<BufReader<std::io::Chain<Cursor<Vec<u8>>, Box<dyn Read>>>>>;
+type Decoder =
+    y4m::Decoder<Counting<BufReader<std::io::Chain<Cursor<Vec<u8>>, Box<dyn Read + Send>>>>>;
 
 /// Counts the bytes read through it. The `y4m` crate reports a stream that
 /// ends cleanly between frames and one cut inside a frame alike (`EOF`);
 /// the count tells them apart.
 struct Counting<R> {
     inner: R,
-    count: Rc<Cell<u64>>,
+    count: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.count.set(self.count.get() + n as u64);
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }
@@ -49,7 +50,7 @@ pub struct Y4mSource {
     what: String,
     decoder: Decoder,
     /// Bytes the decoder has read.
-    read: Rc<Cell<u64>>,
+    read: Arc<AtomicU64>,
     chroma: Chroma,
     width: usize,
     height: usize,
@@ -63,16 +64,16 @@ impl Y4mSource {
     /// Reads and checks the stream header of `reader` (`what` names it in
     /// messages). An empty stream, a malformed header, an unsupported colour
     /// space or an oversized frame is an error here, before any frame.
-    pub fn new(what: &str, mut reader: Box<dyn Read>) -> Result<Self, SourceError> {
+    pub fn new(what: &str, mut reader: Box<dyn Read + Send>) -> Result<Self, SourceError> {
         let header = read_header(what, &mut reader)?;
         let info = parse_header(what, &header)?;
         check_frame_size(what, info.width, info.height)?;
         // The crate re-parses the header we consumed; chain it back in front.
         let chained = Cursor::new(header).chain(reader);
-        let read = Rc::new(Cell::new(0));
+        let read = Arc::new(AtomicU64::new(0));
         let counting = Counting {
             inner: BufReader::with_capacity(1 << 16, chained),
-            count: Rc::clone(&read),
+            count: Arc::clone(&read),
         };
         let decoder = y4m::Decoder::new(counting).map_err(|e| SourceError::Y4m {
             what: what.to_string(),
@@ -231,12 +232,12 @@ impl FrameSource for Y4mSource {
             return None;
         }
         let index = self.next;
-        let before = self.read.get();
+        let before = self.read.load(Ordering::Relaxed);
         let frame = match self.decoder.read_frame() {
             Ok(f) => f,
             Err(y4m::Error::EOF) => {
                 self.done = true;
-                if self.read.get() == before {
+                if self.read.load(Ordering::Relaxed) == before {
                     return None;
                 }
                 return Some(Err(SourceError::Truncated {

@@ -1,0 +1,491 @@
+//! The runner's engines (`--engine sequential|parallel|pipelined`): the
+//! same results line for line on every engine, the pipelined engine's
+//! counts and its reset at a resolution change, the parallel engine's
+//! trace on the pool's threads, and every combination that cannot run
+//! refused as one usage line before any frame.
+#![cfg(feature = "runner")]
+
+#[allow(dead_code)]
+#[path = "../examples/l2.rs"]
+mod l2;
+#[allow(dead_code)]
+#[path = "../examples/motion_alarm.rs"]
+mod motion_alarm;
+mod runner_support;
+
+use cortex::cortex_graph;
+use cortex::l2::{L2Mode, L2 as L2Graph};
+use cortex::ops::RgbFrame;
+use cortex::runner::{AdapterError, App, FrameAdapter, Record, RunnerError};
+use cortex::sources::{Frame, SyntheticClip};
+use cortex::Pipeline;
+use runner_support::*;
+use serde_json::Value;
+
+const SIZE: &str = "320x240";
+
+fn json_run(extra: &[&str]) -> (Vec<Value>, String) {
+    let mut args = vec!["run", "--json", "--size", SIZE];
+    args.extend_from_slice(extra);
+    let out = run(l2::app(), &args, vec![]);
+    out.ok();
+    (out.json_lines(), out.stderr)
+}
+
+/// Every field but the node times, which differ from run to run.
+fn without_times(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            l.as_object_mut().unwrap().remove("node_ms");
+            l
+        })
+        .collect()
+}
+
+/// The counts of a pipelined run's summary line: received, processed,
+/// failed, dropped.
+fn counts(stderr: &str) -> [u64; 4] {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("pipelined:"))
+        .unwrap_or_else(|| panic!("no pipelined summary in {stderr:?}"));
+    let n = |what: &str| -> u64 {
+        let end = line.find(&format!(" {what}")).unwrap();
+        let start = line[..end].rfind([' ', ':']).unwrap() + 1;
+        line[start..end].parse().unwrap()
+    };
+    [n("received"), n("processed"), n("failed"), n("dropped")]
+}
+
+#[test]
+fn parallel_and_pipelined_print_the_sequential_results() {
+    for mode in ["BALANCED", "POWER_SAVE"] {
+        let (seq, _) = json_run(&["--mode", mode]);
+        assert_eq!(seq.len(), 48);
+        let want = without_times(&seq);
+
+        let (par, _) = json_run(&["--mode", mode, "--engine", "parallel"]);
+        assert_eq!(without_times(&par), want, "{mode}: parallel");
+        // The parallel engine still times every node that ran.
+        for (p, s) in par.iter().zip(&seq) {
+            let keys = |l: &Value| {
+                l["node_ms"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(keys(p), keys(s));
+        }
+
+        for in_flight in ["1", "2", "3"] {
+            let (pip, stderr) = json_run(&[
+                "--mode",
+                mode,
+                "--engine",
+                "pipelined",
+                "--in-flight",
+                in_flight,
+            ]);
+            assert_eq!(without_times(&pip), want, "{mode}: pipelined {in_flight}");
+            // No node times in a pipelined run: the field says so.
+            assert!(pip.iter().all(|l| l["node_ms"].is_null()));
+            assert!(pip.iter().all(|l| l.get("dropped_before").is_none()));
+            assert_eq!(counts(&stderr), [48, 48, 0, 0], "{stderr}");
+            assert!(stderr.starts_with("48 frames in"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn the_table_is_the_same_on_every_engine() {
+    let table = |engine: &str| {
+        let out = run(
+            l2::app(),
+            &["run", "--size", SIZE, "--frames", "12", "--engine", engine],
+            vec![],
+        );
+        out.ok().to_string()
+    };
+    let seq = table("sequential");
+    assert_eq!(seq.lines().count(), 13);
+    assert_eq!(table("parallel"), seq);
+    assert_eq!(table("pipelined"), seq);
+}
+
+#[test]
+fn dropping_policies_count_every_frame() {
+    for overflow in ["drop-oldest", "keep-latest"] {
+        let (lines, stderr) = json_run(&[
+            "--engine",
+            "pipelined",
+            "--overflow",
+            overflow,
+            "--queue",
+            "1",
+        ]);
+        let [received, processed, failed, dropped] = counts(&stderr);
+        assert_eq!(received, 48, "{overflow}: {stderr}");
+        assert_eq!(
+            received,
+            processed + failed + dropped,
+            "{overflow}: {stderr}"
+        );
+        assert_eq!(failed, 0);
+        assert_eq!(lines.len() as u64, processed);
+        // Frames in source order; the gaps are the dropped frames, each
+        // announced on the frame after it.
+        let mut next = 0;
+        let mut announced = 0;
+        for l in &lines {
+            let frame = l["frame"].as_u64().unwrap();
+            let before = l.get("dropped_before").map_or(0, |d| d.as_u64().unwrap());
+            assert!(l.get("dropped_before") != Some(&Value::from(0)));
+            assert_eq!(frame, next + before, "{overflow}: {l}");
+            next = frame + 1;
+            announced += before;
+        }
+        // Dropped after the last delivered frame: counted, never announced.
+        assert!(announced <= dropped && dropped - announced == received - next);
+    }
+}
+
+#[test]
+fn a_resolution_change_resets_the_state_on_the_pipelined_engine_too() {
+    let dir = temp_dir("engine-resize");
+    let small = SyntheticClip::new(64, 48);
+    let large = SyntheticClip::new(80, 60);
+    let names = ["a", "b", "c", "d", "e", "f"];
+    for (i, name) in names.iter().enumerate() {
+        let clip = if (2..4).contains(&i) { &large } else { &small };
+        write_png(&dir.join(format!("{name}.png")), &clip.frame(i as u64));
+    }
+    let input = dir.to_str().unwrap();
+    let json = |engine: &str| {
+        let out = run(
+            l2::app(),
+            &["run", "--json", "-i", input, "--engine", engine],
+            vec![],
+        );
+        out.ok();
+        (without_times(&out.json_lines()), out.stderr)
+    };
+    let (seq, _) = json("sequential");
+    let resets: Vec<bool> = seq.iter().map(|l| l["reset"].as_bool().unwrap()).collect();
+    assert_eq!(resets, [false, false, true, false, true, false]);
+    let (pip, stderr) = json("pipelined");
+    assert_eq!(pip, seq);
+    assert_eq!(counts(&stderr), [6, 6, 0, 0], "{stderr}");
+    assert_eq!(json("parallel").0, seq);
+    let table = run(
+        l2::app(),
+        &["run", "-i", input, "--engine", "pipelined"],
+        vec![],
+    );
+    assert!(
+        table
+            .ok()
+            .contains("# frame 2: resolution 64x48 -> 80x60: pipeline state reset"),
+        "{}",
+        table.stdout
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn y4m_on_stdin_streams_and_a_cut_stream_keeps_the_complete_lines() {
+    let c = SyntheticClip::new(96, 64);
+    let frames: Vec<_> = (0..6).map(|f| c.frame(f)).collect();
+    let stream = y4m(&frames, "420jpeg");
+    let lines = |engine: &str, stream: Vec<u8>| {
+        run(
+            l2::app(),
+            &["run", "--json", "-i", "-", "--engine", engine],
+            stream,
+        )
+    };
+    let seq = lines("sequential", stream.clone());
+    let pip = lines("pipelined", stream.clone());
+    assert_eq!(
+        without_times(&pip.json_lines()),
+        without_times(&seq.json_lines())
+    );
+    let mut cut = stream;
+    cut.truncate(cut.len() - 100);
+    let out = lines("pipelined", cut);
+    assert_eq!(out.error(), "stdin: truncated at frame 5");
+    assert_eq!(out.json_lines().len(), 5);
+    assert!(out.stdout.ends_with('\n'));
+}
+
+#[test]
+fn dump_sees_the_frames_of_a_pipelined_run() {
+    let dir = temp_dir("engine-dump");
+    let out = run(
+        l2::app(),
+        &[
+            "run",
+            "--size",
+            SIZE,
+            "--frames",
+            "2",
+            "--engine",
+            "pipelined",
+            "--dump",
+            dir.to_str().unwrap(),
+        ],
+        vec![],
+    );
+    out.ok();
+    let seq_dir = dir.join("seq");
+    run(
+        l2::app(),
+        &[
+            "run",
+            "--size",
+            SIZE,
+            "--frames",
+            "2",
+            "--dump",
+            seq_dir.to_str().unwrap(),
+        ],
+        vec![],
+    )
+    .ok();
+    for f in 0..2 {
+        for name in ["fused", "roi"] {
+            let file = format!("{f:06}_{name}.png");
+            let got = image::open(dir.join(&file)).unwrap().to_rgb8();
+            let want = image::open(seq_dir.join(&file)).unwrap().to_rgb8();
+            assert!(got == want, "{file} differs");
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_parallel_trace_has_one_slice_per_node_and_frame_on_the_pool_threads() {
+    let dir = temp_dir("engine-trace");
+    let path = dir.join("trace.json");
+    let out = run(
+        l2::app(),
+        &[
+            "run",
+            "--size",
+            SIZE,
+            "--frames",
+            "4",
+            "--engine",
+            "parallel",
+            "--trace",
+            path.to_str().unwrap(),
+        ],
+        vec![],
+    );
+    out.ok();
+    let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let plan = L2Mode::Balanced.plan();
+    let ir = L2Graph::ir();
+    for &id in plan.order.iter() {
+        for frame in 0..4u64 {
+            let n = events
+                .iter()
+                .filter(|e| {
+                    e["cat"] == "node"
+                        && e["name"] == ir.node(id).name.as_ref()
+                        && e["args"]["frame"] == frame
+                })
+                .count();
+            assert_eq!(n, 1, "node {} frame {frame}", ir.node(id).name);
+        }
+    }
+    let nodes: Vec<&Value> = events.iter().filter(|e| e["cat"] == "node").collect();
+    assert_eq!(nodes.len(), plan.order.len() * 4);
+    // Frames on the calling thread's track, nodes where they ran.
+    assert!(events
+        .iter()
+        .filter(|e| e["cat"] == "frame")
+        .all(|e| e["tid"] == 0));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        assert!(
+            nodes.iter().any(|e| e["tid"] != 0),
+            "no node on a pool thread"
+        );
+    }
+    // Every track in use is named.
+    for e in &nodes {
+        assert!(events
+            .iter()
+            .any(|m| m["ph"] == "M" && m["name"] == "thread_name" && m["tid"] == e["tid"]));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A usage error: one line, before any frame ran (`main` exits with 2).
+fn usage_error<P: Pipeline + 'static>(app: App<P>, args: &[&str]) -> String {
+    let out = run(app, args, vec![]);
+    assert!(
+        matches!(out.result, Err(RunnerError::Usage(_))),
+        "{args:?}: {:?}",
+        out.result
+    );
+    assert!(out.stdout.is_empty(), "{args:?} printed {}", out.stdout);
+    let e = out.error();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    e
+}
+
+#[test]
+fn a_pipeline_not_declared_parallel_is_refused_in_one_line() {
+    for engine in ["parallel", "pipelined"] {
+        let e = usage_error(motion_alarm::app(), &["run", "--engine", engine]);
+        assert!(
+            e.contains("MotionAlarm") && e.contains("#[parallel]"),
+            "{engine}: {e}"
+        );
+    }
+    // The sequential engine is every pipeline's.
+    run(
+        motion_alarm::app(),
+        &[
+            "run",
+            "--engine",
+            "sequential",
+            "--frames",
+            "2",
+            "--size",
+            SIZE,
+        ],
+        vec![],
+    )
+    .ok();
+}
+
+#[test]
+fn impossible_engine_options_are_usage_errors() {
+    let trace = usage_error(
+        l2::app(),
+        &["run", "--engine", "pipelined", "--trace", "/tmp/never.json"],
+    );
+    assert!(trace.contains("--trace"), "{trace}");
+    for (args, expect) in [
+        (
+            &["run", "--queue", "2"][..],
+            "--queue needs --engine pipelined",
+        ),
+        (
+            &["run", "--engine", "parallel", "--overflow", "block"][..],
+            "--overflow",
+        ),
+        (
+            &["run", "--engine", "parallel", "--weights", "wc=0"][..],
+            "--weights",
+        ),
+        (&["profile", "--engine", "pipelined"][..], "per-node times"),
+        (&["--engine", "pipelined"][..], "per-node times"),
+        (&["plan", "--engine", "parallel"][..], "sequential engine"),
+        (
+            &["run", "--engine", "pipelined", "--in-flight", "0"][..],
+            "0",
+        ),
+        (
+            &["run", "--engine", "pipelined", "--queue", "100000"][..],
+            "100000",
+        ),
+        (&["run", "--engine", "warp"][..], "warp"),
+    ] {
+        let e = usage_error(l2::app(), args);
+        assert!(e.contains(expect), "{args:?}: {e}");
+    }
+}
+
+/// The mean brightness of a frame.
+fn mean(frame: &RgbFrame) -> f64 {
+    frame.iter().map(|&v| f64::from(v)).sum::<f64>() / frame.len().max(1) as f64
+}
+
+fn scale(m: &f64, gain: &f64) -> f64 {
+    m * gain
+}
+
+fn total(x: &f64, prev: &f64) -> f64 {
+    x + prev
+}
+
+cortex_graph! {
+    /// A `#[parallel]` pipeline with an input besides the frame, and state.
+    #[parallel]
+    pipeline Gain {
+        input frame: RgbFrame;
+        input gain: f64;
+        state _sum: f64 = 0.0;
+        node m = mean(frame);
+        node s = scale(m, gain);
+        node t = total(s, _sum);
+        t -> _sum;
+        output s: f64;
+        output t: f64;
+    }
+}
+
+struct WithGain(f64);
+
+impl FrameAdapter<Gain> for WithGain {
+    fn with_inputs(
+        &mut self,
+        frame: &Frame,
+        run: &mut dyn FnMut(<Gain as Pipeline>::Inputs<'_>),
+    ) -> Result<(), AdapterError> {
+        run((&frame.image, &self.0));
+        Ok(())
+    }
+}
+
+fn gain_app(fail_at: Option<u64>) -> App<Gain> {
+    App::with_adapter(
+        "gain",
+        |o: &GainOutputs| Record::new().field("s", o.s).field("t", o.t),
+        WithGain(0.5),
+    )
+    .parallel_with(move |f: &Frame| {
+        if Some(f.index) == fail_at {
+            return Err("no gain for this frame".into());
+        }
+        Ok((f.image.clone(), 0.5))
+    })
+}
+
+#[test]
+fn parallel_with_builds_owned_inputs_for_the_pipelined_engine() {
+    let json = |engine: &str, fail_at: Option<u64>| {
+        run(
+            gain_app(fail_at),
+            &[
+                "run", "--json", "--size", "64x48", "--frames", "8", "--engine", engine,
+            ],
+            vec![],
+        )
+    };
+    let seq = json("sequential", None);
+    let want = without_times(&seq.json_lines());
+    assert_eq!(want.len(), 8);
+    // The state carried: the running total grows.
+    assert!(want[7]["outputs"]["t"].as_f64() > want[0]["outputs"]["t"].as_f64());
+    for engine in ["parallel", "pipelined"] {
+        let out = json(engine, None);
+        assert_eq!(without_times(&out.json_lines()), want, "{engine}");
+    }
+    // The owned adapter fails on the producer thread: the frames before it
+    // are printed, then its error.
+    let out = json("pipelined", Some(3));
+    assert_eq!(
+        out.error(),
+        "frame 3: preparing the inputs: no gain for this frame"
+    );
+    assert_eq!(without_times(&out.json_lines()), want[..3]);
+}
