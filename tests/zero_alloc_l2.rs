@@ -6,7 +6,6 @@
 //! One test in its own binary, so no other test allocates meanwhile.
 #![cfg(feature = "runner")]
 
-
 use cortex::ir::{GraphIr, NodeId};
 use cortex::l2::{L2Mode, L2};
 use cortex::plan::Plan;
