@@ -1,0 +1,495 @@
+//! The body of one run function: its nodes (in order, or wave by wave, or
+//! one stage of a pipelined run), then its outputs and state commits.
+
+use cortex_core::ir::{Arg, EdgeKind, Endpoint, NodeId};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+use super::stages::{stage_a_fills, Part};
+use super::waves::{wave_stmts, Parallel};
+use super::{const_arg, node_local, state_written, Cx, Flavor, Shape};
+use crate::ast::NodeArg;
+use crate::names::{local, text, ItemNames};
+
+/// The body of a run function.
+pub(super) fn run_body(
+    cx: &Cx<'_>,
+    n: &ItemNames,
+    shape: Shape<'_>,
+    plan_expr: TokenStream,
+    weights_expr: TokenStream,
+) -> TokenStream {
+    let Shape {
+        flavor,
+        bufs,
+        parallel,
+        part,
+    } = shape;
+    let (ir, ast, c) = (cx.ir, cx.ast, cx.c);
+    let mut parallel = parallel.map(|waves| Parallel {
+        waves,
+        jobs: std::collections::HashMap::new(),
+    });
+    let outputs_ty = &n.outputs;
+    let obs = local("__obs", Span::call_site());
+    let weights = local("__weights_table", Span::call_site());
+    let internal = |what: &str| {
+        let msg = format!("plan invariant broken: {what}");
+        quote!({ #obs.frame_end(false); return ::core::result::Result::Err(#c::PipelineError::Internal(#msg)); })
+    };
+    let live = |id: NodeId| match &flavor {
+        Flavor::Mode(p) => p.is_live(id),
+        Flavor::Masked => true,
+    };
+    let masked = matches!(flavor, Flavor::Masked);
+    let fills = |id: NodeId| bufs.buffer_of(id).is_some();
+    // In a pipelined run, the state-free stage's filled values live in the
+    // frame's own buffers (`__a_bufs`), since the next frame's stage fills
+    // its own while this frame's second stage still reads them.
+    let stage_a = part.stage_a();
+    let a_fills = stage_a_fills(ir, bufs, stage_a);
+    let buffer = |id: NodeId, at: Span| match a_fills.iter().position(|&a| a == id) {
+        Some(i) => {
+            let i = syn::Index {
+                index: i as u32,
+                span: at,
+            };
+            Some(quote_spanned!(at=> __a_bufs.#i))
+        }
+        None => cx.layout.field(bufs, id, at),
+    };
+    let in_part = |id: NodeId| match part {
+        Part::Whole => true,
+        Part::StreamA(a) => a[id as usize],
+        Part::StreamB(a) => !a[id as usize],
+    };
+    // Stage A's returned values (filled ones stay in `__a_bufs`).
+    let a_values: Vec<proc_macro2::Ident> = stage_a
+        .map(|a| {
+            ir.topo
+                .iter()
+                .copied()
+                .filter(|&id| live(id) && a[id as usize] && !fills(id))
+                .map(|id| node_local(ir, id, ast.nodes[id as usize].name.span()))
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mut stmts = Vec::new();
+    stmts.push(quote! {
+        let #weights: &#c::Weights = #weights_expr;
+        #obs.frame_begin(Self::ir(), #plan_expr);
+    });
+
+    if let Part::StreamB(_) = part {
+        stmts.push(quote!(let (#(#a_values,)*) = __a_values;));
+        for &id in &a_fills {
+            let v = node_local(ir, id, ast.nodes[id as usize].name.span());
+            if let Some(f) = buffer(id, Span::call_site()) {
+                stmts.push(quote!(let #v = &#f;));
+            }
+        }
+    }
+
+    // Node calls, in topological order.
+    for &id in ir.topo.iter() {
+        if !live(id) || !in_part(id) {
+            continue;
+        }
+        let node = &ir.nodes[id as usize];
+        let decl = &ast.nodes[id as usize];
+        let func = &decl.func;
+        let mut guards = Vec::new();
+        let args = node.args.iter().zip(&decl.args).enumerate().map(|(a, (arg, arg_ast))| {
+            let sp = arg_ast.span();
+            match arg {
+                Arg::Value(Endpoint::Input(i)) => {
+                    let p = crate::names::local_like_at(&ast.inputs[*i as usize].name, sp);
+                    quote_spanned!(sp=> #p)
+                }
+                Arg::Value(Endpoint::State(s)) => {
+                    let f = &ast.states[*s as usize].name;
+                    quote_spanned!(sp=> &self.state.#f)
+                }
+                Arg::Value(e @ Endpoint::Node(p)) => {
+                    let v = node_local(ir, *p, sp);
+                    let weighted = ir.out_edge_kind(*e) == EdgeKind::Weighted;
+                    // A filled value is already a reference to its buffer.
+                    let by_ref = if fills(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> &#v) };
+                    let opt_ref = if fills(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> #v.as_ref()) };
+                    // Every weighted edge goes through one generic function,
+                    // so a parameter of the wrong type is one error in the
+                    // DSL's words, the same in every run function.
+                    let value = match (&flavor, weighted) {
+                        (Flavor::Mode(plan), true) if plan.is_live(*p) => quote_spanned!(sp=> ::core::option::Option::Some(#by_ref)),
+                        (Flavor::Mode(_), true) => quote_spanned!(sp=> ::core::option::Option::None),
+                        (Flavor::Mode(_), false) => return by_ref,
+                        (Flavor::Masked, true) => opt_ref,
+                        (Flavor::Masked, false) => {
+                            let tmp = local(&format!("__arg{a}"), sp);
+                            let bail = internal(&format!("`{}` runs without its input `{}`", node.name, ir.nodes[*p as usize].name));
+                            guards.push(quote!(let ::core::option::Option::Some(#tmp) = #opt_ref else #bail;));
+                            return quote_spanned!(sp=> #tmp);
+                        }
+                    };
+                    // Bound to a local of the same name and span on every
+                    // path, so the call's tokens are identical in every run
+                    // function and rustc reports a type error once.
+                    let edge = local(&format!("__edge{a}"), sp);
+                    guards.push(quote!(let #edge = #value;));
+                    let c = crate::krate::path_at(sp);
+                    quote_spanned!(sp=> #c::__private::weighted(#edge))
+                }
+                Arg::Weights => {
+                    let w = local("__weights_table", sp);
+                    quote_spanned!(sp=> #w)
+                }
+                Arg::Buffer => match buffer(id, sp) {
+                    Some(f) => quote_spanned!(sp=> &mut #f),
+                    None => quote_spanned!(sp=> ::core::unreachable!()),
+                },
+                Arg::Const(_) => match arg_ast {
+                    NodeArg::Const(e) => const_arg(e),
+                    NodeArg::Name(i) => quote!(#i),
+                    NodeArg::Buffer(_) => quote!(::core::unreachable!()),
+                },
+            }
+        });
+        let args: Vec<TokenStream> = args.collect();
+        let call_span = syn::spanned::Spanned::span(func);
+        // The parentheses keep the user's span, so rustc's suggestions about
+        // the arguments quote the call as written.
+        let mut parens = Group::new(Delimiter::Parenthesis, quote!(#(#args),*));
+        parens.set_span(decl.paren.join());
+        let call = quote_spanned!(call_span=> #func #parens);
+        let name_str: &str = &node.name;
+        let value = local("__value", call_span);
+        let compute = if node.fallible {
+            let c = crate::krate::path_at(call_span);
+            quote_spanned! {call_span=>
+                let #value = match #call {
+                    ::core::result::Result::Ok(v) => v,
+                    ::core::result::Result::Err(e) => {
+                        #obs.node_end(#id);
+                        #obs.frame_end(false);
+                        return ::core::result::Result::Err(#c::PipelineError::node(#name_str, e));
+                    }
+                };
+            }
+        } else {
+            quote!(let #value = #call;)
+        };
+        let v = node_local(ir, id, decl.name.span());
+        // The node's value: a reference to the buffer it filled (its call
+        // returns `()`), or what its call returned, checked against the
+        // declared type when there is one.
+        let result = match (buffer(id, call_span), &decl.ty) {
+            (Some(f), Some(ty)) => {
+                let at = syn::spanned::Spanned::span(ty);
+                quote_spanned! {at=> {
+                    let () = #value;
+                    let __filled: &#ty = &#f;
+                    __filled
+                }}
+            }
+            (_, Some(ty)) => {
+                let at = syn::spanned::Spanned::span(ty);
+                quote_spanned!(at=> { let __typed: #ty = #value; __typed })
+            }
+            (_, None) => quote!(#value),
+        };
+        if let Some(par) = parallel.as_mut() {
+            // Emitted wave by wave below.
+            let outcome = if node.fallible {
+                let c = crate::krate::path_at(call_span);
+                quote_spanned! {call_span=>
+                    match __r {
+                        ::core::result::Result::Ok(v) => ::core::result::Result::Ok(v),
+                        ::core::result::Result::Err(e) => ::core::result::Result::Err(#c::PipelineError::node(#name_str, e)),
+                    }
+                }
+            } else {
+                quote!(::core::result::Result::Ok::<_, #c::PipelineError>(__r))
+            };
+            let job = quote! {
+                || {
+                    #(#guards)*
+                    #obs.node_begin(#id);
+                    let __r = #call;
+                    #obs.node_end(#id);
+                    #outcome
+                }
+            };
+            let safe_at = decl.name.span();
+            let cp = crate::krate::path_at(safe_at);
+            // Mixed-site like the local it borrows, so `&local` keeps the
+            // node's span instead of falling back to the whole invocation.
+            let check_at = Span::mixed_site().located_at(safe_at);
+            let check = quote_spanned!(check_at=> #cp::__private::parallel_safe(&#v););
+            let bind = quote! {
+                let #v = #result;
+                #check
+            };
+            par.jobs.insert(id, (job, value.clone(), bind));
+            continue;
+        }
+        if masked {
+            stmts.push(quote! {
+                let mut #v = if __plan.is_live(#id) {
+                    #(#guards)*
+                    #obs.node_begin(#id);
+                    #compute
+                    #obs.node_end(#id);
+                    ::core::option::Option::Some(#result)
+                } else {
+                    ::core::option::Option::None
+                };
+            });
+        } else {
+            stmts.push(quote! {
+                #(#guards)*
+                #obs.node_begin(#id);
+                #compute
+                #obs.node_end(#id);
+                let #v = #result;
+            });
+        }
+    }
+
+    if let Some(par) = parallel.take() {
+        for wave in &par.waves {
+            stmts.push(wave_stmts(c, &obs, wave, &par.jobs));
+        }
+    }
+    if let Part::StreamA(_) = part {
+        return quote! {
+            #(#stmts)*
+            ::core::result::Result::Ok((#(#a_values,)*))
+        };
+    }
+
+    // Each live value's sinks: its outputs, then the states it writes. All
+    // but the last take a copy; the last takes the value (a filled value:
+    // swaps buffers with its sink, so nothing is allocated).
+    let mut remaining: Vec<usize> = vec![0; ir.nodes.len()];
+    for s in ir
+        .states
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| state_written(&flavor, *i))
+        .map(|(_, s)| s)
+    {
+        remaining[s.writer as usize] += 1;
+    }
+    for o in ir.outputs.iter() {
+        if live(o.node) {
+            remaining[o.node as usize] += 1;
+        }
+    }
+
+    // Outputs, each checked against its declared type at that type, the same
+    // way on every path: into the caller's outputs (reusing their buffers)
+    // or into new ones.
+    let mut into_stmts = Vec::new();
+    let mut fresh_fields = Vec::new();
+    let mut fresh_stmts = Vec::new();
+    for (oi, (o, decl)) in ir.outputs.iter().zip(&ast.outputs).enumerate() {
+        let name = &decl.name;
+        let ty = &decl.ty;
+        let at = syn::spanned::Spanned::span(ty);
+        let v = node_local(ir, o.node, at);
+        let x = local("__output", at);
+        let fresh_local = local(&format!("__fresh_output{oi}"), at);
+        let is_live = live(o.node);
+        let last = if is_live {
+            remaining[o.node as usize] -= 1;
+            remaining[o.node as usize] == 0
+        } else {
+            false
+        };
+        let missing = internal(&format!("output `{}` missing", text(name)));
+        if let (true, Some(buf)) = (fills(o.node), buffer(o.node, at)) {
+            // A filled value: `#v` is `&T` (or `Option<&T>` when masked).
+            let get = if masked {
+                quote!(match #v { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#x), ::core::option::Option::None => ::core::option::Option::None })
+            } else if is_live {
+                quote!(::core::option::Option::Some(#v))
+            } else {
+                quote!(::core::option::Option::None::<&#ty>)
+            };
+            let into = if last {
+                quote_spanned!(at=> #c::__private::swap_into::<#ty>)
+            } else {
+                quote_spanned!(at=> #c::__private::copy_into::<#ty>)
+            };
+            let buf_arg = if last { quote!(&mut #buf) } else { quote!(#x) };
+            let (into_call, fresh) = if o.optional {
+                (
+                    quote! {
+                        match (#get) {
+                            ::core::option::Option::Some(#x) => #c::__private::into_option(&mut __o.#name, |__slot| #into(__slot, #buf_arg)),
+                            ::core::option::Option::None => __o.#name = ::core::option::Option::None,
+                        }
+                    },
+                    quote!((#get).map(|#x: &#ty| ::core::clone::Clone::clone(#x))),
+                )
+            } else {
+                (
+                    quote! {
+                        let ::core::option::Option::Some(#x) = (#get) else #missing;
+                        #into(&mut __o.#name, #buf_arg);
+                    },
+                    quote! {{
+                        let ::core::option::Option::Some(#x) = (#get) else #missing;
+                        let __typed: &#ty = #x;
+                        ::core::clone::Clone::clone(__typed)
+                    }},
+                )
+            };
+            into_stmts.push(quote!({ #into_call }));
+            fresh_stmts.push(quote!(let #fresh_local = #fresh;));
+            fresh_fields.push(quote!(#name: #fresh_local));
+            continue;
+        }
+        let typed = quote_spanned!(at=> { let __typed: #ty = #x; __typed });
+        let take = |v: &proc_macro2::Ident| {
+            if last || !is_live {
+                quote!(#v)
+            } else {
+                quote!(::core::clone::Clone::clone(&#v))
+            }
+        };
+        let value = match (&flavor, o.optional) {
+            (Flavor::Mode(p), true) if p.is_live(o.node) => {
+                let t = take(&v);
+                quote!({ let #x = #t; ::core::option::Option::Some(#typed) })
+            }
+            (Flavor::Mode(_), true) => quote!(::core::option::Option::None),
+            (Flavor::Mode(_), false) => {
+                let t = take(&v);
+                quote!({ let #x = #t; #typed })
+            }
+            (Flavor::Masked, true) => {
+                let t = if last {
+                    quote!(#v.take())
+                } else {
+                    quote!(#v.clone())
+                };
+                quote!(match #t { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#typed), ::core::option::Option::None => ::core::option::Option::None })
+            }
+            (Flavor::Masked, false) => {
+                let t = if last {
+                    quote!(#v.take())
+                } else {
+                    quote!(#v.clone())
+                };
+                quote!(match #t { ::core::option::Option::Some(#x) => #typed, ::core::option::Option::None => #missing })
+            }
+        };
+        fresh_stmts.push(quote!(let #fresh_local = #value;));
+        fresh_fields.push(quote!(#name: #fresh_local));
+        // Into the caller's outputs: the value computed the same way, then
+        // stored (a plain value is moved in; its old value dropped).
+        into_stmts.push(quote!({ let #fresh_local = #value; __o.#name = #fresh_local; }));
+    }
+    stmts.push(quote! {
+        match __sink {
+            #c::__private::Sink::Into(__o) => { #(#into_stmts)* }
+            #c::__private::Sink::Fresh(__slot) => {
+                #(#fresh_stmts)*
+                *__slot = ::core::option::Option::Some(#outputs_ty { #(#fresh_fields,)* });
+            }
+        }
+    });
+
+    // State commits: only now, after every node succeeded. The assignment is
+    // spanned at the state in its write (`gray -> _prev_gray`) with a local
+    // of the same name and span on every path, so a type mismatch is one
+    // error there, not one per run function.
+    for (si, s) in ir.states.iter().enumerate() {
+        let decl = &ast.states[si];
+        let (f, init) = (&decl.name, &decl.init);
+        let at = ast
+            .writes
+            .iter()
+            .find(|w| text(&w.to) == *s.name)
+            .map_or(f.span(), |w| w.to.span());
+        let w = s.writer;
+        let v = node_local(ir, w, at);
+        let new = local("__new_state", at);
+        let reset = quote! {
+            if self.__fresh[#si] {
+                self.state.#f = #init;
+                self.__fresh[#si] = false;
+            }
+        };
+        if !state_written(&flavor, si) {
+            stmts.push(reset);
+            continue;
+        }
+        remaining[w as usize] -= 1;
+        let last = remaining[w as usize] == 0;
+        // The field named at `at` too, so the error's span is one token.
+        let mut f_at = f.clone();
+        f_at.set_span(at);
+        let bail = internal(&format!("state `{}` written without its writer", s.name));
+        if let (true, Some(buf)) = (fills(w), buffer(w, at)) {
+            // Double-buffered: the state and the writer's buffer trade
+            // places, so last frame's state becomes next frame's buffer.
+            let commit = if last {
+                quote_spanned!(at=> ::core::mem::swap(&mut self.state.#f_at, &mut #buf);)
+            } else {
+                quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut self.state.#f_at, #new);)
+            };
+            let get = if masked {
+                quote!(let ::core::option::Option::Some(#new) = #v else #bail;)
+            } else {
+                quote!(let #new = #v;)
+            };
+            let body = quote! {
+                #get
+                let _ = &#new;
+                #commit
+                self.__fresh[#si] = true;
+            };
+            stmts.push(if masked {
+                quote!(if __plan.writes_state(#si as u32) { #body } else #reset)
+            } else {
+                body
+            });
+            continue;
+        }
+        let assign = quote_spanned!(at=> self.state.#f_at = #new;);
+        if masked {
+            let take = if last {
+                quote!(#v.take())
+            } else {
+                quote!(#v.clone())
+            };
+            stmts.push(quote! {
+                if __plan.writes_state(#si as u32) {
+                    let ::core::option::Option::Some(#new) = #take else #bail;
+                    #assign
+                    self.__fresh[#si] = true;
+                } else #reset
+            });
+        } else {
+            let value = if last {
+                quote!(#v)
+            } else {
+                quote!(::core::clone::Clone::clone(&#v))
+            };
+            stmts.push(quote! {
+                let #new = #value;
+                #assign
+                self.__fresh[#si] = true;
+            });
+        }
+    }
+
+    quote! {
+        #(#stmts)*
+        #obs.frame_end(true);
+        ::core::result::Result::Ok(())
+    }
+}

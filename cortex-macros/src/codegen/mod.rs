@@ -1,0 +1,412 @@
+//! Code generation for a valid pipeline: the bodies of the run functions in
+//! the API of [`crate::api`] — one straight-line function per mode with its
+//! plan's dead nodes already gone, one plan-driven function for weights and
+//! plans chosen at run time, and for `#[parallel]` pipelines the parallel
+//! and pipelined forms. A run function's body is [`body`]; where buffers
+//! live is [`layout`]; parallel waves are [`waves`]; pipelined stages are
+//! [`stages`].
+
+mod body;
+mod layout;
+mod stages;
+mod waves;
+
+use cortex_core::ir::{GraphIr, NodeId};
+use cortex_core::memory::BufferPlan;
+use cortex_core::plan::Plan;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::api::Real;
+use crate::ast::PipelineAst;
+use crate::names::{input_params, local, variant, ItemNames};
+
+use body::run_body;
+use layout::BufferLayout;
+use stages::{rename_self, stage_a_fills, Part};
+
+/// The real bodies of the API's run functions, and the private functions
+/// they call.
+pub struct Bodies {
+    pub run_observed: TokenStream,
+    pub run_into_observed: TokenStream,
+    pub run_weights_observed: TokenStream,
+    pub run_plan_observed: TokenStream,
+    /// `run_parallel_into_observed` (`#[parallel]` pipelines only).
+    pub run_parallel_observed: TokenStream,
+    /// `run_stream` (`#[parallel]` pipelines only).
+    pub run_stream: TokenStream,
+    pub private: TokenStream,
+    /// The types of the buffers the pipeline owns (a tuple field).
+    pub buffer_types: Vec<syn::Type>,
+    /// Per buffer field: its type's text and index among that type's.
+    pub buffer_keys: Vec<(String, u32)>,
+}
+
+/// Everything the generator needs.
+pub(super) struct Cx<'a> {
+    pub ast: &'a PipelineAst,
+    pub ir: &'a GraphIr,
+    /// The facade crate's path.
+    pub c: &'a TokenStream,
+    /// Where the buffers live.
+    pub layout: BufferLayout,
+}
+
+/// The bodies of a valid pipeline's run functions.
+pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -> Bodies {
+    // Buffers: each mode's own assignment for its straight-line function;
+    // the full graph's for the plan-driven one, which is valid for every
+    // plan (a plan's values live no longer than in the full graph).
+    let mode_bufs: Vec<BufferPlan> = r
+        .mode_plans
+        .iter()
+        .map(|p| BufferPlan::sequential(r.ir, p))
+        .collect();
+    let full = cortex_core::dce::plan_for_pattern(r.ir, 0, "full");
+    let full_bufs = BufferPlan::sequential(r.ir, &full);
+    // Parallel runs: every node of a wave at once, so values of one wave
+    // never share a buffer.
+    let par_bufs: Vec<BufferPlan> = if ast.parallel {
+        r.mode_plans
+            .iter()
+            .map(|p| BufferPlan::parallel(r.ir, p))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let all: Vec<&BufferPlan> = mode_bufs
+        .iter()
+        .chain(&par_bufs)
+        .chain([&full_bufs])
+        .collect();
+    let layout = BufferLayout::new(ast, r.ir, &all);
+    let buffer_types = layout.types.clone();
+    let buffer_keys = layout.keys();
+    let cx = Cx {
+        ast,
+        ir: r.ir,
+        c,
+        layout,
+    };
+    let mode_ty = &n.mode;
+    let outputs_ty = &n.outputs;
+    let (params, args) = input_params(ast);
+    let variants: Vec<proc_macro2::Ident> =
+        r.ir.modes
+            .iter()
+            .map(|m| variant(&m.name).unwrap_or_else(|| format_ident!("Invalid")))
+            .collect();
+    let mode_fns: Vec<proc_macro2::Ident> = (0..variants.len())
+        .map(|i| format_ident!("__run_mode_{}", i))
+        .collect();
+    let mode_bodies: Vec<TokenStream> = r
+        .mode_plans
+        .iter()
+        .zip(&variants)
+        .zip(&mode_bufs)
+        .map(|((p, v), b)| {
+            run_body(
+                &cx,
+                n,
+                Shape {
+                    flavor: Flavor::Mode(p),
+                    bufs: b,
+                    parallel: None,
+                    part: Part::Whole,
+                },
+                quote!(#mode_ty::#v.plan()),
+                quote!(#mode_ty::#v.weights()),
+            )
+        })
+        .collect();
+    let par_fns: Vec<proc_macro2::Ident> = (0..par_bufs.len())
+        .map(|i| format_ident!("__run_parallel_mode_{}", i))
+        .collect();
+    let par_seq_fns = &mode_fns[..par_fns.len()];
+    let par_bodies: Vec<TokenStream> = r
+        .mode_plans
+        .iter()
+        .zip(&variants)
+        .zip(&par_bufs)
+        .map(|((p, v), b)| {
+            run_body(
+                &cx,
+                n,
+                Shape {
+                    flavor: Flavor::Mode(p),
+                    bufs: b,
+                    parallel: Some(cortex_core::schedule::waves(r.ir, p)),
+                    part: Part::Whole,
+                },
+                quote!(#mode_ty::#v.plan()),
+                quote!(#mode_ty::#v.weights()),
+            )
+        })
+        .collect();
+    let obs = local("__obs", Span::call_site());
+    let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
+    // Pipelined runs: per mode, the state-free stage and the rest.
+    let stream_fns: Vec<proc_macro2::Ident> = (0..par_bufs.len())
+        .map(|i| format_ident!("__stream_mode_{}", i))
+        .collect();
+    let (input_names, input_tys): (Vec<proc_macro2::Ident>, Vec<&syn::Type>) = ast
+        .inputs
+        .iter()
+        .map(|i| (crate::names::local_like(&i.name), &i.ty))
+        .unzip();
+    let stream_bodies: Vec<TokenStream> = r
+        .mode_plans
+        .iter()
+        .zip(&variants)
+        .zip(&mode_bufs)
+        .take(par_bufs.len())
+        .zip(&mode_fns)
+        .map(|(((p, v), b), seq_fn)| {
+            let a = cortex_core::schedule::state_free(r.ir, p);
+            let stage = |part| {
+                run_body(
+                    &cx,
+                    n,
+                    Shape {
+                        flavor: Flavor::Mode(p),
+                        bufs: b,
+                        parallel: None,
+                        part,
+                    },
+                    quote!(#mode_ty::#v.plan()),
+                    quote!(#mode_ty::#v.weights()),
+                )
+            };
+            let a_body = stage(Part::StreamA(&a));
+            let b_body = rename_self(stage(Part::StreamB(&a)));
+            let a_tys: Vec<&syn::Type> = stage_a_fills(r.ir, b, Some(&a))
+                .iter()
+                .filter_map(|&id| ast.nodes[id as usize].ty.as_ref())
+                .collect();
+            quote! {
+                #c::__private::pipelined(
+                    self,
+                    frames,
+                    options,
+                    on_result,
+                    |__inputs: &(#(#input_tys,)*), __a_bufs: &mut (#(#a_tys,)*)| {
+                        let (#(#input_names,)*) = __inputs;
+                        let #obs = #c::__private::SilentObserver;
+                        #a_body
+                    },
+                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __a_values, __a_bufs: &mut (#(#a_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
+                        let (#(#input_names,)*) = __inputs;
+                        let #obs = #c::__private::SilentObserver;
+                        #b_body
+                    },
+                    || (#(<#a_tys as ::core::default::Default>::default(),)*),
+                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
+                        let (#(#input_names,)*) = __inputs;
+                        __this.#seq_fn(&mut #c::NoopObserver, __sink, #(#input_names),*)
+                    },
+                )
+            }
+        })
+        .collect();
+    let masked_body = run_body(
+        &cx,
+        n,
+        Shape {
+            flavor: Flavor::Masked,
+            bufs: &full_bufs,
+            parallel: None,
+            part: Part::Whole,
+        },
+        quote!(__plan),
+        quote!(__weights),
+    );
+    let fresh = |call: TokenStream| {
+        quote! {
+            let mut __slot = ::core::option::Option::None;
+            #call?;
+            match __slot {
+                ::core::option::Option::Some(__outputs) => ::core::result::Result::Ok(__outputs),
+                ::core::option::Option::None => ::core::result::Result::Err(#c::PipelineError::Internal("a run returned no outputs")),
+            }
+        }
+    };
+    let fresh_sink = quote!(#c::__private::Sink::Fresh(&mut __slot));
+    let run_observed = fresh(quote! {
+        match mode {
+            #(#mode_ty::#variants => self.#mode_fns(observer, #fresh_sink, #args),)*
+        }
+    });
+    let weights_call = fresh(quote!(self.__run_weights(weights, observer, #fresh_sink, #args)));
+    let plan_call = fresh(quote!(self.__run_plan(plan, weights, observer, #fresh_sink, #args)));
+    let run_parallel_observed = quote! {
+        match mode {
+            #(#mode_ty::#variants => self.#par_fns(observer, __sink, #args),)*
+        }
+    };
+    let in_tuple = quote!((#(#input_tys,)*));
+    let run_stream = quote! {
+        match mode {
+            #(#mode_ty::#variants => self.#stream_fns(frames, options, on_result),)*
+        }
+    };
+    Bodies {
+        run_stream,
+        run_parallel_observed,
+        run_observed,
+        run_into_observed: quote! {
+            match mode {
+                #(#mode_ty::#variants => self.#mode_fns(observer, #c::__private::Sink::Into(outputs), #args),)*
+            }
+        },
+        run_weights_observed: weights_call,
+        run_plan_observed: quote! {
+            weights.zero_pattern(&Self::ir().weight_keys)?;
+            plan.validate(Self::ir())?;
+            #plan_call
+        },
+        private: quote! {
+            #(
+                #[inline]
+                #[allow(unused_variables, unused_mut)]
+                fn #mode_fns<__O: #c::Observer>(&mut self, #obs: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                    #mode_bodies
+                }
+            )*
+
+            #(
+                #[inline]
+                #[allow(unused_variables, unused_mut)]
+                fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, mut __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                    let __parallel = {
+                        let #obs = &#c::__private::SharedObserver::new(__observer);
+                        let __sink = __sink.reborrow();
+                        #c::__private::in_pool(|| { #par_bodies })
+                    };
+                    match __parallel {
+                        ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
+                        // Nodes of later waves may precede the failing one in
+                        // plan order: the frame runs again, sequentially and
+                        // unobserved (the state is as it was), so the error is
+                        // the one `run` reports.
+                        ::core::result::Result::Err(_) => self.#par_seq_fns(&mut #c::NoopObserver, __sink, #args),
+                    }
+                }
+            )*
+
+            #(
+                #[allow(unused_variables, unused_mut, clippy::type_complexity)]
+                fn #stream_fns<__I, __F>(&mut self, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                where
+                    __I: ::core::iter::Iterator<Item = #in_tuple> + ::core::marker::Send,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<#in_tuple, #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+                {
+                    #stream_bodies
+                }
+            )*
+
+            /// Runs with weights chosen at run time, through the plan of
+            /// their zero pattern.
+            fn __run_weights<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                let __pattern = weights.zero_pattern(&Self::ir().weight_keys)?;
+                let __plan = self.__plans.get(__pattern);
+                if let ::core::option::Option::Some(&__missing) = __plan.missing_outputs.first() {
+                    let output: &'static str = Self::ir().nodes.get(__missing as usize).map_or("?", |n| n.name.as_ref());
+                    return ::core::result::Result::Err(#c::PipelineError::OutputEliminated { output });
+                }
+                self.__run_plan(&__plan, weights, observer, __sink, #args)
+            }
+
+            /// Runs a plan already validated against this pipeline.
+            #[allow(unused_variables, unused_mut)]
+            fn __run_plan<__O: #c::Observer>(&mut self, __plan: &#c::plan::Plan, __weights: &#c::Weights, #obs: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                #masked_body
+            }
+        },
+        buffer_types,
+        buffer_keys,
+    }
+}
+
+/// What kind of run function to emit.
+pub(super) struct Shape<'a> {
+    /// Which nodes run, and how it is decided.
+    pub flavor: Flavor<'a>,
+    /// The plan's buffers.
+    pub bufs: &'a BufferPlan,
+    /// `Some(waves)`: each wave's nodes at once (parallel runs).
+    pub parallel: Option<Vec<Vec<NodeId>>>,
+    /// The whole plan, or a stage of a pipelined run.
+    pub part: Part<'a>,
+}
+
+/// How a run function chooses which nodes to run.
+pub(super) enum Flavor<'a> {
+    /// A declared mode: only the plan's nodes are emitted, in order.
+    Mode(&'a Plan),
+    /// Weights chosen at run time: every node is emitted, guarded by the
+    /// plan passed in, with node values held in `Option`s.
+    Masked,
+}
+
+/// The doc comment of a mode variant: its weights and its plan.
+pub fn mode_doc(ir: &GraphIr, plan: &Plan) -> String {
+    let names = |ids: &mut dyn Iterator<Item = NodeId>| {
+        ids.map(|i| format!("`{}`", ir.nodes[i as usize].name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let runs = names(&mut plan.order.iter().copied());
+    let gone = plan
+        .eliminated
+        .iter()
+        .map(|e| {
+            format!(
+                "`{}` ({})",
+                ir.nodes[e.node as usize].name,
+                e.reason.describe(ir)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "Mode `{}`. Runs {}.{}",
+        plan.label,
+        if runs.is_empty() {
+            "nothing".into()
+        } else {
+            runs
+        },
+        if gone.is_empty() {
+            String::new()
+        } else {
+            format!(" Eliminates {gone}.")
+        }
+    )
+}
+
+/// The local holding node `id`'s value, reported at `at`.
+pub(super) fn node_local(ir: &GraphIr, id: NodeId, at: Span) -> proc_macro2::Ident {
+    local(&format!("__node_{}", ir.nodes[id as usize].name), at)
+}
+
+/// A constant argument as it is passed: a block holding one expression
+/// (`{ None }`, the DSL's escape for a bare name) is passed as that
+/// expression, so rustc's `unused_braces` lint has nothing to say.
+pub(super) fn const_arg(e: &syn::Expr) -> TokenStream {
+    if let syn::Expr::Block(b) = e {
+        if let ([syn::Stmt::Expr(inner, None)], true, None) =
+            (b.block.stmts.as_slice(), b.attrs.is_empty(), &b.label)
+        {
+            return quote!(#inner);
+        }
+    }
+    quote!(#e)
+}
+
+pub(super) fn state_written(flavor: &Flavor<'_>, state: usize) -> bool {
+    match flavor {
+        Flavor::Mode(p) => p.writes_state(state as u32),
+        Flavor::Masked => true,
+    }
+}
