@@ -210,22 +210,9 @@ fn trace_has_one_slice_per_node_and_frame() {
     );
     out.ok();
     let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let events = trace["traceEvents"].as_array().unwrap();
     let plan = L2Mode::PowerSave.plan();
-    let ir = L2Graph::ir();
-    for &id in plan.order.iter() {
-        for frame in 0..5u64 {
-            let n = events
-                .iter()
-                .filter(|e| {
-                    e["cat"] == "node"
-                        && e["name"] == ir.node(id).name.as_ref()
-                        && e["args"]["frame"] == frame
-                })
-                .count();
-            assert_eq!(n, 1, "node {} frame {frame}", ir.node(id).name);
-        }
-    }
+    let events = assert_one_slice_per_node_and_frame(&trace, L2Graph::ir(), plan, 5);
+    let events = &events;
     let node_slices = events.iter().filter(|e| e["cat"] == "node").count();
     assert_eq!(node_slices, plan.order.len() * 5);
     for e in events.iter().filter(|e| e["ph"] == "X") {

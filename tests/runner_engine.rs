@@ -287,22 +287,9 @@ fn a_parallel_trace_has_one_slice_per_node_and_frame_on_the_pool_threads() {
     );
     out.ok();
     let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let events = trace["traceEvents"].as_array().unwrap();
     let plan = L2Mode::Balanced.plan();
-    let ir = L2Graph::ir();
-    for &id in plan.order.iter() {
-        for frame in 0..4u64 {
-            let n = events
-                .iter()
-                .filter(|e| {
-                    e["cat"] == "node"
-                        && e["name"] == ir.node(id).name.as_ref()
-                        && e["args"]["frame"] == frame
-                })
-                .count();
-            assert_eq!(n, 1, "node {} frame {frame}", ir.node(id).name);
-        }
-    }
+    let events = assert_one_slice_per_node_and_frame(&trace, L2Graph::ir(), plan, 4);
+    let events = &events;
     let nodes: Vec<&Value> = events.iter().filter(|e| e["cat"] == "node").collect();
     assert_eq!(nodes.len(), plan.order.len() * 4);
     // Frames on the calling thread's track, nodes where they ran.

@@ -128,3 +128,31 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Asserts a Chrome trace has exactly one slice per running node of `plan`
+/// and frame `0..frames`; returns its events.
+pub fn assert_one_slice_per_node_and_frame(
+    trace: &serde_json::Value,
+    ir: &cortex::ir::GraphIr,
+    plan: &cortex::plan::Plan,
+    frames: u64,
+) -> Vec<serde_json::Value> {
+    let events = trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .clone();
+    for &id in plan.order.iter() {
+        for frame in 0..frames {
+            let n = events
+                .iter()
+                .filter(|e| {
+                    e["cat"] == "node"
+                        && e["name"] == ir.node(id).name.as_ref()
+                        && e["args"]["frame"] == frame
+                })
+                .count();
+            assert_eq!(n, 1, "node {} frame {frame}", ir.node(id).name);
+        }
+    }
+    events
+}
