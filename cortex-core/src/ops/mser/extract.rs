@@ -54,6 +54,27 @@ pub(crate) struct Span {
     slot: u32,
 }
 
+impl Span {
+    /// The range `start .. start + size`, reported under `slot`.
+    pub(super) fn new(start: u32, size: u32, slot: u32) -> Self {
+        Self {
+            start,
+            end: start.saturating_add(size),
+            slot,
+        }
+    }
+
+    /// The range in the flood order.
+    pub(super) fn range(&self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// The output slot.
+    pub(super) fn slot(&self) -> u32 {
+        self.slot
+    }
+}
+
 /// A range being scanned: its end, the box of what was scanned so far
 /// (inclusive corners, empty as `x0 > x1`) and its output slot.
 #[derive(Debug, Clone, Copy)]
@@ -78,7 +99,8 @@ impl Open {
 /// Scratch of [`boxes_into`].
 #[derive(Debug, Default, Clone)]
 pub(crate) struct BoxScratch {
-    spans: Vec<Span>,
+    /// The ranges to sweep.
+    pub(super) spans: Vec<Span>,
     open: Vec<Open>,
 }
 
@@ -98,14 +120,6 @@ impl BoxScratch {
 }
 
 /// Appends the boxes of the selected nodes (in `selected`'s order).
-///
-/// Node ranges in the flood order are nested (ancestor) or disjoint, and
-/// stable regions often nest several deep, so scanning every selected range
-/// would read the shared pixels once per enclosing region. Instead the
-/// ranges are swept once in order of their starts with a stack of open
-/// ranges: every pixel updates only the innermost open range, and a range's
-/// box is merged into its enclosing one when it closes. Each pixel of the
-/// union of the ranges is read once.
 pub(super) fn boxes_into(
     nodes: &[Node],
     order: &[u32],
@@ -115,24 +129,43 @@ pub(super) fn boxes_into(
     scratch: &mut BoxScratch,
     out: &mut Vec<RegionBox>,
 ) {
-    let split = RowSplitter::new(cols);
     let first = out.len();
-    let BoxScratch { spans, open } = scratch;
-    spans.clear();
-    open.clear();
+    scratch.spans.clear();
     for n in selected.iter().filter_map(|&i| nodes.get(i as usize)) {
         let slot = (out.len() - first) as u32;
-        spans.push(Span {
-            start: n.start,
-            end: n.start.saturating_add(n.size),
-            slot,
-        });
+        scratch.spans.push(Span::new(n.start, n.size, slot));
         out.push(RegionBox {
             bbox: BBox::default(),
             area: n.size,
             polarity,
         });
     }
+    sweep_spans(order, cols, scratch, |slot, [x0, y0, x1, y1]| {
+        if let Some(b) = out.get_mut(first + slot as usize) {
+            b.bbox = BBox::from_corners(x0, y0, x1, y1);
+        }
+    });
+}
+
+/// The boxes of the ranges in `scratch.spans` (sorted here), as inclusive
+/// corners `[x0, y0, x1, y1]` handed to `emit` with each span's slot.
+///
+/// Node ranges in the flood order are nested (ancestor) or disjoint, and
+/// stable regions often nest several deep, so scanning every range would
+/// read the shared pixels once per enclosing region. Instead the ranges are
+/// swept once in order of their starts with a stack of open ranges: every
+/// pixel updates only the innermost open range, and a range's box is merged
+/// into its enclosing one when it closes. Each pixel of the union of the
+/// ranges is read once.
+pub(super) fn sweep_spans(
+    order: &[u32],
+    cols: u32,
+    scratch: &mut BoxScratch,
+    mut emit: impl FnMut(u32, [u32; 4]),
+) {
+    let split = RowSplitter::new(cols);
+    let BoxScratch { spans, open } = scratch;
+    open.clear();
     // Enclosing ranges first when two start together.
     spans.sort_unstable_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
 
@@ -147,7 +180,7 @@ pub(super) fn boxes_into(
     };
     // Scans up to `target`, closing the ranges that end by then.
     let mut pos = 0u32;
-    let mut advance = |target: u32, open: &mut Vec<Open>, out: &mut Vec<RegionBox>| {
+    let mut advance = |target: u32, open: &mut Vec<Open>| {
         while let Some(top) = open.last_mut() {
             let stop = top.end.min(target);
             if pos < stop {
@@ -159,9 +192,7 @@ pub(super) fn boxes_into(
             }
             let done = *top;
             open.pop();
-            if let Some(b) = out.get_mut(first + done.slot as usize) {
-                b.bbox = BBox::from_corners(done.x0, done.y0, done.x1, done.y1);
-            }
+            emit(done.slot, [done.x0, done.y0, done.x1, done.y1]);
             if let Some(parent) = open.last_mut() {
                 parent.merge(&done);
             }
@@ -169,7 +200,7 @@ pub(super) fn boxes_into(
         pos = pos.max(target);
     };
     for s in spans.iter() {
-        advance(s.start, &mut *open, &mut *out);
+        advance(s.start, &mut *open);
         open.push(Open {
             end: s.end,
             x0: u32::MAX,
@@ -179,5 +210,5 @@ pub(super) fn boxes_into(
             slot: s.slot,
         });
     }
-    advance(u32::MAX, &mut *open, &mut *out);
+    advance(u32::MAX, &mut *open);
 }

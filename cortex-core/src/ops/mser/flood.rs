@@ -43,7 +43,10 @@ pub(super) const MAX_PIXELS: usize = 1 << DIR_SHIFT;
 /// real level, so the last real component never merges into it.
 const SENTINEL_LEVEL: u32 = 256;
 
-/// A component being grown.
+/// A component being grown. Its `start` also names its lineage: every tree
+/// node it closes has that `start`, and all nodes with one `start` contain
+/// the pixel at that position of the flood order, so they lie on one
+/// ancestor chain.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Comp {
     /// Current level (`SENTINEL_LEVEL` for the sentinel).
@@ -67,11 +70,36 @@ impl Comp {
     }
 }
 
+/// Told of every pixel as it joins a component, with the `start` of that
+/// component's lineage (see [`Comp`]): the partitioned detector records
+/// this for the pixels next to a cut, the plain one ignores it.
+pub(super) trait JoinHook {
+    /// `pixel` joined the component whose pixels start at `start` in the
+    /// flood order, at the pixel's own level.
+    fn joined(&mut self, pixel: u32, start: u32);
+}
+
+/// The hook of the plain detector: nothing recorded, nothing paid.
+impl JoinHook for () {
+    #[inline(always)]
+    fn joined(&mut self, _pixel: u32, _start: u32) {}
+}
+
 /// Floods `gray` (levels `value ^ mask`) into the tree `ws.nodes`, the
 /// pixels in flood order into `ws.order`.
 ///
 /// The caller guarantees `rows, cols ≥ 3` and `rows * cols ≤ MAX_PIXELS`.
 pub(super) fn build_tree(ws: &mut MserWorkspace, gray: ArrayView2<'_, u8>, mask: u8) {
+    build_tree_with(ws, gray, mask, &mut ());
+}
+
+/// [`build_tree`], telling `hook` of every pixel that joins a component.
+pub(super) fn build_tree_with<H: JoinHook>(
+    ws: &mut MserWorkspace,
+    gray: ArrayView2<'_, u8>,
+    mask: u8,
+    hook: &mut H,
+) {
     let (rows, cols) = gray.dim();
     let n = rows * cols;
     let hist = load_levels(&mut ws.px, gray, mask);
@@ -150,6 +178,7 @@ pub(super) fn build_tree(ws: &mut MserWorkspace, gray: ArrayView2<'_, u8>, mask:
         if let Some(slot) = order.get_mut(joined as usize) {
             *slot = cur;
         }
+        hook.joined(cur, comp.start);
         joined += 1;
         comp.size += 1;
 

@@ -20,7 +20,9 @@
 mod extract;
 mod fastdiv;
 mod flood;
+mod merge;
 mod params;
+mod partition;
 mod regions;
 mod stability;
 mod tree;
@@ -34,6 +36,7 @@ use ndarray::ArrayView2;
 use crate::ops::{GrayImage, OpsError};
 
 pub use params::{MserParams, Polarity};
+pub use partition::PartitionWorkspace;
 pub use regions::{BBox, Region, RegionBox, Regions};
 pub use workspace::MserWorkspace;
 
@@ -224,7 +227,8 @@ impl Mser {
         ws.selected.reserve(room);
         out.reserve_regions(room);
         flood::build_tree(ws, view, pass.level_mask());
-        stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
+        // A flooded tree has no arbitrary ties: the selection is exact.
+        let _ = stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
         let cols = view.ncols() as u32;
         extract::regions_into(&ws.nodes, &ws.order, &ws.selected, cols, pass, out);
     }
@@ -242,7 +246,8 @@ impl Mser {
         ws.box_scratch.reserve(room);
         out.reserve(room);
         flood::build_tree(ws, view, pass.level_mask());
-        stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
+        // A flooded tree has no arbitrary ties: the selection is exact.
+        let _ = stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected);
         let cols = view.ncols() as u32;
         extract::boxes_into(
             &ws.nodes,

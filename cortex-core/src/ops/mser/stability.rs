@@ -24,9 +24,22 @@ use super::tree::{Node, NONE};
 
 /// Computes every node's variation and pushes the maximally stable nodes to
 /// `out` (cleared first), in node order.
-pub(super) fn select_stable(nodes: &mut [Node], p: &MserParams, out: &mut Vec<u32>) {
+///
+/// Returns whether the selection is certainly the one the flood's tree
+/// gives. It always is for a flooded tree. For a tree built without the
+/// flood's order (the partitioned detector), `main_child` among children
+/// tying for the largest size is arbitrary; the selection depends only on
+/// each variation *clamped* at `max_variation` (a value above it selects
+/// and blocks nothing, whatever its size), and with `max_variation < 0.5`
+/// a tie can change a clamped variation in one way only: the tied children
+/// lie on both sides of the walk's lower bound, so one choice stops the walk
+/// at the tied node and the other goes on (into a child of at most half the
+/// region, hence a variation above 0.5). `false` means such a tie decides a
+/// variation that would be at most `max_variation` if the walk stopped.
+pub(super) fn select_stable(nodes: &mut [Node], p: &MserParams, out: &mut Vec<u32>) -> bool {
     out.clear();
     let delta = i32::from(p.delta);
+    let mut exact = true;
 
     // Variations, each folded into its parent's smallest-child variation
     // (initialised to +∞ when the node was created) in the same sweep.
@@ -35,7 +48,9 @@ pub(super) fn select_stable(nodes: &mut [Node], p: &MserParams, out: &mut Vec<u3
         let var = if n.size < p.min_area {
             f32::INFINITY
         } else {
-            variation(nodes, i, delta)
+            let (var, tie_decides) = variation(nodes, i, delta, p.max_variation);
+            exact &= !tie_decides;
+            var
         };
         nodes[i].var = var;
         if let Some(parent) = nodes.get_mut(n.parent as usize) {
@@ -60,11 +75,14 @@ pub(super) fn select_stable(nodes: &mut [Node], p: &MserParams, out: &mut Vec<u3
         }
         out.push(i as u32);
     }
+    exact
 }
 
-/// `var` of node `i` (see the module docs). Both walks move at least one
-/// level per step and stop after `delta` levels, so this is `O(delta)`.
-fn variation(nodes: &[Node], i: usize, delta: i32) -> f32 {
+/// `var` of node `i` (see the module docs), and whether a tie of the
+/// largest children decides it (see [`select_stable`]). Both walks move at
+/// least one level per step and stop after `delta` levels, so this is
+/// `O(delta)`.
+fn variation(nodes: &[Node], i: usize, delta: i32, max_variation: f64) -> (f32, bool) {
     let n = &nodes[i];
     let level = i32::from(n.level);
 
@@ -76,15 +94,21 @@ fn variation(nodes: &[Node], i: usize, delta: i32) -> f32 {
         up = p;
     }
 
-    let mut down = n;
-    while let Some(c) = nodes.get(down.main_child as usize) {
-        if i32::from(c.level) < level - delta {
-            break;
-        }
-        down = c;
-    }
-
     // Sizes grow towards the root, so the difference is non-negative; the
     // int → float order matches OpenCV's (it matters for ties).
-    up.size.saturating_sub(down.size) as f32 / n.size as f32
+    let var_to = |down: &Node| up.size.saturating_sub(down.size) as f32 / n.size as f32;
+    let floor = level - delta;
+    let mut tie_decides = false;
+    let mut down = n;
+    loop {
+        let (lo, hi) = down.tie;
+        if i32::from(lo) < floor && floor <= i32::from(hi) {
+            tie_decides |= f64::from(var_to(down)) <= max_variation;
+        }
+        match nodes.get(down.main_child as usize) {
+            Some(c) if i32::from(c.level) >= floor => down = c,
+            _ => break,
+        }
+    }
+    (var_to(down), tie_decides)
 }

@@ -27,7 +27,16 @@ pub(super) struct Node {
     pub min_child_var: f32,
     /// Flooding level (the gray value, or `255 - value` for bright regions).
     pub level: u8,
+    /// Lowest and highest level among the children that tie for the largest
+    /// size, when their levels differ ([`NO_TIE`] otherwise). Only trees
+    /// built without the flood's order have them: which of those children
+    /// is `main_child` is then arbitrary, and `stability` checks that the
+    /// choice cannot change the result.
+    pub tie: (u8, u8),
 }
+
+/// [`Node::tie`] when the largest children do not tie at different levels.
+pub(super) const NO_TIE: (u8, u8) = (u8::MAX, 0);
 
 impl Node {
     /// A fresh node at `level` whose previous incarnation is `main_child`.
@@ -40,6 +49,7 @@ impl Node {
             var: f32::INFINITY,
             min_child_var: f32::INFINITY,
             level,
+            tie: NO_TIE,
         }
     }
 }
