@@ -244,3 +244,76 @@ fn polarity_split_overhead() {
     );
     println!("load average after: {}", load_average());
 }
+
+/// One polarity, boxes only: the flood against the partitioned tree with
+/// 1, 2, 3 and 4 strips (wall time; the strips run on rayon's global pool,
+/// as many threads as cores unless `RAYON_NUM_THREADS` says otherwise),
+/// and both polarities: the flood's two passes on `rayon::join` against
+/// each polarity partitioned in two.
+#[test]
+#[ignore = "timing, run in release on demand"]
+fn partitioned_scaling() {
+    use cortex::ops::mser::PartitionWorkspace;
+    let mser = Mser::default();
+    println!(
+        "load average before: {}, pool threads: {}",
+        load_average(),
+        rayon::current_num_threads()
+    );
+    println!("| frame | flood | 1 strip | 2 strips | 3 strips | 4 strips | flood ÷ 2 strips | both: flood on join | both: 2 strips each | fallbacks |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (name, img, rounds) in frames() {
+        let mut ws = MserWorkspace::new();
+        let mut ws_both = [MserWorkspace::new(), MserWorkspace::new()];
+        let mut parts: Vec<PartitionWorkspace> = (0..5).map(|_| PartitionWorkspace::new()).collect();
+        let mut outs: Vec<Vec<RegionBox>> = vec![Vec::new(); 7];
+        let mut fallbacks = 0;
+        let [o0, o1, o2, o3, o4, o5, o6] = &mut outs[..] else {
+            unreachable!()
+        };
+        let [p1, p2, p3, p4, pb] = &mut parts[..] else {
+            unreachable!()
+        };
+        let t = interleaved_min(
+            rounds,
+            wall_ns,
+            &mut [
+                &mut || {
+                    mser.detect_boxes_into(&mut ws, &img, Polarity::Dark, o0)
+                        .expect("ok")
+                },
+                &mut || {
+                    mser.detect_boxes_partitioned_into(p1, &img, Polarity::Dark, 1, o1)
+                        .expect("ok");
+                    fallbacks += p1.fallbacks();
+                },
+                &mut || {
+                    mser.detect_boxes_partitioned_into(p2, &img, Polarity::Dark, 2, o2)
+                        .expect("ok")
+                },
+                &mut || {
+                    mser.detect_boxes_partitioned_into(p3, &img, Polarity::Dark, 3, o3)
+                        .expect("ok")
+                },
+                &mut || {
+                    mser.detect_boxes_partitioned_into(p4, &img, Polarity::Dark, 4, o4)
+                        .expect("ok")
+                },
+                &mut || {
+                    mser.detect_boxes_both_parallel_into(&mut ws_both, &img, o5)
+                        .expect("ok")
+                },
+                &mut || {
+                    mser.detect_boxes_partitioned_into(pb, &img, Polarity::Both, 2, o6)
+                        .expect("ok")
+                },
+            ],
+        );
+        assert_eq!(o0.len(), o2.len(), "{name}: same region count");
+        println!(
+            "| {name} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2}× | {:.2} ms | {:.2} ms | {fallbacks} |",
+            t[0], t[1], t[2], t[3], t[4], t[0] / t[2], t[5], t[6]
+        );
+    }
+    println!("load average after: {}", load_average());
+}

@@ -16,72 +16,61 @@
 
 use super::tree::{Node, NONE, NO_TIE};
 
-/// Every strip's nodes as elements of one forest, merged across the cuts.
+/// Every strip's nodes as one tree array (node `i` of a strip whose first
+/// node is element `base` is element `base + i`), merged across the cuts in
+/// place: `parent` links are the forest's, `size` is kept equal to each
+/// level root's area while chains merge (as in Wilkinson et al.), and
+/// elements merged into a level root of their level are *absorbed*: after
+/// [`Forest::finish`] their size is 0 and their parent is that root.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Forest {
-    /// Parent element (same or higher level), or [`NONE`].
-    up: Vec<u32>,
-    level: Vec<u8>,
-    /// Pixels whose smallest strip node is this element.
-    own: Vec<u32>,
-    /// The final node of each element's region (after [`Forest::finish`]).
-    final_of: Vec<u32>,
+    pub(super) nodes: Vec<Node>,
 }
 
 impl Forest {
-    /// Empties the forest, keeping its buffers.
+    /// Empties the forest, keeping its buffer.
     pub(super) fn clear(&mut self) {
-        self.up.clear();
-        self.level.clear();
-        self.own.clear();
-        self.final_of.clear();
+        self.nodes.clear();
     }
 
     /// Adds one strip's tree; returns the element number of its node 0.
     pub(super) fn add_tree(&mut self, nodes: &[Node]) -> u32 {
-        let base = self.up.len() as u32;
-        for n in nodes {
-            let up = if n.parent == NONE {
+        let base = self.nodes.len() as u32;
+        self.nodes.extend(nodes.iter().map(|n| Node {
+            parent: if n.parent == NONE {
                 NONE
             } else {
                 base + n.parent
-            };
-            self.up.push(up);
-            self.level.push(n.level);
-            self.own.push(n.size);
-        }
-        for n in nodes.iter().filter(|n| n.parent != NONE) {
-            if let Some(own) = self.own.get_mut((base + n.parent) as usize) {
-                *own = own.saturating_sub(n.size);
-            }
-        }
+            },
+            ..*n
+        }));
         base
     }
 
-    /// Heap bytes held (capacities).
+    /// Heap bytes held (capacity).
     pub(super) fn heap_bytes(&self) -> usize {
-        use crate::ops::scratch::vec_bytes;
-        vec_bytes(&self.up)
-            .saturating_add(vec_bytes(&self.level))
-            .saturating_add(vec_bytes(&self.own))
-            .saturating_add(vec_bytes(&self.final_of))
+        crate::ops::scratch::vec_bytes(&self.nodes)
+    }
+
+    fn level(&self, x: u32) -> u8 {
+        self.nodes[x as usize].level
     }
 
     /// The level root of `x`, compressing the path to it.
     fn level_root(&mut self, x: u32) -> u32 {
-        let level = self.level[x as usize];
+        let level = self.level(x);
         let mut root = x;
         loop {
-            let p = self.up[root as usize];
-            if p == NONE || self.level[p as usize] != level {
+            let p = self.nodes[root as usize].parent;
+            if p == NONE || self.level(p) != level {
                 break;
             }
             root = p;
         }
         let mut y = x;
         while y != root {
-            let next = self.up[y as usize];
-            self.up[y as usize] = root;
+            let next = self.nodes[y as usize].parent;
+            self.nodes[y as usize].parent = root;
             y = next;
         }
         root
@@ -89,7 +78,7 @@ impl Forest {
 
     /// The level root of `x`'s parent, or [`NONE`] at a root.
     fn parent_root(&mut self, x: u32) -> u32 {
-        match self.up[x as usize] {
+        match self.nodes[x as usize].parent {
             NONE => NONE,
             p => self.level_root(p),
         }
@@ -97,101 +86,79 @@ impl Forest {
 
     /// Two adjacent pixels whose smallest regions are the elements `a` and
     /// `b`: from the higher of their levels up, their regions are one.
+    ///
+    /// The two ancestor chains are merged like sorted lists, lowest head
+    /// first: each head is hooked under the lower of its own parent and the
+    /// other chain's head, and gains the area of the other chain's last
+    /// element below it. Where the chains meet, nothing above changes;
+    /// where one chain ends, its whole tree hangs below the rest of the
+    /// other chain, which gains its area up to the root.
     pub(super) fn connect(&mut self, a: u32, b: u32) {
         let mut x = self.level_root(a);
         let mut y = self.level_root(b);
-        if self.level[x as usize] > self.level[y as usize] {
-            std::mem::swap(&mut x, &mut y);
-        }
-        // `x` is at or below `y`; walk up `x`'s chain to the last element at
-        // or below `y`'s level and hook it under `y`, then merge the rest of
-        // `x`'s chain with `y`'s from there.
-        while x != y {
-            let z = self.parent_root(x);
-            if z != NONE && self.level[z as usize] <= self.level[y as usize] {
-                x = z;
-                continue;
-            }
-            self.up[x as usize] = y;
-            if z == NONE {
+        // Areas of the last element passed on each chain.
+        let (mut below_x, mut below_y) = (0u32, 0u32);
+        loop {
+            if x == y {
                 return;
             }
-            x = y;
-            y = z;
+            if x == NONE || y == NONE {
+                let (mut rest, gain) = if x == NONE { (y, below_x) } else { (x, below_y) };
+                while rest != NONE {
+                    self.nodes[rest as usize].size += gain;
+                    rest = self.parent_root(rest);
+                }
+                return;
+            }
+            if self.level(x) > self.level(y) {
+                std::mem::swap(&mut x, &mut y);
+                std::mem::swap(&mut below_x, &mut below_y);
+            }
+            let z = self.parent_root(x);
+            let node = &mut self.nodes[x as usize];
+            below_x = node.size;
+            node.size += below_y;
+            if z == NONE || self.level(z) > self.level(y) {
+                // `y` comes next above `x`; at `x`'s level, `x` joins it.
+                self.nodes[x as usize].parent = y;
+            }
+            x = z;
         }
     }
 
-    /// Builds the merged tree into `out`: one node per level root, numbered
-    /// by level (children before parents), with sizes, parents, the largest
-    /// child as `main_child` and ties between largest children at
-    /// different levels in `tie` (see `stability`). `start` is not set.
-    pub(super) fn finish(&mut self, out: &mut Vec<Node>) {
-        let total = self.up.len();
-        let is_root = |f: &Forest, g: usize| {
-            let p = f.up[g];
-            p == NONE || f.level[p as usize] != f.level[g]
-        };
-        // Number the level roots by level with a counting sort.
-        let mut next = [0u32; 256];
-        for g in 0..total {
-            if is_root(self, g) {
-                next[usize::from(self.level[g])] += 1;
+    /// Finishes the merged tree: absorbed elements get size 0 and their
+    /// level root as parent, every other element its level root's parent,
+    /// the largest child as `main_child`, and ties between largest children
+    /// at different levels in `tie` (see `stability`).
+    pub(super) fn finish(&mut self) {
+        for g in 0..self.nodes.len() as u32 {
+            let p = self.nodes[g as usize].parent;
+            if p == NONE {
+            } else if self.level(p) == self.level(g) {
+                let root = self.level_root(g);
+                let node = &mut self.nodes[g as usize];
+                node.parent = root;
+                node.size = 0;
+            } else {
+                let root = self.level_root(p);
+                self.nodes[g as usize].parent = root;
             }
+            let node = &mut self.nodes[g as usize];
+            node.main_child = NONE;
+            node.tie = NO_TIE;
         }
-        let mut acc = 0u32;
-        for n in next.iter_mut() {
-            let count = *n;
-            *n = acc;
-            acc += count;
-        }
-        self.final_of.clear();
-        self.final_of.resize(total, NONE);
-        out.clear();
-        out.resize(acc as usize, Node::new(0, NONE));
-        for g in 0..total {
-            if is_root(self, g) {
-                let slot = &mut next[usize::from(self.level[g])];
-                self.final_of[g] = *slot;
-                if let Some(n) = out.get_mut(*slot as usize) {
-                    n.level = self.level[g];
-                }
-                *slot += 1;
-            }
-        }
-        // Own pixels and parents.
-        for g in 0..total as u32 {
-            let root = self.level_root(g);
-            let f = self.final_of[root as usize];
-            if g == root {
-                let parent = self.parent_root(g);
-                let parent = if parent == NONE {
-                    NONE
-                } else {
-                    self.final_of[parent as usize]
-                };
-                if let Some(n) = out.get_mut(f as usize) {
-                    n.parent = parent;
-                }
-            }
-            if let Some(n) = out.get_mut(f as usize) {
-                n.size += self.own[g as usize];
-            }
-            self.final_of[g as usize] = f;
-        }
-        // Sizes up the tree, children first, and the largest children.
-        for f in 0..out.len() {
+        for c in 0..self.nodes.len() {
             let Node {
                 size,
                 parent,
                 level,
                 ..
-            } = out[f];
-            let Some(p) = out.get(parent as usize).copied() else {
+            } = self.nodes[c];
+            if size == 0 || parent == NONE {
                 continue;
-            };
-            let mut p = p;
-            p.size += size;
-            match out.get(p.main_child as usize) {
+            }
+            let mut p = self.nodes[parent as usize];
+            match self.nodes.get(p.main_child as usize) {
                 Some(m) if m.size > size => {}
                 Some(m) if m.size == size => {
                     let (lo, hi) = if p.tie == NO_TIE {
@@ -202,17 +169,21 @@ impl Forest {
                     p.tie = (lo.min(level), hi.max(level));
                 }
                 _ => {
-                    p.main_child = f as u32;
+                    p.main_child = c as u32;
                     p.tie = NO_TIE;
                 }
             }
-            out[parent as usize] = p;
+            self.nodes[parent as usize] = p;
         }
     }
 
-    /// The node of the merged tree that element `g` belongs to (after
-    /// [`Forest::finish`]).
+    /// The element that stands for element `g`'s region (after
+    /// [`Forest::finish`]): `g`, or the level root that absorbed it.
     pub(super) fn final_of(&self, g: u32) -> u32 {
-        self.final_of.get(g as usize).copied().unwrap_or(NONE)
+        match self.nodes.get(g as usize) {
+            Some(n) if n.size == 0 => n.parent,
+            Some(_) => g,
+            None => NONE,
+        }
     }
 }

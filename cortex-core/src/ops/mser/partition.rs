@@ -24,7 +24,7 @@ use super::fastdiv::RowSplitter;
 use super::flood::{build_tree_with, JoinHook};
 use super::merge::Forest;
 use super::regions::{BBox, Region, RegionBox, Regions};
-use super::tree::{Node, NONE};
+use super::tree::NONE;
 use super::workspace::{keep_headroom, MserWorkspace};
 use super::{checked_view, Mser, Polarity};
 use crate::ops::{GrayImage, OpsError};
@@ -41,7 +41,6 @@ pub struct PartitionWorkspace {
     strips: Vec<Strip>,
     active: usize,
     forest: Forest,
-    nodes: Vec<Node>,
     selected: Vec<u32>,
     /// Output slot of each merged node (`NONE` when not selected).
     slot_of: Vec<u32>,
@@ -76,7 +75,6 @@ impl PartitionWorkspace {
         [
             strips,
             self.forest.heap_bytes(),
-            vec_bytes(&self.nodes),
             vec_bytes(&self.selected),
             vec_bytes(&self.slot_of),
             vec_bytes(&self.corners),
@@ -330,10 +328,10 @@ impl Mser {
                 }
             }
         }
-        forest.finish(&mut ws.nodes);
-        keep_headroom(&mut ws.nodes);
+        forest.finish();
+        keep_headroom(&mut forest.nodes);
         ws.selected.reserve(self.region_room(view));
-        super::stability::select_stable(&mut ws.nodes, &self.params, &mut ws.selected)
+        super::stability::select_stable(&mut forest.nodes, &self.params, &mut ws.selected)
     }
 }
 
@@ -361,11 +359,11 @@ fn collect_pieces(ws: &mut PartitionWorkspace) {
         strips,
         active,
         forest,
-        nodes,
         selected,
         slot_of,
         ..
     } = ws;
+    let nodes = &forest.nodes;
     slot_of.clear();
     slot_of.resize(nodes.len(), NONE);
     for (slot, &f) in selected.iter().enumerate() {
@@ -407,11 +405,12 @@ fn extract_boxes(
     let PartitionWorkspace {
         strips,
         active,
-        nodes,
+        forest,
         selected,
         corners,
         ..
     } = ws;
+    let nodes = &forest.nodes;
     corners.clear();
     corners.resize(count, [u32::MAX, u32::MAX, 0, 0]);
     for strip in strips.iter_mut().take(*active) {
@@ -443,11 +442,12 @@ fn extract_regions(ws: &mut PartitionWorkspace, cols: usize, polarity: Polarity,
     let PartitionWorkspace {
         strips,
         active,
-        nodes,
+        forest,
         selected,
         pieces,
         ..
     } = ws;
+    let nodes = &forest.nodes;
     pieces.clear();
     for (k, strip) in strips.iter().enumerate().take(*active) {
         pieces.extend(strip.boxes.spans.iter().map(|s| (s.slot(), k as u32, *s)));
