@@ -57,8 +57,15 @@ impl Forest {
     }
 
     /// The level root of `x`, compressing the path to it.
+    #[inline]
     fn level_root(&mut self, x: u32) -> u32 {
         let level = self.level(x);
+        // Most elements are their own level root.
+        match self.nodes[x as usize].parent {
+            NONE => return x,
+            p if self.level(p) != level => return x,
+            _ => {}
+        }
         let mut root = x;
         loop {
             let p = self.nodes[root as usize].parent;

@@ -44,8 +44,6 @@ pub struct PartitionWorkspace {
     selected: Vec<u32>,
     /// Output slot of each merged node (`NONE` when not selected).
     slot_of: Vec<u32>,
-    /// Box corners `[x0, y0, x1, y1]` per output slot.
-    corners: Vec<[u32; 4]>,
     /// `(slot, strip, span)` of every piece of every selected region.
     pieces: Vec<(u32, u32, Span)>,
     /// The plain flood, for passes whose ties the merged tree cannot settle.
@@ -77,7 +75,6 @@ impl PartitionWorkspace {
             self.forest.heap_bytes(),
             vec_bytes(&self.selected),
             vec_bytes(&self.slot_of),
-            vec_bytes(&self.corners),
             vec_bytes(&self.pieces),
             self.fallback.heap_bytes(),
         ]
@@ -101,6 +98,9 @@ struct Strip {
     /// Element number of the strip's node 0 in the forest.
     base: u32,
     boxes: BoxScratch,
+    /// Box corners `[x0, y0, x1, y1]` of this strip's part of each selected
+    /// region (strip rows; empty as `x0 > x1`).
+    corners: Vec<[u32; 4]>,
 }
 
 impl Strip {
@@ -111,6 +111,7 @@ impl Strip {
             .saturating_add(vec_bytes(&self.cut))
             .saturating_add(vec_bytes(&self.deepest))
             .saturating_add(self.boxes.heap_bytes())
+            .saturating_add(vec_bytes(&self.corners))
     }
 
     /// Floods the strip and prepares the leaf lookup of its cut rows.
@@ -351,10 +352,12 @@ fn checked_partitions(
 }
 
 /// Numbers the selected nodes (output slots) and lists, per strip, the
-/// strip nodes that make up each selected region: a strip node belongs to
-/// the regions from its own merged node up to, not including, the level of
-/// its strip parent, and these pieces of one region are disjoint.
-fn collect_pieces(ws: &mut PartitionWorkspace) {
+/// strip nodes that make up each selected region (on the strips' workers):
+/// a strip node belongs to the regions from its own merged node up to, not
+/// including, the level of its strip parent, and these pieces of one region
+/// are disjoint. With `boxes`, each strip also sweeps its pieces into its
+/// own box corners per slot.
+fn collect_pieces(ws: &mut PartitionWorkspace, cols: usize, boxes: bool) {
     let PartitionWorkspace {
         strips,
         active,
@@ -371,7 +374,8 @@ fn collect_pieces(ws: &mut PartitionWorkspace) {
             *s = slot as u32;
         }
     }
-    for strip in strips.iter_mut().take(*active) {
+    let (forest, slot_of, count) = (&*forest, &*slot_of, selected.len());
+    strips[..*active].par_iter_mut().for_each(|strip| {
         strip.boxes.spans.clear();
         let tree = &strip.ws.nodes;
         for (i, n) in tree.iter().enumerate() {
@@ -379,7 +383,7 @@ fn collect_pieces(ws: &mut PartitionWorkspace) {
                 .get(n.parent as usize)
                 .map_or(u16::MAX, |p| u16::from(p.level));
             let mut f = forest.final_of(strip.base + i as u32);
-            while let Some(merged) = nodes.get(f as usize) {
+            while let Some(merged) = forest.nodes.get(f as usize) {
                 if u16::from(merged.level) >= above {
                     break;
                 }
@@ -389,45 +393,49 @@ fn collect_pieces(ws: &mut PartitionWorkspace) {
                 f = merged.parent;
             }
         }
-    }
+        if boxes {
+            let corners = &mut strip.corners;
+            corners.clear();
+            corners.resize(count, EMPTY_CORNERS);
+            sweep_spans(&strip.ws.order, cols as u32, &mut strip.boxes, |slot, c| {
+                if let Some(s) = corners.get_mut(slot as usize) {
+                    *s = [s[0].min(c[0]), s[1].min(c[1]), s[2].max(c[2]), s[3].max(c[3])];
+                }
+            });
+        }
+    });
 }
 
+/// Box corners `[x0, y0, x1, y1]` of nothing.
+const EMPTY_CORNERS: [u32; 4] = [u32::MAX, u32::MAX, 0, 0];
+
 /// Appends the selected regions' boxes: each strip's pieces swept once
-/// (`extract::sweep_spans`), the pieces' boxes joined per region.
+/// (`extract::sweep_spans`), the strips' boxes joined per region.
 fn extract_boxes(
     ws: &mut PartitionWorkspace,
     cols: usize,
     polarity: Polarity,
     out: &mut Vec<RegionBox>,
 ) {
-    let count = ws.selected.len();
-    collect_pieces(ws);
+    collect_pieces(ws, cols, true);
     let PartitionWorkspace {
         strips,
         active,
         forest,
         selected,
-        corners,
         ..
     } = ws;
     let nodes = &forest.nodes;
-    corners.clear();
-    corners.resize(count, [u32::MAX, u32::MAX, 0, 0]);
-    for strip in strips.iter_mut().take(*active) {
-        let y0 = strip.row0 as u32;
-        sweep_spans(
-            &strip.ws.order,
-            cols as u32,
-            &mut strip.boxes,
-            |slot, [x0, sy0, x1, sy1]| {
-                if let Some(c) = corners.get_mut(slot as usize) {
-                    *c = [c[0].min(x0), c[1].min(sy0 + y0), c[2].max(x1), c[3].max(sy1 + y0)];
-                }
-            },
-        );
-    }
-    out.reserve(count);
-    for (&f, c) in selected.iter().zip(corners.iter()) {
+    out.reserve(selected.len());
+    for (slot, &f) in selected.iter().enumerate() {
+        let mut c = EMPTY_CORNERS;
+        for strip in &strips[..*active] {
+            let Some(s) = strip.corners.get(slot).filter(|s| s[0] <= s[2]) else {
+                continue;
+            };
+            let y0 = strip.row0 as u32;
+            c = [c[0].min(s[0]), c[1].min(s[1] + y0), c[2].max(s[2]), c[3].max(s[3] + y0)];
+        }
         out.push(RegionBox {
             bbox: BBox::from_corners(c[0], c[1], c[2], c[3]),
             area: nodes.get(f as usize).map_or(0, |n| n.size),
@@ -438,7 +446,7 @@ fn extract_boxes(
 
 /// Appends the selected regions with their pixels, strip by strip.
 fn extract_regions(ws: &mut PartitionWorkspace, cols: usize, polarity: Polarity, out: &mut Regions) {
-    collect_pieces(ws);
+    collect_pieces(ws, cols, false);
     let PartitionWorkspace {
         strips,
         active,
