@@ -55,13 +55,23 @@ fn assert_same(name: &str, m: &Mser, img: &GrayImage) -> usize {
     let mut out = Regions::new();
     let mut fallbacks = 0;
     for p in PARTITIONS {
-        let got = keys(&m.detect_partitioned(img, Polarity::Both, p).expect("partitioned"));
+        let got = keys(
+            &m.detect_partitioned(img, Polarity::Both, p)
+                .expect("partitioned"),
+        );
         assert_eq!(got.len(), expected.len(), "{name}: {p} partitions, count");
         assert!(got == expected, "{name}: {p} partitions, regions differ");
-        assert_eq!(box_keys(m, img, Some(p)), expected_boxes, "{name}: {p} boxes");
+        assert_eq!(
+            box_keys(m, img, Some(p)),
+            expected_boxes,
+            "{name}: {p} boxes"
+        );
         m.detect_partitioned_into(&mut ws, img, Polarity::Both, p, &mut out)
             .expect("partitioned");
-        assert!(keys(&out.to_vec()) == expected, "{name}: {p} reused workspace");
+        assert!(
+            keys(&out.to_vec()) == expected,
+            "{name}: {p} reused workspace"
+        );
         fallbacks += ws.fallbacks();
     }
     fallbacks

@@ -265,7 +265,8 @@ fn partitioned_scaling() {
     for (name, img, rounds) in frames() {
         let mut ws = MserWorkspace::new();
         let mut ws_both = [MserWorkspace::new(), MserWorkspace::new()];
-        let mut parts: Vec<PartitionWorkspace> = (0..5).map(|_| PartitionWorkspace::new()).collect();
+        let mut parts: Vec<PartitionWorkspace> =
+            (0..5).map(|_| PartitionWorkspace::new()).collect();
         let mut outs: Vec<Vec<RegionBox>> = vec![Vec::new(); 7];
         let mut fallbacks = 0;
         let [o0, o1, o2, o3, o4, o5, o6] = &mut outs[..] else {

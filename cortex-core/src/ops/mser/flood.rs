@@ -28,7 +28,7 @@
 
 use ndarray::ArrayView2;
 
-use super::tree::{Node, NONE};
+use super::tree::{offer_child, Node, NONE};
 use super::workspace::{keep_headroom, MserWorkspace};
 
 /// Visited flag in the per-pixel `px` word (the low byte is the level).
@@ -355,18 +355,13 @@ fn merge(lower: &mut Comp, upper: &mut Comp, nodes: &mut Vec<Node>) {
     close_level(upper, nodes, level);
     let (parent, child) = (lower.node, upper.node);
 
-    let child_size = nodes.get(child as usize).map_or(0, |c| c.size);
     if let Some(c) = nodes.get_mut(child as usize) {
         c.parent = parent;
-    }
-    if let Some(p) = nodes.get(parent as usize) {
-        let keep = p.main_child != NONE
-            && nodes
-                .get(p.main_child as usize)
-                .is_some_and(|m| m.size > child_size);
-        if !keep {
+        let (size, level) = (c.size, c.level);
+        if let Some(&p) = nodes.get(parent as usize) {
+            let main = nodes.get(p.main_child as usize).map(|m| (m.size, m.level));
             if let Some(p) = nodes.get_mut(parent as usize) {
-                p.main_child = child;
+                offer_child(p, main, child, size, level);
             }
         }
     }

@@ -14,7 +14,15 @@
 //! *level root*, represents it. After all cuts the level roots are exactly
 //! the nodes of the whole image's tree.
 
-use super::tree::{Node, NONE, NO_TIE};
+use super::tree::{offer_child, Node, NONE, NO_TIE};
+
+/// [`Forest::flags`]: the element's size or parent changed while merging.
+const CHANGED: u8 = 1;
+/// The element was merged into a level root of its level.
+const ABSORBED: u8 = 2;
+/// The element's children or their sizes changed: its largest child must be
+/// found again.
+const DIRTY: u8 = 4;
 
 /// Every strip's nodes as one tree array (node `i` of a strip whose first
 /// node is element `base` is element `base + i`), merged across the cuts in
@@ -22,34 +30,39 @@ use super::tree::{Node, NONE, NO_TIE};
 /// level root's area while chains merge (as in Wilkinson et al.), and
 /// elements merged into a level root of their level are *absorbed*: after
 /// [`Forest::finish`] their size is 0 and their parent is that root.
+/// Elements the merge does not touch keep their strip's `main_child` and
+/// `tie`, which the flood computed.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Forest {
     pub(super) nodes: Vec<Node>,
+    /// [`CHANGED`], [`ABSORBED`], [`DIRTY`] per element.
+    flags: Vec<u8>,
 }
 
 impl Forest {
     /// Empties the forest, keeping its buffer.
     pub(super) fn clear(&mut self) {
         self.nodes.clear();
+        self.flags.clear();
     }
 
     /// Adds one strip's tree; returns the element number of its node 0.
     pub(super) fn add_tree(&mut self, nodes: &[Node]) -> u32 {
         let base = self.nodes.len() as u32;
+        let global = |i: u32| if i == NONE { NONE } else { base + i };
         self.nodes.extend(nodes.iter().map(|n| Node {
-            parent: if n.parent == NONE {
-                NONE
-            } else {
-                base + n.parent
-            },
+            parent: global(n.parent),
+            main_child: global(n.main_child),
             ..*n
         }));
+        self.flags.resize(self.nodes.len(), 0);
         base
     }
 
     /// Heap bytes held (capacity).
     pub(super) fn heap_bytes(&self) -> usize {
-        crate::ops::scratch::vec_bytes(&self.nodes)
+        use crate::ops::scratch::vec_bytes;
+        vec_bytes(&self.nodes).saturating_add(vec_bytes(&self.flags))
     }
 
     fn level(&self, x: u32) -> u8 {
@@ -110,9 +123,14 @@ impl Forest {
                 return;
             }
             if x == NONE || y == NONE {
-                let (mut rest, gain) = if x == NONE { (y, below_x) } else { (x, below_y) };
+                let (mut rest, gain) = if x == NONE {
+                    (y, below_x)
+                } else {
+                    (x, below_y)
+                };
                 while rest != NONE {
                     self.nodes[rest as usize].size += gain;
+                    self.flags[rest as usize] |= CHANGED;
                     rest = self.parent_root(rest);
                 }
                 return;
@@ -125,62 +143,103 @@ impl Forest {
             let node = &mut self.nodes[x as usize];
             below_x = node.size;
             node.size += below_y;
+            if below_y != 0 {
+                self.flags[x as usize] |= CHANGED;
+            }
             if z == NONE || self.level(z) > self.level(y) {
                 // `y` comes next above `x`; at `x`'s level, `x` joins it.
                 self.nodes[x as usize].parent = y;
+                self.flags[x as usize] |= if self.level(x) == self.level(y) {
+                    CHANGED | ABSORBED
+                } else {
+                    CHANGED
+                };
+                self.flags[y as usize] |= DIRTY;
+                if z != NONE {
+                    self.flags[z as usize] |= DIRTY;
+                }
             }
             x = z;
         }
     }
 
     /// Finishes the merged tree: absorbed elements get size 0 and their
-    /// level root as parent, every other element its level root's parent,
-    /// the largest child as `main_child`, and ties between largest children
-    /// at different levels in `tie` (see `stability`).
+    /// level root as parent, the children of absorbed elements that root,
+    /// and the elements whose children changed their largest child and tie
+    /// found again (see `stability`).
     pub(super) fn finish(&mut self) {
-        for g in 0..self.nodes.len() as u32 {
-            let p = self.nodes[g as usize].parent;
-            if p == NONE {
-            } else if self.level(p) == self.level(g) {
-                let root = self.level_root(g);
-                let node = &mut self.nodes[g as usize];
+        let count = self.nodes.len() as u32;
+        for c in 0..count {
+            let flags = self.flags[c as usize];
+            if flags & ABSORBED != 0 {
+                let root = self.level_root(c);
+                let node = &mut self.nodes[c as usize];
                 node.parent = root;
                 node.size = 0;
-            } else {
-                let root = self.level_root(p);
-                self.nodes[g as usize].parent = root;
+                continue;
             }
-            let node = &mut self.nodes[g as usize];
-            node.main_child = NONE;
-            node.tie = NO_TIE;
+            let mut p = self.nodes[c as usize].parent;
+            if p == NONE {
+                continue;
+            }
+            if self.flags[p as usize] & ABSORBED != 0 {
+                p = self.level_root(p);
+                self.nodes[c as usize].parent = p;
+                self.flags[p as usize] |= DIRTY;
+            }
+            if flags & CHANGED != 0 {
+                self.flags[p as usize] |= DIRTY;
+            }
         }
-        for c in 0..self.nodes.len() {
+        for (node, &flags) in self.nodes.iter_mut().zip(&self.flags) {
+            if flags & DIRTY != 0 {
+                node.main_child = NONE;
+                node.tie = NO_TIE;
+            }
+        }
+        for c in 0..count {
             let Node {
                 size,
                 parent,
                 level,
                 ..
-            } = self.nodes[c];
-            if size == 0 || parent == NONE {
+            } = self.nodes[c as usize];
+            if size == 0 || parent == NONE || self.flags[parent as usize] & DIRTY == 0 {
                 continue;
             }
-            let mut p = self.nodes[parent as usize];
-            match self.nodes.get(p.main_child as usize) {
-                Some(m) if m.size > size => {}
-                Some(m) if m.size == size => {
-                    let (lo, hi) = if p.tie == NO_TIE {
-                        (m.level, m.level)
-                    } else {
-                        p.tie
-                    };
-                    p.tie = (lo.min(level), hi.max(level));
-                }
-                _ => {
-                    p.main_child = c as u32;
-                    p.tie = NO_TIE;
-                }
+            let p = self.nodes[parent as usize];
+            let main = self
+                .nodes
+                .get(p.main_child as usize)
+                .map(|m| (m.size, m.level));
+            offer_child(&mut self.nodes[parent as usize], main, c, size, level);
+        }
+        #[cfg(debug_assertions)]
+        self.check();
+    }
+
+    /// Debug builds: the merged tree's links go the right way (parents
+    /// higher, largest children lower and live, absorbed elements under a
+    /// live root of their level).
+    #[cfg(debug_assertions)]
+    fn check(&self) {
+        for (i, n) in self.nodes.iter().enumerate() {
+            let parent = self.nodes.get(n.parent as usize);
+            if n.size == 0 {
+                let root = parent.expect("absorbed element has a root");
+                debug_assert!(root.size > 0 && root.level == n.level, "absorbed {i}");
+                continue;
             }
-            self.nodes[parent as usize] = p;
+            if let Some(p) = parent {
+                debug_assert!(p.level > n.level && p.size > n.size, "parent of {i}");
+            }
+            if let Some(m) = self.nodes.get(n.main_child as usize) {
+                debug_assert!(
+                    m.level < n.level && m.size > 0,
+                    "main child of {i}: {n:?} {m:?}"
+                );
+                debug_assert_eq!(m.parent, i as u32, "main child of {i} is its child");
+            }
         }
     }
 

@@ -66,10 +66,9 @@ impl PartitionWorkspace {
     /// Heap bytes held by the buffers (capacities).
     pub(crate) fn heap_bytes(&self) -> usize {
         use crate::ops::scratch::vec_bytes;
-        let strips = self
-            .strips
-            .iter()
-            .fold(vec_bytes(&self.strips), |a, s| a.saturating_add(s.heap_bytes()));
+        let strips = self.strips.iter().fold(vec_bytes(&self.strips), |a, s| {
+            a.saturating_add(s.heap_bytes())
+        });
         [
             strips,
             self.forest.heap_bytes(),
@@ -300,7 +299,8 @@ impl Mser {
         let (rows, cols) = view.dim();
         let interior = rows - 2;
         let count = partitions.min(interior);
-        ws.strips.resize_with(count.max(ws.strips.len()), Strip::default);
+        ws.strips
+            .resize_with(count.max(ws.strips.len()), Strip::default);
         ws.active = count;
         let strips = &mut ws.strips[..count];
         for (k, strip) in strips.iter_mut().enumerate() {
@@ -399,7 +399,12 @@ fn collect_pieces(ws: &mut PartitionWorkspace, cols: usize, boxes: bool) {
             corners.resize(count, EMPTY_CORNERS);
             sweep_spans(&strip.ws.order, cols as u32, &mut strip.boxes, |slot, c| {
                 if let Some(s) = corners.get_mut(slot as usize) {
-                    *s = [s[0].min(c[0]), s[1].min(c[1]), s[2].max(c[2]), s[3].max(c[3])];
+                    *s = [
+                        s[0].min(c[0]),
+                        s[1].min(c[1]),
+                        s[2].max(c[2]),
+                        s[3].max(c[3]),
+                    ];
                 }
             });
         }
@@ -434,7 +439,12 @@ fn extract_boxes(
                 continue;
             };
             let y0 = strip.row0 as u32;
-            c = [c[0].min(s[0]), c[1].min(s[1] + y0), c[2].max(s[2]), c[3].max(s[3] + y0)];
+            c = [
+                c[0].min(s[0]),
+                c[1].min(s[1] + y0),
+                c[2].max(s[2]),
+                c[3].max(s[3] + y0),
+            ];
         }
         out.push(RegionBox {
             bbox: BBox::from_corners(c[0], c[1], c[2], c[3]),
@@ -445,7 +455,12 @@ fn extract_boxes(
 }
 
 /// Appends the selected regions with their pixels, strip by strip.
-fn extract_regions(ws: &mut PartitionWorkspace, cols: usize, polarity: Polarity, out: &mut Regions) {
+fn extract_regions(
+    ws: &mut PartitionWorkspace,
+    cols: usize,
+    polarity: Polarity,
+    out: &mut Regions,
+) {
     collect_pieces(ws, cols, false);
     let PartitionWorkspace {
         strips,
@@ -497,4 +512,3 @@ fn extract_regions(ws: &mut PartitionWorkspace, cols: usize, polarity: Polarity,
         });
     }
 }
-

@@ -28,15 +28,44 @@ pub(super) struct Node {
     /// Flooding level (the gray value, or `255 - value` for bright regions).
     pub level: u8,
     /// Lowest and highest level among the children that tie for the largest
-    /// size, when their levels differ ([`NO_TIE`] otherwise). Only trees
-    /// built without the flood's order have them: which of those children
-    /// is `main_child` is then arbitrary, and `stability` checks that the
-    /// choice cannot change the result.
+    /// size ([`NO_TIE`] without a tie). The flood's choice among them is
+    /// OpenCV's; in a tree merged from strips it is arbitrary, and
+    /// `stability` checks that it cannot change the result.
     pub tie: (u8, u8),
 }
 
-/// [`Node::tie`] when the largest children do not tie at different levels.
+/// [`Node::tie`] when no two children tie for the largest size.
 pub(super) const NO_TIE: (u8, u8) = (u8::MAX, 0);
+
+/// Offers `parent` a child `id` of `size` pixels at `level`; `main` is the
+/// size and level of its current `main_child`, if any. A larger child
+/// becomes the main child; an equal one too (the flood merges children in
+/// OpenCV's order, and OpenCV keeps the last of equal ones), and the tie's
+/// levels are recorded.
+pub(super) fn offer_child(
+    parent: &mut Node,
+    main: Option<(u32, u8)>,
+    id: u32,
+    size: u32,
+    level: u8,
+) {
+    match main {
+        Some((main_size, _)) if main_size > size => {}
+        Some((main_size, main_level)) if main_size == size => {
+            let (lo, hi) = if parent.tie == NO_TIE {
+                (main_level, main_level)
+            } else {
+                parent.tie
+            };
+            parent.tie = (lo.min(level), hi.max(level));
+            parent.main_child = id;
+        }
+        _ => {
+            parent.main_child = id;
+            parent.tie = NO_TIE;
+        }
+    }
+}
 
 impl Node {
     /// A fresh node at `level` whose previous incarnation is `main_child`.
