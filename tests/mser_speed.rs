@@ -262,6 +262,7 @@ fn partitioned_scaling() {
     );
     println!("| frame | flood | 1 strip | 2 strips | 3 strips | 4 strips | flood ÷ 2 strips | both: flood on join | both: 2 strips each | fallbacks |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut memory = Vec::new();
     for (name, img, rounds) in frames() {
         let mut ws = MserWorkspace::new();
         let mut ws_both = [MserWorkspace::new(), MserWorkspace::new()];
@@ -311,10 +312,22 @@ fn partitioned_scaling() {
             ],
         );
         assert_eq!(o0.len(), o2.len(), "{name}: same region count");
+        memory.push(format!(
+            "| {name} | {:.1} MB | {:.1} MB | {:.1} MB |",
+            ws.heap_bytes() as f64 / 1e6,
+            p2.heap_bytes() as f64 / 1e6,
+            p4.heap_bytes() as f64 / 1e6
+        ));
         println!(
             "| {name} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2}× | {:.2} ms | {:.2} ms | {fallbacks} |",
             t[0], t[1], t[2], t[3], t[4], t[0] / t[2], t[5], t[6]
         );
+    }
+    println!("\nWorkspace memory after the runs (one polarity):\n");
+    println!("| frame | flood | 2 strips | 4 strips |");
+    println!("|---|---|---|---|");
+    for line in memory {
+        println!("{line}");
     }
     println!("load average after: {}", load_average());
 }

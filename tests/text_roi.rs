@@ -244,3 +244,68 @@ fn map_is_the_documented_box_density() {
         }
     }
 }
+
+/// The partition-parallel MSER path gives the same map and boxes as the
+/// plain flood: forced strip counts, and the automatic choice on pools of
+/// one, two, four and six threads.
+#[test]
+fn partitioned_mser_gives_the_same_map_and_boxes() {
+    let frames = [
+        load_gray("scenetext01.jpg"),
+        load_gray("scenetext06.jpg"),
+        frame_with_text().0,
+    ];
+    let plain = TextRoiParams {
+        partitions: 1,
+        ..TextRoiParams::DEFAULT
+    };
+    for img in &frames {
+        let expected = text_roi_with(img, &plain).expect("plain");
+        for strips in [2, 3, 7] {
+            for polarity in [Polarity::Both, Polarity::Dark] {
+                let p = TextRoiParams {
+                    partitions: strips,
+                    polarity,
+                    ..TextRoiParams::DEFAULT
+                };
+                let reference = TextRoiParams { polarity, ..plain };
+                assert_eq!(
+                    text_roi_with(img, &p).expect("partitioned"),
+                    text_roi_with(img, &reference).expect("plain"),
+                    "{strips} strips, {polarity:?}"
+                );
+            }
+        }
+        for threads in [1, 2, 4, 6] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            let got = pool.install(|| text_roi_with(img, &TextRoiParams::DEFAULT));
+            assert_eq!(got.expect("auto"), expected, "{threads} threads");
+        }
+    }
+    let p = TextRoiParams::DEFAULT;
+    let budget = 256 << 20;
+    let vga = 640 * 480;
+    assert_eq!(p.strips_per_polarity(1, vga, budget), 1);
+    assert_eq!(p.strips_per_polarity(2, vga, budget), 1);
+    assert_eq!(p.strips_per_polarity(4, vga, budget), 2);
+    assert_eq!(p.strips_per_polarity(8, vga, budget), 4);
+    // 1080p: two partitioned polarities would not fit in half the budget.
+    assert_eq!(p.strips_per_polarity(8, 1920 * 1080, budget), 1);
+    assert_eq!(p.strips_per_polarity(8, 1920 * 1080, 4 * budget), 4);
+    let dark = TextRoiParams {
+        polarity: Polarity::Dark,
+        ..p
+    };
+    assert_eq!(dark.strips_per_polarity(2, vga, budget), 2);
+    let forced = TextRoiParams { partitions: 3, ..p };
+    assert_eq!(forced.strips_per_polarity(2, 1920 * 1080, budget), 3);
+    let off = TextRoiParams {
+        parallel: false,
+        partitions: 4,
+        ..p
+    };
+    assert_eq!(off.strips_per_polarity(8, vga, budget), 1);
+}

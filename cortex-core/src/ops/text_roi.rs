@@ -32,7 +32,9 @@
 use std::cell::Cell;
 
 use crate::ops::border::prepare_out;
-use crate::ops::mser::{BBox, Mser, MserParams, MserWorkspace, Polarity, RegionBox};
+use crate::ops::mser::{
+    BBox, Mser, MserParams, MserWorkspace, PartitionWorkspace, Polarity, RegionBox,
+};
 use crate::ops::resize::{resize_linear_exact_u8, ResizeScratch};
 use crate::ops::scratch::{vec_bytes, with_scratch, Slot};
 use crate::ops::{GrayImage, OpsError, ScoreMap};
@@ -49,6 +51,19 @@ pub struct TextRoiParams {
     /// has more than one thread: with one, handing work to the pool would
     /// only add a context switch). No thread is created per call.
     pub parallel: bool,
+    /// Strips per polarity for the partition-parallel MSER
+    /// (`Mser::detect_boxes_partitioned_into`: the same regions, each
+    /// polarity's tree built on that many strips at once). `0` (default)
+    /// chooses from the pool's threads `t`: with both polarities, `t / 2`
+    /// strips each once `t ≥ 4` (below that the two polarities already
+    /// fill the cores); with one polarity, `t` strips when `t ≥ 2` — and
+    /// only when the partitioned scratch (about
+    /// [`PARTITIONED_BYTES_PER_PIXEL`] per pixel and polarity, twice the
+    /// flood's) fits in half of `FrameLimits::max_retained_bytes`, so that
+    /// it is kept between frames rather than reallocated. `1` always runs
+    /// the plain flood; `n > 1` always partitions. Only used with
+    /// `parallel`.
+    pub partitions: usize,
     /// Smallest `width / height` of a kept region.
     pub min_aspect: f32,
     /// Largest `width / height` of a kept region.
@@ -94,6 +109,7 @@ impl TextRoiParams {
         mser: MserParams::DEFAULT,
         polarity: Polarity::Both,
         parallel: true,
+        partitions: 0,
         min_aspect: 0.1,
         max_aspect: 3.0,
         min_height_frac: 0.01,
@@ -105,6 +121,12 @@ impl TextRoiParams {
         half_resolution: false,
     };
 }
+
+/// Estimated scratch of the partitioned MSER per pixel and polarity (the
+/// strips' floods and the merged tree; measured 60 bytes on photo content
+/// at 1080p with two strips), used by [`TextRoiParams::partitions`]' automatic
+/// choice.
+pub const PARTITIONED_BYTES_PER_PIXEL: usize = 64;
 
 /// Smallest [`TextRoiParams::saturation`]: below it the score's scale
 /// `1 / (window rows × saturation)` would overflow `f32` and turn pixels
@@ -146,6 +168,26 @@ impl TextRoiParams {
             });
         }
         Ok(())
+    }
+
+    /// Strips per polarity for a `pixels`-pixel frame on a pool of
+    /// `threads` threads with `retained` bytes of scratch kept between
+    /// frames (see [`TextRoiParams::partitions`]); 1 means the plain flood.
+    pub fn strips_per_polarity(&self, threads: usize, pixels: usize, retained: usize) -> usize {
+        if !self.parallel || threads < 2 {
+            return 1;
+        }
+        let polarities = if self.polarity == Polarity::Both { 2 } else { 1 };
+        let scratch = pixels
+            .saturating_mul(PARTITIONED_BYTES_PER_PIXEL)
+            .saturating_mul(polarities);
+        match (self.partitions, self.polarity) {
+            (0, _) if scratch > retained / 2 => 1,
+            (0, Polarity::Both) if threads >= 4 => threads / 2,
+            (0, Polarity::Both) => 1,
+            (0, _) => threads,
+            (n, _) => n,
+        }
     }
 
     /// Whether a region passes the geometric filters in a frame
@@ -284,6 +326,10 @@ impl TextRoiDetector {
 #[derive(Debug, Default)]
 struct Scratch {
     ws: [MserWorkspace; 2],
+    /// Partitioned MSER, one workspace per polarity.
+    parts: [PartitionWorkspace; 2],
+    /// The bright polarity's boxes while both run at once.
+    bright: Vec<RegionBox>,
     regions: Vec<RegionBox>,
     /// Wrapping `u32` integral image of the region-count map; box sums of it
     /// are exact as long as they are below 2³².
@@ -301,8 +347,11 @@ impl crate::ops::scratch::Scratch for Scratch {
         vec_bytes(&self.regions)
             + vec_bytes(&self.integral)
             + vec_bytes(&self.spans)
+            + vec_bytes(&self.bright)
             + self.ws[0].heap_bytes()
             + self.ws[1].heap_bytes()
+            + self.parts[0].heap_bytes()
+            + self.parts[1].heap_bytes()
             + self.small.len()
             + self.resize.heap_bytes()
     }
@@ -369,12 +418,43 @@ impl Scratch {
         gray: &GrayImage,
         params: &TextRoiParams,
     ) -> Result<(), OpsError> {
-        if params.parallel && params.polarity == Polarity::Both && rayon::current_num_threads() > 1
-        {
-            mser.detect_boxes_both_parallel_into(&mut self.ws, gray, &mut self.regions)
-        } else {
-            let [ws, _] = &mut self.ws;
-            mser.detect_boxes_into(ws, gray, params.polarity, &mut self.regions)
+        let threads = rayon::current_num_threads();
+        let retained = crate::limits::FrameLimits::current().max_retained_bytes;
+        let strips = params.strips_per_polarity(threads, gray.len(), retained);
+        let both = params.polarity == Polarity::Both;
+        match (strips, both && params.parallel && threads > 1) {
+            (1, true) => {
+                mser.detect_boxes_both_parallel_into(&mut self.ws, gray, &mut self.regions)
+            }
+            (1, false) => {
+                let [ws, _] = &mut self.ws;
+                mser.detect_boxes_into(ws, gray, params.polarity, &mut self.regions)
+            }
+            (n, true) => {
+                // Both polarities at once, each on `n` strips; room for both
+                // passes' regions, sized from the frame (as the plain split).
+                let room = gray.len() / params.mser.min_area.max(1) as usize;
+                self.regions.reserve(room.saturating_mul(2));
+                let [dark, bright] = &mut self.parts;
+                let (regions, tmp) = (&mut self.regions, &mut self.bright);
+                let (d, b) = rayon::join(
+                    || mser.detect_boxes_partitioned_into(dark, gray, Polarity::Dark, n, regions),
+                    || mser.detect_boxes_partitioned_into(bright, gray, Polarity::Bright, n, tmp),
+                );
+                d.and(b)?;
+                self.regions.extend_from_slice(&self.bright);
+                Ok(())
+            }
+            (n, false) => {
+                let [part, _] = &mut self.parts;
+                mser.detect_boxes_partitioned_into(
+                    part,
+                    gray,
+                    params.polarity,
+                    n,
+                    &mut self.regions,
+                )
+            }
         }
     }
 

@@ -55,6 +55,8 @@ impl Forest {
             main_child: global(n.main_child),
             ..*n
         }));
+        self.flags
+            .reserve(self.nodes.capacity().saturating_sub(self.flags.len()));
         self.flags.resize(self.nodes.len(), 0);
         base
     }

@@ -63,8 +63,9 @@ impl PartitionWorkspace {
         self.fallbacks
     }
 
-    /// Heap bytes held by the buffers (capacities).
-    pub(crate) fn heap_bytes(&self) -> usize {
+    /// Heap bytes held by the buffers (capacities): what a detector keeps
+    /// between frames.
+    pub fn heap_bytes(&self) -> usize {
         use crate::ops::scratch::vec_bytes;
         let strips = self.strips.iter().fold(vec_bytes(&self.strips), |a, s| {
             a.saturating_add(s.heap_bytes())
@@ -92,8 +93,6 @@ struct Strip {
     /// Lineage start of each pixel of the first and of the last interior
     /// row (`2 × cols`), recorded while flooding.
     cut: Vec<u32>,
-    /// The deepest node with each `start` (indexed by flood position).
-    deepest: Vec<u32>,
     /// Element number of the strip's node 0 in the forest.
     base: u32,
     boxes: BoxScratch,
@@ -108,7 +107,6 @@ impl Strip {
         self.ws
             .heap_bytes()
             .saturating_add(vec_bytes(&self.cut))
-            .saturating_add(vec_bytes(&self.deepest))
             .saturating_add(self.boxes.heap_bytes())
             .saturating_add(vec_bytes(&self.corners))
     }
@@ -126,16 +124,16 @@ impl Strip {
         build_tree_with(&mut self.ws, view, mask, &mut hook);
 
         // All nodes with one `start` lie on one ancestor chain (see
-        // `flood::Comp`); keep the deepest. Entries left from earlier frames
-        // are only trusted when they name a node of this tree with that
-        // `start`, so the table needs no clearing.
+        // `flood::Comp`); keep the deepest, indexed by `start`, in the
+        // boundary heap's memory, which the flood no longer needs (it has a
+        // slot per interior pixel, and `start` is a flood position). Entries
+        // left from the flood or earlier frames are only trusted when they
+        // name a node of this tree with that `start`, so it needs no
+        // clearing.
         let nodes = &self.ws.nodes;
-        let positions = self.rows * cols;
-        if self.deepest.len() < positions {
-            self.deepest.resize(positions, NONE);
-        }
+        let deepest = &mut self.ws.heap;
         for (i, n) in nodes.iter().enumerate() {
-            let Some(slot) = self.deepest.get_mut(n.start as usize) else {
+            let Some(slot) = deepest.get_mut(n.start as usize) else {
                 continue;
             };
             let keep = nodes
@@ -160,7 +158,7 @@ impl Strip {
         let level = self.ws.px.get(row * cols + x).map_or(0, |&v| v as u8);
         let nodes = &self.ws.nodes;
         let start = self.cut.get(at).copied().unwrap_or(NONE);
-        let mut n = self.deepest.get(start as usize).copied().unwrap_or(NONE);
+        let mut n = self.ws.heap.get(start as usize).copied().unwrap_or(NONE);
         while let Some(node) = nodes.get(n as usize) {
             if node.level >= level {
                 break;
@@ -272,6 +270,8 @@ impl Mser {
         let Some(view) = checked_partitions(gray, partitions)? else {
             return Ok(());
         };
+        // Sized from the frame, not its content (see `Mser::region_room`).
+        out.reserve(self.region_room(view) * polarity.passes().len());
         for &pass in polarity.passes() {
             if self.partitioned_tree(ws, view, pass, partitions) {
                 extract_boxes(ws, view.ncols(), pass, out);
@@ -367,8 +367,12 @@ fn collect_pieces(ws: &mut PartitionWorkspace, cols: usize, boxes: bool) {
         ..
     } = ws;
     let nodes = &forest.nodes;
+    // Sized like the tree's buffer (which keeps headroom) and the selection
+    // (reserved from the frame size), so steady-state frames reuse them.
     slot_of.clear();
+    slot_of.reserve(nodes.capacity());
     slot_of.resize(nodes.len(), NONE);
+    let room = selected.capacity();
     for (slot, &f) in selected.iter().enumerate() {
         if let Some(s) = slot_of.get_mut(f as usize) {
             *s = slot as u32;
@@ -393,9 +397,11 @@ fn collect_pieces(ws: &mut PartitionWorkspace, cols: usize, boxes: bool) {
                 f = merged.parent;
             }
         }
+        keep_headroom(&mut strip.boxes.spans);
         if boxes {
             let corners = &mut strip.corners;
             corners.clear();
+            corners.reserve(room);
             corners.resize(count, EMPTY_CORNERS);
             sweep_spans(&strip.ws.order, cols as u32, &mut strip.boxes, |slot, c| {
                 if let Some(s) = corners.get_mut(slot as usize) {

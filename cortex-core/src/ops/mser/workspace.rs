@@ -16,7 +16,9 @@ pub struct MserWorkspace {
     /// Pixels in the order they joined a component (pixel mode); every
     /// tree node is a contiguous range of it.
     pub(super) order: Vec<u32>,
-    /// Boundary pixels, one LIFO stack per level laid out back to back.
+    /// Boundary pixels, one LIFO stack per level laid out back to back (a
+    /// slot per interior pixel); after the flood, the partitioned detector
+    /// reuses it as a table indexed by flood position.
     pub(super) heap: Vec<u32>,
     /// Components waiting below the current one, lowest level on top.
     pub(super) stack: Vec<Comp>,
@@ -53,9 +55,9 @@ impl MserWorkspace {
         Self::default()
     }
 
-    /// Heap bytes held by the buffers (capacities), for the scratch
-    /// retention policy of the kernels that keep workspaces between calls.
-    pub(crate) fn heap_bytes(&self) -> usize {
+    /// Heap bytes held by the buffers (capacities): what a detector keeps
+    /// between frames (also what the kernels' scratch retention counts).
+    pub fn heap_bytes(&self) -> usize {
         use crate::ops::scratch::vec_bytes;
         [
             vec_bytes(&self.px),
