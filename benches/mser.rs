@@ -17,7 +17,7 @@ mod mser_support;
 
 use std::time::Duration;
 
-use cortex::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox, Regions};
+use cortex::ops::mser::{Mser, MserWorkspace, PartitionWorkspace, Polarity, RegionBox, Regions};
 use cortex::ops::text_roi::{TextRoiDetector, TextRoiParams};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
@@ -69,6 +69,21 @@ fn bench_mser(c: &mut Criterion) {
             b.iter(|| {
                 mser.detect_boxes_both_parallel_into(&mut ws2, &img, &mut boxes)
                     .expect("ok");
+                boxes.len()
+            })
+        });
+        // One polarity, its tree built on two strips at once (rayon's pool).
+        let mut parts = PartitionWorkspace::new();
+        group.bench_function(BenchmarkId::new("ours_boxes", "one_2strips"), |b| {
+            b.iter(|| {
+                mser.detect_boxes_partitioned_into(
+                    &mut parts,
+                    &img,
+                    Polarity::Bright,
+                    2,
+                    &mut boxes,
+                )
+                .expect("ok");
                 boxes.len()
             })
         });

@@ -202,6 +202,16 @@ fn pixel_lists_match_opencv_exactly_on_a_photo() {
     let theirs = sorted(cv.detect(&img, Polarity::Both).expect("opencv"));
     assert_eq!(ours.len(), theirs.len());
     assert!(ours == theirs, "pixel lists differ");
+    // The partition-parallel path, on 1, 2, 3 and 7 strips.
+    for strips in [1, 2, 3, 7] {
+        let partitioned = Mser::default()
+            .detect_partitioned(&img, Polarity::Both, strips)
+            .expect("partitioned");
+        assert!(
+            sorted(partitioned) == theirs,
+            "{strips} strips: pixel lists differ"
+        );
+    }
 }
 
 mod random {
@@ -229,14 +239,20 @@ mod random {
                 px.sort_unstable();
                 (r.polarity, r.bbox, px)
             };
+            let mser = Mser::new(p).expect("valid");
             let mut ours: Vec<_> =
-                Mser::new(p).expect("valid").detect(&img, Polarity::Both).expect("ours")
-                    .iter().map(key).collect();
+                mser.detect(&img, Polarity::Both).expect("ours").iter().map(key).collect();
             let mut cv = OpenCvMser::new(p).expect("cv::MSER");
             let mut theirs: Vec<_> = cv.detect(&img, Polarity::Both).expect("opencv")
                 .iter().filter(|r| r.pixels.len() != root).map(key).collect();
             ours.sort_unstable();
             theirs.sort_unstable();
+            // The partition-parallel path on 3 strips (1, 2 and 7 are
+            // checked against the flood in `mser_partitioned.rs`).
+            let mut partitioned: Vec<_> = mser.detect_partitioned(&img, Polarity::Both, 3)
+                .expect("partitioned").iter().map(key).collect();
+            partitioned.sort_unstable();
+            prop_assert_eq!(&partitioned, &theirs);
             prop_assert_eq!(ours, theirs);
         }
     }

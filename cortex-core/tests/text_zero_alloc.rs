@@ -19,8 +19,8 @@ mod mser_support;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cortex::ops::text_roi::{text_map_into, text_map_with, TextRoiDetector, TextRoiParams};
 use cortex::limits::{with_limits, FrameLimits};
+use cortex::ops::text_roi::{text_map_into, text_map_with, TextRoiDetector, TextRoiParams};
 use cortex::ops::{GrayImage, ScoreMap};
 use mser_support::text_frame;
 

@@ -177,7 +177,11 @@ impl TextRoiParams {
         if !self.parallel || threads < 2 {
             return 1;
         }
-        let polarities = if self.polarity == Polarity::Both { 2 } else { 1 };
+        let polarities = if self.polarity == Polarity::Both {
+            2
+        } else {
+            1
+        };
         let scratch = pixels
             .saturating_mul(PARTITIONED_BYTES_PER_PIXEL)
             .saturating_mul(polarities);
