@@ -28,21 +28,49 @@ pub(super) fn regions_into(
     out.reserve_pixels(total);
     for n in selected.iter().filter_map(|&i| nodes.get(i as usize)) {
         out.begin_region();
-        let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
+        let mut corners = EMPTY_CORNERS;
         let pixels = range(n);
-        for &p in pixels {
-            let (x, y) = split.split(p);
-            out.push_pixel(x, y);
-            x0 = x0.min(x);
-            x1 = x1.max(x);
-            y0 = y0.min(y);
-            y1 = y1.max(y);
-        }
+        push_pixels(out, pixels, &split, 0, &mut corners);
         out.finish_region(RegionBox {
-            bbox: BBox::from_corners(x0, y0, x1, y1),
+            bbox: corners_box(corners),
             area: pixels.len() as u32,
             polarity,
         });
+    }
+}
+
+/// Box corners `[x0, y0, x1, y1]` (inclusive) of nothing: `x0 > x1`.
+pub(super) const EMPTY_CORNERS: [u32; 4] = [u32::MAX, u32::MAX, 0, 0];
+
+/// The corners covering both `a` and `b`.
+pub(super) fn join_corners(a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+    [
+        a[0].min(b[0]),
+        a[1].min(b[1]),
+        a[2].max(b[2]),
+        a[3].max(b[3]),
+    ]
+}
+
+/// The box of non-empty corners.
+pub(super) fn corners_box([x0, y0, x1, y1]: [u32; 4]) -> BBox {
+    BBox::from_corners(x0, y0, x1, y1)
+}
+
+/// Appends the pixels at the image indices `pixels` (rows moved down by
+/// `dy`) to the region being built in `out`, growing `corners` over them.
+pub(super) fn push_pixels(
+    out: &mut Regions,
+    pixels: &[u32],
+    split: &RowSplitter,
+    dy: u32,
+    corners: &mut [u32; 4],
+) {
+    for &p in pixels {
+        let (x, y) = split.split(p);
+        let y = y + dy;
+        out.push_pixel(x, y);
+        *corners = join_corners(*corners, [x, y, x, y]);
     }
 }
 

@@ -19,11 +19,13 @@
 use ndarray::{s, ArrayView2};
 use rayon::prelude::*;
 
-use super::extract::{sweep_spans, BoxScratch, Span};
+use super::extract::{
+    corners_box, join_corners, push_pixels, sweep_spans, BoxScratch, Span, EMPTY_CORNERS,
+};
 use super::fastdiv::RowSplitter;
 use super::flood::{build_tree_with, JoinHook};
 use super::merge::Forest;
-use super::regions::{BBox, Region, RegionBox, Regions};
+use super::regions::{Region, RegionBox, Regions};
 use super::tree::NONE;
 use super::workspace::{keep_headroom, MserWorkspace};
 use super::{checked_view, Mser, Polarity};
@@ -405,20 +407,12 @@ fn collect_pieces(ws: &mut PartitionWorkspace, cols: usize, boxes: bool) {
             corners.resize(count, EMPTY_CORNERS);
             sweep_spans(&strip.ws.order, cols as u32, &mut strip.boxes, |slot, c| {
                 if let Some(s) = corners.get_mut(slot as usize) {
-                    *s = [
-                        s[0].min(c[0]),
-                        s[1].min(c[1]),
-                        s[2].max(c[2]),
-                        s[3].max(c[3]),
-                    ];
+                    *s = join_corners(*s, c);
                 }
             });
         }
     });
 }
-
-/// Box corners `[x0, y0, x1, y1]` of nothing.
-const EMPTY_CORNERS: [u32; 4] = [u32::MAX, u32::MAX, 0, 0];
 
 /// Appends the selected regions' boxes: each strip's pieces swept once
 /// (`extract::sweep_spans`), the strips' boxes joined per region.
@@ -444,16 +438,11 @@ fn extract_boxes(
             let Some(s) = strip.corners.get(slot).filter(|s| s[0] <= s[2]) else {
                 continue;
             };
-            let y0 = strip.row0 as u32;
-            c = [
-                c[0].min(s[0]),
-                c[1].min(s[1] + y0),
-                c[2].max(s[2]),
-                c[3].max(s[3] + y0),
-            ];
+            let dy = strip.row0 as u32;
+            c = join_corners(c, [s[0], s[1] + dy, s[2], s[3] + dy]);
         }
         out.push(RegionBox {
-            bbox: BBox::from_corners(c[0], c[1], c[2], c[3]),
+            bbox: corners_box(c),
             area: nodes.get(f as usize).map_or(0, |n| n.size),
             polarity,
         });
@@ -495,24 +484,16 @@ fn extract_regions(
         let (mine, tail) = rest.split_at(n);
         rest = tail;
         out.begin_region();
-        let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
+        let mut corners = EMPTY_CORNERS;
         for &(_, k, span) in mine {
             let Some(strip) = strips.get(k as usize) else {
                 continue;
             };
-            let dy = strip.row0 as u32;
-            for &p in strip.ws.order.get(span.range()).unwrap_or(&[]) {
-                let (x, y) = split.split(p);
-                let y = y + dy;
-                out.push_pixel(x, y);
-                x0 = x0.min(x);
-                x1 = x1.max(x);
-                y0 = y0.min(y);
-                y1 = y1.max(y);
-            }
+            let pixels = strip.ws.order.get(span.range()).unwrap_or(&[]);
+            push_pixels(out, pixels, &split, strip.row0 as u32, &mut corners);
         }
         out.finish_region(RegionBox {
-            bbox: BBox::from_corners(x0, y0, x1, y1),
+            bbox: corners_box(corners),
             area: nodes.get(f as usize).map_or(0, |n| n.size),
             polarity,
         });
