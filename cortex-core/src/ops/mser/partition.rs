@@ -7,11 +7,10 @@
 //! The merged tree is the flooded tree: same regions, levels, sizes and
 //! parents. Only two things the flood's order decides are not reproduced:
 //! - which of several children of equal largest size is the `main_child`
-//!   the variation walks down. `stability` proves for every region whether
-//!   that choice could change the selection (it can only when
-//!   `max_variation < 0.5` fails, or in a narrow case it detects), and the
-//!   pass then runs the plain flood instead, so the regions are always the
-//!   flood's — and hence OpenCV's;
+//!   the variation walks down. That choice can change the selection only
+//!   when `max_variation ≥ 0.5`, or in one narrow case that `stability`
+//!   detects for every region; the pass then runs the plain flood instead,
+//!   so the regions are always the flood's — and hence OpenCV's;
 //! - the order of the regions and of each region's pixels: regions come by
 //!   level, then in an order fixed by the partition count; pixels strip by
 //!   strip, each strip's in its flood order.
