@@ -1,13 +1,17 @@
-//! Core of cortex: the graph model shared by the `cortex_graph!` macro and the
-//! runtime, its validation rules, the dead-node-elimination pass and plans,
-//! runtime support (observer, profiler), tools (listing, exporters) and,
-//! behind the `ops` feature, the vision kernels of the reference ROI pipeline.
+//! The cortex engine: the graph model shared by the `cortex_graph!` macro and
+//! the runtime, its validation rules and passes, the runtime traits and
+//! engines, and the tools that show a pipeline. It knows no image type: the
+//! vision kernels, the runner and the GStreamer element are crates of their
+//! own built on it.
 //!
-//! Layers, one folder each: [`model`] (spec, IR, plans, weights) ·
-//! [`passes`] (checks, diagnostics, DCE) · [`runtime`] (errors, observer,
-//! profiler) · [`tools`] (listing, DOT/Mermaid) · `ops` (kernels). Each
-//! module is also re-exported at the crate root (`cortex_core::ir`, …), the
-//! paths generated code and users name.
+//! Layers, one folder each, each importing only from the ones before it:
+//! [`model`] (spec, IR, plans, weights) → [`passes`] (checks, diagnostics,
+//! DCE, islands, buffers, schedules) → [`tools`] (listing, DOT/Mermaid) →
+//! `runtime` (traits, engines, flow control, observer, profiler; feature
+//! `runtime`, on by default). [`limits`] is the resource policy every layer
+//! may consult. The modules users name are re-exported at the crate root
+//! (`cortex_core::ir`, `cortex_core::stream`, …), the paths the facade and
+//! generated code use.
 
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
@@ -16,43 +20,37 @@ pub mod limits;
 
 pub mod model;
 pub mod passes;
+#[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod tools;
 
 pub use model::{ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag, memory, schedule};
+#[cfg(feature = "runtime")]
 pub use runtime::{error, heap, observe, pipeline, plan_cache, profile, stream};
-#[cfg(feature = "runner")]
-pub use runtime::{runner, sources};
+pub use tools::{export, viz};
 
 /// Support for generated code; not public API.
+#[cfg(feature = "runtime")]
 #[doc(hidden)]
 pub mod __private {
     pub use crate::runtime::generated::*;
 }
-pub use tools::{export, viz};
 
-// The kernels' AVX2 paths predate the `unsafe_op_in_unsafe_fn` rule; they
-// are checked by their own tests against the scalar formulas.
-#[cfg(feature = "ops")]
-#[allow(unsafe_op_in_unsafe_fn)]
-pub mod ops;
-
-// The kernel registry (issue #10): kernels per op, selection, autotune cache.
-#[cfg(feature = "ops")]
-pub mod registry;
-
-pub use error::PipelineError;
-pub use heap::HeapBytes;
 pub use ir::GraphIr;
 pub use limits::{FrameLimits, LimitError};
-pub use observe::{NoopObserver, Observer};
-pub use pipeline::{ParallelPipeline, Pipeline, PipelineMode};
 pub use plan::{Plan, PlanError};
-pub use plan_cache::PlanCache;
-pub use profile::Profiler;
-pub use stream::{
-    feed, Arrival, FeedReport, FrameQueue, Overflow, StreamError, StreamOptions, StreamReport,
-};
 pub use viz::Timings;
 pub use weights::Weights;
+#[cfg(feature = "runtime")]
+pub use {
+    error::PipelineError,
+    heap::HeapBytes,
+    observe::{NoopObserver, Observer},
+    pipeline::{ParallelPipeline, Pipeline, PipelineMode},
+    plan_cache::PlanCache,
+    profile::Profiler,
+    stream::{
+        feed, Arrival, FeedReport, FrameQueue, Overflow, StreamError, StreamOptions, StreamReport,
+    },
+};

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ops::{RgbFrame, ScoreMap};
+use cortex_vision::ops::{RgbFrame, ScoreMap};
 
 /// Writing a picture failed.
 #[derive(Debug, thiserror::Error)]

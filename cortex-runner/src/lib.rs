@@ -28,6 +28,7 @@
 
 mod dump;
 mod record;
+pub mod sources;
 mod trace;
 
 use std::collections::VecDeque;
@@ -41,18 +42,18 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
 
-use crate::error::PipelineError;
-use crate::export::{to_dot, to_mermaid};
-use crate::ir::{GraphIr, NodeId};
-use crate::observe::Observer;
-use crate::ops::RgbFrame;
-use crate::pipeline::{ParallelPipeline, Pipeline, PipelineMode};
-use crate::plan::Plan;
-use crate::profile::Profiler;
-use crate::sources::{self, Frame, FrameSource, SourceError};
-use crate::stream::{Overflow, StreamError, StreamFrame, StreamOptions, StreamReport};
-use crate::viz::{buffer_section, dce_diff, listing};
-use crate::weights::{check_weight_value, Weights};
+use cortex_core::error::PipelineError;
+use cortex_core::export::{to_dot, to_mermaid};
+use cortex_core::ir::{GraphIr, NodeId};
+use cortex_core::observe::Observer;
+use cortex_vision::ops::RgbFrame;
+use cortex_core::pipeline::{ParallelPipeline, Pipeline, PipelineMode};
+use cortex_core::plan::Plan;
+use cortex_core::profile::Profiler;
+use crate::sources::{Frame, FrameSource, SourceError};
+use cortex_core::stream::{Overflow, StreamError, StreamFrame, StreamOptions, StreamReport};
+use cortex_core::viz::{buffer_section, dce_diff, listing};
+use cortex_core::weights::{check_weight_value, Weights};
 
 pub use dump::{draw_box, heatmap, DumpError, DumpSink};
 pub use record::Record;

@@ -4,7 +4,7 @@
 
 use ndarray::Array3;
 
-use crate::cortex_graph;
+use cortex_macros::cortex_graph;
 use crate::ops::text_roi::TextRoiParams;
 use crate::ops::{
     self, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,

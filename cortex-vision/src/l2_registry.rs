@@ -4,7 +4,7 @@
 //! [`crate::registry::Registry`]. Used by `examples/l2_registry.rs` and
 //! `tests/registry_l2.rs`.
 
-use crate::cortex_graph;
+use cortex_macros::cortex_graph;
 use crate::l2::{blur_verdict, BlurVerdict};
 use crate::ops::{EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
 use crate::registry;

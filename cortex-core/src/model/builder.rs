@@ -3,8 +3,8 @@
 //!
 //! The builder only assembles the declaration; it validates nothing, so a
 //! test can build a graph with exactly the mistake it wants
-//! [`crate::check::check`] to find. Call [`GraphSpec::check`] (or
-//! [`crate::check::check`]) on the result to get the IR and plans, or the
+//! [`crate::passes::check::check`] to find. Call [`GraphSpec::check`] (or
+//! [`crate::passes::check::check`]) on the result to get the IR and plans, or the
 //! diagnostics.
 //!
 //! ```
@@ -31,8 +31,7 @@
 //! assert_eq!(checked.mode_plans.len(), 2);
 //! ```
 
-use crate::check::{check, Checked, WEIGHTS_ARG};
-use crate::spec::{
+use crate::model::spec::{WEIGHTS_ARG, 
     ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec,
 };
 
@@ -46,11 +45,6 @@ impl GraphSpec {
             },
             explicit_source: Vec::new(),
         }
-    }
-
-    /// Validates this spec: shorthand for [`crate::check::check`].
-    pub fn check(&self) -> Checked {
-        check(self)
     }
 }
 
@@ -311,11 +305,6 @@ impl GraphBuilder {
         self.spec
     }
 
-    /// Builds and validates: shorthand for `check(&builder.build())`.
-    pub fn check(self) -> Checked {
-        check(&self.build())
-    }
-
     fn last_node(&mut self, modifier: &str) -> &mut NodeSpec {
         match self.spec.nodes.last_mut() {
             Some(n) => n,
@@ -327,9 +316,9 @@ impl GraphBuilder {
 /// Graphs shared by the unit tests of several modules.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use crate::check::check;
-    use crate::ir::GraphIr;
-    use crate::spec::GraphSpec;
+    use crate::model::ir::GraphIr;
+    use crate::model::spec::GraphSpec;
+    use crate::passes::check::check;
 
     /// A reduced L2 ROI graph: gray, scene, three weighted maps and their
     /// fusion; modes BALANCED and POWER_SAVE (which zeroes `ws` and `wm`).

@@ -337,3 +337,22 @@ impl Fnv {
         }
     }
 }
+
+/// The order in which tools and reports list nodes: `ir.topo`, skipping ids that are out
+/// of range or repeated, then any node `topo` missed, in declaration order —
+/// so every node appears exactly once even in a malformed IR.
+pub fn display_order(ir: &GraphIr) -> Vec<NodeId> {
+    let n = ir.nodes.len();
+    let mut seen = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    for &id in ir.topo.iter() {
+        if let Some(s) = seen.get_mut(id as usize) {
+            if !*s {
+                *s = true;
+                order.push(id);
+            }
+        }
+    }
+    order.extend((0..n).filter(|&i| !seen[i]).map(|i| i as NodeId));
+    order
+}

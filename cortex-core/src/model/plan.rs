@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use crate::ir::{Arg, Endpoint, GraphIr, KeyId, List, NodeId, Str};
+use crate::model::ir::{Arg, Endpoint, GraphIr, KeyId, List, NodeId, Str};
 
 /// Why a plan does not run a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,14 +1,17 @@
 //! The unresolved graph description: names as written, before validation.
 //!
 //! `cortex_graph!` builds a [`GraphSpec`] from the DSL and hands it to
-//! [`crate::check::check`]; code that builds graphs at run time does the same.
+//! [`crate::passes::check::check`]; code that builds graphs at run time does the same.
 //! Each element's position in its list is its location for diagnostics (see
-//! [`crate::diag::Loc`]).
+//! [`crate::passes::diag::Loc`]).
 //!
 //! [`GraphSpec::builder`] assembles one declaration at a time (see
 //! [`GraphBuilder`]) instead of spelling out the struct literals.
 
 pub use super::builder::GraphBuilder;
+
+/// The name reserved for the running weight table.
+pub const WEIGHTS_ARG: &str = "weights";
 
 /// A pipeline as declared.
 #[derive(Debug, Clone, Default, PartialEq)]

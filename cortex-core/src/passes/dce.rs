@@ -28,8 +28,8 @@
 use petgraph::graphmap::DiGraphMap;
 use petgraph::visit::{Dfs, Walker};
 
-use crate::ir::{Arg, Endpoint, GraphIr, NodeId};
-use crate::plan::{Eliminated, Plan, Reason};
+use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
+use crate::model::plan::{Eliminated, Plan, Reason};
 
 /// Computes the plan for a zero-weight pattern (bit `i` set: weight key `i`
 /// is zero). `label` names the plan (a mode name or the pattern).

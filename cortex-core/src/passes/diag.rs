@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-/// A place in a [`crate::spec::GraphSpec`], by index into its lists.
+/// A place in a [`crate::model::spec::GraphSpec`], by index into its lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Loc {
     /// The pipeline as a whole (its name).

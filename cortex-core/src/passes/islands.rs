@@ -13,8 +13,8 @@
 //! Nothing here panics on a malformed IR (tools may be handed any IR): ids
 //! out of range are skipped.
 
-use crate::ir::{Edge, EdgeKind, Endpoint, GraphIr, NodeId};
-use crate::plan::Plan;
+use crate::model::ir::{Edge, EdgeKind, Endpoint, GraphIr, NodeId};
+use crate::model::plan::Plan;
 
 /// One maximal region of running compilable nodes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub fn islands(ir: &GraphIr, plan: Option<&Plan>) -> Vec<Island> {
     // themselves, come out in that order.
     let mut island_of_root: Vec<Option<usize>> = vec![None; n];
     let mut out: Vec<Island> = Vec::new();
-    for id in crate::tools::format::display_order(ir) {
+    for id in crate::model::ir::display_order(ir) {
         if !member(id) {
             continue;
         }
@@ -120,7 +120,7 @@ impl DisjointSets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dce::plan_for_mode;
+    use crate::passes::dce::plan_for_mode;
     use crate::model::builder::fixtures::l2_ir;
 
     #[test]

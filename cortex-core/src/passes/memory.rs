@@ -13,9 +13,9 @@
 //! The macro assigns buffers at compile time with this pass, and the tools
 //! report the same assignment.
 
-use crate::ir::{Endpoint, GraphIr, NodeId};
-use crate::plan::Plan;
-use crate::schedule::waves;
+use crate::model::ir::{Endpoint, GraphIr, NodeId};
+use crate::model::plan::Plan;
+use crate::passes::schedule::waves;
 
 /// One buffer the pipeline owns, and the values that take turns in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,8 +148,8 @@ fn colour(ir: &GraphIr, plan: &Plan, step: &[usize]) -> BufferPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::ArgSpec;
-    use crate::spec::GraphSpec;
+    use crate::model::spec::ArgSpec;
+    use crate::model::spec::GraphSpec;
 
     /// `a → b → c → d` all filling `Map` buffers, `d` the output: `a` and
     /// `c` can share (a is last read by b), `b` and `d` can share.
@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn a_chain_needs_two_buffers() {
         let ir = chain();
-        let plan = crate::dce::plan_for_mode(&ir, 0);
+        let plan = crate::passes::dce::plan_for_mode(&ir, 0);
         let b = BufferPlan::sequential(&ir, &plan);
         assert_eq!(b.buffers.len(), 2);
         assert_eq!(b.buffers[0].values, vec![0, 2]);

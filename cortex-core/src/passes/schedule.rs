@@ -3,8 +3,8 @@
 //! through other nodes (pipelined runs start them before the previous
 //! frame's state is committed).
 
-use crate::ir::{EdgeKind, Endpoint, GraphIr, NodeId};
-use crate::plan::Plan;
+use crate::model::ir::{EdgeKind, Endpoint, GraphIr, NodeId};
+use crate::model::plan::Plan;
 
 /// The plan's nodes in waves: a node's wave is one more than the latest
 /// wave of the nodes it reads (wave 0 reads only inputs and states), so the
@@ -65,7 +65,7 @@ pub fn state_free(ir: &GraphIr, plan: &Plan) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::GraphSpec;
+    use crate::model::spec::GraphSpec;
 
     #[test]
     fn waves_of_a_diamond() {
@@ -79,7 +79,7 @@ mod tests {
             .check()
             .ir
             .expect("valid");
-        let plan = crate::dce::plan_for_mode(&ir, 0);
+        let plan = crate::passes::dce::plan_for_mode(&ir, 0);
         assert_eq!(waves(&ir, &plan), vec![vec![0], vec![1, 2], vec![3]]);
     }
 
@@ -97,7 +97,7 @@ mod tests {
             .check()
             .ir
             .expect("valid");
-        let plan = crate::dce::plan_for_mode(&ir, 0);
+        let plan = crate::passes::dce::plan_for_mode(&ir, 0);
         assert_eq!(state_free(&ir, &plan), vec![true, false, true, false]);
     }
 }

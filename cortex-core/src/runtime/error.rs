@@ -1,7 +1,7 @@
 //! Errors of running a pipeline.
 
-use crate::plan::PlanError;
-use crate::weights::WeightsError;
+use crate::model::plan::PlanError;
+use crate::model::weights::WeightsError;
 
 /// The boxed error a fallible node returned.
 pub type NodeFailure = Box<dyn std::error::Error + Send + Sync + 'static>;

@@ -83,10 +83,10 @@ pub fn into_option<T: Default>(dst: &mut Option<T>, fill: impl FnOnce(&mut T)) {
 /// `Send` works unchanged (the profiler keeps one start time per node, so
 /// interleaved nodes are timed correctly).
 ///
-/// [`Observer`]: crate::observe::Observer
+/// [`Observer`]: crate::runtime::observe::Observer
 pub struct SharedObserver<'a, O>(std::sync::Mutex<&'a mut O>);
 
-impl<'a, O: crate::observe::Observer> SharedObserver<'a, O> {
+impl<'a, O: crate::runtime::observe::Observer> SharedObserver<'a, O> {
     /// Shares `observer` with the workers of one frame.
     #[inline]
     pub fn new(observer: &'a mut O) -> Self {
@@ -104,25 +104,25 @@ impl<'a, O: crate::observe::Observer> SharedObserver<'a, O> {
         f(&mut guard);
     }
 
-    /// See [`Observer::frame_begin`](crate::observe::Observer::frame_begin).
+    /// See [`Observer::frame_begin`](crate::runtime::observe::Observer::frame_begin).
     #[inline]
-    pub fn frame_begin(&self, ir: &'static crate::ir::GraphIr, plan: &crate::plan::Plan) {
+    pub fn frame_begin(&self, ir: &'static crate::model::ir::GraphIr, plan: &crate::model::plan::Plan) {
         self.with(|o| o.frame_begin(ir, plan));
     }
 
-    /// See [`Observer::node_begin`](crate::observe::Observer::node_begin).
+    /// See [`Observer::node_begin`](crate::runtime::observe::Observer::node_begin).
     #[inline]
-    pub fn node_begin(&self, node: crate::ir::NodeId) {
+    pub fn node_begin(&self, node: crate::model::ir::NodeId) {
         self.with(|o| o.node_begin(node));
     }
 
-    /// See [`Observer::node_end`](crate::observe::Observer::node_end).
+    /// See [`Observer::node_end`](crate::runtime::observe::Observer::node_end).
     #[inline]
-    pub fn node_end(&self, node: crate::ir::NodeId) {
+    pub fn node_end(&self, node: crate::model::ir::NodeId) {
         self.with(|o| o.node_end(node));
     }
 
-    /// See [`Observer::frame_end`](crate::observe::Observer::frame_end).
+    /// See [`Observer::frame_end`](crate::runtime::observe::Observer::frame_end).
     #[inline]
     pub fn frame_end(&self, ok: bool) {
         self.with(|o| o.frame_end(ok));
@@ -179,13 +179,13 @@ pub struct SilentObserver;
 impl SilentObserver {
     /// Does nothing.
     #[inline(always)]
-    pub fn frame_begin(&self, _ir: &'static crate::ir::GraphIr, _plan: &crate::plan::Plan) {}
+    pub fn frame_begin(&self, _ir: &'static crate::model::ir::GraphIr, _plan: &crate::model::plan::Plan) {}
     /// Does nothing.
     #[inline(always)]
-    pub fn node_begin(&self, _node: crate::ir::NodeId) {}
+    pub fn node_begin(&self, _node: crate::model::ir::NodeId) {}
     /// Does nothing.
     #[inline(always)]
-    pub fn node_end(&self, _node: crate::ir::NodeId) {}
+    pub fn node_end(&self, _node: crate::model::ir::NodeId) {}
     /// Does nothing.
     #[inline(always)]
     pub fn frame_end(&self, _ok: bool) {}

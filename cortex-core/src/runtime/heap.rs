@@ -33,19 +33,13 @@ impl<T: HeapBytes + ?Sized> HeapBytes for Box<T> {
     }
 }
 
-#[cfg(feature = "ops")]
+#[cfg(feature = "ndarray")]
 impl<A, D: ndarray::Dimension> HeapBytes for ndarray::Array<A, D> {
     fn heap_bytes(&self) -> usize {
         self.len() * std::mem::size_of::<A>()
     }
 }
 
-#[cfg(feature = "ops")]
-impl HeapBytes for crate::ops::EncodedRoi {
-    fn heap_bytes(&self) -> usize {
-        self.jpeg.capacity()
-    }
-}
 
 /// The generated code's way to ask a buffer its size: [`HeapBytes`] when
 /// the type has it, its inline size otherwise (method resolution prefers

@@ -3,8 +3,8 @@
 //! The default [`NoopObserver`] has empty inline methods, so a plain `run`
 //! compiles to the same code as calling the node functions by hand.
 
-use crate::ir::{GraphIr, NodeId};
-use crate::plan::Plan;
+use crate::model::ir::{GraphIr, NodeId};
+use crate::model::plan::Plan;
 
 /// Receives the events of a running frame.
 pub trait Observer {

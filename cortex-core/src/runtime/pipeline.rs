@@ -6,11 +6,11 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use crate::error::PipelineError;
-use crate::ir::GraphIr;
-use crate::observe::{NoopObserver, Observer};
-use crate::plan::Plan;
-use crate::weights::Weights;
+use crate::runtime::error::PipelineError;
+use crate::model::ir::GraphIr;
+use crate::runtime::observe::{NoopObserver, Observer};
+use crate::model::plan::Plan;
+use crate::model::weights::Weights;
 
 /// The mode enum of a pipeline (`<Name>Mode`): its declared modes, each with
 /// a `const` plan and weight table.
@@ -148,14 +148,14 @@ pub trait ParallelPipeline: Pipeline {
         &mut self,
         mode: Self::Mode,
         frames: I,
-        options: &crate::stream::StreamOptions,
+        options: &crate::runtime::stream::StreamOptions,
         on_result: F,
-    ) -> Result<crate::stream::StreamReport, crate::stream::StreamError>
+    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
     where
         I: IntoIterator<Item = Self::OwnedInputs>,
         I::IntoIter: Send,
         F: FnMut(
-            crate::stream::StreamFrame<Self::OwnedInputs, Self::Outputs>,
+            crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs>,
         ) -> std::ops::ControlFlow<()>;
 
     /// Runs one frame in `mode` with independent nodes at once, reporting

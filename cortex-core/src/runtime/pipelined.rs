@@ -10,9 +10,9 @@
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 
-use crate::error::PipelineError;
+use crate::runtime::error::PipelineError;
 use crate::runtime::generated::Sink;
-use crate::stream::{feed, Arrival, StreamError, StreamOptions, StreamReport};
+use crate::runtime::stream::{feed, Arrival, StreamError, StreamOptions, StreamReport};
 
 /// One frame's result from a pipelined run, in source order.
 #[derive(Debug)]

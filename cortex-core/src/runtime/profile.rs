@@ -17,10 +17,10 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::ir::{GraphIr, NodeId};
-use crate::observe::Observer;
-use crate::plan::Plan;
-use crate::viz::{display_order, Timings};
+use crate::model::ir::{GraphIr, NodeId};
+use crate::runtime::observe::Observer;
+use crate::model::plan::Plan;
+use crate::tools::viz::{display_order, Timings};
 
 /// How many recent samples per node the percentiles look at, by default.
 pub const DEFAULT_WINDOW: usize = 1024;
@@ -128,7 +128,7 @@ fn ns_to_ms(ns: u64) -> f64 {
 /// [`Observer`] methods yourself); read the numbers with
 /// [`node_stats`](Self::node_stats), [`frame_stats`](Self::frame_stats) or
 /// [`report`](Self::report). It also implements [`Timings`] (mean per node),
-/// so [`crate::viz::listing`] and [`crate::viz::dce_diff`] can show measured
+/// so [`crate::tools::viz::listing`] and [`crate::tools::viz::dce_diff`] can show measured
 /// times.
 #[derive(Debug, Clone)]
 pub struct Profiler<'ir> {
@@ -241,7 +241,7 @@ impl<'ir> Profiler<'ir> {
 
     /// A table in the spirit of `tract dump --profile`: one row per node in
     /// topological order (not sorted by time, so it reads like the graph and
-    /// lines up with [`crate::viz::listing`]; the share column shows the hot
+    /// lines up with [`crate::tools::viz::listing`]; the share column shows the hot
     /// spots), then a row for whole frames.
     ///
     /// Columns: node, kind tag, runs, mean / p50 / p99 / max in ms, and the
@@ -474,7 +474,7 @@ mod tests {
     #[test]
     fn observer_events_count_frames_and_time_nodes() {
         let ir = l2_ir();
-        let plan = crate::dce::plan_for_mode(&ir, 0);
+        let plan = crate::passes::dce::plan_for_mode(&ir, 0);
         let mut p = Profiler::new(&ir);
         // frame_begin needs a &'static IR; leak one copy for the test.
         let static_ir: &'static GraphIr = Box::leak(Box::new(ir.clone()));

@@ -28,11 +28,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::ir::{
+use crate::model::ir::{
     Edge, EdgeKind, Endpoint, GraphIr, InputId, InputIr, NodeId, NodeIr, NodeKind, StateId, StateIr,
 };
 use crate::passes::islands::Island;
-use crate::plan::Plan;
+use crate::model::plan::Plan;
 use crate::tools::format::{display_order, endpoint_name, node_key_name, why_removed};
 
 /// Whether a node or state takes part in the plan being drawn.
@@ -660,7 +660,7 @@ impl<W: fmt::Write> GraphWrite for Mermaid<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dce::plan_for_mode;
+    use crate::passes::dce::plan_for_mode;
     use crate::model::builder::fixtures::l2_ir;
 
     /// Checks DOT structure without Graphviz: quoted strings close (escapes

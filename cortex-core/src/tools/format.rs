@@ -1,35 +1,18 @@
 //! How the tools name and order things: the helpers shared by the listing
-//! ([`crate::viz`]) and the exporters ([`crate::export`]), so both print a
+//! ([`crate::tools::viz`]) and the exporters ([`crate::tools::export`]), so both print a
 //! graph the same way.
 //!
 //! Tools may be handed any IR (a hand-edited one, or a plan for another
 //! graph), so nothing here panics: every index that comes from data is
 //! looked up with `.get()`, and unknown names print as `?`.
 
-use crate::ir::{Endpoint, GraphIr, KeyId, NodeId, NodeIr};
-use crate::plan::{Plan, Reason};
+use crate::model::ir::{Endpoint, GraphIr, KeyId, NodeId, NodeIr};
+use crate::model::plan::{Plan, Reason};
 
 /// What an out-of-range name prints as.
 pub const UNKNOWN: &str = "?";
 
-/// The order in which tools list nodes: `ir.topo`, skipping ids that are out
-/// of range or repeated, then any node `topo` missed, in declaration order —
-/// so every node appears exactly once even in a malformed IR.
-pub fn display_order(ir: &GraphIr) -> Vec<NodeId> {
-    let n = ir.nodes.len();
-    let mut seen = vec![false; n];
-    let mut order = Vec::with_capacity(n);
-    for &id in ir.topo.iter() {
-        if let Some(s) = seen.get_mut(id as usize) {
-            if !*s {
-                *s = true;
-                order.push(id);
-            }
-        }
-    }
-    order.extend((0..n).filter(|&i| !seen[i]).map(|i| i as NodeId));
-    order
-}
+pub use crate::model::ir::display_order;
 
 /// The name of an endpoint, or `?` when it is out of range.
 pub fn endpoint_name(ir: &GraphIr, e: Endpoint) -> &str {
@@ -83,7 +66,7 @@ pub fn fmt_ms(v: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dce::plan_for_mode;
+    use crate::passes::dce::plan_for_mode;
     use crate::model::builder::fixtures::l2_ir;
 
     #[test]

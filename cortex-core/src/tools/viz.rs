@@ -10,17 +10,17 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::ir::{GraphIr, NodeId};
+use crate::model::ir::{GraphIr, NodeId};
 use crate::passes::islands::{islands, Island};
 use crate::passes::memory::BufferPlan;
-use crate::plan::Plan;
+use crate::model::plan::Plan;
 use crate::tools::format::{fmt_ms, node_key_name, node_name, why_removed};
 // Part of this module's API since before the helpers moved to `format`.
 pub use crate::tools::format::{display_order, endpoint_name, reason_text};
 
 /// Per-node times in milliseconds, for the views to print and sum.
 ///
-/// Implemented by [`crate::profile::Profiler`] (mean time), by `()` (nothing
+/// Implemented by [`crate::runtime::profile::Profiler`] (mean time), by `()` (nothing
 /// measured), by slices, arrays and vectors of `f64` indexed by node id, and
 /// by closures `Fn(NodeId) -> Option<f64>`. Non-finite values count as
 /// unmeasured.
@@ -153,7 +153,7 @@ impl fmt::Display for Listing<'_> {
         f.write_str(&island_section(ir, &islands(ir, None)))?;
         if ir.nodes.iter().any(|n| n.fills_buffer()) {
             writeln!(f, "{}", "-".repeat(width))?;
-            let full = crate::dce::plan_for_pattern(ir, 0, "full graph");
+            let full = crate::passes::dce::plan_for_pattern(ir, 0, "full graph");
             f.write_str(&buffer_section(ir, &full, None))?;
         }
         writeln!(f, "{rule}")
@@ -211,7 +211,7 @@ pub fn island_section(ir: &GraphIr, islands: &[Island]) -> String {
 ///   buffer 1  ScoreMap   center                 1.2 MB
 /// ```
 ///
-/// [`buffer_bytes`]: crate::Pipeline::buffer_bytes
+/// [`buffer_bytes`]: crate::runtime::pipeline::Pipeline::buffer_bytes
 pub fn buffer_section(ir: &GraphIr, plan: &Plan, bytes: Option<&[(&str, u32, usize)]>) -> String {
     let bufs = BufferPlan::sequential(ir, plan);
     let mut out = format!("buffers ({}):", plan.label);
@@ -491,11 +491,11 @@ impl fmt::Display for DceDiff<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::check;
-    use crate::dce::plan_for_mode;
+    use crate::passes::check::check;
+    use crate::passes::dce::plan_for_mode;
     use crate::model::builder::fixtures::*;
-    use crate::plan::Reason;
-    use crate::spec::GraphSpec;
+    use crate::model::plan::Reason;
+    use crate::model::spec::GraphSpec;
 
     #[test]
     fn listing_has_every_node_in_topo_order_with_tags() {

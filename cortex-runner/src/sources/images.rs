@@ -8,7 +8,7 @@ use image::{ImageFormat, ImageReader, Limits};
 use ndarray::Array3;
 
 use super::{check_frame_size, Frame, FrameSource, SourceError};
-use crate::limits::FrameLimits;
+use cortex_core::limits::FrameLimits;
 
 /// The largest image file read, in bytes (a compressed frame of the
 /// largest accepted size is far smaller).

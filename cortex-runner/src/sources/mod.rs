@@ -25,8 +25,8 @@ mod y4m;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::limits::FrameLimits;
-use crate::ops::RgbFrame;
+use cortex_core::limits::FrameLimits;
+use cortex_vision::ops::RgbFrame;
 
 pub use images::ImageSource;
 #[cfg(feature = "opencv")]

@@ -2,7 +2,7 @@
 //! checks and output-buffer reuse.
 
 use super::types::OpsError;
-use crate::limits::FrameLimits;
+use cortex_core::limits::FrameLimits;
 use ndarray::{Array2, ArrayView2};
 use std::borrow::Cow;
 

@@ -2,7 +2,7 @@
 
 use super::border::prepare_out;
 use super::types::{OpsError, ScoreMap};
-use crate::Weights;
+use cortex_core::weights::Weights;
 
 /// The weight keys [`score_fusion`] reads, in summation order: centre, text,
 /// saliency, motion.

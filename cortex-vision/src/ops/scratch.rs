@@ -8,7 +8,7 @@
 //! [`FrameLimits::max_retained_bytes`]: the memory of an outsized frame is
 //! released when the call returns instead of staying with the thread.
 
-use crate::limits::FrameLimits;
+use cortex_core::limits::FrameLimits;
 use std::cell::Cell;
 use std::thread::LocalKey;
 
@@ -46,7 +46,7 @@ pub(crate) fn vec_bytes<T>(v: &Vec<T>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limits::with_limits;
+    use cortex_core::limits::with_limits;
 
     #[derive(Default)]
     struct Buf(Vec<u8>);

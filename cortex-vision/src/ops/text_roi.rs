@@ -423,7 +423,7 @@ impl Scratch {
         params: &TextRoiParams,
     ) -> Result<(), OpsError> {
         let threads = rayon::current_num_threads();
-        let retained = crate::limits::FrameLimits::current().max_retained_bytes;
+        let retained = cortex_core::limits::FrameLimits::current().max_retained_bytes;
         let strips = params.strips_per_polarity(threads, gray.len(), retained);
         let both = params.polarity == Polarity::Both;
         match (strips, both && params.parallel && threads > 1) {

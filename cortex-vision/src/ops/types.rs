@@ -48,7 +48,7 @@ pub enum OpsError {
         reason: String,
     },
     /// A frame (or a size derived from the parameters) exceeds the frame
-    /// limits in effect ([`crate::limits::FrameLimits::current`]); refused
+    /// limits in effect ([`cortex_core::limits::FrameLimits::current`]); refused
     /// before anything was allocated for it.
     #[error("{what} is {width}x{height}, over the frame limits (at most {max_pixels} pixels and {max_side} per side)")]
     TooLarge {

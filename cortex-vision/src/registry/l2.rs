@@ -9,7 +9,7 @@ use crate::ops::{
     self, BBox, BlurReport, EncodedRoi, EncoderParams, GrayImage, OpsError, RgbFrame, SceneChange,
     ScoreMap,
 };
-use crate::weights::Weights;
+use cortex_core::weights::Weights;
 
 /// The tag of a two-frame op's shape when the previous frame is missing or
 /// of another size: the kernels then return the first-frame answer at no

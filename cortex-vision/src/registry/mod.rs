@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 pub use cache::{CacheEntry, CacheError, CacheKey};
 pub use op::{Backend, CpuFeature, Kernel, KernelFn, Layout, Op, Shape, Supports};
 
-use crate::ir::GraphIr;
+use cortex_core::ir::GraphIr;
 use crate::ops::OpsError;
 
 /// The environment variable for the [`Preference`]: `measure` (default),

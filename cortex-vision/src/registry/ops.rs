@@ -14,7 +14,7 @@ use super::l2::{
 };
 use super::{current, RegistryError};
 use crate::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
-use crate::weights::Weights;
+use cortex_core::weights::Weights;
 
 /// [`crate::ops::to_gray`] through the registry.
 ///

@@ -16,14 +16,13 @@ mod usage;
 
 pub use modes::IMPLICIT_MODE;
 
-use crate::dce;
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, NodeIr, NodeKind, StateIr};
-use crate::plan::Plan;
-use crate::spec::GraphSpec;
+use crate::passes::dce;
+use crate::passes::diag::{Diagnostic, Diagnostics};
+use crate::model::ir::{Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, NodeIr, NodeKind, StateIr};
+use crate::model::plan::Plan;
+use crate::model::spec::GraphSpec;
 
-/// The name reserved for the running weight table.
-pub const WEIGHTS_ARG: &str = "weights";
+pub use crate::model::spec::WEIGHTS_ARG;
 
 /// The most weight keys a graph may use (a zero pattern is a `u64`).
 pub const MAX_WEIGHT_KEYS: usize = 64;
@@ -208,5 +207,19 @@ pub(crate) fn article(e: Endpoint) -> &'static str {
     match e {
         Endpoint::Input(_) => "an",
         _ => "a",
+    }
+}
+
+impl GraphSpec {
+    /// Validates this spec: shorthand for [`check`].
+    pub fn check(&self) -> Checked {
+        check(self)
+    }
+}
+
+impl crate::model::spec::GraphBuilder {
+    /// Builds and validates: shorthand for `check(&builder.build())`.
+    pub fn check(self) -> Checked {
+        check(&self.build())
     }
 }

@@ -3,9 +3,9 @@
 
 use super::names::{unknown_name, Namespace};
 use super::{article, kind_word, Resolved};
-use crate::diag::{Diagnostic, Diagnostics, Loc};
-use crate::ir::{Arg, Endpoint};
-use crate::spec::GraphSpec;
+use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
+use crate::model::ir::{Arg, Endpoint};
+use crate::model::spec::GraphSpec;
 
 /// Resolves `producer -> state;` writes.
 ///

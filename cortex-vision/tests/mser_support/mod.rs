@@ -2,8 +2,8 @@
 //! glyph rasterizer, photo loading, and the agreement metrics of issue #4.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use cortex::ops::mser::{BBox, Region};
-use cortex::ops::GrayImage;
+use cortex_vision::ops::mser::{BBox, Region};
+use cortex_vision::ops::GrayImage;
 use ndarray::Array2;
 
 /// A small deterministic generator (64-bit LCG), so that test images do not
@@ -224,7 +224,7 @@ pub fn random_case(
     sides: std::ops::Range<usize>,
     shifts: std::ops::RangeInclusive<u32>,
     extra: std::ops::Range<u32>,
-) -> impl proptest::strategy::Strategy<Value = (GrayImage, cortex::ops::mser::MserParams)> {
+) -> impl proptest::strategy::Strategy<Value = (GrayImage, cortex_vision::ops::mser::MserParams)> {
     use proptest::prelude::*;
     (
         sides.clone(),
@@ -242,7 +242,7 @@ pub fn random_case(
                 let img = Array2::from_shape_fn((rows, cols), |_| {
                     ((rng.below(256) >> shift) << shift) as u8
                 });
-                let p = cortex::ops::mser::MserParams {
+                let p = cortex_vision::ops::mser::MserParams {
                     delta,
                     min_area,
                     max_area: min_area + extra,

@@ -4,8 +4,8 @@
 //! so each side measures its own computation and not allocation or ndarray ⇄
 //! Mat copies. Run: `cargo bench --bench kernels --features opencv`.
 
-use cortex::ops::{self, GrayImage, RgbFrame, ScoreMap};
-use cortex::Weights;
+use cortex_vision::ops::{self, GrayImage, RgbFrame, ScoreMap};
+use cortex_core::Weights;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 #[cfg(feature = "opencv")]
-use cortex::ops::opencv::sys::prelude::*;
+use cortex_vision::ops::opencv::sys::prelude::*;
 
 const SIZES: [(usize, usize); 2] = [(480, 640), (1080, 1920)];
 
@@ -61,9 +61,9 @@ fn config() -> Criterion {
 #[cfg(feature = "opencv")]
 mod cv {
     //! The OpenCV side, on `Mat` headers over the same pixels.
-    pub use cortex::ops::opencv::sys::core::{self, Mat, Size};
-    pub use cortex::ops::opencv::sys::{imgcodecs, imgproc, quality, saliency};
-    pub use cortex::ops::opencv::{gray_as_mat, rgb_as_mat, score_as_mat, single_threaded};
+    pub use cortex_vision::ops::opencv::sys::core::{self, Mat, Size};
+    pub use cortex_vision::ops::opencv::sys::{imgcodecs, imgproc, quality, saliency};
+    pub use cortex_vision::ops::opencv::{gray_as_mat, rgb_as_mat, score_as_mat, single_threaded};
 }
 
 fn bench_gray(c: &mut Criterion) {

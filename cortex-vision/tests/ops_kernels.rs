@@ -4,8 +4,8 @@
 
 mod ops_common;
 
-use cortex::ops::{self, GrayImage, OpsError, RgbFrame, ScoreMap};
-use cortex::Weights;
+use cortex_vision::ops::{self, GrayImage, OpsError, RgbFrame, ScoreMap};
+use cortex_core::Weights;
 use ops_common::*;
 use rand::Rng;
 

@@ -57,9 +57,9 @@ pub mod meta;
 pub use element::{parse_weights, ElementCore};
 pub use meta::{FORMATS, ROI_TYPE};
 
-use crate::l2::{L2Outputs, L2};
-use crate::ops::RgbFrame;
-use crate::pipeline::Pipeline;
+use cortex_vision::l2::{L2Outputs, L2};
+use cortex_vision::ops::RgbFrame;
+use cortex_core::pipeline::Pipeline;
 
 /// The element's debug category (`GST_DEBUG=cortex:5`).
 pub(crate) static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
@@ -213,7 +213,7 @@ macro_rules! gst_roi_element {
         mod $imp {
             #[allow(unused_imports)]
             use super::*;
-            use $crate::gst::__private::{glib, gst, gst_base, gst_video};
+            use $crate::__private::{glib, gst, gst_base, gst_video};
             use glib::subclass::prelude::*;
             use gst::prelude::*;
             use gst::subclass::prelude::*;
@@ -223,7 +223,7 @@ macro_rules! gst_roi_element {
             /// The GObject implementation: forwards to the generic core.
             #[derive(Default)]
             pub struct Imp {
-                core: $crate::gst::ElementCore<$pipeline>,
+                core: $crate::ElementCore<$pipeline>,
             }
 
             #[glib::object_subclass]
@@ -237,7 +237,7 @@ macro_rules! gst_roi_element {
                 fn properties() -> &'static [glib::ParamSpec] {
                     static PROPS: std::sync::OnceLock<Vec<glib::ParamSpec>> =
                         std::sync::OnceLock::new();
-                    PROPS.get_or_init($crate::gst::ElementCore::<$pipeline>::param_specs)
+                    PROPS.get_or_init($crate::ElementCore::<$pipeline>::param_specs)
                 }
 
                 fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
@@ -268,7 +268,7 @@ macro_rules! gst_roi_element {
                 fn pad_templates() -> &'static [gst::PadTemplate] {
                     static TEMPLATES: std::sync::OnceLock<Vec<gst::PadTemplate>> =
                         std::sync::OnceLock::new();
-                    TEMPLATES.get_or_init($crate::gst::pad_templates)
+                    TEMPLATES.get_or_init($crate::pad_templates)
                 }
             }
 
@@ -310,13 +310,13 @@ macro_rules! gst_roi_element {
             }
         }
 
-        $crate::gst::__private::glib::wrapper! {
+        $crate::__private::glib::wrapper! {
             $(#[$attr])*
             $vis struct $name(ObjectSubclass<$imp::Imp>)
-                @extends $crate::gst::__private::gst_video::VideoFilter,
-                    $crate::gst::__private::gst_base::BaseTransform,
-                    $crate::gst::__private::gst::Element,
-                    $crate::gst::__private::gst::Object;
+                @extends $crate::__private::gst_video::VideoFilter,
+                    $crate::__private::gst_base::BaseTransform,
+                    $crate::__private::gst::Element,
+                    $crate::__private::gst::Object;
         }
 
         impl $name {
@@ -326,13 +326,13 @@ macro_rules! gst_roi_element {
             /// # Errors
             /// When GStreamer refuses the registration (e.g. not initialized).
             pub fn register(
-                plugin: Option<&$crate::gst::__private::gst::Plugin>,
-            ) -> Result<(), $crate::gst::__private::glib::BoolError> {
-                use $crate::gst::__private::glib::prelude::StaticType;
-                $crate::gst::__private::gst::Element::register(
+                plugin: Option<&$crate::__private::gst::Plugin>,
+            ) -> Result<(), $crate::__private::glib::BoolError> {
+                use $crate::__private::glib::prelude::StaticType;
+                $crate::__private::gst::Element::register(
                     plugin,
                     $element_name,
-                    $crate::gst::__private::gst::Rank::NONE,
+                    $crate::__private::gst::Rank::NONE,
                     <$name as StaticType>::static_type(),
                 )
             }

@@ -17,15 +17,15 @@ mod mser_support;
 
 use std::time::Duration;
 
-use cortex::ops::mser::{Mser, MserWorkspace, PartitionWorkspace, Polarity, RegionBox, Regions};
-use cortex::ops::text_roi::{TextRoiDetector, TextRoiParams};
+use cortex_vision::ops::mser::{Mser, MserWorkspace, PartitionWorkspace, Polarity, RegionBox, Regions};
+use cortex_vision::ops::text_roi::{TextRoiDetector, TextRoiParams};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 const SIZES: [(usize, usize); 3] = [(480, 640), (576, 768), (1080, 1920)];
 
 fn bench_mser(c: &mut Criterion) {
     #[cfg(feature = "opencv")]
-    cortex::ops::mser::opencv::cv::core::set_num_threads(1).expect("set_num_threads");
+    cortex_vision::ops::mser::opencv::cv::core::set_num_threads(1).expect("set_num_threads");
 
     let mser = Mser::default();
     for (rows, cols) in SIZES {
@@ -90,7 +90,7 @@ fn bench_mser(c: &mut Criterion) {
 
         #[cfg(feature = "opencv")]
         {
-            use cortex::ops::mser::opencv::{gray_to_mat, OpenCvMser};
+            use cortex_vision::ops::mser::opencv::{gray_to_mat, OpenCvMser};
             let mat = gray_to_mat(&img, false).expect("mat");
             let mut cv = OpenCvMser::new(*mser.params()).expect("cv::MSER");
             group.bench_function(BenchmarkId::new("opencv", "one"), |b| {

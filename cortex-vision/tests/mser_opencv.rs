@@ -8,12 +8,12 @@
 
 mod mser_support;
 
-use cortex::ops::mser::opencv::cv::core::{Point, Scalar};
-use cortex::ops::mser::opencv::cv::imgproc;
-use cortex::ops::mser::opencv::cv::prelude::*;
-use cortex::ops::mser::opencv::{cv, gray_to_mat, OpenCvMser};
-use cortex::ops::mser::{Mser, MserParams, Polarity};
-use cortex::ops::{GrayImage, OpsError};
+use cortex_vision::ops::mser::opencv::cv::core::{Point, Scalar};
+use cortex_vision::ops::mser::opencv::cv::imgproc;
+use cortex_vision::ops::mser::opencv::cv::prelude::*;
+use cortex_vision::ops::mser::opencv::{cv, gray_to_mat, OpenCvMser};
+use cortex_vision::ops::mser::{Mser, MserParams, Polarity};
+use cortex_vision::ops::{GrayImage, OpsError};
 use mser_support::{agreement, load_gray, text_frame, textured, Lcg};
 use ndarray::Array2;
 
@@ -186,7 +186,7 @@ fn pixel_lists_match_opencv_exactly_on_a_photo() {
     // Stronger than the targets (which allow for implementation
     // differences): with OpenCV 4.6 every region has exactly the same pixels.
     let img = load_gray("scenetext01.jpg");
-    let sorted = |regions: Vec<cortex::ops::mser::Region>| {
+    let sorted = |regions: Vec<cortex_vision::ops::mser::Region>| {
         let mut v: Vec<_> = regions
             .into_iter()
             .map(|mut r| {
@@ -234,7 +234,7 @@ mod random {
         fn equals_opencv_on_random_images_and_parameters((img, p) in case()) {
             let (rows, cols) = img.dim();
             let root = (rows - 2) * (cols - 2);
-            let key = |r: &cortex::ops::mser::Region| {
+            let key = |r: &cortex_vision::ops::mser::Region| {
                 let mut px = r.pixels.clone();
                 px.sort_unstable();
                 (r.polarity, r.bbox, px)
@@ -266,7 +266,7 @@ mod random {
 #[test]
 #[ignore = "timing, run in release on demand"]
 fn interleaved_min_timings() {
-    use cortex::ops::mser::{MserWorkspace, Regions};
+    use cortex_vision::ops::mser::{MserWorkspace, Regions};
     use std::time::Instant;
     cv::core::set_num_threads(1).expect("set_num_threads");
     let mser = Mser::default();
@@ -332,7 +332,7 @@ fn interleaved_min_timings() {
 
 #[test]
 fn text_roi_on_opencv_equals_text_roi_on_ours() {
-    use cortex::ops::text_roi::{text_roi, text_roi_opencv, TextRoiParams};
+    use cortex_vision::ops::text_roi::{text_roi, text_roi_opencv, TextRoiParams};
     for img in [load_gray("scenetext01.jpg"), put_text_frame(480, 640, 3)] {
         let ours = text_roi(&img).expect("ours");
         let theirs = text_roi_opencv(&img, &TextRoiParams::default()).expect("opencv");

@@ -4,12 +4,11 @@
 //! images with random parameters. The flood itself equals OpenCV 4.6
 //! (`mser_opencv.rs`), so these are OpenCV's regions too; with the `opencv`
 //! feature, `mser_opencv.rs` also compares the partitioned path directly.
-#![cfg(feature = "ops")]
 
 mod mser_support;
 
-use cortex::ops::mser::{BBox, Mser, MserParams, PartitionWorkspace, Polarity, Region, Regions};
-use cortex::ops::{GrayImage, OpsError};
+use cortex_vision::ops::mser::{BBox, Mser, MserParams, PartitionWorkspace, Polarity, Region, Regions};
+use cortex_vision::ops::{GrayImage, OpsError};
 use mser_support::{load_gray, random_case, text_frame, textured, Lcg};
 use ndarray::Array2;
 

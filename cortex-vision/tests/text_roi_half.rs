@@ -2,13 +2,12 @@
 //! on odd sizes and views, determinism, and its quality against the
 //! full-resolution map on the committed scene-text photos (map correlation,
 //! share of full-resolution text boxes found again).
-#![cfg(feature = "ops")]
 
 mod mser_support;
 
-use cortex::ops::mser::BBox;
-use cortex::ops::text_roi::{text_roi_with, TextRoi, TextRoiDetector, TextRoiParams};
-use cortex::ops::{GrayImage, ScoreMap};
+use cortex_vision::ops::mser::BBox;
+use cortex_vision::ops::text_roi::{text_roi_with, TextRoi, TextRoiDetector, TextRoiParams};
+use cortex_vision::ops::{GrayImage, ScoreMap};
 use mser_support::{glyph_line, load_gray, textured, Lcg};
 
 fn half() -> TextRoiParams {

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use cortex::l2::{demo_clip, L2Mode, L2};
-use cortex::l2_registry::{RegL2, RegL2Mode};
-use cortex::registry::{self, Config, Preference, Registry};
+use cortex_vision::l2::{demo_clip, L2Mode, L2};
+use cortex_vision::l2_registry::{RegL2, RegL2Mode};
+use cortex_vision::registry::{self, Config, Preference, Registry};
 
 fn registry(preference: Preference) -> Arc<Registry> {
     Arc::new(Registry::new(Config {
@@ -107,10 +107,10 @@ fn measuring_registry_pipeline_runs_and_reports_every_op() {
 #[test]
 fn turbojpeg_kernel_encodes_the_same_region() {
     let frame = &demo_clip(2, 320, 240)[1];
-    let gray = cortex::ops::to_gray(frame).unwrap();
-    let score = cortex::ops::saliency_dft(&gray).unwrap();
-    let pure = cortex::ops::encode_roi(frame, &score).unwrap();
-    let params = cortex::ops::EncoderParams::default();
+    let gray = cortex_vision::ops::to_gray(frame).unwrap();
+    let score = cortex_vision::ops::saliency_dft(&gray).unwrap();
+    let pure = cortex_vision::ops::encode_roi(frame, &score).unwrap();
+    let params = cortex_vision::ops::EncoderParams::default();
     let turbo = registry::turbo::encode_roi_with(frame, &score, &params).unwrap();
     assert_eq!(turbo.bbox, pure.bbox);
     assert_eq!(turbo.score, pure.score);
@@ -132,7 +132,7 @@ fn turbojpeg_kernel_encodes_the_same_region() {
     assert!(mae < 6.0, "mean abs error {mae}");
     // A strided frame: the kernel refuses it, the rules never pick it.
     let (h, w, _) = frame.dim();
-    let mut t = cortex::ops::RgbFrame::zeros((w, h, 3));
+    let mut t = cortex_vision::ops::RgbFrame::zeros((w, h, 3));
     t.swap_axes(0, 1);
     t.assign(frame);
     assert!(!t.is_standard_layout());
@@ -155,8 +155,8 @@ fn turbojpeg_kernel_encodes_the_same_region() {
 fn forcing_each_encode_kernel_gives_the_same_region() {
     use registry::l2::EncodeRoi;
     let frame = &demo_clip(2, 320, 240)[1];
-    let gray = cortex::ops::to_gray(frame).unwrap();
-    let score = cortex::ops::saliency_dft(&gray).unwrap();
+    let gray = cortex_vision::ops::to_gray(frame).unwrap();
+    let score = cortex_vision::ops::saliency_dft(&gray).unwrap();
     let reg = registry(Preference::Measure);
     let mut boxes = Vec::new();
     for k in reg.kernels::<EncodeRoi>() {

@@ -1,14 +1,13 @@
 //! `text_roi`: bad input, range and shape of the map, text scoring above
 //! plain texture, agreement of its entry points, parameter validation.
-#![cfg(feature = "ops")]
 
 mod mser_support;
 
-use cortex::ops::mser::{BBox, MserParams, Polarity, RegionBox};
-use cortex::ops::text_roi::{
+use cortex_vision::ops::mser::{BBox, MserParams, Polarity, RegionBox};
+use cortex_vision::ops::text_roi::{
     text_map, text_map_with, text_roi, text_roi_with, TextRoiDetector, TextRoiParams,
 };
-use cortex::ops::{GrayImage, OpsError, ScoreMap};
+use cortex_vision::ops::{GrayImage, OpsError, ScoreMap};
 use mser_support::{glyph_line, load_gray, textured, Lcg};
 
 fn mean_in(map: &ScoreMap, b: BBox) -> f32 {
@@ -210,7 +209,7 @@ fn invalid_parameters_are_rejected() {
 fn map_is_the_documented_box_density() {
     // Brute force: count the kept boxes per pixel, average over the clipped
     // (2r+1)² window, divide by the saturation, clip at 1.
-    use cortex::ops::mser::Mser;
+    use cortex_vision::ops::mser::Mser;
     let (img, _) = frame_with_text();
     let (rows, cols) = img.dim();
     let p = TextRoiParams::default();

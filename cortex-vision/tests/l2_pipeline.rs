@@ -1,11 +1,10 @@
 //! The seed's L2 pipeline on the real kernels: POWER_SAVE's plan runs
 //! neither saliency nor motion, and its fused score is bit-identical to the
 //! full graph's on the same frames; the visualizer and DCE diff print.
-#![cfg(feature = "ops")]
 
-use cortex::l2::{demo_clip, L2Mode, L2};
-use cortex::viz::{dce_diff, listing};
-use cortex::Profiler;
+use cortex_vision::l2::{demo_clip, L2Mode, L2};
+use cortex_core::viz::{dce_diff, listing};
+use cortex_core::Profiler;
 
 #[test]
 fn power_save_is_bit_identical_to_the_full_graph() {
@@ -51,7 +50,7 @@ fn a_failing_frame_keeps_the_previous_state() {
     let clip = demo_clip(2, 64, 48);
     p.run(L2Mode::Balanced, &clip[0]).unwrap();
     let before = p.state()._prev_gray.clone();
-    let empty = cortex::ops::RgbFrame::zeros((0, 0, 3));
+    let empty = cortex_vision::ops::RgbFrame::zeros((0, 0, 3));
     let err = p
         .run(L2Mode::Balanced, &empty)
         .expect_err("an empty frame fails");

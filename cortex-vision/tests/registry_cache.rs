@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cortex::ops::OpsError;
-use cortex::registry::cache::{self, CacheFile};
-use cortex::registry::{
+use cortex_vision::ops::OpsError;
+use cortex_vision::registry::cache::{self, CacheFile};
+use cortex_vision::registry::{
     Backend, CacheKey, Config, Kernel, Op, Preference, Reason, Registry, Shape, Supports,
 };
 

@@ -8,13 +8,12 @@
 //!
 //! Allocations are counted per thread (cargo runs the tests of this binary
 //! on parallel threads; a global count would mix them up).
-#![cfg(feature = "ops")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 
-use cortex_core::ops::{
+use cortex_vision::ops::{
     self, BlurParams, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
     SaliencyParams, SceneParams, ScoreMap,
 };

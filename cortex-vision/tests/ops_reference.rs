@@ -5,7 +5,7 @@
 
 mod ops_common;
 
-use cortex::ops::{self, opencv as cv, GrayImage, MotionParams, SceneParams, ScoreMap};
+use cortex_vision::ops::{self, opencv as cv, GrayImage, MotionParams, SceneParams, ScoreMap};
 use ops_common::*;
 
 fn setup() {

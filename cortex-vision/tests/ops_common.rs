@@ -2,7 +2,7 @@
 //! the committed real photographs, and agreement metrics.
 #![allow(dead_code)]
 
-use cortex::ops::{GrayImage, RgbFrame, ScoreMap};
+use cortex_vision::ops::{GrayImage, RgbFrame, ScoreMap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

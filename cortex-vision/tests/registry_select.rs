@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cortex::ops::OpsError;
-use cortex::registry::{
+use cortex_vision::ops::OpsError;
+use cortex_vision::registry::{
     self, Backend, Config, CpuFeature, Kernel, Op, Preference, Reason, Registry, RegistryError,
     Shape, Supports, TuneConfig,
 };
@@ -369,7 +369,7 @@ fn input_every_kernel_refuses_returns_the_error_and_disables_nothing() {
 #[test]
 fn thread_registry_scopes_the_dsl_functions_and_annotation() {
     let reg = Arc::new(Registry::new(quiet(Preference::PureRustOnly)));
-    let gray = cortex::ops::GrayImage::from_elem((24, 32), 7);
+    let gray = cortex_vision::ops::GrayImage::from_elem((24, 32), 7);
     let map = registry::with_registry(&reg, || registry::ops::center_crop(&gray)).unwrap();
     assert_eq!(map.dim(), (24, 32));
     let note = reg.kernel_for("registry::ops::center_crop").unwrap();

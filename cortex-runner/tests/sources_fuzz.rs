@@ -4,11 +4,10 @@
 //! and never allocate for a frame the resource policy refuses; every frame
 //! they do deliver has the size its header declares. `CORTEX_FUZZ_CASES`
 //! sets the number of cases (default 64 per target).
-#![cfg(feature = "runner")]
 
 use std::io::Cursor;
 
-use cortex::sources::{FrameSource, ImageSource, SourceError, Y4mSource};
+use cortex_runner::sources::{FrameSource, ImageSource, SourceError, Y4mSource};
 use proptest::prelude::*;
 
 fn cases() -> u32 {

@@ -12,12 +12,12 @@
 
 use std::time::{Duration, Instant};
 
-use cortex::l2::demo_clip;
-use cortex::ops::{self, GrayImage, RgbFrame, ScoreMap};
-use cortex::registry::l2::{
+use cortex_vision::l2::demo_clip;
+use cortex_vision::ops::{self, GrayImage, RgbFrame, ScoreMap};
+use cortex_vision::registry::l2::{
     BlurDetector, EncodeRoi, MotionMap, SaliencyDft, SceneChangeOp, ToGray,
 };
-use cortex::registry::{Config, Op, Registry, Shape};
+use cortex_vision::registry::{Config, Op, Registry, Shape};
 
 struct Inputs {
     frame: RgbFrame,

@@ -12,11 +12,11 @@ use gst::prelude::*;
 use gst_video::prelude::*;
 use gst_video::VideoInfo;
 
-use crate::observe::{NoopObserver, Observer};
-use crate::ops::RgbFrame;
-use crate::pipeline::{Pipeline, PipelineMode};
-use crate::weights::{check_weight_value, Weights};
-use crate::PipelineError;
+use cortex_core::observe::{NoopObserver, Observer};
+use cortex_vision::ops::RgbFrame;
+use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_core::weights::{check_weight_value, Weights};
+use cortex_core::error::PipelineError;
 
 use super::meta::{self, FrameInfo, NodeTimer};
 use super::RoiPipeline;

@@ -2,14 +2,13 @@
 //! steady state: once a workspace and an output buffer have seen a frame,
 //! further frames of at most that size cost no allocation. Checked with a
 //! counting global allocator (this test binary only).
-#![cfg(feature = "ops")]
 
 mod mser_support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cortex::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox, Regions};
+use cortex_vision::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox, Regions};
 use mser_support::text_frame;
 
 struct Counting;

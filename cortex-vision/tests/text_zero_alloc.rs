@@ -8,20 +8,19 @@
 //!
 //! One `#[test]` only: the counter is process-wide, and a second test (or
 //! the harness reporting it) running meanwhile would be counted.
-#![cfg(feature = "runner")]
 
 // The shared MSER test helpers name the facade crate `cortex`.
 extern crate cortex_core as cortex;
 
-#[path = "../../tests/mser_support/mod.rs"]
+#[path = "mser_support/mod.rs"]
 mod mser_support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cortex::limits::{with_limits, FrameLimits};
-use cortex::ops::text_roi::{text_map_into, text_map_with, TextRoiDetector, TextRoiParams};
-use cortex::ops::{GrayImage, ScoreMap};
+use cortex_core::limits::{with_limits, FrameLimits};
+use cortex_vision::ops::text_roi::{text_map_into, text_map_with, TextRoiDetector, TextRoiParams};
+use cortex_vision::ops::{GrayImage, ScoreMap};
 use mser_support::text_frame;
 
 struct Counting;
@@ -70,7 +69,7 @@ fn allocations_during(f: impl FnOnce()) -> usize {
 
 /// A scene-text photo as gray, from the facade's test data.
 fn photo(name: &str) -> GrayImage {
-    let path = format!("{}/../tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
     let img = image::open(&path)
         .unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
         .to_luma8();

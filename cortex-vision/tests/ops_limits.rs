@@ -5,17 +5,16 @@
 //! Peak and live heap bytes are measured with a counting global allocator
 //! (this test binary only; the tests take a lock so that they measure one
 //! at a time).
-#![cfg(feature = "ops")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use cortex::limits::{with_limits, FrameLimits};
-use cortex::ops::resize::{resize_linear_exact_u8, resize_linear_f32, ResizeScratch};
-use cortex::ops::text_roi::{text_map_with, TextRoiParams, MIN_SATURATION};
-use cortex::ops::{
+use cortex_core::limits::{with_limits, FrameLimits};
+use cortex_vision::ops::resize::{resize_linear_exact_u8, resize_linear_f32, ResizeScratch};
+use cortex_vision::ops::text_roi::{text_map_with, TextRoiParams, MIN_SATURATION};
+use cortex_vision::ops::{
     self, CenterParams, GrayImage, MotionParams, OpsError, SaliencyParams, ScoreMap,
 };
 

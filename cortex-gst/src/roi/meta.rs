@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use gst_video::VideoFormat;
 
-use crate::ir::{GraphIr, NodeId};
-use crate::observe::Observer;
-use crate::ops::RgbFrame;
+use cortex_core::ir::{GraphIr, NodeId};
+use cortex_core::observe::Observer;
+use cortex_vision::ops::RgbFrame;
 
 use super::{FieldValue, RoiBox, RoiReport};
 

@@ -3,15 +3,14 @@
 //! time a variant takes when it gets its cores on a shared machine). Not
 //! run by default:
 //! `cargo test -p cortex --release --test mser_speed -- --ignored --nocapture --test-threads 1`.
-#![cfg(feature = "ops")]
 
 mod mser_support;
 
 use std::time::Instant;
 
-use cortex::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox};
-use cortex::ops::text_roi::{text_map_into, TextRoiParams};
-use cortex::ops::{GrayImage, ScoreMap};
+use cortex_vision::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox};
+use cortex_vision::ops::text_roi::{text_map_into, TextRoiParams};
+use cortex_vision::ops::{GrayImage, ScoreMap};
 use mser_support::{load_gray, text_frame};
 
 fn load_average() -> String {
@@ -253,7 +252,7 @@ fn polarity_split_overhead() {
 #[test]
 #[ignore = "timing, run in release on demand"]
 fn partitioned_scaling() {
-    use cortex::ops::mser::PartitionWorkspace;
+    use cortex_vision::ops::mser::PartitionWorkspace;
     let mser = Mser::default();
     println!(
         "load average before: {}, pool threads: {}",

@@ -2,14 +2,13 @@
 //! extremal and stability properties of every output region, invariants
 //! (polarity symmetry, intensity offset), and agreement between the
 //! pixel, box-only, parallel and workspace-reusing entry points.
-#![cfg(feature = "ops")]
 
 mod mser_support;
 
-use cortex::ops::mser::{
+use cortex_vision::ops::mser::{
     BBox, Mser, MserParams, MserWorkspace, Polarity, Region, RegionBox, Regions,
 };
-use cortex::ops::{GrayImage, OpsError};
+use cortex_vision::ops::{GrayImage, OpsError};
 use mser_support::{text_frame, textured, Lcg};
 use ndarray::Array2;
 
