@@ -3,7 +3,7 @@
 //! counter as `Option<&TextRoi>`, and a zero weight eliminates it.
 #![cfg(feature = "ops")]
 
-#[path = "../cortex-vision/tests/mser_support/mod.rs"]
+#[path = "../cortex-vision/tests/mser/support/mod.rs"]
 mod mser_support;
 
 use cortex::cortex_graph;

@@ -18,6 +18,9 @@
 
 pub mod limits;
 
+#[cfg(test)]
+mod fixtures;
+
 pub mod model;
 pub mod passes;
 #[cfg(feature = "runtime")]
@@ -35,6 +38,7 @@ pub use tools::{export, viz};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::runtime::generated::*;
+    pub use crate::runtime::pipelined::pipelined;
 }
 
 pub use ir::GraphIr;

@@ -5,20 +5,13 @@
 //! same API and only the real errors are reported (thiserror's `fallback`
 //! idea). The two can never drift, because there is only one list.
 
-use cortex_core::ir::GraphIr;
-use cortex_core::plan::Plan;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use crate::ast::PipelineAst;
+use crate::codegen::{self, Real};
 use crate::names::{input_params, local_like, text, variant, ItemNames};
-use crate::{codegen, consts, krate};
-
-/// What the real bodies are computed from: the validated graph.
-pub struct Real<'a> {
-    pub ir: &'a GraphIr,
-    pub mode_plans: &'a [Plan],
-}
+use crate::{consts, krate};
 
 /// A body: the real one, or a placeholder for an invalid pipeline (never
 /// run: such a pipeline cannot be constructed).

@@ -63,7 +63,7 @@ pub(crate) fn expand(input: TokenStream2) -> TokenStream2 {
     match checked.ir {
         Some(ir) if !failed => out.extend(api::generate(
             &ast,
-            Some(&api::Real {
+            Some(&codegen::Real {
                 ir: &ir,
                 mode_plans: &checked.mode_plans,
             }),

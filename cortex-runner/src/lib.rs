@@ -42,18 +42,18 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
 
+use crate::sources::{Frame, FrameSource, SourceError};
 use cortex_core::error::PipelineError;
 use cortex_core::export::{to_dot, to_mermaid};
 use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::observe::Observer;
-use cortex_vision::ops::RgbFrame;
 use cortex_core::pipeline::{ParallelPipeline, Pipeline, PipelineMode};
 use cortex_core::plan::Plan;
 use cortex_core::profile::Profiler;
-use crate::sources::{Frame, FrameSource, SourceError};
 use cortex_core::stream::{Overflow, StreamError, StreamFrame, StreamOptions, StreamReport};
 use cortex_core::viz::{buffer_section, dce_diff, listing};
-use cortex_core::weights::{check_weight_value, Weights};
+use cortex_core::weights::{parse_overrides, Weights};
+use cortex_vision::ops::RgbFrame;
 
 pub use dump::{draw_box, heatmap, DumpError, DumpSink};
 pub use record::Record;
@@ -386,28 +386,8 @@ pub fn parse_weights(
     keys: &[std::borrow::Cow<'static, str>],
     base: &Weights,
 ) -> Result<Weights, RunnerError> {
-    let mut w = base.clone();
-    let known = || keys.join(", ");
-    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (k, v) = item
-            .split_once('=')
-            .ok_or_else(|| RunnerError::Weights(format!("`{item}`: expected key=value")))?;
-        let (k, v) = (k.trim(), v.trim());
-        let Some(key) = keys.iter().find(|key| *key == k) else {
-            return Err(RunnerError::Weights(if keys.is_empty() {
-                format!("unknown weight key `{k}` (this pipeline has no weight keys)")
-            } else {
-                format!("unknown weight key `{k}` (keys: {})", known())
-            }));
-        };
-        let value: f64 = v
-            .parse()
-            .map_err(|_| RunnerError::Weights(format!("`{item}`: `{v}` is not a number")))?;
-        check_weight_value(value)
-            .map_err(|why| RunnerError::Weights(format!("`{k}` = {v} {why}")))?;
-        w.set(key.clone(), value);
-    }
-    Ok(w)
+    let overrides = parse_overrides(spec, keys).map_err(|e| RunnerError::Weights(e.to_string()))?;
+    Ok(base.with_overrides(&overrides))
 }
 
 /// How frames are run: a declared mode, run-time weights, or an explicit
@@ -1476,7 +1456,7 @@ mod tests {
         let base = Weights::new().with("a", 1.0).with("b", 2.0);
         let w = parse_weights("b=0.5", &keys, &base).unwrap();
         assert_eq!((w.get("a"), w.get("b")), (Some(1.0), Some(0.5)));
-        for bad in ["b=abc", "b=-1", "c=1", "b", "b=inf", "b=NaN"] {
+        for bad in ["b=abc", "b=-1", "c=1", "b", "b=inf", "b=NaN", "b=1,b=2"] {
             let e = parse_weights(bad, &keys, &base).unwrap_err().to_string();
             assert!(e.starts_with("--weights:"), "{bad}: {e}");
         }

@@ -4,8 +4,8 @@
 //! so each side measures its own computation and not allocation or ndarray ⇄
 //! Mat copies. Run: `cargo bench --bench kernels --features opencv`.
 
-use cortex_vision::ops::{self, GrayImage, RgbFrame, ScoreMap};
 use cortex_core::Weights;
+use cortex_vision::ops::{self, GrayImage, RgbFrame, ScoreMap};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

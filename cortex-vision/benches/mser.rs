@@ -12,12 +12,14 @@
 //!
 //! `cargo bench -p cortex --features opencv --bench mser`
 
-#[path = "../tests/mser_support/mod.rs"]
+#[path = "../tests/mser/support/mod.rs"]
 mod mser_support;
 
 use std::time::Duration;
 
-use cortex_vision::ops::mser::{Mser, MserWorkspace, PartitionWorkspace, Polarity, RegionBox, Regions};
+use cortex_vision::ops::mser::{
+    Mser, MserWorkspace, PartitionWorkspace, Polarity, RegionBox, Regions,
+};
 use cortex_vision::ops::text_roi::{TextRoiDetector, TextRoiParams};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 

@@ -4,12 +4,12 @@
 
 use ndarray::Array3;
 
-use cortex_macros::cortex_graph;
 use crate::ops::text_roi::TextRoiParams;
 use crate::ops::{
     self, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
     SaliencyParams, SceneChange, ScoreMap,
 };
+use cortex_macros::cortex_graph;
 
 cortex_graph! {
     /// The L2 pipeline: blur and scene-change checks, four score maps

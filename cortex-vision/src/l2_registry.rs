@@ -4,10 +4,10 @@
 //! [`crate::registry::Registry`]. Used by `examples/l2_registry.rs` and
 //! `tests/registry_l2.rs`.
 
-use cortex_macros::cortex_graph;
 use crate::l2::{blur_verdict, BlurVerdict};
 use crate::ops::{EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
 use crate::registry;
+use cortex_macros::cortex_graph;
 
 cortex_graph! {
     /// The L2 pipeline, each op dispatched by the kernel registry.

@@ -31,8 +31,9 @@
 //! assert_eq!(checked.mode_plans.len(), 2);
 //! ```
 
-use crate::model::spec::{WEIGHTS_ARG, 
-    ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec,
+use crate::model::spec::{
+    ArgSpec, GraphBuilder, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec,
+    WriteSpec, WEIGHTS_ARG,
 };
 
 impl GraphSpec {
@@ -128,21 +129,6 @@ impl NodeSpec {
             args.join(", ")
         )
     }
-}
-
-/// Builds a [`GraphSpec`] one declaration at a time, in the order the DSL
-/// would list them; see the [module docs](self) for an example.
-///
-/// Node modifiers ([`compilable`](Self::compilable),
-/// [`weight_key`](Self::weight_key), [`fallible`](Self::fallible),
-/// [`source`](Self::source)) apply to the most recently added node.
-#[derive(Debug, Clone)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct GraphBuilder {
-    spec: GraphSpec,
-    /// Per node: whether its source text was set explicitly (else it is
-    /// regenerated at `build`, so modifiers such as `fallible` show in it).
-    explicit_source: Vec<bool>,
 }
 
 impl GraphBuilder {
@@ -311,63 +297,6 @@ impl GraphBuilder {
             None => panic!("GraphBuilder::{modifier} applies to the last node, but none was added"),
         }
     }
-}
-
-/// Graphs shared by the unit tests of several modules.
-#[cfg(test)]
-pub(crate) mod fixtures {
-    use crate::model::ir::GraphIr;
-    use crate::model::spec::GraphSpec;
-    use crate::passes::check::check;
-
-    /// A reduced L2 ROI graph: gray, scene, three weighted maps and their
-    /// fusion; modes BALANCED and POWER_SAVE (which zeroes `ws` and `wm`).
-    pub(crate) fn l2_spec() -> GraphSpec {
-        GraphSpec::builder("L2")
-            .input("frame", "Frame")
-            .state("_prev_gray", "GrayImage", "GrayImage::default()")
-            .node("gray", "ops::to_gray", ["frame"])
-            .node("scene", "ops::scene_change", ["gray", "_prev_gray"])
-            .node("center", "ops::center_prior", ["gray"])
-            .compilable()
-            .weight_key("wc")
-            .node("saliency", "ops::saliency_dft", ["gray"])
-            .compilable()
-            .weight_key("ws")
-            .node("motion", "ops::motion_map", ["gray", "_prev_gray"])
-            .compilable()
-            .weight_key("wm")
-            .node(
-                "fused",
-                "ops::fuse",
-                ["center", "saliency", "motion", "weights"],
-            )
-            .compilable()
-            .write("gray", "_prev_gray")
-            .mode("BALANCED", [("wc", 0.5), ("ws", 0.3), ("wm", 0.2)])
-            .mode("POWER_SAVE", [("wc", 1.0), ("ws", 0.0), ("wm", 0.0)])
-            .output("fused", "ScoreMap")
-            .output("scene", "bool")
-            .build()
-    }
-
-    /// Checks a spec that must be valid and returns its IR.
-    pub(crate) fn ir_of(spec: &GraphSpec) -> GraphIr {
-        let checked = check(spec);
-        match checked.ir {
-            Some(ir) => ir,
-            None => panic!("fixture invalid: {:#?}", checked.diagnostics),
-        }
-    }
-
-    /// The IR of [`l2_spec`].
-    pub(crate) fn l2_ir() -> GraphIr {
-        ir_of(&l2_spec())
-    }
-
-    /// Times per node of [`l2_ir`] in ms, in declaration order: gray 0.5,
-    /// scene 12.3, center 0.8, saliency 3.1, motion 1.4, fused 0.01.
-    pub(crate) const L2_MS: [f64; 6] = [0.5, 12.3, 0.8, 3.1, 1.4, 0.01];
 }
 
 #[cfg(test)]

@@ -8,8 +8,6 @@
 //! [`GraphSpec::builder`] assembles one declaration at a time (see
 //! [`GraphBuilder`]) instead of spelling out the struct literals.
 
-pub use super::builder::GraphBuilder;
-
 /// The name reserved for the running weight table.
 pub const WEIGHTS_ARG: &str = "weights";
 
@@ -115,4 +113,19 @@ pub struct OutputSpec {
     pub ty: String,
     /// `#[optional]`: a mode may eliminate it.
     pub optional: bool,
+}
+
+/// Builds a [`GraphSpec`] one declaration at a time, in the order the DSL
+/// would list them; see the [module docs](self) for an example.
+///
+/// Node modifiers ([`compilable`](Self::compilable),
+/// [`weight_key`](Self::weight_key), [`fallible`](Self::fallible),
+/// [`source`](Self::source)) apply to the most recently added node.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct GraphBuilder {
+    pub(super) spec: GraphSpec,
+    /// Per node: whether its source text was set explicitly (else it is
+    /// regenerated at `build`, so modifiers such as `fallible` show in it).
+    pub(super) explicit_source: Vec<bool>,
 }

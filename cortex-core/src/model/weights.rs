@@ -149,3 +149,128 @@ impl Weights {
             })
     }
 }
+
+/// Why a `key=value,…` list of weight overrides is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OverrideError {
+    /// An entry without `=`.
+    #[error("`{0}` is not `key=value`")]
+    Malformed(String),
+    /// A key no node of the pipeline uses.
+    #[error("unknown weight key `{key}` ({})", known_keys(.known))]
+    Unknown {
+        /// The key as given.
+        key: String,
+        /// The pipeline's weight keys.
+        known: Vec<String>,
+    },
+    /// A key given twice: most likely a typo for another key.
+    #[error("weight `{0}` given twice")]
+    Repeated(String),
+    /// A value that does not parse as a number.
+    #[error("weight `{key}`: `{text}` is not a number")]
+    NotANumber {
+        /// The key.
+        key: String,
+        /// The value as given.
+        text: String,
+    },
+    /// A number that is not a weight ([`check_weight_value`]).
+    #[error("weight `{key}` = {text} {why}")]
+    Invalid {
+        /// The key.
+        key: String,
+        /// The value as given.
+        text: String,
+        /// Why it is refused.
+        why: &'static str,
+    },
+}
+
+fn known_keys(known: &[String]) -> String {
+    if known.is_empty() {
+        "this pipeline has no weight keys".to_string()
+    } else {
+        format!("keys: {}", known.join(", "))
+    }
+}
+
+/// Parses weight overrides written `k=v,k=v` (spaces around entries, keys
+/// and values allowed; empty entries, as after a trailing comma, skipped)
+/// against a pipeline's weight `keys`, in the order given. The one parser
+/// for every place a user types weights: the runner's `--weights` and the
+/// GStreamer element's `weights` property.
+///
+/// # Errors
+/// The first entry that is malformed, names an unknown or repeated key, or
+/// has a value that is not a finite number `>= 0`.
+pub fn parse_overrides(
+    text: &str,
+    keys: &[Cow<'static, str>],
+) -> Result<Vec<(Cow<'static, str>, f64)>, OverrideError> {
+    let mut out: Vec<(Cow<'static, str>, f64)> = Vec::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (k, v) = entry
+            .split_once('=')
+            .ok_or_else(|| OverrideError::Malformed(entry.to_string()))?;
+        let (k, v) = (k.trim(), v.trim());
+        let Some(key) = keys.iter().find(|key| *key == k) else {
+            return Err(OverrideError::Unknown {
+                key: k.to_string(),
+                known: keys.iter().map(|k| k.to_string()).collect(),
+            });
+        };
+        if out.iter().any(|(seen, _)| seen == k) {
+            return Err(OverrideError::Repeated(k.to_string()));
+        }
+        let value: f64 = v.parse().map_err(|_| OverrideError::NotANumber {
+            key: k.to_string(),
+            text: v.to_string(),
+        })?;
+        check_weight_value(value).map_err(|why| OverrideError::Invalid {
+            key: k.to_string(),
+            text: v.to_string(),
+            why,
+        })?;
+        out.push((key.clone(), value));
+    }
+    Ok(out)
+}
+
+impl Weights {
+    /// This table with `overrides` applied (later entries win; see
+    /// [`parse_overrides`], which refuses repeats).
+    pub fn with_overrides(&self, overrides: &[(Cow<'static, str>, f64)]) -> Weights {
+        let mut w = self.clone();
+        for (k, v) in overrides {
+            w.set(k.clone(), *v);
+        }
+        w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_parse_in_order_and_refuse_repeats() {
+        let keys: Vec<Cow<'static, str>> = vec!["wc".into(), "wt".into()];
+        let got = parse_overrides(" wt = 0.5 , wc=0,", &keys).unwrap();
+        assert_eq!(got, vec![("wt".into(), 0.5), ("wc".into(), 0.0)]);
+        let base = Weights::new().with("wc", 1.0).with("wt", 1.0);
+        let w = base.with_overrides(&got);
+        assert_eq!((w.get("wc"), w.get("wt")), (Some(0.0), Some(0.5)));
+        let err = |t: &str| parse_overrides(t, &keys).unwrap_err().to_string();
+        assert_eq!(err("wt=1,wt=2"), "weight `wt` given twice");
+        assert_eq!(err("wx=1"), "unknown weight key `wx` (keys: wc, wt)");
+        assert_eq!(err("wt"), "`wt` is not `key=value`");
+        assert_eq!(err("wt=abc"), "weight `wt`: `abc` is not a number");
+        assert!(err("wt=-1").starts_with("weight `wt` = -1 is negative"));
+        assert_eq!(
+            parse_overrides("a=1", &[]).unwrap_err().to_string(),
+            "unknown weight key `a` (this pipeline has no weight keys)"
+        );
+    }
+}

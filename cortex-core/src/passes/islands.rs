@@ -120,8 +120,8 @@ impl DisjointSets {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::l2_ir;
     use crate::passes::dce::plan_for_mode;
-    use crate::model::builder::fixtures::l2_ir;
 
     #[test]
     fn reduced_l2_islands_split_by_liveness() {

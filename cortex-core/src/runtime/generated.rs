@@ -106,7 +106,11 @@ impl<'a, O: crate::runtime::observe::Observer> SharedObserver<'a, O> {
 
     /// See [`Observer::frame_begin`](crate::runtime::observe::Observer::frame_begin).
     #[inline]
-    pub fn frame_begin(&self, ir: &'static crate::model::ir::GraphIr, plan: &crate::model::plan::Plan) {
+    pub fn frame_begin(
+        &self,
+        ir: &'static crate::model::ir::GraphIr,
+        plan: &crate::model::plan::Plan,
+    ) {
         self.with(|o| o.frame_begin(ir, plan));
     }
 
@@ -179,7 +183,12 @@ pub struct SilentObserver;
 impl SilentObserver {
     /// Does nothing.
     #[inline(always)]
-    pub fn frame_begin(&self, _ir: &'static crate::model::ir::GraphIr, _plan: &crate::model::plan::Plan) {}
+    pub fn frame_begin(
+        &self,
+        _ir: &'static crate::model::ir::GraphIr,
+        _plan: &crate::model::plan::Plan,
+    ) {
+    }
     /// Does nothing.
     #[inline(always)]
     pub fn node_begin(&self, _node: crate::model::ir::NodeId) {}
@@ -192,4 +201,3 @@ impl SilentObserver {
 }
 
 pub use super::heap::{Probe, ViaHeapBytes, ViaInlineSize};
-pub use super::pipelined::pipelined;

@@ -40,7 +40,6 @@ impl<A, D: ndarray::Dimension> HeapBytes for ndarray::Array<A, D> {
     }
 }
 
-
 /// The generated code's way to ask a buffer its size: [`HeapBytes`] when
 /// the type has it, its inline size otherwise (method resolution prefers
 /// the by-value impl on `Probe`, falling back to the one on `&Probe`).

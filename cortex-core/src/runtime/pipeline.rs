@@ -6,11 +6,11 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use crate::runtime::error::PipelineError;
 use crate::model::ir::GraphIr;
-use crate::runtime::observe::{NoopObserver, Observer};
 use crate::model::plan::Plan;
 use crate::model::weights::Weights;
+use crate::runtime::error::PipelineError;
+use crate::runtime::observe::{NoopObserver, Observer};
 
 /// The mode enum of a pipeline (`<Name>Mode`): its declared modes, each with
 /// a `const` plan and weight table.

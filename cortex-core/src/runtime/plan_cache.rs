@@ -12,9 +12,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::passes::dce;
 use crate::model::ir::GraphIr;
 use crate::model::plan::Plan;
+use crate::passes::dce;
 
 /// A bounded least-recently-used cache of pattern plans for one graph.
 #[derive(Debug, Clone)]
@@ -84,8 +84,8 @@ impl PlanCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::check::check;
     use crate::model::spec::{ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec};
+    use crate::passes::check::check;
 
     /// `k` weighted nodes over one input, all feeding one output node.
     fn graph(k: usize) -> &'static GraphIr {

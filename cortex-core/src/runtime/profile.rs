@@ -18,8 +18,8 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::model::ir::{GraphIr, NodeId};
-use crate::runtime::observe::Observer;
 use crate::model::plan::Plan;
+use crate::runtime::observe::Observer;
 use crate::tools::viz::{display_order, Timings};
 
 /// How many recent samples per node the percentiles look at, by default.
@@ -373,7 +373,7 @@ impl Timings for Profiler<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::builder::fixtures::l2_ir;
+    use crate::fixtures::l2_ir;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)

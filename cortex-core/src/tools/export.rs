@@ -31,8 +31,8 @@ use std::fmt;
 use crate::model::ir::{
     Edge, EdgeKind, Endpoint, GraphIr, InputId, InputIr, NodeId, NodeIr, NodeKind, StateId, StateIr,
 };
-use crate::passes::islands::Island;
 use crate::model::plan::Plan;
+use crate::passes::islands::Island;
 use crate::tools::format::{display_order, endpoint_name, node_key_name, why_removed};
 
 /// Whether a node or state takes part in the plan being drawn.
@@ -660,8 +660,8 @@ impl<W: fmt::Write> GraphWrite for Mermaid<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::l2_ir;
     use crate::passes::dce::plan_for_mode;
-    use crate::model::builder::fixtures::l2_ir;
 
     /// Checks DOT structure without Graphviz: quoted strings close (escapes
     /// honoured), braces balance outside them, and the text is one graph.

@@ -66,8 +66,8 @@ pub fn fmt_ms(v: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::l2_ir;
     use crate::passes::dce::plan_for_mode;
-    use crate::model::builder::fixtures::l2_ir;
 
     #[test]
     fn display_order_repairs_a_malformed_topo() {

@@ -11,9 +11,9 @@
 use std::fmt::{self, Write as _};
 
 use crate::model::ir::{GraphIr, NodeId};
+use crate::model::plan::Plan;
 use crate::passes::islands::{islands, Island};
 use crate::passes::memory::BufferPlan;
-use crate::model::plan::Plan;
 use crate::tools::format::{fmt_ms, node_key_name, node_name, why_removed};
 // Part of this module's API since before the helpers moved to `format`.
 pub use crate::tools::format::{display_order, endpoint_name, reason_text};
@@ -491,11 +491,11 @@ impl fmt::Display for DceDiff<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::check::check;
-    use crate::passes::dce::plan_for_mode;
-    use crate::model::builder::fixtures::*;
+    use crate::fixtures::*;
     use crate::model::plan::Reason;
     use crate::model::spec::GraphSpec;
+    use crate::passes::check::check;
+    use crate::passes::dce::plan_for_mode;
 
     #[test]
     fn listing_has_every_node_in_topo_order_with_tags() {

@@ -3,6 +3,7 @@
 //! path. The GObject boilerplate that [`gst_roi_element!`](crate::gst_roi_element)
 //! generates only forwards to [`ElementCore`].
 
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
@@ -12,11 +13,11 @@ use gst::prelude::*;
 use gst_video::prelude::*;
 use gst_video::VideoInfo;
 
-use cortex_core::observe::{NoopObserver, Observer};
-use cortex_vision::ops::RgbFrame;
-use cortex_core::pipeline::{Pipeline, PipelineMode};
-use cortex_core::weights::{check_weight_value, Weights};
 use cortex_core::error::PipelineError;
+use cortex_core::observe::{NoopObserver, Observer};
+use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_core::weights::{parse_overrides, Weights};
+use cortex_vision::ops::RgbFrame;
 
 use super::meta::{self, FrameInfo, NodeTimer};
 use super::RoiPipeline;
@@ -33,7 +34,7 @@ struct Settings<M> {
     /// The `weights` property as given (`""`: use the mode's table).
     weights_text: String,
     /// Parsed `weights`: keys overriding the mode's table.
-    overrides: Vec<(String, f64)>,
+    overrides: Vec<(Cow<'static, str>, f64)>,
     emit_messages: bool,
     /// Why the last `weights` or `mode` value was refused, until a valid
     /// one is set: `start` fails on it, so a misconfigured launch line
@@ -89,49 +90,14 @@ fn mode_names<M: PipelineMode>() -> String {
         .join(", ")
 }
 
-/// Parses `k=v,k=v` (spaces allowed) against the pipeline's weight keys.
+/// Parses `k=v,k=v` against the pipeline's weight keys
+/// ([`parse_overrides`], the runner's parser too).
 ///
 /// # Errors
-/// A message for an empty entry, a missing `=`, an unknown or repeated key,
-/// or a value that is not a finite number `>= 0`.
-pub fn parse_weights<P: Pipeline>(text: &str) -> Result<Vec<(String, f64)>, String> {
-    let keys = &P::ir().weight_keys;
-    let mut out: Vec<(String, f64)> = Vec::new();
-    if text.trim().is_empty() {
-        return Ok(out);
-    }
-    for entry in text.split(',') {
-        let entry = entry.trim();
-        let (k, v) = entry
-            .split_once('=')
-            .ok_or_else(|| format!("`{entry}` is not `key=value`"))?;
-        let (k, v) = (k.trim(), v.trim());
-        if !keys.iter().any(|key| key == k) {
-            let known = keys.iter().map(|k| k.as_ref()).collect::<Vec<_>>();
-            return Err(format!(
-                "no node uses weight key `{k}` (keys: {})",
-                known.join(", ")
-            ));
-        }
-        if out.iter().any(|(seen, _)| seen == k) {
-            return Err(format!("weight `{k}` given twice"));
-        }
-        let value: f64 = v
-            .parse()
-            .map_err(|_| format!("weight `{k}`: `{v}` is not a number"))?;
-        check_weight_value(value).map_err(|why| format!("weight `{k}` = {v} {why}"))?;
-        out.push((k.to_string(), value));
-    }
-    Ok(out)
-}
-
-/// The mode's table with `overrides` applied.
-fn effective_weights<M: PipelineMode>(mode: M, overrides: &[(String, f64)]) -> Weights {
-    let mut w = mode.weights().clone();
-    for (k, v) in overrides {
-        w.set(k.clone(), *v);
-    }
-    w
+/// A message for a missing `=`, an unknown or repeated key, or a value
+/// that is not a finite number `>= 0`.
+pub fn parse_weights<P: Pipeline>(text: &str) -> Result<Vec<(Cow<'static, str>, f64)>, String> {
+    parse_overrides(text, &P::ir().weight_keys).map_err(|e| e.to_string())
 }
 
 impl<P: RoiPipeline> ElementCore<P> {
@@ -345,7 +311,8 @@ impl<P: RoiPipeline> ElementCore<P> {
             let Some(mode) = s.mode else {
                 return Err(gst::FlowError::NotNegotiated);
             };
-            let weights = (!s.overrides.is_empty()).then(|| effective_weights(mode, &s.overrides));
+            let weights =
+                (!s.overrides.is_empty()).then(|| mode.weights().with_overrides(&s.overrides));
             (mode, weights, s.emit_messages)
         };
         let mut guard = lock(&self.stream);

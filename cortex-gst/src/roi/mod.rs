@@ -57,9 +57,9 @@ pub mod meta;
 pub use element::{parse_weights, ElementCore};
 pub use meta::{FORMATS, ROI_TYPE};
 
+use cortex_core::pipeline::Pipeline;
 use cortex_vision::l2::{L2Outputs, L2};
 use cortex_vision::ops::RgbFrame;
-use cortex_core::pipeline::Pipeline;
 
 /// The element's debug category (`GST_DEBUG=cortex:5`).
 pub(crate) static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {

@@ -17,13 +17,18 @@ use cortex_core::plan::Plan;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::api::Real;
 use crate::ast::PipelineAst;
 use crate::names::{input_params, local, variant, ItemNames};
 
 use body::run_body;
 use layout::BufferLayout;
 use stages::{rename_self, stage_a_fills, Part};
+
+/// What the real bodies are computed from: the validated graph.
+pub struct Real<'a> {
+    pub ir: &'a GraphIr,
+    pub mode_plans: &'a [Plan],
+}
 
 /// The real bodies of the API's run functions, and the private functions
 /// they call.

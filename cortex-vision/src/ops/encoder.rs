@@ -145,6 +145,37 @@ pub fn encode_roi_with(
     Ok(out)
 }
 
+/// The checks every `encode_roi` kernel makes, in one order so that all of
+/// them refuse bad input with the same error (parameters, channels, frame
+/// limits, the region, the score map's size), then the region to encode
+/// and its peak score ([`select_roi`]).
+///
+/// # Errors
+/// As [`encode_roi_with`].
+pub fn roi_of(
+    frame: &RgbFrame,
+    score: &ScoreMap,
+    params: &EncoderParams,
+) -> Result<(BBox, f32), OpsError> {
+    params.validate()?;
+    let (h, w, c) = frame.dim();
+    if c != 3 {
+        return Err(OpsError::Channels(c));
+    }
+    check_frame("frame", h, w)?;
+    let (bbox, peak) = select_roi(score, params)?;
+    if score.dim() != (h, w) {
+        return Err(OpsError::SizeMismatch {
+            what: "score map",
+            got_w: score.ncols(),
+            got_h: score.nrows(),
+            want_w: w,
+            want_h: h,
+        });
+    }
+    Ok((bbox, peak))
+}
+
 /// [`encode_roi_with`] into a caller-owned result, reusing its JPEG buffer
 /// (cleared, never shrunk). The region search and the encoder's working rows
 /// use per-thread buffers, and the crop is encoded in place from the frame,
@@ -164,22 +195,8 @@ pub fn encode_roi_into(
     params: &EncoderParams,
     out: &mut EncodedRoi,
 ) -> Result<(), OpsError> {
-    params.validate()?;
-    let (h, w, c) = frame.dim();
-    if c != 3 {
-        return Err(OpsError::Channels(c));
-    }
-    check_frame("frame", h, w)?;
-    let (bbox, peak) = select_roi(score, params)?;
-    if score.dim() != (h, w) {
-        return Err(OpsError::SizeMismatch {
-            what: "score map",
-            got_w: score.ncols(),
-            got_h: score.nrows(),
-            want_w: w,
-            want_h: h,
-        });
-    }
+    let (bbox, peak) = roi_of(frame, score, params)?;
+    let (h, w, _) = frame.dim();
     // `check_frame` bounds `h·w` by the frame limits; saturating for the
     // unlimited policy.
     out.jpeg.clear();

@@ -6,8 +6,7 @@
 
 use super::op::{Backend, Kernel, Layout, Op, Shape, Supports};
 use crate::ops::{
-    self, BBox, BlurReport, EncodedRoi, EncoderParams, GrayImage, OpsError, RgbFrame, SceneChange,
-    ScoreMap,
+    self, BlurReport, EncodedRoi, GrayImage, OpsError, RgbFrame, SceneChange, ScoreMap,
 };
 use cortex_core::weights::Weights;
 
@@ -314,7 +313,7 @@ impl Op for EncodeRoi {
         #[cfg(feature = "opencv")]
         {
             fn cv(a: &(&RgbFrame, &ScoreMap)) -> Result<EncodedRoi, OpsError> {
-                encode_roi_opencv(a.0, a.1, &EncoderParams::default())
+                encode_roi_opencv(a.0, a.1, &ops::EncoderParams::default())
             }
             // Crops by copy, so any layout will do.
             k.push(Kernel {
@@ -325,7 +324,7 @@ impl Op for EncodeRoi {
         #[cfg(feature = "turbojpeg")]
         {
             fn turbo(a: &(&RgbFrame, &ScoreMap)) -> Result<EncodedRoi, OpsError> {
-                super::turbo::encode_roi_with(a.0, a.1, &EncoderParams::default())
+                super::turbo::encode_roi_with(a.0, a.1, &ops::EncoderParams::default())
             }
             k.push(Kernel {
                 name: "turbojpeg",
@@ -342,36 +341,6 @@ impl Op for EncodeRoi {
     }
 }
 
-/// The checks every `encode_roi` kernel makes before encoding, in the pure
-/// kernel's order so that all kernels refuse bad input with the same error:
-/// parameters, channels, frame limits, the region, the score map's size.
-///
-/// # Errors
-/// As [`ops::encode_roi_with`].
-pub fn roi_of(
-    frame: &RgbFrame,
-    score: &ScoreMap,
-    params: &EncoderParams,
-) -> Result<(BBox, f32), OpsError> {
-    params.validate()?;
-    let (h, w, c) = frame.dim();
-    if c != 3 {
-        return Err(OpsError::Channels(c));
-    }
-    crate::ops::border::check_frame("frame", h, w)?;
-    let (bbox, peak) = ops::select_roi(score, params)?;
-    if score.dim() != (h, w) {
-        return Err(OpsError::SizeMismatch {
-            what: "score map",
-            got_w: score.ncols(),
-            got_h: score.nrows(),
-            want_w: w,
-            want_h: h,
-        });
-    }
-    Ok((bbox, peak))
-}
-
 /// `encode_roi` on OpenCV: the region from [`ops::select_roi`], the crop
 /// encoded by `cv::imencode` ([`ops::opencv::encode_jpeg`]: RGB to BGR,
 /// then libjpeg(-turbo) inside OpenCV).
@@ -382,10 +351,10 @@ pub fn roi_of(
 pub fn encode_roi_opencv(
     frame: &RgbFrame,
     score: &ScoreMap,
-    params: &EncoderParams,
+    params: &ops::EncoderParams,
 ) -> Result<EncodedRoi, OpsError> {
     use ndarray::s;
-    let (bbox, peak) = roi_of(frame, score, params)?;
+    let (bbox, peak) = ops::encoder::roi_of(frame, score, params)?;
     let crop = frame
         .slice(s![
             bbox.y..bbox.y + bbox.height,

@@ -43,8 +43,8 @@ use std::time::{Duration, Instant};
 pub use cache::{CacheEntry, CacheError, CacheKey};
 pub use op::{Backend, CpuFeature, Kernel, KernelFn, Layout, Op, Shape, Supports};
 
-use cortex_core::ir::GraphIr;
 use crate::ops::OpsError;
+use cortex_core::ir::GraphIr;
 
 /// The environment variable for the [`Preference`]: `measure` (default),
 /// `pure-rust`, or `prefer-<backend>` (`prefer-opencv`, `prefer-turbojpeg`).

@@ -35,7 +35,7 @@ pub fn encode_roi_with(
     score: &ScoreMap,
     params: &EncoderParams,
 ) -> Result<EncodedRoi, OpsError> {
-    let (bbox, peak) = super::l2::roi_of(frame, score, params)?;
+    let (bbox, peak) = crate::ops::encoder::roi_of(frame, score, params)?;
     let w = frame.dim().1;
     let px = frame.as_slice().ok_or(OpsError::InvalidParam {
         name: "frame",

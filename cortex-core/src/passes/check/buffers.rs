@@ -1,8 +1,8 @@
 //! Rules about nodes that fill their own buffer (`&mut name`): the buffer
 //! is passed once, and its type is declared so the pipeline can own it.
 
-use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 use crate::model::spec::{ArgSpec, GraphSpec};
+use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 
 /// Checks every node passing its own buffer.
 ///

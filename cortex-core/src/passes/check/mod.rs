@@ -16,11 +16,13 @@ mod usage;
 
 pub use modes::IMPLICIT_MODE;
 
-use crate::passes::dce;
-use crate::passes::diag::{Diagnostic, Diagnostics};
-use crate::model::ir::{Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, NodeIr, NodeKind, StateIr};
+use crate::model::ir::{
+    Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, NodeIr, NodeKind, StateIr,
+};
 use crate::model::plan::Plan;
 use crate::model::spec::GraphSpec;
+use crate::passes::dce;
+use crate::passes::diag::{Diagnostic, Diagnostics};
 
 pub use crate::model::spec::WEIGHTS_ARG;
 

@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 
 use super::{Resolved, MAX_WEIGHT_KEYS};
-use crate::passes::diag::{did_you_mean, Diagnostic, Diagnostics, Loc};
 use crate::model::ir::{GraphIr, ModeIr};
 use crate::model::naming::{is_valid_variant, mode_variant};
 use crate::model::plan::Plan;
 use crate::model::spec::GraphSpec;
 use crate::model::weights::check_weight_value;
+use crate::passes::diag::{did_you_mean, Diagnostic, Diagnostics, Loc};
 
 /// The mode of a graph that declares none.
 pub const IMPLICIT_MODE: &str = "FULL";

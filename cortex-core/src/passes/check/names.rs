@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use super::{kind_word, WEIGHTS_ARG};
-use crate::passes::diag::{did_you_mean, Diagnostic, Diagnostics, Loc};
 use crate::model::ir::{Arg, Endpoint};
 use crate::model::spec::{ArgSpec, GraphSpec};
+use crate::passes::diag::{did_you_mean, Diagnostic, Diagnostics, Loc};
 
 /// Name → what it declares (first declaration wins).
 pub(crate) type Namespace<'a> = HashMap<&'a str, Endpoint>;

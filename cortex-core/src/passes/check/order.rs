@@ -5,9 +5,9 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graphmap::DiGraphMap;
 
 use super::Resolved;
-use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 use crate::model::ir::{Arg, Endpoint};
 use crate::model::spec::GraphSpec;
+use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 
 /// Orders the nodes so every producer precedes its consumers (declaration
 /// order among independent nodes), or reports each cycle with its path.

@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use super::modes::quote_list;
 use super::names::{unknown_name, Namespace};
 use super::{kind_word, Resolved};
-use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 use crate::model::ir::{Endpoint, GraphIr, OutputIr};
 use crate::model::plan::Plan;
 use crate::model::spec::GraphSpec;
+use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 
 /// Resolves outputs to nodes.
 pub(crate) fn resolve(

@@ -3,9 +3,9 @@
 
 use super::names::{unknown_name, Namespace};
 use super::{article, kind_word, Resolved};
-use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 use crate::model::ir::{Arg, Endpoint};
 use crate::model::spec::GraphSpec;
+use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 
 /// Resolves `producer -> state;` writes.
 ///

@@ -1,10 +1,10 @@
 //! Rules about dead declarations: every input and node is consumed.
 
 use super::Resolved;
-use crate::passes::dce;
-use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 use crate::model::ir::{Arg, Endpoint, GraphIr};
 use crate::model::spec::GraphSpec;
+use crate::passes::dce;
+use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 
 /// Every input is read by a node; every node is read by a node, written to a
 /// state, or returned.

@@ -28,7 +28,7 @@
 
 use ndarray::ArrayView2;
 
-use super::tree::{offer_child, Node, NONE};
+use super::tree::{offer_child, Comp, Node, NONE};
 use super::workspace::{keep_headroom, MserWorkspace};
 
 /// Visited flag in the per-pixel `px` word (the low byte is the level).
@@ -42,33 +42,6 @@ pub(super) const MAX_PIXELS: usize = 1 << DIR_SHIFT;
 /// Level of the sentinel component at the bottom of the stack: above every
 /// real level, so the last real component never merges into it.
 const SENTINEL_LEVEL: u32 = 256;
-
-/// A component being grown. Its `start` also names its lineage: every tree
-/// node it closes has that `start`, and all nodes with one `start` contain
-/// the pixel at that position of the flood order, so they lie on one
-/// ancestor chain.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Comp {
-    /// Current level (`SENTINEL_LEVEL` for the sentinel).
-    level: u32,
-    size: u32,
-    /// Where its pixels start in `order`.
-    start: u32,
-    /// Its latest tree node: open (same level) or the one it rose from.
-    node: u32,
-}
-
-impl Comp {
-    /// An empty component at `level` whose pixels will start at `start`.
-    fn new(level: u32, start: u32) -> Self {
-        Self {
-            level,
-            size: 0,
-            start,
-            node: NONE,
-        }
-    }
-}
 
 /// Told of every pixel as it joins a component, with the `start` of that
 /// component's lineage (see [`Comp`]): the partitioned detector records

@@ -9,6 +9,34 @@
 /// "No node" / "no pixel" marker.
 pub(super) const NONE: u32 = u32::MAX;
 
+/// A component being grown by the flood, kept on the workspace's stack. Its `start` also names its lineage: every tree
+/// node it closes has that `start`, and all nodes with one `start` contain
+/// the pixel at that position of the flood order, so they lie on one
+/// ancestor chain.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Comp {
+    /// Current level (the flood's sentinel level for the sentinel).
+    pub level: u32,
+    /// Pixels so far.
+    pub size: u32,
+    /// Where its pixels start in `order`.
+    pub start: u32,
+    /// Its latest tree node: open (same level) or the one it rose from.
+    pub node: u32,
+}
+
+impl Comp {
+    /// An empty component at `level` whose pixels will start at `start`.
+    pub fn new(level: u32, start: u32) -> Self {
+        Self {
+            level,
+            size: 0,
+            start,
+            node: NONE,
+        }
+    }
+}
+
 /// One extremal region.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Node {

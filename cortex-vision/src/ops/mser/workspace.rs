@@ -2,9 +2,8 @@
 //! on every frame stops allocating once it has seen the largest frame.
 
 use super::extract::BoxScratch;
-use super::flood::Comp;
 use super::regions::{RegionBox, Regions};
-use super::tree::Node;
+use super::tree::{Comp, Node};
 
 /// Scratch memory for one polarity pass. Reuse it across frames; use two
 /// (see [`super::Mser::detect_both_parallel_into`]) to run both polarities at

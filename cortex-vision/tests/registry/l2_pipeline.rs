@@ -2,9 +2,9 @@
 //! neither saliency nor motion, and its fused score is bit-identical to the
 //! full graph's on the same frames; the visualizer and DCE diff print.
 
-use cortex_vision::l2::{demo_clip, L2Mode, L2};
 use cortex_core::viz::{dce_diff, listing};
 use cortex_core::Profiler;
+use cortex_vision::l2::{demo_clip, L2Mode, L2};
 
 #[test]
 fn power_save_is_bit_identical_to_the_full_graph() {

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cortex::l2::{L2Mode, L2};
-use cortex::ops::RgbFrame;
+use cortex_vision::l2::{L2Mode, L2};
+use cortex_vision::ops::RgbFrame;
 use gst::prelude::*;
 
 const PATTERNS: &[&str] = &[
@@ -141,7 +141,7 @@ fn capture(a: &Args) -> Result<Vec<RgbFrame>, String> {
         if let Some(gst::PadProbeData::Buffer(buf)) = &info.data {
             if let Ok(map) = buf.map_readable() {
                 let mut f = RgbFrame::zeros((0, 0, 3));
-                if cortex::gst::meta::copy_frame(
+                if gstcortex::meta::copy_frame(
                     map.as_slice(),
                     gst_video::VideoFormat::Rgb,
                     w,
@@ -165,7 +165,7 @@ fn capture(a: &Args) -> Result<Vec<RgbFrame>, String> {
 fn run() -> Result<(), String> {
     let a = parse_args()?;
     gst::init().map_err(|e| e.to_string())?;
-    cortex::gst::register(None).map_err(|e| e.to_string())?;
+    gstcortex::register(None).map_err(|e| e.to_string())?;
     let element = format!("cortexroi mode={}", a.mode.name());
     println!(
         "cortexroi {} {}x{}, {} frames per stream, {} cores",
@@ -213,7 +213,7 @@ fn run() -> Result<(), String> {
     let raw: Vec<u8> = frames[0].iter().copied().collect();
     let t = Instant::now();
     for _ in &frames {
-        cortex::gst::meta::copy_frame(
+        gstcortex::meta::copy_frame(
             &raw,
             gst_video::VideoFormat::Rgb,
             a.width,

@@ -3,13 +3,11 @@
 //! (polarity symmetry, intensity offset), and agreement between the
 //! pixel, box-only, parallel and workspace-reusing entry points.
 
-mod mser_support;
-
+use crate::support::{text_frame, textured, Lcg};
 use cortex_vision::ops::mser::{
     BBox, Mser, MserParams, MserWorkspace, Polarity, Region, RegionBox, Regions,
 };
 use cortex_vision::ops::{GrayImage, OpsError};
-use mser_support::{text_frame, textured, Lcg};
 use ndarray::Array2;
 
 fn mser() -> Mser {
@@ -493,7 +491,7 @@ fn very_wide_images_keep_exact_coordinates() {
 
 mod random {
     use super::*;
-    use mser_support::random_case;
+    use crate::support::random_case;
     use proptest::prelude::*;
 
     /// Small random images (including degenerate sizes), quantized to a few

@@ -5,11 +5,11 @@
 //! (`mser_opencv.rs`), so these are OpenCV's regions too; with the `opencv`
 //! feature, `mser_opencv.rs` also compares the partitioned path directly.
 
-mod mser_support;
-
-use cortex_vision::ops::mser::{BBox, Mser, MserParams, PartitionWorkspace, Polarity, Region, Regions};
+use crate::support::{load_gray, random_case, text_frame, textured, Lcg};
+use cortex_vision::ops::mser::{
+    BBox, Mser, MserParams, PartitionWorkspace, Polarity, Region, Regions,
+};
 use cortex_vision::ops::{GrayImage, OpsError};
-use mser_support::{load_gray, random_case, text_frame, textured, Lcg};
 use ndarray::Array2;
 
 const PARTITIONS: [usize; 4] = [1, 2, 3, 7];

@@ -1,70 +1,22 @@
-//! `text_map_into` allocates nothing in steady state (issue #9's execution
-//! engine needs it): after 3 warm-up frames, 24 further frames of varied
+//! `text_map_into` allocates nothing in steady state, as the planned-memory
+//! engine needs: after 3 warm-up frames, 24 further frames of varied
 //! content (synthetic text frames and scene-text photos) at 640×480 and
 //! 1920×1080, run as the engine runs nodes (on a rayon pool thread, the two
 //! polarities on the pool's two threads) and sequentially on a plain thread,
 //! cost 0 allocations — counted on every thread by a counting global
 //! allocator — and give maps identical to `text_map`'s.
 //!
-//! One `#[test]` only: the counter is process-wide, and a second test (or
-//! the harness reporting it) running meanwhile would be counted.
+//! The counter is process-wide: the tests of this binary take turns, and
+//! each measures only after its warm-up frames, by when the harness has
+//! reported the test before it.
 
-// The shared MSER test helpers name the facade crate `cortex`.
-extern crate cortex_core as cortex;
-
-#[path = "mser_support/mod.rs"]
-mod mser_support;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
+use crate::mser_support::text_frame;
 use cortex_core::limits::{with_limits, FrameLimits};
 use cortex_vision::ops::text_roi::{text_map_into, text_map_with, TextRoiDetector, TextRoiParams};
 use cortex_vision::ops::{GrayImage, ScoreMap};
-use mser_support::text_frame;
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// The allocation counter is process-wide: the tests of this file take
-/// turns so that one's allocations never count against another.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    f();
-    ALLOCATIONS.load(Ordering::SeqCst) - before
+    cortex_testkit::allocs_during(f).1 as usize
 }
 
 /// A scene-text photo as gray, from the facade's test data.
@@ -130,7 +82,7 @@ fn reference(frames: &[GrayImage], params: &TextRoiParams) -> Vec<ScoreMap> {
 
 #[test]
 fn text_map_into_allocates_nothing_in_steady_state_and_matches_text_map() {
-    let _turn = one_at_a_time();
+    let _turn = cortex_testkit::serial();
     let (warm, run) = frames();
     assert!(run.len() >= 20);
     let parallel = TextRoiParams::DEFAULT;
@@ -205,7 +157,7 @@ fn text_map_into_allocates_nothing_in_steady_state_and_matches_text_map() {
 /// the two passes are warm-up here.
 #[test]
 fn partitioned_text_map_allocates_nothing_and_matches() {
-    let _turn = one_at_a_time();
+    let _turn = cortex_testkit::serial();
     let (warm, run) = frames();
     let sequential = TextRoiParams {
         parallel: false,

@@ -32,7 +32,7 @@ fn init() {
     static INIT: OnceLock<()> = OnceLock::new();
     INIT.get_or_init(|| {
         gst::init().expect("gst init");
-        cortex::gst::register(None).expect("register cortexroi");
+        gstcortex::register(None).expect("register cortexroi");
     });
 }
 

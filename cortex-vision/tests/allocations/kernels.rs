@@ -6,64 +6,20 @@
 //! its own so a failure names the op. The results must also equal those of
 //! the allocating forms.
 //!
-//! Allocations are counted per thread (cargo runs the tests of this binary
-//! on parallel threads; a global count would mix them up).
+//! Allocations are counted per thread; the tests still take turns with the
+//! rest of this binary, whose tests read process-wide counters.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::BTreeMap;
 
+use cortex_core::Weights;
 use cortex_vision::ops::{
     self, BlurParams, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
     SaliencyParams, SceneParams, ScoreMap,
 };
-use cortex_core::Weights;
-
-struct Counting;
-
-thread_local! {
-    // `const` and without a destructor: reading them from inside the
-    // allocator never allocates nor registers anything.
-    static CALLS: Cell<u64> = const { Cell::new(0) };
-    static BYTES: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count(bytes: usize) {
-    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
-    let _ = BYTES.try_with(|c| c.set(c.get() + bytes as u64));
-}
-
-// SAFETY: forwards every call to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// Allocation calls and bytes on this thread while `f` runs.
 fn allocations<R>(f: impl FnOnce() -> R) -> (R, u64, u64) {
-    let (c0, b0) = (CALLS.with(Cell::get), BYTES.with(Cell::get));
-    let r = f();
-    (r, CALLS.with(Cell::get) - c0, BYTES.with(Cell::get) - b0)
+    cortex_testkit::thread_allocs_during(f)
 }
 
 /// Frame `f` of a synthetic clip: gradient plus hashed texture that shifts
@@ -241,11 +197,13 @@ fn steady_state_allocates_nothing(width: usize, height: usize) {
 
 #[test]
 fn steady_state_allocates_nothing_at_640x480() {
+    let _serial = cortex_testkit::serial();
     steady_state_allocates_nothing(640, 480);
 }
 
 #[test]
 fn steady_state_allocates_nothing_at_1920x1080() {
+    let _serial = cortex_testkit::serial();
     steady_state_allocates_nothing(1920, 1080);
 }
 
@@ -253,6 +211,7 @@ fn steady_state_allocates_nothing_at_1920x1080() {
 /// fully overwritten, and one of the right shape keeps its allocation.
 #[test]
 fn into_forms_overwrite_buffers_of_another_shape() {
+    let _serial = cortex_testkit::serial();
     let f = frame(5, 96, 64);
     let mut b = Buffers {
         gray: GrayImage::from_elem((7, 9), 3),

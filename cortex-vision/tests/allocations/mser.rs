@@ -1,49 +1,18 @@
 //! The reusable-buffer entry points of the MSER detector do not allocate in
 //! steady state: once a workspace and an output buffer have seen a frame,
 //! further frames of at most that size cost no allocation. Checked with a
-//! counting global allocator (this test binary only).
+//! counting global allocator (this binary's tests take turns).
 
-mod mser_support;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
+use crate::mser_support::text_frame;
 use cortex_vision::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox, Regions};
-use mser_support::text_frame;
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    f();
-    ALLOCATIONS.load(Ordering::Relaxed) - before
+    cortex_testkit::allocs_during(f).1 as usize
 }
 
 #[test]
 fn steady_state_detection_does_not_allocate() {
+    let _serial = cortex_testkit::serial();
     let mser = Mser::default();
     let frames: Vec<_> = (0..4).map(|s| text_frame(240, 320, s)).collect();
     let mut ws = MserWorkspace::new();

@@ -3,12 +3,10 @@
 //! full-resolution map on the committed scene-text photos (map correlation,
 //! share of full-resolution text boxes found again).
 
-mod mser_support;
-
+use crate::support::{glyph_line, load_gray, textured, Lcg};
 use cortex_vision::ops::mser::BBox;
 use cortex_vision::ops::text_roi::{text_roi_with, TextRoi, TextRoiDetector, TextRoiParams};
 use cortex_vision::ops::{GrayImage, ScoreMap};
-use mser_support::{glyph_line, load_gray, textured, Lcg};
 
 fn half() -> TextRoiParams {
     TextRoiParams {
@@ -143,8 +141,8 @@ fn quality_against_full_resolution_on_photos() {
 fn interleaved_min_timings() {
     use std::time::Instant;
     let frames = [
-        ("text frame", mser_support::text_frame(576, 768, 42), 40),
-        ("text frame", mser_support::text_frame(1080, 1920, 42), 12),
+        ("text frame", crate::support::text_frame(576, 768, 42), 40),
+        ("text frame", crate::support::text_frame(1080, 1920, 42), 12),
         ("scenetext01.jpg", load_gray("scenetext01.jpg"), 30),
     ];
     let variants = [

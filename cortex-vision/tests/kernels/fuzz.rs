@@ -8,17 +8,17 @@
 //!
 //! `CORTEX_FUZZ_CASES=N` sets the cases per target (default 64, which runs
 //! in a few seconds); e.g. `CORTEX_FUZZ_CASES=20000 cargo test --release
-//! --test ops_fuzz` for a long run. Failures are saved under
-//! `tests/ops_fuzz.proptest-regressions` and replayed first on every run.
+//! --test kernels fuzz` for a long run. Failures are saved under
+//! `tests/kernels/fuzz.proptest-regressions` and replayed first on every run.
 
 use cortex_core::limits::{with_limits, FrameLimits};
+use cortex_core::Weights;
 use cortex_vision::ops::resize::{resize_linear_exact_u8, resize_linear_f32, ResizeScratch};
 use cortex_vision::ops::text_roi::{text_map_with, TextRoiParams};
 use cortex_vision::ops::{
     self, BlurParams, CenterParams, EncoderParams, GrayImage, MotionParams, OpsError, RgbFrame,
     SaliencyParams, SceneParams, ScoreMap, SsimScratch, SsimVariant,
 };
-use cortex_core::Weights;
 use ndarray::{s, Array2};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;

@@ -1,14 +1,12 @@
 //! `text_roi`: bad input, range and shape of the map, text scoring above
 //! plain texture, agreement of its entry points, parameter validation.
 
-mod mser_support;
-
+use crate::support::{glyph_line, load_gray, textured, Lcg};
 use cortex_vision::ops::mser::{BBox, MserParams, Polarity, RegionBox};
 use cortex_vision::ops::text_roi::{
     text_map, text_map_with, text_roi, text_roi_with, TextRoiDetector, TextRoiParams,
 };
 use cortex_vision::ops::{GrayImage, OpsError, ScoreMap};
-use mser_support::{glyph_line, load_gray, textured, Lcg};
 
 fn mean_in(map: &ScoreMap, b: BBox) -> f32 {
     let view = map.slice(ndarray::s![

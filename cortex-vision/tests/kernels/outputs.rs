@@ -2,11 +2,9 @@
 //! closed forms, fusion bit-exactness, the encoder's round trip, bad input
 //! (empty, mismatched, tiny, non-finite) and buffer reuse.
 
-mod ops_common;
-
-use cortex_vision::ops::{self, GrayImage, OpsError, RgbFrame, ScoreMap};
+use crate::common::*;
 use cortex_core::Weights;
-use ops_common::*;
+use cortex_vision::ops::{self, GrayImage, OpsError, RgbFrame, ScoreMap};
 use rand::Rng;
 
 #[test]

@@ -4,17 +4,14 @@
 //! OpenCV's, and ≥ 95 % of OpenCV's boxes matched by one of ours with
 //! IoU ≥ 0.9. We also report how many regions are identical (same box,
 //! area and polarity); by construction they all should be.
-#![cfg(feature = "opencv")]
 
-mod mser_support;
-
+use crate::support::{agreement, load_gray, text_frame, textured, Lcg};
 use cortex_vision::ops::mser::opencv::cv::core::{Point, Scalar};
 use cortex_vision::ops::mser::opencv::cv::imgproc;
 use cortex_vision::ops::mser::opencv::cv::prelude::*;
 use cortex_vision::ops::mser::opencv::{cv, gray_to_mat, OpenCvMser};
 use cortex_vision::ops::mser::{Mser, MserParams, Polarity};
 use cortex_vision::ops::{GrayImage, OpsError};
-use mser_support::{agreement, load_gray, text_frame, textured, Lcg};
 use ndarray::Array2;
 
 const MIN_IOU: f64 = 0.9;
@@ -216,7 +213,7 @@ fn pixel_lists_match_opencv_exactly_on_a_photo() {
 
 mod random {
     use super::*;
-    use mser_support::random_case;
+    use crate::support::random_case;
     use proptest::prelude::*;
 
     /// Random small images (quantized, so plateaus and equal-size ties are

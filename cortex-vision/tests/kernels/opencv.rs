@@ -1,12 +1,9 @@
 //! The pure-Rust kernels against their OpenCV 4.x references (feature
 //! `opencv`), on seeded random textured frames, tiny frames and the committed
 //! real photographs. Each test prints the agreement it measured.
-#![cfg(feature = "opencv")]
 
-mod ops_common;
-
+use crate::common::*;
 use cortex_vision::ops::{self, opencv as cv, GrayImage, MotionParams, SceneParams, ScoreMap};
-use ops_common::*;
 
 fn setup() {
     cv::single_threaded().expect("OpenCV settings");

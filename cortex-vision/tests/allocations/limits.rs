@@ -2,13 +2,9 @@
 //! anything is allocated, working memory follows the caller's buffers (not
 //! their product), sums do not overflow, extreme parameters give no NaN, and
 //! an outsized frame's working memory does not stay with the thread.
-//! Peak and live heap bytes are measured with a counting global allocator
-//! (this test binary only; the tests take a lock so that they measure one
-//! at a time).
+//! Peak and live heap bytes are measured with the counting global
+//! allocator; the tests take turns so that they measure one at a time.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use cortex_core::limits::{with_limits, FrameLimits};
@@ -18,55 +14,14 @@ use cortex_vision::ops::{
     self, CenterParams, GrayImage, MotionParams, OpsError, SaliencyParams, ScoreMap,
 };
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: forwards to the system allocator; only counts bytes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // Counted as a fresh block plus the old one until it is freed.
-        grew(new_size);
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        p
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Runs `f`; returns its result, the peak heap growth during it and the heap
 /// growth it left behind (both in bytes, over the live bytes before it).
 fn measure<R>(f: impl FnOnce() -> R) -> (R, usize, isize) {
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = cortex_testkit::live_bytes();
+    cortex_testkit::reset_peak();
     let r = f();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
-    let after = LIVE.load(Ordering::Relaxed) as isize - before as isize;
+    let peak = cortex_testkit::peak_bytes() - before;
+    let after = cortex_testkit::live_bytes() as isize - before as isize;
     (r, peak, after)
 }
 
@@ -97,7 +52,7 @@ fn refused_quickly<T: std::fmt::Debug>(f: impl FnOnce() -> Result<T, OpsError>) 
 
 #[test]
 fn resize_to_a_huge_destination_is_refused_by_default_and_bounded_when_allowed() {
-    let _g = serial();
+    let _g = cortex_testkit::serial();
     // 65536×1 → 1×1048576 (rows × columns): 256 GiB of scratch before.
     let src: Vec<f32> = (0..65536).map(|i| i as f32).collect();
     let mut dst = vec![0f32; 1 << 20];
@@ -138,7 +93,7 @@ fn resize_to_a_huge_destination_is_refused_by_default_and_bounded_when_allowed()
 
 #[test]
 fn saliency_working_memory_follows_the_working_size_not_the_frame() {
-    let _g = serial();
+    let _g = cortex_testkit::serial();
     // A 64-wide, 4096-high working size (valid) on a 1-row frame 2 000 000
     // wide: 32.8 GB before.
     let tall_work = SaliencyParams {
@@ -180,7 +135,7 @@ fn saliency_working_memory_follows_the_working_size_not_the_frame() {
 
 #[test]
 fn text_roi_params_outside_their_safe_range_are_refused() {
-    let _g = serial();
+    let _g = cortex_testkit::serial();
     let gray = GrayImage::from_elem((40, 60), 128);
     for p in [
         TextRoiParams {
@@ -230,7 +185,7 @@ fn text_roi_params_outside_their_safe_range_are_refused() {
 
 #[test]
 fn center_prior_with_a_vanishing_sigma_has_no_nan_and_huge_sizes_are_refused() {
-    let _g = serial();
+    let _g = cortex_testkit::serial();
     for sigma in [1e-170, 1e-300, f64::MIN_POSITIVE, 5e-324] {
         let p = CenterParams {
             sigma_x: sigma,
@@ -251,7 +206,7 @@ fn center_prior_with_a_vanishing_sigma_has_no_nan_and_huge_sizes_are_refused() {
 
 #[test]
 fn motion_sum_over_a_seventeen_million_pixel_cell_does_not_overflow() {
-    let _g = serial();
+    let _g = cortex_testkit::serial();
     let n = 17_000_000;
     let cur = GrayImage::from_elem((n, 1), 255);
     let prev = GrayImage::zeros((n, 1));
@@ -269,7 +224,7 @@ fn motion_sum_over_a_seventeen_million_pixel_cell_does_not_overflow() {
 
 #[test]
 fn scene_change_on_a_tall_narrow_frame_costs_what_the_wide_one_costs() {
-    let _g = serial();
+    let _g = cortex_testkit::serial();
     let n = 4_000_000;
     let tall_a = GrayImage::from_shape_fn((n, 1), |(y, _)| (y % 249) as u8);
     let tall_b = GrayImage::from_shape_fn((n, 1), |(y, _)| ((y * 7) % 241) as u8);
@@ -297,7 +252,7 @@ fn scene_change_on_a_tall_narrow_frame_costs_what_the_wide_one_costs() {
 
 #[test]
 fn an_outsized_frame_leaves_no_working_memory_behind() {
-    let _g = serial();
+    let _g = cortex_testkit::serial();
     let mut map = ScoreMap::zeros((2000, 2000));
     map[[1000, 1000]] = 1.0;
     let p = ops::EncoderParams::default();

@@ -4,14 +4,12 @@
 //! run by default:
 //! `cargo test -p cortex --release --test mser_speed -- --ignored --nocapture --test-threads 1`.
 
-mod mser_support;
-
 use std::time::Instant;
 
+use crate::support::{load_gray, text_frame};
 use cortex_vision::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox};
 use cortex_vision::ops::text_roi::{text_map_into, TextRoiParams};
 use cortex_vision::ops::{GrayImage, ScoreMap};
-use mser_support::{load_gray, text_frame};
 
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
