@@ -1,9 +1,7 @@
 //! The L2 region-of-interest pipeline, declared with `cortex_graph!`
-//! over the vision kernels of [`crate::ops`], and a built-in synthetic clip
-//! to run it on without any input files.
+//! over the vision kernels of [`crate::ops`].
 
-use ndarray::Array3;
-
+use crate::clip::SyntheticClip;
 use crate::ops::text_roi::TextRoiParams;
 use crate::ops::{
     self, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
@@ -177,32 +175,10 @@ pub fn blur_verdict(report: &BlurReport, scene: &SceneChange, prev: &BlurVerdict
     }
 }
 
-/// A deterministic synthetic clip of `count` frames, `width × height`: a
-/// textured background, a block of dark text-like strokes, and a bright disc
-/// moving across — enough structure for every kernel to respond.
+/// The first `count` frames of the built-in synthetic clip
+/// ([`SyntheticClip`]) at `width × height`: text, a moving object, a blurred
+/// stretch from frame 10 and a cut at frame 24.
 pub fn demo_clip(count: usize, width: usize, height: usize) -> Vec<RgbFrame> {
-    (0..count).map(|f| demo_frame(f, width, height)).collect()
-}
-
-fn demo_frame(f: usize, width: usize, height: usize) -> RgbFrame {
-    let (w, h) = (width as f32, height as f32);
-    let (cx, cy) = (w * (0.2 + 0.6 * ((f % 30) as f32 / 30.0)), h * 0.6);
-    let r = w.min(h) * 0.08;
-    Array3::from_shape_fn((height, width, 3), |(y, x, c)| {
-        let (xf, yf) = (x as f32, y as f32);
-        // Background: smooth gradient plus hashed texture.
-        let hash =
-            ((x as u32).wrapping_mul(73_856_093) ^ (y as u32).wrapping_mul(19_349_663)) >> 27;
-        let mut v = 60.0 + 80.0 * (xf / w) + 40.0 * (yf / h) + hash as f32;
-        // Text-like strokes: dark vertical bars in a band near the top.
-        let in_band = yf > h * 0.15 && yf < h * 0.25 && xf > w * 0.1 && xf < w * 0.6;
-        if in_band && (x / 3) % 4 != 0 && (x / 24) % 5 != 4 {
-            v = 20.0;
-        }
-        // A bright moving disc.
-        if (xf - cx).powi(2) + (yf - cy).powi(2) < r * r {
-            v = 235.0;
-        }
-        (v + c as f32 * 6.0).clamp(0.0, 255.0) as u8
-    })
+    let clip = SyntheticClip::new(width, height);
+    (0..count as u64).map(|f| clip.frame(f)).collect()
 }

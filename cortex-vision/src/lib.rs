@@ -2,7 +2,8 @@
 //! images ([`ops`], with OpenCV as an optional external backend), the
 //! kernel registry that picks each op's fastest kernel for the machine
 //! ([`registry`]), and the L2 region-of-interest pipeline declared with
-//! `cortex_graph!` ([`l2`], [`l2_registry`]) with its built-in clip.
+//! `cortex_graph!` ([`l2`], [`l2_registry`]), and the built-in synthetic
+//! clip it runs on without input files ([`clip`]).
 
 #![warn(missing_docs)]
 
@@ -15,6 +16,7 @@ extern crate cortex_core as cortex;
 #[allow(unsafe_op_in_unsafe_fn)]
 pub mod ops;
 
+pub mod clip;
 mod heap;
 pub mod l2;
 pub mod l2_registry;
