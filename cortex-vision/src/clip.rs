@@ -94,7 +94,7 @@ impl SyntheticClip {
     }
 
     /// The index of the frame the iterator yields next.
-    pub fn position(&self) -> u64 {
+    pub fn next_index(&self) -> u64 {
         self.next
     }
 

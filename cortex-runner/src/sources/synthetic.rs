@@ -7,7 +7,7 @@ pub use cortex_vision::clip::{SyntheticClip, SyntheticLayout};
 
 impl FrameSource for SyntheticClip {
     fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
-        let index = self.position();
+        let index = self.next_index();
         let image = self.next()?;
         Some(Ok(Frame {
             index,
