@@ -133,6 +133,17 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// Held by every test that reads the process-wide counters, so that the
 /// tests of one binary measure one at a time (a failed test's poisoned lock
 /// is taken over).
+///
+/// The test harness itself allocates between tests: when one test ends it
+/// reports the result and starts the next test's thread, just as the test
+/// waiting for this lock takes it. The guard is handed over only after that
+/// burst has passed (a pause of [`SETTLE`]), so it never counts against the
+/// test that measures next.
 pub fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    std::thread::sleep(SETTLE);
+    guard
 }
+
+/// How long [`serial`] waits for the harness's work between two tests.
+pub const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
