@@ -22,10 +22,10 @@ use cortex::ops::RgbFrame;
 use cortex::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
 
-#[path = "../tests/support/counting_alloc.rs"]
-mod counting_alloc;
+#[global_allocator]
+static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
 
-use counting_alloc::allocs;
+use cortex_testkit::allocs;
 
 const VARIANTS: [&str; 4] = ["fresh run", "planned run_into", "parallel", "pipelined"];
 

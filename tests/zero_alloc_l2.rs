@@ -12,10 +12,10 @@ use cortex::plan::Plan;
 use cortex::sources::SyntheticClip;
 use cortex::Observer;
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
+#[global_allocator]
+static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
 
-use counting_alloc::allocs;
+use cortex_testkit::allocs;
 
 /// Allocations seen while each node ran (sequential runs only: in a
 /// parallel run other nodes allocate at the same time). Fixed-size, so

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes tests/random_graphs.rs: seeded random `#[parallel]` pipelines
+"""Writes tests/engines/random_graphs.rs: seeded random `#[parallel]` pipelines
 (random DAGs over one input, states read and written at random places,
 weighted nodes with modes that zero some of them, buffer-filling and
 value-returning nodes, nodes that fail on some inputs), each checked by the
 test for identical outputs, errors and state across `run`, `run_into`,
 `run_parallel` and `run_stream` at several depths.
 
-    python3 tests/support/random_graphs.py > tests/random_graphs.rs && cargo fmt
+    python3 tests/support/random_graphs.py > tests/engines/random_graphs.rs && cargo fmt
 """
 import random
 

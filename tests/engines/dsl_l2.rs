@@ -1,9 +1,7 @@
 //! The seed's L2 pipeline in the DSL with stand-in ops: the generated code
 //! runs, carries state, and each mode's plan matches the DCE semantics.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use cortex::cortex_graph;
 
 cortex_graph! {

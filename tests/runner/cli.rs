@@ -3,16 +3,12 @@
 //! where they are, the ROI follows the moving object, POWER_SAVE matches
 //! the full graph, the trace and the pictures are what they claim, and bad
 //! input is one readable error with nothing half-written.
-#![cfg(feature = "runner")]
 
+use crate::l2;
+use crate::support::*;
 #[allow(dead_code)]
-#[path = "../examples/l2.rs"]
-mod l2;
-mod runner_support;
-
 use cortex::l2::{L2Mode, L2 as L2Graph};
 use cortex::sources::{FrameSource, SyntheticClip, SyntheticLayout};
-use runner_support::*;
 use serde_json::Value;
 
 /// Frame size of the tests: small enough for a quick debug run.

@@ -3,13 +3,10 @@
 //! counter as `Option<&TextRoi>`, and a zero weight eliminates it.
 #![cfg(feature = "ops")]
 
-#[path = "../cortex-vision/tests/mser/support/mod.rs"]
-mod mser_support;
-
+use crate::mser_support::text_frame;
 use cortex::cortex_graph;
 use cortex::ops::text_roi::{text_map, text_roi, TextRoi};
 use cortex::ops::{GrayImage, ScoreMap};
-use mser_support::text_frame;
 
 /// What a `score_fusion` node does with an eliminated input: count it as 0.
 fn mean_score(map: Option<&ScoreMap>) -> f32 {

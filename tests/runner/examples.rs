@@ -1,22 +1,12 @@
 //! The custom pipelines in examples/ run and do what their headers say.
-#![cfg(feature = "runner")]
 
+use crate::support::*;
+use crate::{audio_levels, depth_fusion, doc_capture, motion_alarm};
 #[allow(dead_code)]
-#[path = "../examples/audio_levels.rs"]
-mod audio_levels;
 #[allow(dead_code)]
-#[path = "../examples/depth_fusion.rs"]
-mod depth_fusion;
 #[allow(dead_code)]
-#[path = "../examples/doc_capture.rs"]
-mod doc_capture;
 #[allow(dead_code)]
-#[path = "../examples/motion_alarm.rs"]
-mod motion_alarm;
-mod runner_support;
-
 use cortex::sources::SyntheticLayout;
-use runner_support::*;
 use serde_json::Value;
 
 const SIZE: &str = "320x240";

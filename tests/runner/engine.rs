@@ -3,23 +3,17 @@
 //! counts and its reset at a resolution change, the parallel engine's
 //! trace on the pool's threads, and every combination that cannot run
 //! refused as one usage line before any frame.
-#![cfg(feature = "runner")]
 
+use crate::support::*;
+use crate::{l2, motion_alarm};
 #[allow(dead_code)]
-#[path = "../examples/l2.rs"]
-mod l2;
 #[allow(dead_code)]
-#[path = "../examples/motion_alarm.rs"]
-mod motion_alarm;
-mod runner_support;
-
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2 as L2Graph};
 use cortex::ops::RgbFrame;
 use cortex::runner::{AdapterError, App, FrameAdapter, Record, RunnerError};
 use cortex::sources::{Frame, SyntheticClip};
 use cortex::Pipeline;
-use runner_support::*;
 use serde_json::Value;
 
 const SIZE: &str = "320x240";
