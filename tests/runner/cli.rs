@@ -6,7 +6,6 @@
 
 use crate::l2;
 use crate::support::*;
-#[allow(dead_code)]
 use cortex::l2::{L2Mode, L2 as L2Graph};
 use cortex::sources::{FrameSource, SyntheticClip, SyntheticLayout};
 use serde_json::Value;

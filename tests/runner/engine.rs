@@ -6,8 +6,6 @@
 
 use crate::support::*;
 use crate::{l2, motion_alarm};
-#[allow(dead_code)]
-#[allow(dead_code)]
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2 as L2Graph};
 use cortex::ops::RgbFrame;

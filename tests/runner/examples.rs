@@ -2,10 +2,6 @@
 
 use crate::support::*;
 use crate::{audio_levels, depth_fusion, doc_capture, motion_alarm};
-#[allow(dead_code)]
-#[allow(dead_code)]
-#[allow(dead_code)]
-#[allow(dead_code)]
 use cortex::sources::SyntheticLayout;
 use serde_json::Value;
 
