@@ -30,7 +30,7 @@ pub mod tools;
 pub use model::{ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag, memory, schedule};
 #[cfg(feature = "runtime")]
-pub use runtime::{error, heap, observe, pipeline, plan_cache, profile, stream};
+pub use runtime::{error, heap, observe, pipeline, plan_cache, profile, stream, strip};
 pub use tools::{export, viz};
 
 /// Support for generated code; not public API.

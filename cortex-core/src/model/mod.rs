@@ -1,9 +1,11 @@
 //! The graph model: a pipeline as written ([`spec`], built in code with
 //! [`builder`]), resolved and validated ([`ir`]), the plans that run it
 //! ([`plan`]), the weight tables that choose a plan ([`weights`]) and the
-//! Rust names of generated items ([`naming`]). Shared by the macro (compile
+//! Rust names of generated items ([`naming`]), and how a strip kernel reads
+//! its inputs ([`access`]). Shared by the macro (compile
 //! time) and the runtime.
 
+pub mod access;
 pub mod builder;
 pub mod ir;
 pub mod naming;

@@ -14,3 +14,4 @@ pub mod pipelined;
 pub mod plan_cache;
 pub mod profile;
 pub mod stream;
+pub mod strip;

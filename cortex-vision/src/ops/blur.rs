@@ -109,7 +109,7 @@ pub fn laplacian_variance(gray: &GrayImage) -> Result<f64, OpsError> {
 }
 
 /// Sum and sum of squares of one row's Laplacian.
-fn laplacian_row_sums(up: &[u8], row: &[u8], down: &[u8]) -> (i64, u64) {
+pub(crate) fn laplacian_row_sums(up: &[u8], row: &[u8], down: &[u8]) -> (i64, u64) {
     let w = row.len();
     let at = |x: isize| i32::from(row[reflect101(x, w)]);
     let lap = |x: usize| {

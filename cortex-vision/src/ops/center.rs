@@ -133,7 +133,7 @@ impl Scratch for Profile {
 /// The centre of an odd side is exactly 1: with a tiny σ, `σ²` underflows
 /// to 0 and `0/0` would give NaN there (elsewhere `−d²/0 = −∞` gives the
 /// right limit, 0; with a huge σ, `σ² = ∞` gives 1).
-fn profile_at(i: usize, n: usize, frac: f64) -> f64 {
+pub(crate) fn profile_at(i: usize, n: usize, frac: f64) -> f64 {
     let c = (n as f64 - 1.0) / 2.0;
     let s = frac * n as f64;
     let d = i as f64 - c;

@@ -156,7 +156,7 @@ pub fn fuse_into(terms: &[(Option<&ScoreMap>, f32)], out: &mut ScoreMap) -> Resu
 
 super::simd::multiversion! {
     /// `acc[i] = acc[i] + w * x[i]`, unfused.
-    fn axpy(acc: &mut [f32], x: &[f32], w: f32) {
+    pub(crate) fn axpy(acc: &mut [f32], x: &[f32], w: f32) {
         for (a, &v) in acc.iter_mut().zip(x) {
             *a += w * v;
         }

@@ -62,7 +62,7 @@ fn luma(r: u8, g: u8, b: u8) -> u8 {
 
 multiversion! {
     /// Interleaved RGB bytes → gray bytes, `dst.len()` pixels.
-    fn rgb_to_gray(src: &[u8], dst: &mut [u8]) {
+    pub(crate) fn rgb_to_gray(src: &[u8], dst: &mut [u8]) {
         // Fixed-size blocks let the compiler turn the stride-3 loads into
         // shuffles and vectorize the multiply-adds.
         const BLOCK: usize = 16;
@@ -84,7 +84,7 @@ multiversion! {
 /// as [`luma`] (so bit-identical to it), as OpenCV's own vectorized
 /// conversion does. Returns how many leading pixels it converted; the caller
 /// finishes the rest. Without AVX2 (or off x86-64) it converts none.
-fn rgb_to_gray_simd(src: &[u8], dst: &mut [u8]) -> usize {
+pub(crate) fn rgb_to_gray_simd(src: &[u8], dst: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {

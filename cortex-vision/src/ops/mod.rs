@@ -22,6 +22,7 @@ pub mod saliency;
 pub(crate) mod scratch;
 pub(crate) mod simd;
 pub mod ssim;
+pub mod strip;
 
 pub use types::{GrayImage, OpsError, RgbFrame, ScoreMap};
 

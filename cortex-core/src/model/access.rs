@@ -1,0 +1,65 @@
+//! How a strip kernel reads its inputs ([`Kind`], [`Window`]): what the
+//! fusion pass needs to know of an op to decide what may share a strip,
+//! without the kernel itself.
+
+/// Rows of context a kernel reads above and below each output row (in its
+/// inputs' rows, after mapping an output row to the input rows it covers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Window {
+    /// Rows read above.
+    pub above: usize,
+    /// Rows read below.
+    pub below: usize,
+}
+
+impl Window {
+    /// No context: each output row reads only its own input rows.
+    pub const ZERO: Window = Window { above: 0, below: 0 };
+
+    /// `rows` above and below (a `2·rows + 1`-tall stencil).
+    pub const fn symmetric(rows: usize) -> Window {
+        Window {
+            above: rows,
+            below: rows,
+        }
+    }
+}
+
+/// What kind of op a strip kernel is. The executor needs only the window;
+/// the kind tells the tools and the fusion pass what can share a strip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Each output pixel from the same pixel of the inputs.
+    Pointwise,
+    /// Each output row from a window of input rows around it.
+    Stencil(Window),
+    /// Output of another height than the input: output row `y` of an `H`-row
+    /// output reads input rows `y·h/H ..= (y+1)·h/H` of an `h`-row input
+    /// (the ratio `H/h` comes from the geometries), widened by the window.
+    Resample(Window),
+    /// A value folded from every row: one partial per input row, folded in
+    /// row order once every strip is done, so the result is the same for any
+    /// strip count. Its result leaves the group.
+    Reduction(Window),
+}
+
+impl Kind {
+    /// The rows of context it reads.
+    pub const fn window(self) -> Window {
+        match self {
+            Kind::Pointwise => Window::ZERO,
+            Kind::Stencil(w) | Kind::Resample(w) | Kind::Reduction(w) => w,
+        }
+    }
+
+    /// A short name for listings: `pointwise`, `stencil ±a/b`, ….
+    pub fn describe(self) -> String {
+        let w = self.window();
+        match self {
+            Kind::Pointwise => "pointwise".into(),
+            Kind::Stencil(_) => format!("stencil -{}/+{}", w.above, w.below),
+            Kind::Resample(_) => format!("resample -{}/+{}", w.above, w.below),
+            Kind::Reduction(_) => format!("reduction -{}/+{}", w.above, w.below),
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! Fused groups: each compilable island's nodes that have a strip form,
+//! grouped so that each group can run strip by strip as one unit
+//! (`FusedGroup` in the runtime), per plan. Pure data: the macro, the
+//! runtime and the tools read the same answer.
+//!
+//! Two running nodes of one island join a group when one reads the other's
+//! value (a data or weighted edge), both have a strip form, and the
+//! producer is not a reduction (a reduction's result needs every row, so
+//! nothing in the same strip can read it). A join is refused when it would
+//! make the group non-convex: when a node outside the group lies on a path
+//! from one member to another (it would need the first member's whole value
+//! before the second could run). A node with a strip form and no partner
+//! is a group of one: it still runs in strips over every core.
+//!
+//! Each member's value is classified: internal when every consumer that
+//! runs is in the group and it is neither an output nor a written state
+//! (it then lives only in per-strip scratch), leaving otherwise.
+//!
+//! Nothing here panics on a malformed IR: ids out of range are skipped.
+
+use crate::model::access::Kind;
+use crate::model::ir::{EdgeKind, Endpoint, GraphIr, NodeId};
+use crate::model::plan::{Plan, Reason};
+use crate::passes::islands::islands;
+
+/// The fused groups of one plan, and why each other compilable node is not
+/// in one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FusionPlan {
+    /// The groups, ordered by their first node in topological order.
+    pub groups: Vec<Group>,
+    /// Every compilable node in no group, with the reason, in topological
+    /// order.
+    pub unfused: Vec<Unfused>,
+}
+
+/// One fused group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// The island (index into [`islands`]'s answer for the plan) it is in.
+    pub island: usize,
+    /// Its nodes, in topological order.
+    pub nodes: Vec<NodeId>,
+    /// The role of each node's value, in the order of `nodes`.
+    pub values: Vec<ValueRole>,
+}
+
+impl Group {
+    /// Whether node `id` is a member.
+    pub fn contains(&self, id: NodeId) -> bool {
+        self.nodes.contains(&id)
+    }
+
+    /// The members whose value stays inside the group.
+    pub fn internal(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.nodes
+            .iter()
+            .zip(&self.values)
+            .filter(|(_, v)| matches!(v, ValueRole::Internal))
+            .map(|(&n, _)| n)
+    }
+}
+
+/// Where a member's value goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueRole {
+    /// Read only by members of the group: it lives in per-strip scratch,
+    /// never as a whole frame.
+    Internal,
+    /// Written to a whole-frame buffer.
+    Leaving {
+        /// It is a pipeline output.
+        output: bool,
+        /// It is written to a state for the next frame.
+        state: bool,
+        /// Running nodes outside the group that read it.
+        consumers: Vec<NodeId>,
+        /// It is a reduction's result (it needs every row).
+        reduction: bool,
+    },
+}
+
+/// A compilable node in no group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unfused {
+    /// The node.
+    pub node: NodeId,
+    /// Why.
+    pub why: WhyUnfused,
+}
+
+/// Why a compilable node is in no fused group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhyUnfused {
+    /// The plan does not run it.
+    Eliminated(Reason),
+    /// It has no strip form (it needs its whole input at once, e.g. an FFT
+    /// or a region growing): it stays a whole-frame call.
+    NoStripForm,
+}
+
+impl WhyUnfused {
+    /// The reason in words, as tools print it.
+    pub fn describe(self, ir: &GraphIr) -> String {
+        match self {
+            WhyUnfused::Eliminated(r) => format!("eliminated: {}", r.describe(ir)),
+            WhyUnfused::NoStripForm => "no strip form: it runs as a whole-frame call".into(),
+        }
+    }
+}
+
+/// The fused groups of `plan` over `ir`. `strip_forms[id]` is the kind of
+/// node `id`'s strip form, `None` (or missing) when it has none.
+pub fn fusion_plan(ir: &GraphIr, plan: &Plan, strip_forms: &[Option<Kind>]) -> FusionPlan {
+    let n = ir.nodes.len();
+    let form = |id: NodeId| strip_forms.get(id as usize).copied().flatten();
+    let live = |id: NodeId| (id as usize) < n && plan.is_live(id);
+    // Within-frame edges between running nodes.
+    let mut succ: Vec<Vec<NodeId>> = vec![Vec::new(); n];
+    for e in ir.edges.iter() {
+        if let (EdgeKind::Data | EdgeKind::Weighted, Endpoint::Node(a), Endpoint::Node(b)) =
+            (e.kind, e.from, e.to)
+        {
+            if live(a) && live(b) && !succ[a as usize].contains(&b) {
+                succ[a as usize].push(b);
+            }
+        }
+    }
+    let order = crate::model::ir::display_order(ir);
+    let mut group_of: Vec<Option<usize>> = vec![None; n];
+    let mut groups: Vec<Group> = Vec::new();
+    for (island_index, island) in islands(ir, Some(plan)).iter().enumerate() {
+        // Each fusable node starts alone; joins merge in topological order
+        // of the consumer, keeping every group convex.
+        let mut sets: Vec<Vec<NodeId>> = Vec::new();
+        let mut set_of: Vec<Option<usize>> = vec![None; n];
+        for &id in &island.nodes {
+            if form(id).is_some() {
+                set_of[id as usize] = Some(sets.len());
+                sets.push(vec![id]);
+            }
+        }
+        for &b in &island.nodes {
+            for &a in &island.nodes {
+                if !succ[a as usize].contains(&b) || matches!(form(a), Some(Kind::Reduction(_))) {
+                    continue;
+                }
+                let (Some(sa), Some(sb)) = (set_of[a as usize], set_of[b as usize]) else {
+                    continue;
+                };
+                if sa == sb {
+                    continue;
+                }
+                let mut union: Vec<NodeId> = sets[sa].iter().chain(&sets[sb]).copied().collect();
+                union.sort_unstable();
+                if convex(&succ, &union) && !reads_own_reduction(&succ, &union, form) {
+                    let moved = std::mem::take(&mut sets[sb]);
+                    for &m in &moved {
+                        set_of[m as usize] = Some(sa);
+                    }
+                    sets[sa] = union;
+                }
+            }
+        }
+        for &id in &island.nodes {
+            let Some(s) = set_of[id as usize] else {
+                continue;
+            };
+            if sets[s].is_empty() {
+                continue;
+            }
+            let members = std::mem::take(&mut sets[s]);
+            let nodes: Vec<NodeId> = order
+                .iter()
+                .copied()
+                .filter(|m| members.contains(m))
+                .collect();
+            for &m in &nodes {
+                group_of[m as usize] = Some(groups.len());
+            }
+            groups.push(Group {
+                island: island_index,
+                nodes,
+                values: Vec::new(),
+            });
+        }
+    }
+    for g in &mut groups {
+        g.values = g
+            .nodes
+            .iter()
+            .map(|&m| role(ir, plan, &succ, &g.nodes, m, form(m)))
+            .collect();
+    }
+    groups.sort_by_key(|g| order.iter().position(|&x| x == g.nodes[0]));
+    let unfused = order
+        .iter()
+        .copied()
+        .filter(|&id| {
+            ir.nodes
+                .get(id as usize)
+                .is_some_and(|node| node.is_compilable())
+                && group_of[id as usize].is_none()
+        })
+        .map(|id| Unfused {
+            node: id,
+            why: match plan.reason(id) {
+                Some(r) if !plan.is_live(id) => WhyUnfused::Eliminated(r),
+                _ if !plan.is_live(id) => WhyUnfused::Eliminated(Reason::NoLiveConsumer),
+                _ => WhyUnfused::NoStripForm,
+            },
+        })
+        .collect();
+    FusionPlan { groups, unfused }
+}
+
+/// Whether no node outside `set` lies on a path between two of its members.
+fn convex(succ: &[Vec<NodeId>], set: &[NodeId]) -> bool {
+    // Nodes reachable from the set through at least one outsider...
+    let n = succ.len();
+    let mut seen = vec![false; n];
+    let mut stack: Vec<NodeId> = set
+        .iter()
+        .flat_map(|&m| succ[m as usize].iter().copied())
+        .filter(|x| set.binary_search(x).is_err())
+        .collect();
+    while let Some(x) = stack.pop() {
+        if std::mem::replace(&mut seen[x as usize], true) {
+            continue;
+        }
+        for &y in &succ[x as usize] {
+            // ...must not lead back into it.
+            if set.binary_search(&y).is_ok() {
+                return false;
+            }
+            stack.push(y);
+        }
+    }
+    true
+}
+
+/// Whether a member reads a reduction of the same set.
+fn reads_own_reduction(
+    succ: &[Vec<NodeId>],
+    set: &[NodeId],
+    form: impl Fn(NodeId) -> Option<Kind>,
+) -> bool {
+    set.iter().any(|&r| {
+        matches!(form(r), Some(Kind::Reduction(_)))
+            && succ[r as usize]
+                .iter()
+                .any(|c| set.binary_search(c).is_ok())
+    })
+}
+
+/// The role of member `m`'s value in the group `members`.
+fn role(
+    ir: &GraphIr,
+    plan: &Plan,
+    succ: &[Vec<NodeId>],
+    members: &[NodeId],
+    m: NodeId,
+    form: Option<Kind>,
+) -> ValueRole {
+    let output = ir.outputs.iter().any(|o| o.node == m);
+    let state = ir
+        .states
+        .iter()
+        .enumerate()
+        .any(|(s, st)| st.writer == m && plan.writes_state(s as u32));
+    let consumers: Vec<NodeId> = succ[m as usize]
+        .iter()
+        .copied()
+        .filter(|c| !members.contains(c))
+        .collect();
+    let reduction = matches!(form, Some(Kind::Reduction(_)));
+    if !output && !state && consumers.is_empty() && !reduction {
+        ValueRole::Internal
+    } else {
+        ValueRole::Leaving {
+            output,
+            state,
+            consumers,
+            reduction,
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! Strip kernels and fused groups: ops that run on a horizontal strip of
+//! rows, and an executor that runs a group of them strip by strip over the
+//! worker pool, keeping the values that never leave the group in per-worker
+//! scratch of a strip's height plus its halo instead of whole frames.
+//!
+//! The layers, one file each: [`geometry`] (sizes and element types),
+//! [`plane`] (typed views of rows), [`erased`] (the same views with the
+//! element type checked at run time, so one group mixes types), [`kernel`]
+//! (what an op declares: kind, window, geometry, strip function),
+//! [`rows`] (which input rows a strip of output rows reads), [`error`],
+//! [`group`] (building a group), [`schedule`] (the rows every member computes
+//! in every strip) and [`exec`] (running it, fused or unfused).
+
+pub mod erased;
+pub mod error;
+pub mod exec;
+pub mod geometry;
+pub mod group;
+pub mod kernel;
+mod member;
+pub mod plane;
+pub mod rows;
+pub mod schedule;
+
+pub use erased::{AnyPlane, Inputs};
+pub use error::StripError;
+pub use exec::Strips;
+pub use geometry::{Element, Geometry};
+pub use group::{FusedGroup, GroupBuilder, Value};
+pub use kernel::{Kind, StripKernel, StripReduction, Window};
+pub use plane::{Plane, StripMut};

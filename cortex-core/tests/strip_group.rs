@@ -1,0 +1,602 @@
+//! Fused groups of strip kernels against the same kernels run unfused over
+//! whole frames: random DAGs of pointwise, stencil and reduction kernels
+//! with random windows, sizes down to 1×1 and strip counts from 1 to more
+//! than there are rows; resampling; and a failing member, which must fail
+//! the run and leave the outputs as they were.
+
+use cortex_core::strip::{
+    AnyPlane, Geometry, GroupBuilder, Inputs, Kind, Plane, StripError, StripKernel, StripMut,
+    StripReduction, Strips, Value, Window,
+};
+use proptest::prelude::*;
+
+fn reflect101(p: isize, len: usize) -> usize {
+    if len == 1 {
+        return 0;
+    }
+    let n = len as isize;
+    let mut p = p;
+    while p < 0 || p >= n {
+        p = if p < 0 { -p } else { 2 * (n - 1) - p };
+    }
+    p as usize
+}
+
+/// `a·x + b`, wrapping.
+struct Affine(i32, i32);
+
+impl StripKernel for Affine {
+    type Out = i32;
+    fn name(&self) -> &str {
+        "affine"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Pointwise
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(inputs[0])
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, i32>) -> Result<(), StripError> {
+        let src = inputs.plane::<i32>(0)?.span(out.rows())?;
+        for (d, &s) in out.as_mut_slice().iter_mut().zip(src) {
+            *d = s.wrapping_mul(self.0).wrapping_add(self.1);
+        }
+        Ok(())
+    }
+}
+
+/// A weighted vertical window plus the left neighbour, under reflect-101
+/// (`replicate == false`) or replicate borders.
+struct Stencil {
+    window: Window,
+    replicate: bool,
+}
+
+impl StripKernel for Stencil {
+    type Out = i32;
+    fn name(&self) -> &str {
+        "stencil"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Stencil(self.window)
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(inputs[0])
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, i32>) -> Result<(), StripError> {
+        let src = inputs.plane::<i32>(0)?;
+        let (h, w) = (src.height(), src.width());
+        let border = |p: isize| {
+            if self.replicate {
+                p.clamp(0, h as isize - 1) as usize
+            } else {
+                reflect101(p, h)
+            }
+        };
+        for (y, row) in out.rows_mut() {
+            for (x, d) in row.iter_mut().enumerate() {
+                let mut acc = 0i32;
+                for (k, dy) in
+                    (-(self.window.above as isize)..=self.window.below as isize).enumerate()
+                {
+                    let r = src.row(border(y as isize + dy))?;
+                    acc = acc.wrapping_add(r[x].wrapping_mul(k as i32 + 1));
+                }
+                let left = src.row(y)?[reflect101(x as isize - 1, w)];
+                *d = acc.wrapping_add(left.wrapping_mul(7));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `a + 3·b`, wrapping.
+struct Add;
+
+impl StripKernel for Add {
+    type Out = i32;
+    fn name(&self) -> &str {
+        "add"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Pointwise
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(inputs[0])
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, i32>) -> Result<(), StripError> {
+        let a = inputs.plane::<i32>(0)?.span(out.rows())?;
+        let b = inputs.plane::<i32>(1)?.span(out.rows())?;
+        for ((d, &p), &q) in out.as_mut_slice().iter_mut().zip(a).zip(b) {
+            *d = p.wrapping_add(q.wrapping_mul(3));
+        }
+        Ok(())
+    }
+}
+
+/// Per row a position-weighted sum over a window of rows; folded by a
+/// non-associative rule (`acc·31 + p`), so only row order gives the result.
+struct Fold(Window);
+
+impl StripReduction for Fold {
+    type Partial = i64;
+    type Out = i64;
+    fn name(&self) -> &str {
+        "fold"
+    }
+    fn window(&self) -> Window {
+        self.0
+    }
+    fn partial_width(&self, _: &[Geometry]) -> Result<usize, StripError> {
+        Ok(1)
+    }
+    fn geometry(&self, _: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(Geometry::new(1, 1))
+    }
+    fn partial(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, i64>) -> Result<(), StripError> {
+        let src = inputs.plane::<i32>(0)?;
+        let h = src.height();
+        for (y, p) in out.rows_mut() {
+            let mut acc = 0i64;
+            for dy in -(self.0.above as isize)..=self.0.below as isize {
+                for (x, &v) in src.row(reflect101(y as isize + dy, h))?.iter().enumerate() {
+                    acc = acc.wrapping_add(i64::from(v).wrapping_mul(x as i64 + 1 + dy as i64));
+                }
+            }
+            p[0] = acc;
+        }
+        Ok(())
+    }
+    fn fold(
+        &self,
+        _: &[Geometry],
+        partials: Plane<'_, i64>,
+        out: &mut [i64],
+    ) -> Result<(), StripError> {
+        out[0] = partials
+            .as_slice()
+            .iter()
+            .fold(17i64, |acc, &p| acc.wrapping_mul(31).wrapping_add(p));
+        Ok(())
+    }
+}
+
+/// Fails on any strip that holds `row`.
+struct FailAt(usize);
+
+impl StripKernel for FailAt {
+    type Out = i32;
+    fn name(&self) -> &str {
+        "fail_at"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Pointwise
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(inputs[0])
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, i32>) -> Result<(), StripError> {
+        let src = inputs.plane::<i32>(0)?.span(out.rows())?;
+        if src.contains(&i32::MIN) || out.rows().contains(&self.0) && src.contains(&-1) {
+            return Err(StripError::failed("fail_at", "poisoned input"));
+        }
+        out.as_mut_slice().copy_from_slice(src);
+        Ok(())
+    }
+}
+
+/// One node of a random group.
+#[derive(Debug, Clone)]
+enum Op {
+    Affine(i32, i32),
+    Stencil(usize, usize, bool),
+    Add,
+    Fold(usize, usize),
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    w: usize,
+    h: usize,
+    inputs: usize,
+    /// Each node with its argument picks (indices into the values so far,
+    /// taken modulo the count of readable ones).
+    nodes: Vec<(Op, usize, usize)>,
+    extra_outputs: Vec<bool>,
+    strips: usize,
+    seed: u32,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (-5i32..6, -100i32..100).prop_map(|(a, b)| Op::Affine(a, b)),
+        (0usize..4, 0usize..4, any::<bool>()).prop_map(|(a, b, r)| Op::Stencil(a, b, r)),
+        Just(Op::Add),
+        (0usize..3, 0usize..3).prop_map(|(a, b)| Op::Fold(a, b)),
+    ]
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        1usize..24,
+        1usize..24,
+        1usize..3,
+        prop::collection::vec((op(), any::<usize>(), any::<usize>()), 1..8),
+    )
+        .prop_flat_map(|(w, h, inputs, nodes)| {
+            let n = nodes.len();
+            let strips = prop_oneof![
+                Just(1usize),
+                Just(h),
+                Just(h + 1),
+                Just(2 * h + 5),
+                1usize..(h + 8)
+            ];
+            (
+                Just(w),
+                Just(h),
+                Just(inputs),
+                Just(nodes),
+                prop::collection::vec(any::<bool>(), n),
+                strips,
+                any::<u32>(),
+            )
+        })
+        .prop_map(|(w, h, inputs, nodes, extra_outputs, strips, seed)| Case {
+            w,
+            h,
+            inputs,
+            nodes,
+            extra_outputs,
+            strips,
+            seed,
+        })
+}
+
+/// Builds the group of `case`; returns it with the element type of each
+/// output (`true`: a reduction's `i64`).
+fn build(case: &Case) -> (cortex_core::strip::FusedGroup, Vec<bool>) {
+    let mut g = GroupBuilder::new();
+    let mut readable: Vec<Value> = (0..case.inputs).map(|_| g.input()).collect();
+    let mut read = Vec::new();
+    let mut reductions = Vec::new();
+    for (op, a, b) in &case.nodes {
+        let pa = readable[a % readable.len()];
+        let pb = readable[b % readable.len()];
+        let v = match *op {
+            Op::Affine(x, y) => g.kernel(Affine(x, y), &[pa]),
+            Op::Stencil(above, below, replicate) => g.kernel(
+                Stencil {
+                    window: Window { above, below },
+                    replicate,
+                },
+                &[pa],
+            ),
+            Op::Add => g.kernel(Add, &[pa, pb]),
+            Op::Fold(above, below) => g.reduction(Fold(Window { above, below }), &[pa]),
+        }
+        .unwrap();
+        let args: &[Value] = match op {
+            Op::Add => &[pa, pb],
+            _ => &[pa],
+        };
+        read.extend_from_slice(args);
+        if matches!(op, Op::Fold(..)) {
+            reductions.push(v);
+        } else {
+            readable.push(v);
+        }
+    }
+    let mut kinds = Vec::new();
+    for (i, extra) in case.extra_outputs.iter().enumerate() {
+        let v = Value::Node(i);
+        let reduction = reductions.contains(&v);
+        if reduction || *extra || !read.contains(&v) {
+            g.output(v).unwrap();
+            kinds.push(reduction);
+        }
+    }
+    (g.build().unwrap(), kinds)
+}
+
+fn planes(case: &Case) -> Vec<Vec<i32>> {
+    let mut seed = case.seed;
+    (0..case.inputs)
+        .map(|_| {
+            (0..case.w * case.h)
+                .map(|_| {
+                    seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    (seed >> 8) as i32 - (1 << 23)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn fused_equals_unfused(case in case()) {
+        let data = planes(&case);
+        let geometry = Geometry::new(case.w, case.h);
+        let inputs: Vec<AnyPlane<'_>> = data.iter().map(|d| AnyPlane::new(d, geometry).unwrap()).collect();
+        let (mut fused, kinds) = build(&case);
+        let (mut unfused, _) = build(&case);
+        fused.run(&inputs, Strips::Count(case.strips)).unwrap();
+        unfused.run_unfused(&inputs).unwrap();
+        for (k, reduction) in kinds.iter().enumerate() {
+            if *reduction {
+                prop_assert_eq!(fused.output::<i64>(k).unwrap().as_slice(), unfused.output::<i64>(k).unwrap().as_slice());
+            } else {
+                prop_assert_eq!(fused.output::<i32>(k).unwrap().as_slice(), unfused.output::<i32>(k).unwrap().as_slice());
+            }
+        }
+        // A second run reuses the buffers and gives the same bits.
+        fused.run(&inputs, Strips::Count(case.strips + 1)).unwrap();
+        for (k, reduction) in kinds.iter().enumerate() {
+            if !*reduction {
+                prop_assert_eq!(fused.output::<i32>(k).unwrap().as_slice(), unfused.output::<i32>(k).unwrap().as_slice());
+            }
+        }
+    }
+}
+
+/// The direct reference of a chain: `Affine(2, 1)` then a symmetric
+/// 1-row stencil, computed by hand.
+#[test]
+fn chain_matches_a_direct_computation() {
+    let (w, h) = (5usize, 9usize);
+    let data: Vec<i32> = (0..(w * h) as i32).map(|v| v * 37 % 101).collect();
+    let mut g = GroupBuilder::new();
+    let x = g.input();
+    let a = g.kernel(Affine(2, 1), &[x]).unwrap();
+    let s = g
+        .kernel(
+            Stencil {
+                window: Window::symmetric(1),
+                replicate: false,
+            },
+            &[a],
+        )
+        .unwrap();
+    g.output(s).unwrap();
+    let mut group = g.build().unwrap();
+    let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
+    let at = |y: usize, x: usize| data[y * w + x] * 2 + 1;
+    for strips in [1, 2, 3, 9, 20] {
+        group.run(&inputs, Strips::Count(strips)).unwrap();
+        let out = group.output::<i32>(0).unwrap();
+        for y in 0..h {
+            for x in 0..w {
+                let want = at(reflect101(y as isize - 1, h), x)
+                    + 2 * at(y, x)
+                    + 3 * at(reflect101(y as isize + 1, h), x)
+                    + 7 * at(y, reflect101(x as isize - 1, w));
+                assert_eq!(out.row(y).unwrap()[x], want, "({y}, {x}), {strips} strips");
+            }
+        }
+    }
+}
+
+/// A 2:1 box downscale (a resample), then a stencil on the small plane.
+struct Half;
+
+impl StripKernel for Half {
+    type Out = i32;
+    fn name(&self) -> &str {
+        "half"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Resample(Window::ZERO)
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(Geometry::new(
+            inputs[0].width.div_ceil(2),
+            inputs[0].height.div_ceil(2),
+        ))
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, i32>) -> Result<(), StripError> {
+        let src = inputs.plane::<i32>(0)?;
+        let (h, w) = (src.height(), src.width());
+        for (y, row) in out.rows_mut() {
+            let (r0, r1) = (src.row(2 * y)?, src.row((2 * y + 1).min(h - 1))?);
+            for (x, d) in row.iter_mut().enumerate() {
+                let (x0, x1) = (2 * x, (2 * x + 1).min(w - 1));
+                *d = r0[x0] + r0[x1] + r1[x0] + r1[x1];
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn resample_then_stencil_fuses_exactly() {
+    for (w, h) in [(1, 1), (3, 1), (1, 5), (17, 13), (64, 48)] {
+        let data: Vec<i32> = (0..(w * h) as i32).map(|v| (v * 7919) % 251).collect();
+        let mut g = GroupBuilder::new();
+        let x = g.input();
+        let a = g.kernel(Affine(3, -2), &[x]).unwrap();
+        let half = g.kernel(Half, &[a]).unwrap();
+        let s = g
+            .kernel(
+                Stencil {
+                    window: Window::symmetric(2),
+                    replicate: true,
+                },
+                &[half],
+            )
+            .unwrap();
+        g.output(s).unwrap();
+        g.output(a).unwrap();
+        let mut fused = g.build().unwrap();
+        let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
+        let mut reference = {
+            let mut g = GroupBuilder::new();
+            let x = g.input();
+            let a = g.kernel(Affine(3, -2), &[x]).unwrap();
+            let half = g.kernel(Half, &[a]).unwrap();
+            let s = g
+                .kernel(
+                    Stencil {
+                        window: Window::symmetric(2),
+                        replicate: true,
+                    },
+                    &[half],
+                )
+                .unwrap();
+            g.output(s).unwrap();
+            g.output(a).unwrap();
+            g.build().unwrap()
+        };
+        reference.run_unfused(&inputs).unwrap();
+        for strips in [1, 2, 3, 7, h + 4] {
+            fused.run(&inputs, Strips::Count(strips)).unwrap();
+            for k in 0..2 {
+                assert_eq!(
+                    fused.output::<i32>(k).unwrap().as_slice(),
+                    reference.output::<i32>(k).unwrap().as_slice(),
+                    "{w}x{h}, {strips} strips, output {k}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_failing_member_fails_the_run_and_keeps_the_outputs() {
+    let (w, h) = (6usize, 11usize);
+    let good: Vec<i32> = (0..(w * h) as i32).collect();
+    let mut bad = good.clone();
+    bad[7 * w + 2] = -1;
+    let geometry = Geometry::new(w, h);
+    let mut g = GroupBuilder::new();
+    let x = g.input();
+    let a = g.kernel(Affine(1, 0), &[x]).unwrap();
+    let f = g.kernel(FailAt(7), &[a]).unwrap();
+    let s = g
+        .kernel(
+            Stencil {
+                window: Window::symmetric(1),
+                replicate: false,
+            },
+            &[f],
+        )
+        .unwrap();
+    let r = g.reduction(Fold(Window::ZERO), &[f]).unwrap();
+    g.output(s).unwrap();
+    g.output(r).unwrap();
+    g.output(a).unwrap();
+    let mut group = g.build().unwrap();
+    for strips in [1, 2, 5, 11, 30] {
+        group
+            .run(
+                &[AnyPlane::new(&good, geometry).unwrap()],
+                Strips::Count(strips),
+            )
+            .unwrap();
+        let before: Vec<i32> = group.output::<i32>(0).unwrap().as_slice().to_vec();
+        let before_a: Vec<i32> = group.output::<i32>(2).unwrap().as_slice().to_vec();
+        let before_r = group.output::<i64>(1).unwrap().as_slice()[0];
+        let err = group
+            .run(
+                &[AnyPlane::new(&bad, geometry).unwrap()],
+                Strips::Count(strips),
+            )
+            .unwrap_err();
+        assert!(matches!(err, StripError::Failed { .. }), "{err}");
+        assert_eq!(group.output::<i32>(0).unwrap().as_slice(), &before[..]);
+        assert_eq!(group.output::<i32>(2).unwrap().as_slice(), &before_a[..]);
+        assert_eq!(group.output::<i64>(1).unwrap().as_slice()[0], before_r);
+        // Unfused, the same.
+        assert!(group
+            .run_unfused(&[AnyPlane::new(&bad, geometry).unwrap()])
+            .is_err());
+        assert_eq!(group.output::<i32>(0).unwrap().as_slice(), &before[..]);
+    }
+}
+
+#[test]
+fn malformed_groups_and_runs_are_refused() {
+    // A reduction read inside its own group.
+    let mut g = GroupBuilder::new();
+    let x = g.input();
+    let r = g.reduction(Fold(Window::ZERO), &[x]).unwrap();
+    let a = g.kernel(Affine(1, 0), &[r]).unwrap();
+    g.output(a).unwrap();
+    assert!(matches!(g.build(), Err(StripError::Group(_))));
+    // A value nobody reads and that does not leave.
+    let mut g = GroupBuilder::new();
+    let x = g.input();
+    g.kernel(Affine(1, 0), &[x]).unwrap();
+    assert!(matches!(g.build(), Err(StripError::Group(_))));
+    // Arguments that do not exist, outputs that are inputs.
+    let mut g = GroupBuilder::new();
+    let x = g.input();
+    assert!(g.kernel(Affine(1, 0), &[Value::Node(3)]).is_err());
+    assert!(g.output(x).is_err());
+    // Wrong input count, wrong element type, zero strips.
+    let a = g.kernel(Affine(1, 0), &[x]).unwrap();
+    g.output(a).unwrap();
+    let mut group = g.build().unwrap();
+    let ints = vec![1i32; 4];
+    let bytes = vec![1u8; 4];
+    let geometry = Geometry::new(2, 2);
+    assert!(group.run(&[], Strips::Auto).is_err());
+    assert!(matches!(
+        group.run(&[AnyPlane::new(&bytes, geometry).unwrap()], Strips::Auto),
+        Err(StripError::Type { .. })
+    ));
+    assert!(group
+        .run(&[AnyPlane::new(&ints, geometry).unwrap()], Strips::Count(0))
+        .is_err());
+    assert!(AnyPlane::new(&ints, Geometry::new(3, 2)).is_err());
+    group
+        .run(&[AnyPlane::new(&ints, geometry).unwrap()], Strips::Auto)
+        .unwrap();
+    assert!(group.output::<u8>(0).is_err());
+    assert_eq!(group.output::<i32>(0).unwrap().as_slice(), &ints[..]);
+}
+
+#[test]
+fn intermediates_live_in_strip_scratch_not_whole_frames() {
+    let (w, h) = (64usize, 480usize);
+    let data: Vec<i32> = (0..(w * h) as i32).collect();
+    let build = || {
+        let mut g = GroupBuilder::new();
+        let x = g.input();
+        let a = g.kernel(Affine(3, 1), &[x]).unwrap();
+        let s = g
+            .kernel(
+                Stencil {
+                    window: Window::symmetric(1),
+                    replicate: false,
+                },
+                &[a],
+            )
+            .unwrap();
+        let out = g.kernel(Affine(1, 5), &[s]).unwrap();
+        g.output(out).unwrap();
+        g.build().unwrap()
+    };
+    let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
+    let mut fused = build();
+    let mut unfused = build();
+    fused.run(&inputs, Strips::Rows(16)).unwrap();
+    unfused.run_unfused(&inputs).unwrap();
+    assert_eq!(
+        fused.output::<i32>(0).unwrap().as_slice(),
+        unfused.output::<i32>(0).unwrap().as_slice()
+    );
+    // Per worker: the first member's 16 rows plus one halo row each side,
+    // the stencil's 16 rows; the last member writes straight to the output.
+    let per_worker = (18 + 16) * w * 4;
+    let workers = rayon::current_num_threads();
+    assert!(fused.scratch_bytes() > 0);
+    assert!(
+        fused.scratch_bytes() <= workers * per_worker,
+        "{} bytes of scratch for {workers} workers",
+        fused.scratch_bytes()
+    );
+    assert_eq!(unfused.unfused_intermediate_bytes(), 2 * w * h * 4);
+}

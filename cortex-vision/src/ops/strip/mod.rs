@@ -1,0 +1,17 @@
+//! Strip forms of the kernels: the same arithmetic as the whole-frame
+//! functions, computed on any horizontal strip of rows so a fused group can
+//! run them strip by strip ([`crate::strip`]). Each is bit-identical to its
+//! whole-frame function, which its tests check.
+
+pub mod center;
+mod check;
+pub mod fusion;
+pub mod gray;
+pub mod laplacian;
+pub mod motion;
+
+pub use center::CenterStrip;
+pub use fusion::FusionStrip;
+pub use gray::GrayStrip;
+pub use laplacian::{Laplacian, LaplacianVariance};
+pub use motion::{MotionCells, MotionExpand};
