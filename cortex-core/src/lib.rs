@@ -27,7 +27,7 @@ pub mod passes;
 pub mod runtime;
 pub mod tools;
 
-pub use model::{ir, naming, plan, spec, weights};
+pub use model::{access, ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag, memory, schedule};
 #[cfg(feature = "runtime")]
 pub use runtime::{error, heap, observe, pipeline, plan_cache, profile, stream, strip};

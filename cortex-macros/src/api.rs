@@ -264,6 +264,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }}
         })
         .collect();
+    let fusion_slots: usize = bodies.as_ref().map_or(0, |b| b.fusion_slots);
     let buffer_inits = buffer_types
         .iter()
         .map(|_| quote!(::core::default::Default::default()));
@@ -275,6 +276,8 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 __fresh: [false; #n_states],
                 __plans: #c::PlanCache::new(Self::ir()),
                 __bufs: (#(#buffer_inits,)*),
+                __fusion: ::core::array::from_fn(|_| ::core::default::Default::default()),
+                __fusion_on: true,
             }
         }
     });
@@ -304,6 +307,10 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             __plans: #c::PlanCache,
             /// The buffers that buffer-filling nodes write, kept across frames.
             __bufs: (#(#buffer_types,)*),
+            /// The modes' fused groups, built on first use.
+            __fusion: [#c::__private::FusionSlot; #fusion_slots],
+            /// Whether plans run their fused groups (else every node alone).
+            __fusion_on: bool,
         }
 
         /// The temporal state of the pipeline, between frames.
@@ -387,6 +394,21 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             /// A pipeline with every state at its initial value.
             pub fn new() -> Self {
                 #new_body
+            }
+
+            /// Runs each mode's fused groups strip by strip over every core
+            /// (`true`, the default), or every node as its own whole-frame
+            /// call (`false`). The outputs and the state are the same
+            /// either way; turning fusion off is for comparing and
+            /// debugging. Plans chosen at run time (`run_weights`,
+            /// `run_plan`) and pipelined runs (`run_stream`) run unfused.
+            pub fn set_fusion(&mut self, on: bool) {
+                self.__fusion_on = on;
+            }
+
+            /// Whether fused groups run (see [`Self::set_fusion`]).
+            pub fn fusion(&self) -> bool {
+                self.__fusion_on
             }
 
             /// The state carried to the next frame.

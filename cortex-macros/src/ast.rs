@@ -54,9 +54,18 @@ pub struct NodeDecl {
     pub args: Vec<NodeArg>,
     pub fallible: bool,
     pub compilable: bool,
+    /// `#[compilable(strip = …)]` or `#[compilable(reduce = …)]`.
+    pub strip: Option<StripForm>,
     pub weight_key: Option<LitStr>,
     /// The declaration's source text, for the IR.
     pub source: String,
+}
+
+/// A node's declared strip form: the expression building it, and whether it
+/// maps rows (`strip = …`) or reduces them (`reduce = …`).
+pub struct StripForm {
+    pub shape: cortex_core::access::StripShape,
+    pub expr: Expr,
 }
 
 /// A node argument.

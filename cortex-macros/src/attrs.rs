@@ -1,7 +1,11 @@
 //! The annotations `cortex_graph!` understands, where each may appear, and
 //! the errors for unknown, misplaced, malformed and repeated ones.
 
-use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta};
+use cortex_core::access::StripShape;
+use syn::parse::{Parse, ParseStream};
+use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Meta, Token};
+
+use crate::ast::StripForm;
 
 /// The item an annotation is attached to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -33,6 +37,8 @@ impl Target {
 #[derive(Default)]
 pub struct Annotations {
     pub compilable: bool,
+    /// `#[compilable(strip = …)]` / `#[compilable(reduce = …)]`.
+    pub strip: Option<StripForm>,
     pub external_call: bool,
     pub weight_key: Option<LitStr>,
     pub optional: bool,
@@ -42,7 +48,7 @@ pub struct Annotations {
     pub passthrough: Vec<Attribute>,
 }
 
-const KNOWN: &str = "`#[parallel]` (on the pipeline), `#[compilable]`, `#[external_call]`, `#[weight_key = \"…\"]` (on nodes) and `#[optional]` (on outputs)";
+const KNOWN: &str = "`#[parallel]` (on the pipeline), `#[compilable]` (or `#[compilable(strip = …)]`, `#[compilable(reduce = …)]`), `#[external_call]`, `#[weight_key = \"…\"]` (on nodes) and `#[optional]` (on outputs)";
 
 /// Reads the annotations of an item of kind `target`, recording every
 /// problem in `errors`.
@@ -114,6 +120,18 @@ pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>
                     "malformed `#[weight_key]`: expected `#[weight_key = \"ws\"]`",
                 )),
             },
+            "compilable" if matches!(attr.meta, Meta::List(_)) => {
+                match attr.parse_args::<FormArg>() {
+                    Ok(form) => out.strip = Some(form.0),
+                    Err(e) => errors.push(e),
+                }
+                if std::mem::replace(&mut out.compilable, true) || out.external_call {
+                    errors.push(syn::Error::new_spanned(
+                        attr.path(),
+                        "a node is either `#[compilable]` or `#[external_call]`, not both",
+                    ));
+                }
+            }
             flag => {
                 if !matches!(attr.meta, Meta::Path(_)) {
                     errors.push(syn::Error::new_spanned(
@@ -144,4 +162,39 @@ pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>
         }
     }
     out
+}
+
+/// The argument of `#[compilable(…)]`: `strip = EXPR` or `reduce = EXPR`.
+struct FormArg(StripForm);
+
+impl Parse for FormArg {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let key: Ident = input.parse()?;
+        let shape = match key.to_string().as_str() {
+            "strip" => StripShape::Map,
+            "reduce" => StripShape::Reduction,
+            other => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "unknown `#[compilable]` argument `{other}`: expected `strip = …` (a strip form mapping rows) or `reduce = …` (one folding every row)"
+                    ),
+                ))
+            }
+        };
+        if !input.peek(Token![=]) {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("malformed `#[compilable({key})]`: expected `{key} = <expression building the strip form>`"),
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let expr: Expr = input.parse()?;
+        if !input.is_empty() {
+            return Err(
+                input.error("`#[compilable]` takes one strip form: `strip = …` or `reduce = …`")
+            );
+        }
+        Ok(FormArg(StripForm { shape, expr }))
+    }
 }

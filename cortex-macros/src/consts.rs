@@ -4,6 +4,7 @@
 //! Each function destructures its type completely, so a field added to the
 //! model fails to compile here until it is written out too.
 
+use cortex_core::access::StripShape;
 use cortex_core::ir::{
     Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, ModeIr, NodeIr, NodeKind, OutputIr, StateIr,
 };
@@ -107,6 +108,7 @@ fn node(n: &NodeIr) -> TokenStream {
         name,
         op,
         kind,
+        strip,
         weight_key,
         args,
         fallible,
@@ -124,6 +126,13 @@ fn node(n: &NodeIr) -> TokenStream {
     let kind = match kind {
         NodeKind::Compilable => quote!(#c::ir::NodeKind::Compilable),
         NodeKind::ExternalCall => quote!(#c::ir::NodeKind::ExternalCall),
+    };
+    let strip = match strip {
+        Some(StripShape::Map) => quote!(::core::option::Option::Some(#c::access::StripShape::Map)),
+        Some(StripShape::Reduction) => {
+            quote!(::core::option::Option::Some(#c::access::StripShape::Reduction))
+        }
+        None => quote!(::core::option::Option::None),
     };
     let weight_key = match weight_key {
         Some(k) => quote!(::core::option::Option::Some(#k)),
@@ -143,7 +152,7 @@ fn node(n: &NodeIr) -> TokenStream {
     });
     quote! {
         #c::ir::NodeIr {
-            name: #name, op: #op, kind: #kind, weight_key: #weight_key,
+            name: #name, op: #op, kind: #kind, strip: #strip, weight_key: #weight_key,
             args: #args, fallible: #fallible, ty: #ty, source: #source,
         }
     }

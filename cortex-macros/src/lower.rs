@@ -53,6 +53,7 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
                     })
                     .collect(),
                 compilable: n.compilable,
+                strip: n.strip.as_ref().map(|f| f.shape),
                 weight_key: n.weight_key.as_ref().map(|k| k.value()),
                 fallible: n.fallible,
                 ty: n.ty.as_ref().map(|t| tokens(t)),

@@ -290,6 +290,7 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
         args,
         fallible,
         compilable: a.compilable,
+        strip: a.strip,
         weight_key: a.weight_key,
         source,
     })

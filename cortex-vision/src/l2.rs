@@ -4,8 +4,8 @@
 use crate::clip::SyntheticClip;
 use crate::ops::text_roi::TextRoiParams;
 use crate::ops::{
-    self, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
-    SaliencyParams, SceneChange, ScoreMap,
+    self, BlurParams, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams,
+    RgbFrame, SaliencyParams, SceneChange, ScoreMap,
 };
 use cortex_macros::cortex_graph;
 
@@ -36,11 +36,13 @@ cortex_graph! {
         mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
         mode TEXT_FOCUS { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
 
-        #[compilable] node gray: GrayImage = ops::to_gray_into(frame, &mut gray)?;
-        #[compilable] node laplacian = ops::blur_detector(gray)?;
+        #[compilable(strip = ops::strip::GrayStrip)]
+        node gray: GrayImage = ops::to_gray_into(frame, &mut gray)?;
+        #[compilable(reduce = ops::strip::BlurForm(BlurParams::DEFAULT))]
+        node laplacian = ops::blur_detector(gray)?;
         #[compilable] node scene = ops::scene_change(gray, _prev_gray)?;
         #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
-        #[compilable] #[weight_key = "wc"]
+        #[compilable(strip = ops::strip::CenterForm(CenterParams::DEFAULT))] #[weight_key = "wc"]
         node center: ScoreMap = ops::center_crop_into(gray, &CenterParams::DEFAULT, &mut center)?;
         #[weight_key = "wt"]
         node text: ScoreMap = ops::text_roi::text_map_into(gray, &TextRoiParams::DEFAULT, &mut text)?;
@@ -48,7 +50,7 @@ cortex_graph! {
         node saliency: ScoreMap = ops::saliency_dft_into(gray, &SaliencyParams::DEFAULT, &mut saliency)?;
         #[compilable] #[weight_key = "wm"]
         node motion: ScoreMap = ops::motion_map_into(gray, _prev_gray, &MotionParams::DEFAULT, &mut motion)?;
-        #[compilable]
+        #[compilable(strip = ops::strip::FusionForm)]
         node fused: ScoreMap = ops::score_fusion_into(center, text, saliency, motion, weights, &mut fused)?;
         #[external_call]
         node roi: EncodedRoi = ops::encode_roi_into(frame, fused, &EncoderParams::DEFAULT, &mut roi)?;

@@ -9,6 +9,7 @@ mod common;
 mod mser_support;
 
 mod dsl_l2;
+mod fusion;
 mod l2_blur;
 mod parallel_engine;
 mod pipelined_engine;

@@ -1,6 +1,7 @@
-//! How a strip kernel reads its inputs ([`Kind`], [`Window`]): what the
-//! fusion pass needs to know of an op to decide what may share a strip,
-//! without the kernel itself.
+//! How a strip kernel reads its inputs ([`Kind`], [`Window`]) and what a
+//! node declares of its strip form ([`StripShape`]): what the fusion pass
+//! needs to know of an op to decide what may share a strip, without the
+//! kernel itself.
 
 /// Rows of context a kernel reads above and below each output row (in its
 /// inputs' rows, after mapping an output row to the input rows it covers).
@@ -60,6 +61,38 @@ impl Kind {
             Kind::Stencil(_) => format!("stencil -{}/+{}", w.above, w.below),
             Kind::Resample(_) => format!("resample -{}/+{}", w.above, w.below),
             Kind::Reduction(_) => format!("reduction -{}/+{}", w.above, w.below),
+        }
+    }
+}
+
+/// What a node declares of its strip form (`#[compilable(strip = …)]` or
+/// `#[compilable(reduce = …)]`): all the fusion pass needs to know to
+/// group it, since a reduction's result needs every row and so cannot be
+/// read inside the strip that produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StripShape {
+    /// Each output row from a window of input rows (pointwise, stencil or
+    /// resample): its consumers may share its strips.
+    Map,
+    /// A value folded from every row: it leaves the group.
+    Reduction,
+}
+
+impl StripShape {
+    /// The DSL key declaring it: `strip` or `reduce`.
+    pub const fn key(self) -> &'static str {
+        match self {
+            StripShape::Map => "strip",
+            StripShape::Reduction => "reduce",
+        }
+    }
+}
+
+impl From<Kind> for StripShape {
+    fn from(kind: Kind) -> StripShape {
+        match kind {
+            Kind::Reduction(_) => StripShape::Reduction,
+            _ => StripShape::Map,
         }
     }
 }

@@ -31,6 +31,7 @@
 //! assert_eq!(checked.mode_plans.len(), 2);
 //! ```
 
+use crate::model::access::StripShape;
 use crate::model::spec::{
     ArgSpec, GraphBuilder, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec,
     WriteSpec, WEIGHTS_ARG,
@@ -99,6 +100,7 @@ impl NodeSpec {
             op: op.into(),
             args: args.into_iter().map(Into::into).collect(),
             compilable: false,
+            strip: None,
             weight_key: None,
             fallible: false,
             ty: None,
@@ -186,12 +188,27 @@ impl GraphBuilder {
         self
     }
 
+    /// Gives the last node a strip form of this shape (it becomes
+    /// `#[compilable]`): `#[compilable(strip = …)]` or
+    /// `#[compilable(reduce = …)]` in the DSL.
+    ///
+    /// # Panics
+    /// If no node was added yet.
+    pub fn strip(mut self, shape: StripShape) -> Self {
+        let node = self.last_node("strip");
+        node.compilable = true;
+        node.strip = Some(shape);
+        self
+    }
+
     /// Marks the last node `#[external_call]` (the default).
     ///
     /// # Panics
     /// If no node was added yet.
     pub fn external(mut self) -> Self {
-        self.last_node("external").compilable = false;
+        let node = self.last_node("external");
+        node.compilable = false;
+        node.strip = None;
         self
     }
 
@@ -324,6 +341,7 @@ mod tests {
             op: op.into(),
             args,
             compilable: false,
+            strip: None,
             weight_key: None,
             fallible: false,
             ty: None,
@@ -343,6 +361,7 @@ mod tests {
             nodes: vec![
                 NodeSpec {
                     compilable: true,
+                    strip: None,
                     ..node(
                         "n",
                         "f",

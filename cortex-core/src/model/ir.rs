@@ -4,6 +4,7 @@
 //! `const` data (borrowed); tools read it at run time. `Cow` lets one type
 //! serve both.
 
+use crate::model::access::StripShape;
 use std::borrow::Cow;
 
 /// A string that is `&'static` in generated consts and owned when built.
@@ -96,6 +97,9 @@ pub struct NodeIr {
     pub op: Str,
     /// Compilable or external call.
     pub kind: NodeKind,
+    /// The strip form a compilable node declares, if any: the fusion pass
+    /// may run it strip by strip inside a fused group.
+    pub strip: Option<StripShape>,
     /// The weight key scaling its contribution, if any.
     pub weight_key: Option<KeyId>,
     /// Its arguments, in call order.

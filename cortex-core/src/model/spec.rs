@@ -8,6 +8,8 @@
 //! [`GraphSpec::builder`] assembles one declaration at a time (see
 //! [`GraphBuilder`]) instead of spelling out the struct literals.
 
+use crate::model::access::StripShape;
+
 /// The name reserved for the running weight table.
 pub const WEIGHTS_ARG: &str = "weights";
 
@@ -61,6 +63,9 @@ pub struct NodeSpec {
     pub args: Vec<ArgSpec>,
     /// `#[compilable]`.
     pub compilable: bool,
+    /// The strip form it declares (`#[compilable(strip = …)]` or
+    /// `#[compilable(reduce = …)]`), if any.
+    pub strip: Option<StripShape>,
     /// `#[weight_key = "…"]`.
     pub weight_key: Option<String>,
     /// Written with a trailing `?`.

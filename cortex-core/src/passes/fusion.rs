@@ -18,7 +18,7 @@
 //!
 //! Nothing here panics on a malformed IR: ids out of range are skipped.
 
-use crate::model::access::Kind;
+use crate::model::access::StripShape;
 use crate::model::ir::{EdgeKind, Endpoint, GraphIr, NodeId};
 use crate::model::plan::{Plan, Reason};
 use crate::passes::islands::islands;
@@ -109,11 +109,30 @@ impl WhyUnfused {
     }
 }
 
-/// The fused groups of `plan` over `ir`. `strip_forms[id]` is the kind of
-/// node `id`'s strip form, `None` (or missing) when it has none.
-pub fn fusion_plan(ir: &GraphIr, plan: &Plan, strip_forms: &[Option<Kind>]) -> FusionPlan {
+/// The fused groups of `plan` over `ir`, from the strip forms its nodes
+/// declare (`#[compilable(strip = …)]`, `#[compilable(reduce = …)]`): what
+/// the generated code runs and the tools show.
+pub fn declared_fusion_plan(ir: &GraphIr, plan: &Plan) -> FusionPlan {
+    let forms: Vec<Option<StripShape>> = ir.nodes.iter().map(|n| n.strip).collect();
+    fusion_plan(ir, plan, &forms)
+}
+
+/// The fused groups of `plan` over `ir`. `strip_forms[id]` describes node
+/// `id`'s strip form (its [`Kind`](crate::model::access::Kind) or just its
+/// [`StripShape`]), `None` (or missing) when it has none.
+pub fn fusion_plan<S: Into<StripShape> + Copy>(
+    ir: &GraphIr,
+    plan: &Plan,
+    strip_forms: &[Option<S>],
+) -> FusionPlan {
     let n = ir.nodes.len();
-    let form = |id: NodeId| strip_forms.get(id as usize).copied().flatten();
+    let form = |id: NodeId| {
+        strip_forms
+            .get(id as usize)
+            .copied()
+            .flatten()
+            .map(Into::into)
+    };
     let live = |id: NodeId| (id as usize) < n && plan.is_live(id);
     // Within-frame edges between running nodes.
     let mut succ: Vec<Vec<NodeId>> = vec![Vec::new(); n];
@@ -142,7 +161,7 @@ pub fn fusion_plan(ir: &GraphIr, plan: &Plan, strip_forms: &[Option<Kind>]) -> F
         }
         for &b in &island.nodes {
             for &a in &island.nodes {
-                if !succ[a as usize].contains(&b) || matches!(form(a), Some(Kind::Reduction(_))) {
+                if !succ[a as usize].contains(&b) || form(a) == Some(StripShape::Reduction) {
                     continue;
                 }
                 let (Some(sa), Some(sb)) = (set_of[a as usize], set_of[b as usize]) else {
@@ -243,10 +262,10 @@ fn convex(succ: &[Vec<NodeId>], set: &[NodeId]) -> bool {
 fn reads_own_reduction(
     succ: &[Vec<NodeId>],
     set: &[NodeId],
-    form: impl Fn(NodeId) -> Option<Kind>,
+    form: impl Fn(NodeId) -> Option<StripShape>,
 ) -> bool {
     set.iter().any(|&r| {
-        matches!(form(r), Some(Kind::Reduction(_)))
+        form(r) == Some(StripShape::Reduction)
             && succ[r as usize]
                 .iter()
                 .any(|c| set.binary_search(c).is_ok())
@@ -260,7 +279,7 @@ fn role(
     succ: &[Vec<NodeId>],
     members: &[NodeId],
     m: NodeId,
-    form: Option<Kind>,
+    form: Option<StripShape>,
 ) -> ValueRole {
     let output = ir.outputs.iter().any(|o| o.node == m);
     let state = ir
@@ -273,7 +292,7 @@ fn role(
         .copied()
         .filter(|c| !members.contains(c))
         .collect();
-    let reduction = matches!(form, Some(Kind::Reduction(_)));
+    let reduction = form == Some(StripShape::Reduction);
     if !output && !state && consumers.is_empty() && !reduction {
         ValueRole::Internal
     } else {
@@ -284,4 +303,117 @@ fn role(
             reduction,
         }
     }
+}
+
+impl FusionPlan {
+    /// The group node `id` is in, if any.
+    pub fn group_of(&self, id: NodeId) -> Option<usize> {
+        self.groups.iter().position(|g| g.contains(id))
+    }
+}
+
+/// The units a fused plan runs: each group as one unit, each other running
+/// node as its own, in an order that respects every edge between them
+/// (groups are convex, so one exists), closest to the plan's order. Each
+/// unit lists its nodes in topological order.
+pub fn units(ir: &GraphIr, plan: &Plan, fusion: &FusionPlan) -> Vec<Vec<NodeId>> {
+    let n = ir.nodes.len();
+    let mut unit_of: Vec<Option<usize>> = vec![None; n];
+    let mut members: Vec<Vec<NodeId>> = Vec::new();
+    for &id in plan.order.iter() {
+        if (id as usize) >= n || unit_of[id as usize].is_some() {
+            continue;
+        }
+        let nodes = match fusion.group_of(id) {
+            Some(g) => fusion.groups[g].nodes.clone(),
+            None => vec![id],
+        };
+        for &m in &nodes {
+            if let Some(u) = unit_of.get_mut(m as usize) {
+                *u = Some(members.len());
+            }
+        }
+        members.push(nodes);
+    }
+    // Edges between units (by the first position each unit takes in the
+    // plan's order, so ties keep that order).
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); members.len()];
+    for e in ir.edges.iter() {
+        if let (EdgeKind::Data | EdgeKind::Weighted, Endpoint::Node(a), Endpoint::Node(b)) =
+            (e.kind, e.from, e.to)
+        {
+            let (Some(Some(ua)), Some(Some(ub))) =
+                (unit_of.get(a as usize), unit_of.get(b as usize))
+            else {
+                continue;
+            };
+            if ua != ub && !preds[*ub].contains(ua) {
+                preds[*ub].push(*ua);
+            }
+        }
+    }
+    let mut done = vec![false; members.len()];
+    let mut out = Vec::with_capacity(members.len());
+    while out.len() < members.len() {
+        let Some(next) =
+            (0..members.len()).find(|&u| !done[u] && preds[u].iter().all(|&p| done[p]))
+        else {
+            // Unreachable for convex groups; keep every node rather than loop.
+            out.extend(
+                (0..members.len())
+                    .filter(|&u| !done[u])
+                    .map(|u| members[u].clone()),
+            );
+            break;
+        };
+        done[next] = true;
+        out.push(members[next].clone());
+    }
+    out
+}
+
+/// `plan` with its order rearranged so each group's members run together
+/// ([`units`], flattened): the order the generated code and its memory
+/// plan follow when the plan runs fused.
+pub fn fused_plan(ir: &GraphIr, plan: &Plan, fusion: &FusionPlan) -> Plan {
+    let order: Vec<NodeId> = units(ir, plan, fusion).into_iter().flatten().collect();
+    Plan {
+        order: order.into(),
+        ..plan.clone()
+    }
+}
+
+/// The units of a fused plan in waves: a unit's wave is one more than the
+/// latest wave of the units it reads, so the units of one wave may run at
+/// once. Each wave lists its units' nodes.
+pub fn unit_waves(ir: &GraphIr, plan: &Plan, fusion: &FusionPlan) -> Vec<Vec<Vec<NodeId>>> {
+    let units = units(ir, plan, fusion);
+    let n = ir.nodes.len();
+    let mut wave_of_node = vec![0usize; n];
+    let mut out: Vec<Vec<Vec<NodeId>>> = Vec::new();
+    for unit in units {
+        let w = ir
+            .edges
+            .iter()
+            .filter_map(|e| match (e.kind, e.from, e.to) {
+                (EdgeKind::Data | EdgeKind::Weighted, Endpoint::Node(a), Endpoint::Node(b))
+                    if unit.contains(&b) && !unit.contains(&a) && plan.is_live(a) =>
+                {
+                    wave_of_node.get(a as usize).map(|w| w + 1)
+                }
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        for &m in &unit {
+            if let Some(x) = wave_of_node.get_mut(m as usize) {
+                *x = w;
+            }
+        }
+        if out.len() <= w {
+            out.resize_with(w + 1, Vec::new);
+        }
+        out[w].push(unit);
+    }
+    out
 }

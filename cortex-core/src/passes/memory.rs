@@ -61,6 +61,17 @@ impl BufferPlan {
         colour(ir, plan, &step)
     }
 
+    /// The buffers when node `id` runs at step `steps[id]` (nodes of one
+    /// step run at once: a fused group's members share its step, the
+    /// nodes of a wave share the wave's).
+    pub fn from_steps(ir: &GraphIr, plan: &Plan, steps: &[usize]) -> BufferPlan {
+        let mut step = vec![usize::MAX; ir.nodes.len()];
+        for (s, &t) in step.iter_mut().zip(steps) {
+            *s = t;
+        }
+        colour(ir, plan, &step)
+    }
+
     /// How many buffers of type `ty` this plan uses.
     pub fn count_of(&self, ty: &str) -> usize {
         self.buffers.iter().filter(|b| b.ty == ty).count()

@@ -131,6 +131,18 @@ impl<'a, O: crate::runtime::observe::Observer> SharedObserver<'a, O> {
     pub fn frame_end(&self, ok: bool) {
         self.with(|o| o.frame_end(ok));
     }
+
+    /// See [`Observer::group_begin`](crate::runtime::observe::Observer::group_begin).
+    #[inline]
+    pub fn group_begin(&self, members: &'static [crate::model::ir::NodeId]) {
+        self.with(|o| o.group_begin(members));
+    }
+
+    /// See [`Observer::group_end`](crate::runtime::observe::Observer::group_end).
+    #[inline]
+    pub fn group_end(&self, fused: bool) {
+        self.with(|o| o.group_end(fused));
+    }
 }
 
 /// Runs two jobs of a wave at once on the engine's pool (rayon's global
@@ -201,3 +213,56 @@ impl SilentObserver {
 }
 
 pub use super::heap::{Probe, ViaHeapBytes, ViaInlineSize};
+pub use super::strip::form::{try_run, PlaneValue, StripForm};
+pub use super::strip::group::Value as GroupValue;
+pub use super::strip::GroupBuilder;
+
+use super::strip::form::{Map, Reduce};
+use super::strip::{FusedGroup, StripError};
+
+/// A `strip = …` form, checked to be one (a `reduce = …` form here is a
+/// type error at the expression).
+#[inline(always)]
+pub fn map_form<F: StripForm<Shape = Map>>(form: F) -> F {
+    form
+}
+
+/// A `reduce = …` form, checked to be one.
+#[inline(always)]
+pub fn reduce_form<F: StripForm<Shape = Reduce>>(form: F) -> F {
+    form
+}
+
+/// One fused group of one plan in a pipeline: built on its first fused
+/// run, kept (with its worker scratch) for the next frames.
+#[derive(Debug, Default)]
+pub struct FusionSlot {
+    group: Option<FusedGroup>,
+    /// Building failed: the plan runs this group unfused from now on.
+    refused: bool,
+}
+
+impl FusionSlot {
+    /// The group, built by `build` on first use; `None` when fusion is off
+    /// or building failed.
+    pub fn get(
+        &mut self,
+        on: bool,
+        build: impl FnOnce(&mut GroupBuilder) -> Result<(), StripError>,
+    ) -> Option<&mut FusedGroup> {
+        if !on || self.refused {
+            return None;
+        }
+        if self.group.is_none() {
+            let mut b = GroupBuilder::new();
+            match build(&mut b).and_then(|()| b.build()) {
+                Ok(g) => self.group = Some(g),
+                Err(_) => {
+                    self.refused = true;
+                    return None;
+                }
+            }
+        }
+        self.group.as_mut()
+    }
+}

@@ -23,6 +23,19 @@ pub trait Observer {
     fn node_end(&mut self, node: NodeId) {
         let _ = node;
     }
+    /// A fused group of these nodes (in order) is about to run strip by
+    /// strip as one unit.
+    #[inline(always)]
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        let _ = members;
+    }
+    /// The fused group that began last ended: `fused` is false when it
+    /// declined the frame, which its members then run as whole-frame calls
+    /// (each reported by `node_begin`/`node_end`).
+    #[inline(always)]
+    fn group_end(&mut self, fused: bool) {
+        let _ = fused;
+    }
     /// The frame ended; `ok` is false when a node failed.
     #[inline(always)]
     fn frame_end(&mut self, ok: bool) {
@@ -48,6 +61,14 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     #[inline(always)]
     fn node_end(&mut self, node: NodeId) {
         (**self).node_end(node)
+    }
+    #[inline(always)]
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        (**self).group_begin(members)
+    }
+    #[inline(always)]
+    fn group_end(&mut self, fused: bool) {
+        (**self).group_end(fused)
     }
     #[inline(always)]
     fn frame_end(&mut self, ok: bool) {

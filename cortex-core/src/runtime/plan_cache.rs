@@ -94,6 +94,7 @@ mod tests {
             op: "f".into(),
             args,
             compilable: true,
+            strip: None,
             weight_key: key,
             fallible: false,
             ty: None,

@@ -5,6 +5,7 @@ use cortex_core::ir::{Arg, EdgeKind, Endpoint, NodeId};
 use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
+use super::fused::{group_block, GroupSite};
 use super::stages::{stage_a_fills, Part};
 use super::waves::{wave_stmts, Parallel};
 use super::{const_arg, node_local, state_written, Cx, Flavor, Shape};
@@ -24,12 +25,17 @@ pub(super) fn run_body(
         bufs,
         parallel,
         part,
+        fusion,
     } = shape;
     let (ir, ast, c) = (cx.ir, cx.ast, cx.c);
     let mut parallel = parallel.map(|waves| Parallel {
         waves,
         jobs: std::collections::HashMap::new(),
+        groups: std::collections::HashMap::new(),
     });
+    // Per fused group: its members' own calls, gathered in order.
+    let mut fallbacks: Vec<Vec<TokenStream>> =
+        fusion.map_or_else(Vec::new, |f| vec![Vec::new(); f.plan.groups.len()]);
     let outputs_ty = &n.outputs;
     let obs = local("__obs", Span::call_site());
     let weights = local("__weights_table", Span::call_site());
@@ -91,8 +97,13 @@ pub(super) fn run_body(
         }
     }
 
-    // Node calls, in topological order.
-    for &id in ir.topo.iter() {
+    // Node calls, in the plan's order (a fused plan runs each group's
+    // members together).
+    let order: Vec<NodeId> = match &flavor {
+        Flavor::Mode(p) => p.order.to_vec(),
+        Flavor::Masked => ir.topo.to_vec(),
+    };
+    for &id in order.iter() {
         if !live(id) || !in_part(id) {
             continue;
         }
@@ -198,6 +209,38 @@ pub(super) fn run_body(
             }
             (_, None) => quote!(#value),
         };
+        if let Some((f, k)) = fusion.and_then(|f| f.plan.group_of(id).map(|k| (f, k))) {
+            // A fused group's member: its call is the group's unfused path;
+            // the group is emitted once its last member is reached.
+            fallbacks[k].push(quote! {
+                #(#guards)*
+                #obs.node_begin(#id);
+                #compute
+                #obs.node_end(#id);
+                let #v = #result;
+            });
+            let group = &f.plan.groups[k];
+            if group.nodes.last() == Some(&id) {
+                let block = group_block(
+                    cx,
+                    GroupSite {
+                        group,
+                        slot: f.slot_base + k,
+                        fallback: std::mem::take(&mut fallbacks[k]),
+                        live: &live,
+                        buffer: &buffer,
+                    },
+                    &obs,
+                );
+                match parallel.as_mut() {
+                    Some(par) => {
+                        par.groups.insert(group.nodes[0], block);
+                    }
+                    None => stmts.push(block),
+                }
+            }
+            continue;
+        }
         if let Some(par) = parallel.as_mut() {
             // Emitted wave by wave below.
             let outcome = if node.fallible {
@@ -258,7 +301,16 @@ pub(super) fn run_body(
 
     if let Some(par) = parallel.take() {
         for wave in &par.waves {
-            stmts.push(wave_stmts(c, &obs, wave, &par.jobs));
+            // A fused group runs alone (its strips use every core), before
+            // the other units of its wave, which read none of its values.
+            let mut singles = Vec::new();
+            for unit in wave {
+                match par.groups.get(&unit[0]) {
+                    Some(block) => stmts.push(block.clone()),
+                    None => singles.extend(unit.iter().copied()),
+                }
+            }
+            stmts.push(wave_stmts(c, &obs, &singles, &par.jobs));
         }
     }
     if let Part::StreamA(_) = part {

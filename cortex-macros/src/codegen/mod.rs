@@ -7,12 +7,14 @@
 //! [`stages`].
 
 mod body;
+mod fused;
 mod layout;
 mod stages;
 mod waves;
 
 use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::memory::BufferPlan;
+use cortex_core::passes::fusion::{declared_fusion_plan, fused_plan, unit_waves, FusionPlan};
 use cortex_core::plan::Plan;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -46,6 +48,8 @@ pub struct Bodies {
     pub buffer_types: Vec<syn::Type>,
     /// Per buffer field: its type's text and index among that type's.
     pub buffer_keys: Vec<(String, u32)>,
+    /// How many fused groups the modes' plans hold (one slot each).
+    pub fusion_slots: usize,
 }
 
 /// Everything the generator needs.
@@ -60,29 +64,80 @@ pub(super) struct Cx<'a> {
 
 /// The bodies of a valid pipeline's run functions.
 pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -> Bodies {
-    // Buffers: each mode's own assignment for its straight-line function;
-    // the full graph's for the plan-driven one, which is valid for every
-    // plan (a plan's values live no longer than in the full graph).
-    let mode_bufs: Vec<BufferPlan> = r
+    // Each mode's fused groups, and its plan reordered so that each group's
+    // members run together; each group has its own slot in the pipeline.
+    let fusion: Vec<FusionPlan> = r
         .mode_plans
+        .iter()
+        .map(|p| declared_fusion_plan(r.ir, p))
+        .collect();
+    let fused_plans: Vec<Plan> = r
+        .mode_plans
+        .iter()
+        .zip(&fusion)
+        .map(|(p, f)| fused_plan(r.ir, p, f))
+        .collect();
+    let slot_bases: Vec<usize> = fusion
+        .iter()
+        .scan(0, |next, f| {
+            let base = *next;
+            *next += f.groups.len();
+            Some(base)
+        })
+        .collect();
+    let fusion_slots = fusion.iter().map(|f| f.groups.len()).sum();
+    let fused_of = |m: usize| Fused {
+        plan: &fusion[m],
+        slot_base: slot_bases[m],
+    };
+    // Buffers: each mode's own assignment for its straight-line function
+    // (in its fused order); the full graph's for the plan-driven one, which
+    // is valid for every plan (a plan's values live no longer than in the
+    // full graph).
+    let mode_bufs: Vec<BufferPlan> = fused_plans
         .iter()
         .map(|p| BufferPlan::sequential(r.ir, p))
         .collect();
-    let full = cortex_core::dce::plan_for_pattern(r.ir, 0, "full");
-    let full_bufs = BufferPlan::sequential(r.ir, &full);
-    // Parallel runs: every node of a wave at once, so values of one wave
-    // never share a buffer.
-    let par_bufs: Vec<BufferPlan> = if ast.parallel {
+    // Pipelined runs are not fused: their stages follow the plan's order.
+    let stream_bufs: Vec<BufferPlan> = if ast.parallel {
         r.mode_plans
             .iter()
-            .map(|p| BufferPlan::parallel(r.ir, p))
+            .map(|p| BufferPlan::sequential(r.ir, p))
             .collect()
     } else {
         Vec::new()
     };
+    let full = cortex_core::dce::plan_for_pattern(r.ir, 0, "full");
+    let full_bufs = BufferPlan::sequential(r.ir, &full);
+    // Parallel runs: every unit of a wave at once, so values of one wave
+    // (a group's members included) never share a buffer.
+    let par_waves: Vec<Vec<Vec<Vec<NodeId>>>> = if ast.parallel {
+        r.mode_plans
+            .iter()
+            .zip(&fusion)
+            .map(|(p, f)| unit_waves(r.ir, p, f))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let par_bufs: Vec<BufferPlan> = r
+        .mode_plans
+        .iter()
+        .zip(&par_waves)
+        .map(|(p, waves)| {
+            let mut steps = vec![usize::MAX; r.ir.nodes.len()];
+            for (w, wave) in waves.iter().enumerate() {
+                for &id in wave.iter().flatten() {
+                    steps[id as usize] = w;
+                }
+            }
+            BufferPlan::from_steps(r.ir, p, &steps)
+        })
+        .collect();
     let all: Vec<&BufferPlan> = mode_bufs
         .iter()
         .chain(&par_bufs)
+        .chain(&stream_bufs)
         .chain([&full_bufs])
         .collect();
     let layout = BufferLayout::new(ast, r.ir, &all);
@@ -105,12 +160,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let mode_fns: Vec<proc_macro2::Ident> = (0..variants.len())
         .map(|i| format_ident!("__run_mode_{}", i))
         .collect();
-    let mode_bodies: Vec<TokenStream> = r
-        .mode_plans
+    let mode_bodies: Vec<TokenStream> = fused_plans
         .iter()
         .zip(&variants)
         .zip(&mode_bufs)
-        .map(|((p, v), b)| {
+        .enumerate()
+        .map(|(m, ((p, v), b))| {
             run_body(
                 &cx,
                 n,
@@ -119,6 +174,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                     bufs: b,
                     parallel: None,
                     part: Part::Whole,
+                    fusion: Some(fused_of(m)),
                 },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
@@ -129,20 +185,22 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .map(|i| format_ident!("__run_parallel_mode_{}", i))
         .collect();
     let par_seq_fns = &mode_fns[..par_fns.len()];
-    let par_bodies: Vec<TokenStream> = r
-        .mode_plans
+    let par_bodies: Vec<TokenStream> = fused_plans
         .iter()
         .zip(&variants)
         .zip(&par_bufs)
-        .map(|((p, v), b)| {
+        .zip(&par_waves)
+        .enumerate()
+        .map(|(m, (((p, v), b), waves))| {
             run_body(
                 &cx,
                 n,
                 Shape {
                     flavor: Flavor::Mode(p),
                     bufs: b,
-                    parallel: Some(cortex_core::schedule::waves(r.ir, p)),
+                    parallel: Some(waves.clone()),
                     part: Part::Whole,
+                    fusion: Some(fused_of(m)),
                 },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
@@ -164,8 +222,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .mode_plans
         .iter()
         .zip(&variants)
-        .zip(&mode_bufs)
-        .take(par_bufs.len())
+        .zip(&stream_bufs)
         .zip(&mode_fns)
         .map(|(((p, v), b), seq_fn)| {
             let a = cortex_core::schedule::state_free(r.ir, p);
@@ -178,6 +235,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                         bufs: b,
                         parallel: None,
                         part,
+                        fusion: None,
                     },
                     quote!(#mode_ty::#v.plan()),
                     quote!(#mode_ty::#v.weights()),
@@ -222,6 +280,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             bufs: &full_bufs,
             parallel: None,
             part: Part::Whole,
+            fusion: None,
         },
         quote!(__plan),
         quote!(__weights),
@@ -330,6 +389,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         },
         buffer_types,
         buffer_keys,
+        fusion_slots,
     }
 }
 
@@ -339,10 +399,19 @@ pub(super) struct Shape<'a> {
     pub flavor: Flavor<'a>,
     /// The plan's buffers.
     pub bufs: &'a BufferPlan,
-    /// `Some(waves)`: each wave's nodes at once (parallel runs).
-    pub parallel: Option<Vec<Vec<NodeId>>>,
+    /// `Some(waves)`: each wave's units at once (parallel runs).
+    pub parallel: Option<Vec<Vec<Vec<NodeId>>>>,
     /// The whole plan, or a stage of a pipelined run.
     pub part: Part<'a>,
+    /// The plan's fused groups, when it runs fused.
+    pub fusion: Option<Fused<'a>>,
+}
+
+/// A plan's fused groups and where their slots start in the pipeline.
+#[derive(Clone, Copy)]
+pub(super) struct Fused<'a> {
+    pub plan: &'a FusionPlan,
+    pub slot_base: usize,
 }
 
 /// How a run function chooses which nodes to run.

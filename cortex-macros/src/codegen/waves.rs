@@ -9,10 +9,13 @@ use quote::{format_ident, quote};
 /// The nodes of a parallel run function, gathered before they are emitted
 /// wave by wave.
 pub(super) struct Parallel {
-    pub waves: Vec<Vec<NodeId>>,
+    /// Each wave's units: a fused group's members, or one node.
+    pub waves: Vec<Vec<Vec<NodeId>>>,
     /// Per node: its job (a closure returning its call's result), the local
     /// its result is bound to, and the statements binding its value.
     pub jobs: HashMap<NodeId, (TokenStream, proc_macro2::Ident, TokenStream)>,
+    /// Per fused group (by its first member): the statements running it.
+    pub groups: HashMap<NodeId, TokenStream>,
 }
 
 /// One wave of a parallel run: a lone node runs on the calling thread;

@@ -42,7 +42,7 @@ impl BlurParams {
 }
 
 /// What [`blur_detector`] measured.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct BlurReport {
     /// Population variance of the Laplacian over all pixels.
     pub variance: f64,

@@ -121,6 +121,7 @@ fn build_ir(spec: &GraphSpec, r: &Resolved, topo: Vec<u32>) -> GraphIr {
             } else {
                 NodeKind::ExternalCall
             },
+            strip: n.strip.filter(|_| n.compilable),
             weight_key: r.node_keys[i],
             args: r.args[i]
                 .iter()

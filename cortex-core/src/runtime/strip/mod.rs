@@ -7,13 +7,15 @@
 //! [`plane`] (typed views of rows), [`erased`] (the same views with the
 //! element type checked at run time, so one group mixes types), [`kernel`]
 //! (what an op declares: kind, window, geometry, strip function),
-//! [`rows`] (which input rows a strip of output rows reads), [`error`],
+//! [`rows`] (which input rows a strip of output rows reads), [`form`] (how a
+//! graph node's op joins a group), [`error`],
 //! [`group`] (building a group), [`schedule`] (the rows every member computes
 //! in every strip) and [`exec`] (running it, fused or unfused).
 
 pub mod erased;
 pub mod error;
 pub mod exec;
+pub mod form;
 pub mod geometry;
 pub mod group;
 pub mod kernel;
@@ -25,6 +27,7 @@ pub mod schedule;
 pub use erased::{AnyPlane, Inputs};
 pub use error::StripError;
 pub use exec::Strips;
+pub use form::{FormShape, Map, PlaneValue, Reduce, StripForm};
 pub use geometry::{Element, Geometry};
 pub use group::{FusedGroup, GroupBuilder, Value};
 pub use kernel::{Kind, StripKernel, StripReduction, Window};

@@ -5,12 +5,14 @@
 
 pub mod center;
 mod check;
+pub mod forms;
 pub mod fusion;
 pub mod gray;
 pub mod laplacian;
 pub mod motion;
 
 pub use center::CenterStrip;
+pub use forms::{BlurForm, CenterForm, FusionForm};
 pub use fusion::FusionStrip;
 pub use gray::GrayStrip;
 pub use laplacian::{Laplacian, LaplacianVariance};

@@ -1,0 +1,198 @@
+//! A fused group in a run function: build the group once (its members'
+//! strip forms, from their `#[compilable(strip = …)]` expressions), run it
+//! strip by strip on the pool, move its leaving values into the members'
+//! values — or, when fusion is off or the group declines the frame, run the
+//! members' own calls one after the other, exactly as an unfused plan does.
+
+use cortex_core::access::StripShape;
+use cortex_core::ir::{Arg, Endpoint, GraphIr, NodeId};
+use cortex_core::passes::fusion::{Group, ValueRole};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use super::{node_local, Cx};
+
+/// One group of a run function, with what the surrounding body knows.
+pub(super) struct GroupSite<'a> {
+    pub group: &'a Group,
+    /// Index of the group's slot in the pipeline's `__fusion` array.
+    pub slot: usize,
+    /// The members' own calls, in order: the unfused path.
+    pub fallback: Vec<TokenStream>,
+    /// Whether node `id` runs in the plan.
+    pub live: &'a dyn Fn(NodeId) -> bool,
+    /// The buffer field node `id` fills, if it fills one.
+    pub buffer: &'a dyn Fn(NodeId, Span) -> Option<TokenStream>,
+}
+
+/// The statements running one fused group and binding its leaving values
+/// to the members' locals.
+pub(super) fn group_block(
+    cx: &Cx<'_>,
+    site: GroupSite<'_>,
+    obs: &proc_macro2::Ident,
+) -> TokenStream {
+    let (ir, ast, c) = (cx.ir, cx.ast, cx.c);
+    let g = site.group;
+    let weights = crate::names::local("__weights_table", Span::call_site());
+    // The group's inputs: every value a member reads from outside it, once.
+    let mut inputs: Vec<Endpoint> = Vec::new();
+    for &m in &g.nodes {
+        for arg in ir.nodes[m as usize].args.iter() {
+            if let Arg::Value(e) = arg {
+                let outside = match e {
+                    Endpoint::Node(p) => !g.contains(*p) && (site.live)(*p),
+                    _ => true,
+                };
+                if outside && !inputs.contains(e) {
+                    inputs.push(*e);
+                }
+            }
+        }
+    }
+    let input_exprs: Vec<TokenStream> = inputs
+        .iter()
+        .map(|e| endpoint_expr(cx, ir, *e, &site))
+        .collect();
+    let plane_names: Vec<proc_macro2::Ident> = (0..inputs.len())
+        .map(|i| format_ident!("__plane{}", i))
+        .collect();
+    let handle = |m: NodeId| format_ident!("__member_{}", ir.nodes[m as usize].name.as_ref());
+    // The members' forms, added in order; each reads group inputs, earlier
+    // members, or nothing (a weighted argument the plan does not run).
+    let mut adds = Vec::new();
+    let mut outputs = Vec::new();
+    let mut stores = Vec::new();
+    let mut fresh_decls = Vec::new();
+    let mut fresh_pats = Vec::new();
+    let mut tuple_fused = Vec::new();
+    let mut locals = Vec::new();
+    let mut out_index = 0usize;
+    for (&m, role) in g.nodes.iter().zip(&g.values) {
+        let decl = &ast.nodes[m as usize];
+        let Some(form) = &decl.strip else { continue };
+        let form_expr = checked_form(c, form);
+        let args = ir.nodes[m as usize]
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                Arg::Value(Endpoint::Node(p)) if g.contains(*p) => {
+                    let h = handle(*p);
+                    Some(quote!(::core::option::Option::Some(#h)))
+                }
+                Arg::Value(e @ Endpoint::Node(p)) if !(site.live)(*p) => {
+                    let _ = e;
+                    Some(quote!(::core::option::Option::None))
+                }
+                Arg::Value(e) => {
+                    let i = inputs.iter().position(|x| x == e).unwrap_or(0);
+                    Some(quote!(::core::option::Option::Some(__inputs[#i])))
+                }
+                _ => None,
+            });
+        let h = handle(m);
+        adds.push(quote! {
+            let #h = #c::__private::StripForm::add(&#form_expr, __b, &[#(#args),*], #weights)?;
+        });
+        if !matches!(role, ValueRole::Leaving { .. }) {
+            continue;
+        }
+        let k = out_index;
+        out_index += 1;
+        outputs.push(quote!(__b.output(#h)?;));
+        let local = node_local(ir, m, decl.name.span());
+        locals.push(local.clone());
+        match (site.buffer)(m, Span::call_site()) {
+            Some(field) => {
+                stores.push(quote! {
+                    __ok = __ok && #c::__private::StripForm::store(&#form_expr, __g, #k, &mut #field).is_ok();
+                });
+                tuple_fused.push(quote!(&#field));
+            }
+            None => {
+                let slot = format_ident!("__fused_value{}", k);
+                let bound = format_ident!("__fused_bound{}", k);
+                fresh_decls.push(quote!(let mut #slot = ::core::option::Option::None;));
+                stores.push(quote! {
+                    if __ok {
+                        let mut __value = ::core::default::Default::default();
+                        __ok = #c::__private::StripForm::store(&#form_expr, __g, #k, &mut __value).is_ok();
+                        #slot = ::core::option::Option::Some(__value);
+                    }
+                });
+                fresh_pats.push((slot, bound.clone()));
+                tuple_fused.push(quote!(#bound));
+            }
+        }
+    }
+    let n_inputs = inputs.len();
+    let slot = site.slot;
+    let members: Vec<NodeId> = g.nodes.clone();
+    let fallback = &site.fallback;
+    let (slots, bounds): (Vec<_>, Vec<_>) = fresh_pats.into_iter().unzip();
+    let somes = bounds
+        .iter()
+        .map(|b| quote!(::core::option::Option::Some(#b)));
+    quote! {
+        #(#fresh_decls)*
+        #obs.group_begin(&[#(#members),*]);
+        let __fused = match self.__fusion[#slot].get(self.__fusion_on, |__b: &mut #c::__private::GroupBuilder| {
+            let __inputs: [#c::__private::GroupValue; #n_inputs] = ::core::array::from_fn(|_| __b.input());
+            #(#adds)*
+            #(#outputs)*
+            ::core::result::Result::Ok(())
+        }) {
+            ::core::option::Option::Some(__g) => {
+                let __ran = match (#(#c::__private::PlaneValue::as_plane(&#input_exprs),)*) {
+                    (#(::core::result::Result::Ok(#plane_names),)*) => #c::__private::try_run(::core::option::Option::Some(&mut *__g), &[#(#plane_names),*]),
+                    #[allow(unreachable_patterns)]
+                    _ => false,
+                };
+                let mut __ok = __ran;
+                #(#stores)*
+                __ok
+            }
+            ::core::option::Option::None => false,
+        };
+        #obs.group_end(__fused);
+        let (#(#locals,)*) = match (__fused, #(#slots,)*) {
+            (true, #(#somes,)*) => (#(#tuple_fused,)*),
+            _ => {
+                #(#fallback)*
+                (#(#locals,)*)
+            }
+        };
+    }
+}
+
+/// The form expression, checked against the key it was declared with.
+fn checked_form(c: &TokenStream, form: &crate::ast::StripForm) -> TokenStream {
+    let e = &form.expr;
+    let at = syn::spanned::Spanned::span(e);
+    match form.shape {
+        StripShape::Map => quote_spanned!(at=> #c::__private::map_form(#e)),
+        StripShape::Reduction => quote_spanned!(at=> #c::__private::reduce_form(#e)),
+    }
+}
+
+/// A reference to the value at `e`, read by the group as a plane.
+fn endpoint_expr(cx: &Cx<'_>, ir: &GraphIr, e: Endpoint, site: &GroupSite<'_>) -> TokenStream {
+    match e {
+        Endpoint::Input(i) => {
+            let p = crate::names::local_like(&cx.ast.inputs[i as usize].name);
+            quote!(#p)
+        }
+        Endpoint::State(s) => {
+            let f = &cx.ast.states[s as usize].name;
+            quote!(&self.state.#f)
+        }
+        Endpoint::Node(p) => {
+            let v = node_local(ir, p, Span::call_site());
+            if (site.buffer)(p, Span::call_site()).is_some() {
+                quote!(#v)
+            } else {
+                quote!(&#v)
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Node forms of the strip kernels: what a pipeline names in
+//! `#[compilable(strip = …)]` or `#[compilable(reduce = …)]` so that the
+//! node runs inside a fused group. Each computes exactly what its node's
+//! whole-frame function computes (the tests run both).
+
+use super::{CenterStrip, FusionStrip, GrayStrip, LaplacianVariance};
+use crate::ops::fusion::FUSION_KEYS;
+use crate::ops::{BlurParams, BlurReport, CenterParams, GrayImage, ScoreMap};
+use cortex_core::strip::form::store_array2;
+use cortex_core::strip::group::Value;
+use cortex_core::strip::{FusedGroup, GroupBuilder, Map, Reduce, StripError, StripForm};
+use cortex_core::weights::Weights;
+
+/// The one value argument of a single-input node.
+fn only(kernel: &str, inputs: &[Option<Value>]) -> Result<Value, StripError> {
+    match inputs {
+        [Some(v)] => Ok(*v),
+        _ => Err(StripError::Group(format!(
+            "`{kernel}` reads one value, got {} arguments",
+            inputs.len()
+        ))),
+    }
+}
+
+/// `to_gray` / `to_gray_into`: `#[compilable(strip = ops::strip::GrayStrip)]`.
+impl StripForm for GrayStrip {
+    type Value = GrayImage;
+    type Shape = Map;
+
+    fn add(
+        &self,
+        group: &mut GroupBuilder,
+        inputs: &[Option<Value>],
+        _weights: &Weights,
+    ) -> Result<Value, StripError> {
+        group.kernel(*self, &[only("gray", inputs)?])
+    }
+
+    fn store(
+        &self,
+        group: &mut FusedGroup,
+        k: usize,
+        into: &mut GrayImage,
+    ) -> Result<(), StripError> {
+        store_array2(group, k, into)
+    }
+}
+
+/// `center_crop_into(gray, &params, …)`:
+/// `#[compilable(strip = ops::strip::CenterForm(CenterParams::DEFAULT))]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CenterForm(pub CenterParams);
+
+impl StripForm for CenterForm {
+    type Value = ScoreMap;
+    type Shape = Map;
+
+    fn add(
+        &self,
+        group: &mut GroupBuilder,
+        inputs: &[Option<Value>],
+        _weights: &Weights,
+    ) -> Result<Value, StripError> {
+        let input = only("center", inputs)?;
+        let kernel = CenterStrip::new(self.0).map_err(|e| StripError::failed("center", e))?;
+        group.kernel(kernel, &[input])
+    }
+
+    fn store(
+        &self,
+        group: &mut FusedGroup,
+        k: usize,
+        into: &mut ScoreMap,
+    ) -> Result<(), StripError> {
+        store_array2(group, k, into)
+    }
+}
+
+/// `score_fusion_into(center, text, saliency, motion, weights, …)`:
+/// `#[compilable(strip = ops::strip::FusionForm)]`. The maps the plan does
+/// not run are left out, as the whole-frame function leaves out `None`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FusionForm;
+
+impl StripForm for FusionForm {
+    type Value = ScoreMap;
+    type Shape = Map;
+
+    fn add(
+        &self,
+        group: &mut GroupBuilder,
+        inputs: &[Option<Value>],
+        weights: &Weights,
+    ) -> Result<Value, StripError> {
+        if inputs.len() != FUSION_KEYS.len() {
+            return Err(StripError::Group(format!(
+                "`fusion` reads {} maps, got {}",
+                FUSION_KEYS.len(),
+                inputs.len()
+            )));
+        }
+        let (maps, w): (Vec<Value>, Vec<f32>) = inputs
+            .iter()
+            .zip(FUSION_KEYS)
+            .filter_map(|(map, key)| map.map(|m| (m, weights.get_or_zero(key) as f32)))
+            .unzip();
+        let kernel = FusionStrip::new(&w).map_err(|e| StripError::failed("fusion", e))?;
+        group.kernel(kernel, &maps)
+    }
+
+    fn store(
+        &self,
+        group: &mut FusedGroup,
+        k: usize,
+        into: &mut ScoreMap,
+    ) -> Result<(), StripError> {
+        store_array2(group, k, into)
+    }
+}
+
+/// `blur_detector_with(gray, &params)` (the variance of the Laplacian and
+/// its verdict): `#[compilable(reduce = ops::strip::BlurForm(BlurParams::DEFAULT))]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlurForm(pub BlurParams);
+
+impl StripForm for BlurForm {
+    type Value = BlurReport;
+    type Shape = Reduce;
+
+    fn add(
+        &self,
+        group: &mut GroupBuilder,
+        inputs: &[Option<Value>],
+        _weights: &Weights,
+    ) -> Result<Value, StripError> {
+        self.0
+            .validate()
+            .map_err(|e| StripError::failed("blur", e))?;
+        group.reduction(LaplacianVariance, &[only("blur", inputs)?])
+    }
+
+    fn store(
+        &self,
+        group: &mut FusedGroup,
+        k: usize,
+        into: &mut BlurReport,
+    ) -> Result<(), StripError> {
+        let variance = *group
+            .output::<f64>(k)?
+            .as_slice()
+            .first()
+            .ok_or_else(|| StripError::Group("the variance is empty".into()))?;
+        *into = BlurReport {
+            variance,
+            is_blurry: variance < self.0.threshold,
+        };
+        Ok(())
+    }
+}

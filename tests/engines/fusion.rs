@@ -1,0 +1,238 @@
+//! Fused groups in generated pipelines: L2 with its groups fused against
+//! the same pipeline with fusion off, on every engine and mode, bit for bit,
+//! across a cut, a blurred stretch, odd and tiny sizes and failing frames;
+//! a user strip form whose kernel refuses some strips: the group declines
+//! those frames and the node's own call gives their values.
+#![cfg(feature = "runner")]
+
+use cortex::cortex_graph;
+use cortex::l2::{L2Mode, L2Outputs, L2};
+use cortex::ops::strip::GrayStrip;
+use cortex::ops::{self, GrayImage, OpsError, RgbFrame};
+use cortex::sources::SyntheticClip;
+use cortex::strip::form::store_array2;
+use cortex::strip::group::Value;
+use cortex::strip::{
+    FusedGroup, Geometry, GroupBuilder, Inputs, Kind, Map, StripError, StripForm, StripKernel,
+    StripMut,
+};
+use cortex::{Observer, PipelineError, Weights};
+
+/// Counts the fused groups that ran fused and those that declined a frame.
+#[derive(Default)]
+struct Groups {
+    fused: usize,
+    declined: usize,
+}
+
+impl Observer for Groups {
+    fn group_end(&mut self, fused: bool) {
+        if fused {
+            self.fused += 1;
+        } else {
+            self.declined += 1;
+        }
+    }
+}
+
+/// Frames of the synthetic clip (blurred 10–15, a cut at 24) at 160×120,
+/// then odd and tiny sizes, then frames every op refuses (no pixels, two
+/// channels); each with the index of its size.
+fn frames() -> Vec<(usize, RgbFrame)> {
+    let mut out: Vec<(usize, RgbFrame)> = Vec::new();
+    let clip = SyntheticClip::new(160, 120);
+    out.extend((0..30).map(|f| (0, clip.frame(f))));
+    for (i, (w, h)) in [(97, 61), (3, 2), (1, 1)].into_iter().enumerate() {
+        let clip = SyntheticClip::new(w, h);
+        out.extend((0..3).map(|f| (i + 1, clip.frame(f))));
+    }
+    out.push((4, RgbFrame::zeros((0, 0, 3))));
+    out.push((4, RgbFrame::zeros((8, 8, 2))));
+    // Back to the first size after the failures.
+    out.extend((30..33).map(|f| (0, clip.frame(f))));
+    out
+}
+
+fn same(
+    what: &str,
+    got: &Result<L2Outputs, PipelineError>,
+    want: &Result<L2Outputs, PipelineError>,
+) {
+    match (got, want) {
+        (Ok(g), Ok(w)) => {
+            assert_eq!(g.fused, w.fused, "{what}: fused");
+            assert_eq!(g.blur, w.blur, "{what}: blur");
+            assert_eq!(g.scene, w.scene, "{what}: scene");
+            assert_eq!(g.roi, w.roi, "{what}: roi");
+        }
+        (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what}: error"),
+        _ => panic!("{what}: {} vs {}", got.is_ok(), want.is_ok()),
+    }
+}
+
+#[test]
+fn l2_fused_is_bit_identical_to_unfused_on_every_engine_and_mode() {
+    for mode in L2Mode::ALL {
+        let mut plain = L2::new();
+        plain.set_fusion(false);
+        assert!(!plain.fusion());
+        let (mut seq, mut par, mut into) = (L2::new(), L2::new(), L2::new());
+        assert!(seq.fusion());
+        let mut groups = Groups::default();
+        let mut reused: Option<L2Outputs> = None;
+        let mut last_size = 0;
+        for (f, (size, frame)) in frames().into_iter().enumerate() {
+            if size != last_size {
+                // A new size: every pipeline starts over, as the runner does.
+                for p in [&mut plain, &mut seq, &mut par, &mut into] {
+                    p.reset();
+                }
+                last_size = size;
+            }
+            let what = format!("{mode:?} frame {f} (size {size})");
+            let want = plain.run(mode, &frame);
+            same(
+                &format!("{what} run"),
+                &seq.run_observed(mode, &mut groups, &frame),
+                &want,
+            );
+            same(
+                &format!("{what} run_parallel"),
+                &par.run_parallel(mode, &frame),
+                &want,
+            );
+            let got = match reused.as_mut() {
+                None => into.run(mode, &frame).inspect(|o| reused = Some(o.clone())),
+                Some(out) => into.run_into(mode, &frame, out).map(|()| out.clone()),
+            };
+            same(&format!("{what} run_into"), &got, &want);
+        }
+        // Every plan fuses at least one group; at 160×120 they all run
+        // fused (the frames that fail, fail before any group runs or make
+        // the group decline).
+        assert!(groups.fused >= 33, "{mode:?}: {} fused", groups.fused);
+    }
+}
+
+#[test]
+fn a_failing_frame_leaves_the_fused_pipelines_state_as_it_was() {
+    let clip = SyntheticClip::new(96, 64);
+    let (mut fused, mut plain) = (L2::new(), L2::new());
+    plain.set_fusion(false);
+    for f in 0..4 {
+        fused.run(L2Mode::Balanced, &clip.frame(f)).unwrap();
+        plain.run(L2Mode::Balanced, &clip.frame(f)).unwrap();
+    }
+    let before = fused.state().clone();
+    assert!(fused
+        .run(L2Mode::Balanced, &RgbFrame::zeros((64, 96, 2)))
+        .is_err());
+    assert_eq!(fused.state(), &before);
+    // The next frame compares against the last good one in both.
+    let (a, b) = (
+        fused.run(L2Mode::Balanced, &clip.frame(9)).unwrap(),
+        plain.run(L2Mode::Balanced, &clip.frame(9)).unwrap(),
+    );
+    assert_eq!(a.fused, b.fused);
+    assert_eq!(a.scene, b.scene);
+}
+
+/// `255 - gray`, whole frame.
+fn invert_into(gray: &GrayImage, out: &mut GrayImage) -> Result<(), OpsError> {
+    *out = gray.mapv(|v| 255 - v);
+    Ok(())
+}
+
+/// `255 - gray` on strips, refusing any strip holding a black pixel: a strip
+/// form may refuse what the whole-frame function takes, and the frame then
+/// runs unfused.
+#[derive(Debug, Clone, Copy)]
+struct InvertStrip;
+
+impl StripKernel for InvertStrip {
+    type Out = u8;
+    fn name(&self) -> &str {
+        "invert"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Pointwise
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(inputs[0])
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, u8>) -> Result<(), StripError> {
+        let src = inputs.plane::<u8>(0)?.span(out.rows())?;
+        if src.contains(&0) {
+            return Err(StripError::failed("invert", "a black pixel"));
+        }
+        for (d, s) in out.as_mut_slice().iter_mut().zip(src) {
+            *d = 255 - s;
+        }
+        Ok(())
+    }
+}
+
+impl StripForm for InvertStrip {
+    type Value = GrayImage;
+    type Shape = Map;
+    fn add(
+        &self,
+        group: &mut GroupBuilder,
+        inputs: &[Option<Value>],
+        _weights: &Weights,
+    ) -> Result<Value, StripError> {
+        let [Some(gray)] = inputs else {
+            return Err(StripError::Group("invert reads one value".into()));
+        };
+        group.kernel(*self, &[*gray])
+    }
+    fn store(
+        &self,
+        group: &mut FusedGroup,
+        k: usize,
+        into: &mut GrayImage,
+    ) -> Result<(), StripError> {
+        store_array2(group, k, into)
+    }
+}
+
+cortex_graph! {
+    pipeline Inverted {
+        input frame: RgbFrame;
+        #[compilable(strip = GrayStrip)]
+        node gray: GrayImage = ops::to_gray_into(frame, &mut gray)?;
+        #[compilable(strip = InvertStrip)]
+        node inverted: GrayImage = invert_into(gray, &mut inverted)?;
+        output inverted: GrayImage;
+    }
+}
+
+#[test]
+fn a_group_that_declines_a_frame_runs_its_nodes_own_calls() {
+    let clip = SyntheticClip::new(64, 48);
+    let (mut fused, mut plain) = (Inverted::new(), Inverted::new());
+    plain.set_fusion(false);
+    let mut groups = Groups::default();
+    let bright = clip.frame(3).mapv(|v| v.max(1));
+    let mut dark = bright.clone();
+    dark[[40, 5, 0]] = 0;
+    dark[[40, 5, 1]] = 0;
+    dark[[40, 5, 2]] = 0;
+    for (frame, fused_runs) in [(&bright, 1), (&dark, 0), (&bright, 1)] {
+        let before = (groups.fused, groups.declined);
+        let got = fused
+            .run_observed(InvertedMode::Full, &mut groups, frame)
+            .unwrap();
+        let want = plain.run(InvertedMode::Full, frame).unwrap();
+        assert_eq!(got.inverted, want.inverted);
+        assert_eq!(
+            (groups.fused - before.0, groups.declined - before.1),
+            (fused_runs, 1 - fused_runs)
+        );
+    }
+    let direct = ops::to_gray(&dark).unwrap().mapv(|v| 255 - v);
+    assert_eq!(
+        fused.run(InvertedMode::Full, &dark).unwrap().inverted,
+        direct
+    );
+}
