@@ -59,15 +59,19 @@ pub use dump::{draw_box, heatmap, DumpError, DumpSink};
 pub use record::Record;
 pub use trace::TraceLog;
 
-/// Why a run failed. Each renders as one readable line.
+/// Why a run failed. Each renders as one readable line; [`exit_code`]
+/// tells a mistake on the command line (2) from a failed run (1).
+///
+/// [`exit_code`]: RunnerError::exit_code
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunnerError {
-    /// Bad command line (clap's message, first line).
+    /// Bad command line: clap's message (first line), or a combination of
+    /// options the program cannot run.
     #[error("{0}")]
     Usage(String),
     /// `--mode` names no declared mode.
-    #[error("unknown mode `{given}` (modes: {known})")]
+    #[error("--mode: unknown mode `{given}` (modes: {known})")]
     UnknownMode {
         /// As given.
         given: String,
@@ -115,6 +119,19 @@ pub enum RunnerError {
     /// The pipelined engine could not run the stream.
     #[error("--engine pipelined: {0}")]
     Stream(#[from] StreamError),
+}
+
+impl RunnerError {
+    /// The process exit code [`App::main`] returns for this error: 2 when
+    /// what the user typed is wrong (a bad flag or value, an unknown mode,
+    /// malformed weights, options the program cannot honour), 1 when a
+    /// well-formed command failed (the input, the pipeline, writing).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunnerError::Usage(_) | RunnerError::UnknownMode { .. } | RunnerError::Weights(_) => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// What an adapter returns on failure.
@@ -604,8 +621,9 @@ impl<P: Pipeline + 'static> App<P> {
     }
 
     /// Runs with the process's arguments and streams; an error is printed
-    /// as one line `name: message` on stderr with exit code 1 (2 for a bad
-    /// command line).
+    /// as one line `name: message` on stderr with its
+    /// [`exit_code`](RunnerError::exit_code) (2 for a bad command line, 1
+    /// otherwise).
     pub fn main(self) -> ExitCode {
         let name = self.name.clone();
         let stdout = std::io::stdout();
@@ -625,11 +643,7 @@ impl<P: Pipeline + 'static> App<P> {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{name}: {e}");
-                ExitCode::from(if matches!(e, RunnerError::Usage(_)) {
-                    2
-                } else {
-                    1
-                })
+                ExitCode::from(e.exit_code())
             }
         }
     }
@@ -676,6 +690,7 @@ impl<P: Pipeline + 'static> App<P> {
             None => Selection::Mode(mode),
         };
         self.check_engine(&cli)?;
+        self.check_dump(&cli)?;
         match cli.command {
             Some(Command::Graph { format }) => {
                 let plan = cli.common.mode.as_ref().map(|_| mode.plan());
@@ -852,6 +867,20 @@ impl<P: Pipeline + 'static> App<P> {
         Ok(())
     }
 
+    /// `run --dump DIR` needs the program's dump function ([`App::dump`]).
+    fn check_dump(&self, cli: &Cli) -> Result<(), RunnerError> {
+        match &cli.command {
+            Some(Command::Run(RunArgs {
+                dump: Some(dir), ..
+            })) if self.dump.is_none() => Err(RunnerError::Usage(format!(
+                "--dump {}: program `{}` cannot dump pictures (it has no dump function)",
+                dir.display(),
+                self.name
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// The run loop shared by every subcommand.
     #[allow(clippy::too_many_arguments)]
     fn run_frames(
@@ -865,8 +894,13 @@ impl<P: Pipeline + 'static> App<P> {
         progress: bool,
     ) -> Result<(RunObserver, RunSummary), RunnerError> {
         let ir = P::ir();
-        let mut source = sources::open(common.input.as_deref(), common.size, stdin)?;
         let limit = common.frames.or(self.default_frames);
+        // The synthetic clip plays as many frames as asked, past its
+        // scripted events if need be.
+        let mut source: Box<dyn FrameSource + Send> = match common.input.as_deref() {
+            None => Box::new(sources::synthetic(common.size, limit)?),
+            input => sources::open(input, common.size, stdin)?,
+        };
         let total = match (source.len_hint(), limit) {
             (Some(n), Some(l)) => Some(n.min(l)),
             (n, l) => n.or(l),
