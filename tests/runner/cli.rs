@@ -470,6 +470,114 @@ fn bad_input_is_one_readable_line() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The exit code `main` returns and the one line it prints for `args`.
+fn failure(app: cortex::runner::App<L2Graph>, args: &[&str]) -> (u8, String) {
+    let out = run(app, args, vec![]);
+    assert_eq!(out.stdout, "", "{args:?} printed to stdout");
+    let line = out.error();
+    assert!(!line.contains('\n'), "one line: {line}");
+    match out.result {
+        Err(e) => (e.exit_code(), line),
+        Ok(()) => unreachable!("error() fails the test on success"),
+    }
+}
+
+#[test]
+fn every_value_typed_wrong_exits_2_naming_flag_and_value() {
+    for (args, flag, value) in [
+        (&["run", "--mode", "NOPE"][..], "--mode", "`NOPE`"),
+        (
+            &["profile", "--mode", "balanced"][..],
+            "--mode",
+            "`balanced`",
+        ),
+        (&["run", "--weights", "wc=abc"][..], "--weights", "`abc`"),
+        (&["run", "--weights", "wq=1"][..], "--weights", "`wq`"),
+        (&["run", "--weights", "wc=-2"][..], "--weights", "`wc`"),
+        (&["plan", "--weights", "wq=1"][..], "--weights", "`wq`"),
+        (&["run", "--frames", "0"][..], "--frames", "'0'"),
+        (&["run", "--size", "10"][..], "--size", "'10'"),
+        (&["run", "--engine", "warp"][..], "--engine", "'warp'"),
+    ] {
+        let (code, line) = failure(l2::app(), args);
+        assert_eq!(code, 2, "{args:?}: {line}");
+        assert!(
+            line.contains(flag) && line.contains(value),
+            "{args:?}: `{line}` names neither {flag} nor {value}"
+        );
+    }
+    // A well-formed command whose input fails is not a usage error.
+    let (code, line) = failure(l2::app(), &["run", "-i", "/no/such/clip.y4m"]);
+    assert_eq!(code, 1, "{line}");
+}
+
+#[test]
+fn dump_is_refused_by_a_program_that_cannot_dump() {
+    let dir = temp_dir("no-dump");
+    let pics = dir.join("pics");
+    let out = run(
+        crate::motion_alarm::app(),
+        &[
+            "run",
+            "--size",
+            "64x48",
+            "--frames",
+            "2",
+            "--dump",
+            pics.to_str().unwrap(),
+        ],
+        vec![],
+    );
+    let line = out.error();
+    assert!(
+        line.contains("--dump") && line.contains("cannot dump"),
+        "{line}"
+    );
+    assert!(matches!(&out.result, Err(e) if e.exit_code() == 2));
+    assert_eq!(out.stdout, "");
+    assert!(!pics.exists(), "a refused run made the dump directory");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_clip_plays_as_many_frames_as_asked() {
+    let layout = SyntheticLayout::DEFAULT;
+    let asked = layout.len + 12;
+    let n = asked.to_string();
+    let args = ["run", "--json", "--size", "64x48", "--frames", &n];
+    let out = run(l2::app(), &args, vec![]);
+    let lines = out.json_lines();
+    assert_eq!(lines.len() as u64, asked, "{}", out.stderr);
+    for (f, line) in (0u64..).zip(&lines) {
+        assert_eq!(line["frame"], f);
+        assert!((line["timestamp"].as_f64().unwrap() - f as f64 / 30.0).abs() < 1e-9);
+        // Past its scripted events the clip goes on: no second cut, no
+        // blur.
+        assert_eq!(field(line, "cut"), &Value::Bool(f == layout.cut), "{f}");
+        assert_eq!(
+            field(line, "blurry"),
+            &Value::Bool(layout.is_blurred(f)),
+            "{f}"
+        );
+    }
+    assert!(
+        out.stderr.contains(&format!("{asked} frames")),
+        "{}",
+        out.stderr
+    );
+    // The pipelined engine reads the same longer clip.
+    let mut piped: Vec<&str> = args.to_vec();
+    piped.extend(["--engine", "pipelined"]);
+    let piped = run(l2::app(), &piped, vec![]).json_lines();
+    assert_eq!(piped.len() as u64, asked);
+    for (a, b) in lines.iter().zip(&piped) {
+        assert_eq!(a["outputs"], b["outputs"], "frame {}", a["frame"]);
+    }
+    // Without --frames the clip is its scripted length.
+    let whole = run(l2::app(), &["run", "--json", "--size", "64x48"], vec![]);
+    assert_eq!(whole.json_lines().len() as u64, layout.len);
+}
+
 #[test]
 fn a_stream_cut_short_keeps_the_complete_lines() {
     let mut stream = y4m(&frames(3), "420");

@@ -203,9 +203,7 @@ pub fn open(
     stdin: Box<dyn Read + Send>,
 ) -> Result<Box<dyn FrameSource + Send>, SourceError> {
     let Some(input) = input else {
-        let (w, h) = synthetic_size;
-        check_frame_size("synthetic clip", w, h)?;
-        return Ok(Box::new(SyntheticClip::new(w, h)));
+        return Ok(Box::new(synthetic(synthetic_size, None)?));
     };
     if input == "-" {
         return Ok(Box::new(Y4mSource::new("stdin", stdin)?));
@@ -236,6 +234,19 @@ pub fn open(
         }
         _ => open_video(input, None),
     }
+}
+
+/// The synthetic clip of `width × height` ([`SyntheticLayout::DEFAULT`]),
+/// lengthened to `frames` when more are asked for than it scripts: past its
+/// last event the second scene goes on with the object at rest.
+pub fn synthetic(
+    (width, height): (usize, usize),
+    frames: Option<u64>,
+) -> Result<SyntheticClip, SourceError> {
+    check_frame_size("synthetic clip", width, height)?;
+    let layout = SyntheticLayout::DEFAULT;
+    let len = frames.map_or(layout.len, |n| n.max(layout.len));
+    Ok(SyntheticClip::new(width, height).with_layout(SyntheticLayout { len, ..layout }))
 }
 
 /// Lower-case extension of a path.

@@ -1,0 +1,169 @@
+//! A pipeline's program ([`App`]): what it shows of each frame's outputs,
+//! how it builds a frame's inputs ([`FrameAdapter`]), how it draws
+//! pictures, which engines it opts into, and the streams it runs with.
+
+use std::io::{Read, Write};
+use std::ops::ControlFlow;
+
+use cortex_core::error::PipelineError;
+use cortex_core::pipeline::Pipeline;
+use cortex_core::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
+use cortex_vision::ops::RgbFrame;
+
+use crate::dump::{DumpError, DumpSink};
+use crate::error::RunnerError;
+use crate::observer::RunObserver;
+use crate::record::Record;
+use crate::sources::Frame;
+
+/// What an adapter returns on failure.
+pub type AdapterError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Builds a pipeline's inputs from one decoded frame.
+///
+/// For a pipeline whose only input is the frame (`input frame: RgbFrame;`)
+/// use [`FrameOnly`]. For others (a depth map, an audio buffer derived from
+/// the frame, a second camera…), implement this: build the extra inputs,
+/// then call `run` once with the tuple of references.
+pub trait FrameAdapter<P: Pipeline + 'static> {
+    /// Calls `run` with the inputs of `frame`.
+    fn with_inputs(
+        &mut self,
+        frame: &Frame,
+        run: &mut dyn FnMut(P::Inputs<'_>),
+    ) -> Result<(), AdapterError>;
+}
+
+/// The adapter of pipelines whose one input is the RGB frame.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FrameOnly;
+
+impl<P> FrameAdapter<P> for FrameOnly
+where
+    P: for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)> + 'static,
+{
+    fn with_inputs(
+        &mut self,
+        frame: &Frame,
+        run: &mut dyn FnMut(P::Inputs<'_>),
+    ) -> Result<(), AdapterError> {
+        run((&frame.image,));
+        Ok(())
+    }
+}
+
+/// Which outputs a frame's results show ([`App::new`]).
+pub(crate) type RecordFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Record>;
+/// How `run --dump` draws a frame's results ([`App::dump`]).
+pub(crate) type DumpFn<P> =
+    Box<dyn Fn(&DumpSink<'_>, &Frame, &<P as Pipeline>::Outputs) -> Result<(), DumpError>>;
+
+/// One frame on the parallel engine, into the outputs of the previous frame
+/// when there are some (see [`crate::frames::run_parallel_slot`]).
+pub(crate) type ParallelRunFn<P> = for<'a, 'b> fn(
+    &'b mut P,
+    <P as Pipeline>::Mode,
+    &'b mut RunObserver,
+    <P as Pipeline>::Inputs<'a>,
+    &'b mut Option<<P as Pipeline>::Outputs>,
+) -> Result<(), PipelineError>;
+
+/// What the pipelined engine hands back per frame: the frame itself (its
+/// image back in place) and its outputs.
+pub(crate) type FrameResult<P> = StreamFrame<Frame, <P as Pipeline>::Outputs>;
+
+/// A pipelined stream of frames (see [`crate::pipelined`]): the report, and
+/// the adapter's failure if it ended the stream.
+pub(crate) type StreamRunFn<P> = Box<
+    dyn Fn(
+        &mut P,
+        <P as Pipeline>::Mode,
+        &mut (dyn Iterator<Item = Frame> + Send),
+        &StreamOptions,
+        &mut dyn FnMut(FrameResult<P>) -> ControlFlow<()>,
+    ) -> Result<(StreamReport, Option<RunnerError>), StreamError>,
+>;
+
+/// The engines of a `#[parallel]` pipeline, captured by [`App::parallel`]
+/// where the bound is known, so that `App<P>` itself needs no bound.
+pub(crate) struct ParallelFns<P: Pipeline> {
+    pub(crate) run: ParallelRunFn<P>,
+    pub(crate) stream: StreamRunFn<P>,
+}
+
+/// A pipeline's command-line program.
+///
+/// Built with [`App::new`] or [`App::with_adapter`]; [`App::parallel`] opts
+/// into the parallel engines, and [`App::main`] / [`App::run_with`] run it.
+pub struct App<P: Pipeline> {
+    pub(crate) name: String,
+    pub(crate) about: Option<String>,
+    pub(crate) record: RecordFn<P>,
+    pub(crate) adapter: Box<dyn FrameAdapter<P>>,
+    pub(crate) dump: Option<DumpFn<P>>,
+    pub(crate) default_frames: Option<u64>,
+    pub(crate) parallel: Option<ParallelFns<P>>,
+}
+
+/// The standard streams a run uses; [`App::main`] passes the process's, tests
+/// pass buffers.
+pub struct Io<'a> {
+    /// What `--input -` reads (`Send`: a pipelined run reads its source on a
+    /// producer thread).
+    pub stdin: Box<dyn Read + Send>,
+    /// Results.
+    pub stdout: &'a mut dyn Write,
+    /// Summaries and notes (not errors: those are returned).
+    pub stderr: &'a mut dyn Write,
+    /// Whether to draw a progress bar on the process's stderr.
+    pub progress: bool,
+}
+
+impl<P: Pipeline + 'static> App<P> {
+    /// The program `name` for a pipeline whose one input is the frame;
+    /// `record` picks the outputs to show.
+    pub fn new(name: impl Into<String>, record: impl Fn(&P::Outputs) -> Record + 'static) -> Self
+    where
+        P: for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)>,
+    {
+        Self::with_adapter(name, record, FrameOnly)
+    }
+
+    /// The program `name` with an adapter that builds the inputs.
+    pub fn with_adapter(
+        name: impl Into<String>,
+        record: impl Fn(&P::Outputs) -> Record + 'static,
+        adapter: impl FrameAdapter<P> + 'static,
+    ) -> Self {
+        App {
+            name: name.into(),
+            about: None,
+            record: Box::new(record),
+            adapter: Box::new(adapter),
+            dump: None,
+            default_frames: None,
+            parallel: None,
+        }
+    }
+
+    /// A one-line description shown by `--help`.
+    pub fn about(mut self, about: impl Into<String>) -> Self {
+        self.about = Some(about.into());
+        self
+    }
+
+    /// How `run --dump DIR` draws one frame's results.
+    pub fn dump(
+        mut self,
+        dump: impl Fn(&DumpSink<'_>, &Frame, &P::Outputs) -> Result<(), DumpError> + 'static,
+    ) -> Self {
+        self.dump = Some(Box::new(dump));
+        self
+    }
+
+    /// Frames to run when `--frames` is not given (default: the whole source).
+    pub fn default_frames(mut self, frames: u64) -> Self {
+        self.default_frames = Some(frames);
+        self
+    }
+}

@@ -1,0 +1,236 @@
+//! The command line's schema (clap): subcommands, the options every
+//! subcommand takes, their parsers, and what they select.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use cortex_core::plan::Plan;
+use cortex_core::stream::{Overflow, StreamOptions};
+use cortex_core::weights::{parse_overrides, Weights};
+
+use crate::error::RunnerError;
+
+#[derive(Parser, Debug)]
+#[command(
+    disable_version_flag = true,
+    after_help = "Without a command: the tour — run's table, the graph listing with measured \
+                  times, the DCE diff of every mode that removes nodes, and the profile."
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+    #[command(flatten)]
+    pub(crate) common: Common,
+}
+
+/// Options every subcommand takes.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Common {
+    /// Declared mode to run (default: the first declared one).
+    #[arg(long, global = true, value_name = "MODE")]
+    pub(crate) mode: Option<String>,
+    /// Run-time weights `key=value,…` over the mode's table (run_weights).
+    #[arg(long, global = true, value_name = "K=V,...")]
+    pub(crate) weights: Option<String>,
+    /// Stop after N frames.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) frames: Option<u64>,
+    /// Frames from: a .y4m file, `-` (Y4M on stdin), a directory or glob of
+    /// PNG/JPEG files, an image, or (feature opencv) a video file or
+    /// `camera:N`. Default: the built-in synthetic clip.
+    #[arg(long, short, global = true, value_name = "INPUT")]
+    pub(crate) input: Option<String>,
+    /// Size of the synthetic clip, WIDTHxHEIGHT.
+    #[arg(long, global = true, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
+    pub(crate) size: (usize, usize),
+    /// No progress bar and no summary on stderr.
+    #[arg(long, short, global = true)]
+    pub(crate) quiet: bool,
+    /// How frames run: `sequential` (one node at a time), `parallel` (a
+    /// frame's independent nodes at once on the worker pool) or `pipelined`
+    /// (also the next frame's state-free nodes beside this frame's rest, the
+    /// source read on its own thread). Every engine gives the same outputs
+    /// for the frames it processes. `parallel` and `pipelined` need a
+    /// pipeline declared `#[parallel]`; pipelined runs have no per-node
+    /// times (stages of frames interleave): `node_ms` is null, and no
+    /// --trace or profile.
+    #[arg(long, global = true, value_enum, default_value_t = Engine::Sequential, help_heading = "Engine")]
+    pub(crate) engine: Engine,
+    /// Pipelined: frames being processed at once, 1 to 64 [default: 2]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Engine")]
+    pub(crate) in_flight: Option<u64>,
+    /// Pipelined: frames waiting between the source and the pipeline, 1 to
+    /// 1024 [default: 4]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024), help_heading = "Engine")]
+    pub(crate) queue: Option<u64>,
+    /// Pipelined: what a full queue does — `block` the source (lose
+    /// nothing), `drop-oldest` waiting frame, or `keep-latest` only (live
+    /// sources) [default: block]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "POLICY",
+        help_heading = "Engine"
+    )]
+    pub(crate) overflow: Option<OverflowArg>,
+}
+
+/// `--engine`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Engine {
+    #[default]
+    Sequential,
+    Parallel,
+    Pipelined,
+}
+
+impl Engine {
+    pub(crate) fn flag(self) -> &'static str {
+        match self {
+            Engine::Sequential => "sequential",
+            Engine::Parallel => "parallel",
+            Engine::Pipelined => "pipelined",
+        }
+    }
+}
+
+/// `--overflow`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OverflowArg {
+    Block,
+    DropOldest,
+    KeepLatest,
+}
+
+impl Common {
+    /// The stream options of a pipelined run.
+    pub(crate) fn stream_options(&self) -> StreamOptions {
+        let d = StreamOptions::DEFAULT;
+        let size =
+            |n: Option<u64>, d: usize| n.map_or(d, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        StreamOptions {
+            in_flight: size(self.in_flight, d.in_flight),
+            queue: size(self.queue, d.queue),
+            overflow: match self.overflow {
+                None => d.overflow,
+                Some(OverflowArg::Block) => Overflow::Block,
+                Some(OverflowArg::DropOldest) => Overflow::DropOldest,
+                Some(OverflowArg::KeepLatest) => Overflow::KeepLatest,
+            },
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Frames in, per-frame results out (a table, or JSON lines).
+    Run(RunArgs),
+    /// The graph: a listing, or DOT / Mermaid (with --mode's plan shown).
+    Graph {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = GraphFormat::Listing)]
+        format: GraphFormat,
+    },
+    /// What --mode or --weights eliminates, priced with per-node times
+    /// measured on a short run of the full graph (--frames, default 10).
+    Plan,
+    /// Per-node mean / p50 / p99 times over a run.
+    Profile,
+}
+
+#[derive(Args, Debug, Default)]
+pub(crate) struct RunArgs {
+    /// One JSON object per frame and line instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Write a Chrome trace event file (Perfetto, chrome://tracing): a
+    /// slice per node and frame, a track per thread (not with --engine
+    /// pipelined).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: Option<PathBuf>,
+    /// Write pictures of each frame's results into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dump: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GraphFormat {
+    Listing,
+    Dot,
+    Mermaid,
+}
+
+fn parse_size(s: &str) -> Result<(usize, usize), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WIDTHxHEIGHT, got `{s}`"))?;
+    let parse = |v: &str| {
+        v.parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("`{v}` is not a positive whole number"))
+    };
+    Ok((parse(w)?, parse(h)?))
+}
+
+/// Parses `key=value,…` over `base`: each key must be one of the pipeline's
+/// weight keys, each value a finite number ≥ 0.
+pub fn parse_weights(
+    spec: &str,
+    keys: &[std::borrow::Cow<'static, str>],
+    base: &Weights,
+) -> Result<Weights, RunnerError> {
+    let overrides = parse_overrides(spec, keys).map_err(|e| RunnerError::Weights(e.to_string()))?;
+    Ok(base.with_overrides(&overrides))
+}
+
+/// How frames are run: a declared mode, run-time weights, or an explicit
+/// plan with weights.
+pub(crate) enum Selection<M> {
+    Mode(M),
+    Weights(Weights),
+    Plan(Arc<Plan>, Weights),
+}
+
+/// The first non-empty line of a clap message, without its `error: `
+/// prefix: a usage error is one line.
+pub(crate) fn first_line(s: &str) -> String {
+    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or(s);
+    line.trim_start_matches("error: ").trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("640x480"), Ok((640, 480)));
+        assert!(parse_size("640").is_err());
+        assert!(parse_size("0x4").is_err());
+        assert!(parse_size("ax4").is_err());
+    }
+
+    #[test]
+    fn weights_spec() {
+        let keys: Vec<std::borrow::Cow<'static, str>> = vec!["a".into(), "b".into()];
+        let base = Weights::new().with("a", 1.0).with("b", 2.0);
+        let w = parse_weights("b=0.5", &keys, &base).unwrap();
+        assert_eq!((w.get("a"), w.get("b")), (Some(1.0), Some(0.5)));
+        for bad in ["b=abc", "b=-1", "c=1", "b", "b=inf", "b=NaN", "b=1,b=2"] {
+            let e = parse_weights(bad, &keys, &base).unwrap_err().to_string();
+            assert!(e.starts_with("--weights:"), "{bad}: {e}");
+        }
+        assert!(parse_weights("c=1", &keys, &base)
+            .unwrap_err()
+            .to_string()
+            .contains("keys: a, b"));
+    }
+
+    #[test]
+    fn first_lines() {
+        assert_eq!(first_line("error: bad thing\n\nUsage: x"), "bad thing");
+    }
+}

@@ -1,0 +1,345 @@
+//! Dispatch of the subcommands: parse the command line, check everything
+//! decidable from it before the input opens, then run `graph`, `run`,
+//! `plan`, `profile` or the tour.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cortex_core::export::{to_dot, to_mermaid};
+use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_core::plan::Plan;
+use cortex_core::viz::{buffer_section, dce_diff, listing};
+use cortex_core::weights::Weights;
+
+use crate::app::{App, Io};
+use crate::cli::{
+    first_line, parse_weights, Cli, Command, Common, Engine, GraphFormat, RunArgs, Selection,
+};
+use crate::error::RunnerError;
+use crate::observer::summarize;
+use crate::record;
+use crate::sink::{write_out, Sink};
+
+impl<P: Pipeline + 'static> App<P> {
+    /// Runs with the process's arguments and streams; an error is printed
+    /// as one line `name: message` on stderr with its
+    /// [`exit_code`](RunnerError::exit_code) (2 for a bad command line, 1
+    /// otherwise).
+    pub fn main(self) -> ExitCode {
+        let name = self.name.clone();
+        let stdout = std::io::stdout();
+        let mut stdout = stdout.lock();
+        // Not locked: the progress bar draws on stderr too.
+        let mut err_buf = std::io::stderr();
+        let progress = err_buf.is_terminal();
+        let io = Io {
+            stdin: Box::new(std::io::stdin()),
+            stdout: &mut stdout,
+            stderr: &mut err_buf,
+            progress,
+        };
+        let result = self.run_with(std::env::args_os(), io);
+        let _ = stdout.flush();
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                ExitCode::from(e.exit_code())
+            }
+        }
+    }
+
+    /// Runs with these arguments (the first is the program name) and
+    /// streams.
+    pub fn run_with<I, T>(mut self, args: I, io: Io<'_>) -> Result<(), RunnerError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let cli = match self.parse(args) {
+            Ok(cli) => cli,
+            Err(e) => return clap_error(e, io.stdout),
+        };
+        // Everything decidable from the command line is checked before the
+        // input is opened.
+        let mode = selected_mode::<P>(&cli.common)?;
+        let weights = match &cli.common.weights {
+            Some(spec) => Some(parse_weights(spec, &P::ir().weight_keys, mode.weights())?),
+            None => None,
+        };
+        self.check_engine(&cli)?;
+        self.check_dump(&cli)?;
+        let selection = match &weights {
+            Some(w) => Selection::Weights(w.clone()),
+            None => Selection::Mode(mode),
+        };
+        let common = &cli.common;
+        match cli.command {
+            Some(Command::Graph { format }) => graph::<P>(common, mode, format, io),
+            Some(Command::Run(args)) => self.run(common, selection, &args, io),
+            Some(Command::Plan) => self.plan(common, mode, weights.as_ref(), io),
+            Some(Command::Profile) => self.profile(common, selection, io),
+            None => self.tour(common, selection, io),
+        }
+    }
+
+    /// The command line, parsed against this program's name and about.
+    fn parse<I, T>(&self, args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut cmd = <Cli as clap::CommandFactory>::command().name(self.name.clone());
+        if let Some(about) = &self.about {
+            cmd = cmd.about(about.clone());
+        }
+        let matches = cmd.try_get_matches_from(args)?;
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+    }
+
+    /// `run`: each frame's results as a table or JSON lines, then the
+    /// summary.
+    fn run(
+        &mut self,
+        common: &Common,
+        selection: Selection<P::Mode>,
+        args: &RunArgs,
+        io: Io<'_>,
+    ) -> Result<(), RunnerError> {
+        let sink = if args.json {
+            Sink::Json
+        } else {
+            Sink::Table(record::Table::default(), false)
+        };
+        let (obs, summary) = self.run_frames(
+            common,
+            selection,
+            sink,
+            args,
+            io.stdin,
+            io.stdout,
+            io.progress,
+        )?;
+        if !common.quiet {
+            summarize(io.stderr, &obs, &summary)?;
+        }
+        Ok(())
+    }
+
+    /// `plan`: what the mode or the weights eliminate, priced with times
+    /// measured on a short run of the full graph.
+    fn plan(
+        &mut self,
+        common: &Common,
+        mode: P::Mode,
+        weights: Option<&Weights>,
+        io: Io<'_>,
+    ) -> Result<(), RunnerError> {
+        let ir = P::ir();
+        let mut pipeline = P::default();
+        let target: Arc<Plan> = match weights {
+            Some(w) => {
+                let pattern = w
+                    .zero_pattern(&ir.weight_keys)
+                    .map_err(|e| RunnerError::Weights(e.to_string()))?;
+                pipeline.pattern_plan(pattern)
+            }
+            None => Arc::new(mode.plan().clone()),
+        };
+        let full = pipeline.pattern_plan(0);
+        let w = weights.cloned().unwrap_or_else(|| mode.weights().clone());
+        let mut common = common.clone();
+        common.frames = Some(common.frames.unwrap_or(10));
+        let (obs, summary) = self.run_frames(
+            &common,
+            Selection::Plan(full, w),
+            Sink::Silent,
+            &RunArgs::default(),
+            io.stdin,
+            io.stdout,
+            io.progress,
+        )?;
+        let mut text = dce_diff(ir, &target, &obs.profiler);
+        if ir.nodes.iter().any(|n| n.fills_buffer()) {
+            text.push('\n');
+            text.push_str(&buffer_section(ir, &target, Some(&summary.buffer_bytes)));
+        }
+        write_out(io.stdout, &text)
+    }
+
+    /// `profile`: per-node times over a run.
+    fn profile(
+        &mut self,
+        common: &Common,
+        selection: Selection<P::Mode>,
+        io: Io<'_>,
+    ) -> Result<(), RunnerError> {
+        let (obs, _) = self.run_frames(
+            common,
+            selection,
+            Sink::Silent,
+            &RunArgs::default(),
+            io.stdin,
+            io.stdout,
+            io.progress,
+        )?;
+        write_out(io.stdout, &obs.profiler.report())
+    }
+
+    /// No subcommand, the tour: results, listing with measured times, what
+    /// each other mode eliminates, the profile.
+    fn tour(
+        &mut self,
+        common: &Common,
+        selection: Selection<P::Mode>,
+        io: Io<'_>,
+    ) -> Result<(), RunnerError> {
+        let ir = P::ir();
+        let sink = Sink::Table(record::Table::default(), false);
+        let (obs, summary) = self.run_frames(
+            common,
+            selection,
+            sink,
+            &RunArgs::default(),
+            io.stdin,
+            io.stdout,
+            io.progress,
+        )?;
+        let mut text = String::from("\n");
+        text.push_str(&listing(ir, &obs.profiler));
+        for m in P::Mode::ALL {
+            if !m.plan().eliminated.is_empty() {
+                text.push('\n');
+                text.push_str(&dce_diff(ir, m.plan(), &obs.profiler));
+            }
+        }
+        text.push('\n');
+        text.push_str(&obs.profiler.report());
+        write_out(io.stdout, &text)?;
+        if !common.quiet {
+            summarize(io.stderr, &obs, &summary)?;
+        }
+        Ok(())
+    }
+
+    /// The engine options against the subcommand and the pipeline: every
+    /// combination that cannot run is a usage error before the input opens.
+    fn check_engine(&self, cli: &Cli) -> Result<(), RunnerError> {
+        let c = &cli.common;
+        let usage = |m: String| Err(RunnerError::Usage(m));
+        if c.engine != Engine::Pipelined {
+            for (flag, given) in [
+                ("--in-flight", c.in_flight.is_some()),
+                ("--queue", c.queue.is_some()),
+                ("--overflow", c.overflow.is_some()),
+            ] {
+                if given {
+                    return usage(format!("{flag} needs --engine pipelined"));
+                }
+            }
+        }
+        if c.engine == Engine::Sequential {
+            return Ok(());
+        }
+        let engine = format!("--engine {}", c.engine.flag());
+        match &cli.command {
+            // Runs no frame.
+            Some(Command::Graph { .. }) => return Ok(()),
+            Some(Command::Plan) => {
+                return usage(format!(
+                    "{engine}: plan measures the full graph on the sequential engine"
+                ))
+            }
+            _ => {}
+        }
+        if self.parallel.is_none() {
+            return usage(format!(
+                "{engine}: pipeline `{}` runs on the sequential engine only; declare it `#[parallel]` in cortex_graph! and opt in with App::parallel()",
+                P::ir().name
+            ));
+        }
+        if c.weights.is_some() {
+            return usage(format!(
+                "{engine} runs declared modes (--mode); --weights needs --engine sequential"
+            ));
+        }
+        if c.engine == Engine::Pipelined {
+            match &cli.command {
+                Some(Command::Run(args)) if args.trace.is_some() => {
+                    return usage(
+                        "--trace needs per-node times, which --engine pipelined does not have (stages of frames interleave); use --engine parallel".into(),
+                    )
+                }
+                Some(Command::Profile) | None => {
+                    return usage(format!(
+                        "{engine} has no per-node times for the profile (stages of frames interleave); use --engine parallel"
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `run --dump DIR` needs the program's dump function ([`App::dump`]).
+    fn check_dump(&self, cli: &Cli) -> Result<(), RunnerError> {
+        match &cli.command {
+            Some(Command::Run(RunArgs {
+                dump: Some(dir), ..
+            })) if self.dump.is_none() => Err(RunnerError::Usage(format!(
+                "--dump {}: program `{}` cannot dump pictures (it has no dump function)",
+                dir.display(),
+                self.name
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `--mode`, or the first declared mode.
+fn selected_mode<P: Pipeline>(common: &Common) -> Result<P::Mode, RunnerError> {
+    match &common.mode {
+        Some(m) => P::Mode::from_name(m).ok_or_else(|| RunnerError::UnknownMode {
+            given: m.clone(),
+            known: P::Mode::ALL
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+        None => P::Mode::ALL
+            .first()
+            .copied()
+            .ok_or_else(|| RunnerError::Usage("the pipeline declares no mode".into())),
+    }
+}
+
+/// `graph`: the listing, or DOT / Mermaid with `--mode`'s plan shown.
+fn graph<P: Pipeline>(
+    common: &Common,
+    mode: P::Mode,
+    format: GraphFormat,
+    io: Io<'_>,
+) -> Result<(), RunnerError> {
+    let ir = P::ir();
+    let plan = common.mode.as_ref().map(|_| mode.plan());
+    let text = match format {
+        GraphFormat::Listing => listing(ir, &()),
+        GraphFormat::Dot => to_dot(ir, plan),
+        GraphFormat::Mermaid => to_mermaid(ir, plan),
+    };
+    write_out(io.stdout, &text)
+}
+
+/// Help and version go to stdout with success; anything else is a
+/// one-line usage error.
+fn clap_error(e: clap::Error, stdout: &mut dyn Write) -> Result<(), RunnerError> {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            write_out(stdout, &e.render().to_string())
+        }
+        _ => Err(RunnerError::Usage(first_line(&e.render().to_string()))),
+    }
+}

@@ -1,0 +1,83 @@
+//! Why a run failed ([`RunnerError`]), and the exit code each failure
+//! becomes.
+
+use cortex_core::error::PipelineError;
+use cortex_core::stream::StreamError;
+
+use crate::dump::DumpError;
+use crate::sources::SourceError;
+
+/// Why a run failed. Each renders as one readable line; [`exit_code`]
+/// tells a mistake on the command line (2) from a failed run (1).
+///
+/// [`exit_code`]: RunnerError::exit_code
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunnerError {
+    /// Bad command line: clap's message (first line), or a combination of
+    /// options the program cannot run.
+    #[error("{0}")]
+    Usage(String),
+    /// `--mode` names no declared mode.
+    #[error("--mode: unknown mode `{given}` (modes: {known})")]
+    UnknownMode {
+        /// As given.
+        given: String,
+        /// The declared modes.
+        known: String,
+    },
+    /// Malformed `--weights`.
+    #[error("--weights: {0}")]
+    Weights(String),
+    /// The input could not be opened or read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The pipeline failed on a frame.
+    #[error("frame {frame}: {source}")]
+    Frame {
+        /// The frame's index.
+        frame: u64,
+        /// What failed.
+        #[source]
+        source: PipelineError,
+    },
+    /// The frame adapter could not build the pipeline's inputs.
+    #[error("frame {frame}: preparing the inputs: {why}")]
+    Adapter {
+        /// The frame's index.
+        frame: u64,
+        /// The adapter's message.
+        why: String,
+    },
+    /// Writing results failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being written.
+        what: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing a picture failed.
+    #[error("--dump: {0}")]
+    Dump(#[from] DumpError),
+    /// The source delivered no frame at all.
+    #[error("{0}: no frames")]
+    NoFrames(String),
+    /// The pipelined engine could not run the stream.
+    #[error("--engine pipelined: {0}")]
+    Stream(#[from] StreamError),
+}
+
+impl RunnerError {
+    /// The process exit code [`App::main`](crate::App::main) returns for this error: 2 when
+    /// what the user typed is wrong (a bad flag or value, an unknown mode,
+    /// malformed weights, options the program cannot honour), 1 when a
+    /// well-formed command failed (the input, the pipeline, writing).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunnerError::Usage(_) | RunnerError::UnknownMode { .. } | RunnerError::Weights(_) => 2,
+            _ => 1,
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The frame loop of the sequential and parallel engines: one frame at a
+//! time from the source, its inputs built by the program's adapter, run
+//! into the previous frame's outputs, then shown.
+
+use cortex_core::error::PipelineError;
+use cortex_core::pipeline::{ParallelPipeline, Pipeline};
+
+use crate::app::{FrameAdapter, ParallelRunFn};
+use crate::cli::Selection;
+use crate::error::RunnerError;
+use crate::observer::RunObserver;
+use crate::sink::{FrameOut, Shown};
+use crate::sources::{Frame, FrameSource};
+
+/// A sequential or parallel run: the pipeline, how its frames run, and the
+/// observer timing them.
+pub(crate) struct FrameByFrame<'r, P: Pipeline + 'static> {
+    pub(crate) pipeline: &'r mut P,
+    pub(crate) selection: &'r Selection<P::Mode>,
+    /// The parallel engine's frame, on `--engine parallel`.
+    pub(crate) parallel: Option<ParallelRunFn<P>>,
+    pub(crate) adapter: &'r mut dyn FrameAdapter<P>,
+    pub(crate) obs: &'r mut RunObserver,
+}
+
+impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
+    /// Frames from `source` until its end or `limit` frames, each shown
+    /// through `out`; `done` counts the frames shown (also when a later
+    /// one fails).
+    pub(crate) fn run(
+        mut self,
+        source: &mut dyn FrameSource,
+        limit: Option<u64>,
+        out: &mut FrameOut<'_, '_, P>,
+        done: &mut u64,
+    ) -> Result<(), RunnerError> {
+        let mut last_size: Option<(usize, usize)> = None;
+        // The previous frame's outputs, which the next frame fills again
+        // (`run_into`): no outputs allocated per frame.
+        let mut slot: Option<P::Outputs> = None;
+        while limit.map_or(true, |l| *done < l) {
+            let Some(frame) = source.next_frame() else {
+                break;
+            };
+            let frame = frame?;
+            let size = frame.size();
+            let reset = last_size.is_some_and(|s| s != size);
+            if reset {
+                // Temporal state computed at another resolution means
+                // nothing here: start over as on a first frame.
+                self.pipeline.reset();
+            }
+            let resized_from = last_size.filter(|_| reset);
+            last_size = Some(size);
+            let outputs = self.one(&frame, &mut slot)?;
+            let shown = Shown {
+                frame: &frame,
+                resized_from,
+                dropped_before: 0,
+                node_ms: Some(self.obs.node_ms_json()),
+            };
+            out.frame(&shown, outputs)?;
+            *done += 1;
+        }
+        Ok(())
+    }
+
+    /// Runs `frame` into `slot` (through the adapter, which builds its
+    /// inputs) and returns its outputs.
+    fn one<'s>(
+        &mut self,
+        frame: &Frame,
+        slot: &'s mut Option<P::Outputs>,
+    ) -> Result<&'s P::Outputs, RunnerError> {
+        self.obs.frame = frame.index;
+        let (selection, parallel) = (self.selection, self.parallel);
+        let pl = &mut *self.pipeline;
+        let o = &mut *self.obs;
+        let mut ran = None;
+        self.adapter
+            .with_inputs(frame, &mut |inputs| {
+                ran = Some(match (selection, parallel) {
+                    (Selection::Mode(m), Some(run)) => run(pl, *m, o, inputs, slot),
+                    (Selection::Mode(m), None) => run_slot(pl, *m, o, inputs, slot),
+                    (Selection::Weights(w), _) => pl
+                        .run_weights_observed(w, o, inputs)
+                        .map(|outputs| *slot = Some(outputs)),
+                    (Selection::Plan(p, w), _) => pl
+                        .run_plan_observed(p, w, o, inputs)
+                        .map(|outputs| *slot = Some(outputs)),
+                })
+            })
+            .map_err(|e| RunnerError::Adapter {
+                frame: frame.index,
+                why: e.to_string(),
+            })?;
+        ran.ok_or_else(|| RunnerError::Adapter {
+            frame: frame.index,
+            why: "the adapter did not run the pipeline".into(),
+        })?
+        .map_err(|source| RunnerError::Frame {
+            frame: frame.index,
+            source,
+        })?;
+        slot.as_ref().ok_or(RunnerError::Frame {
+            frame: frame.index,
+            source: PipelineError::Internal("a run returned no outputs"),
+        })
+    }
+}
+
+/// One frame on the sequential engine, into the outputs of the previous
+/// frame when there are some.
+fn run_slot<P: Pipeline>(
+    pipeline: &mut P,
+    mode: P::Mode,
+    obs: &mut RunObserver,
+    inputs: P::Inputs<'_>,
+    slot: &mut Option<P::Outputs>,
+) -> Result<(), PipelineError> {
+    match slot {
+        Some(outputs) => pipeline.run_into_observed(mode, obs, inputs, outputs),
+        None => {
+            *slot = Some(pipeline.run_observed(mode, obs, inputs)?);
+            Ok(())
+        }
+    }
+}
+
+/// [`run_slot`] on the parallel engine.
+pub(crate) fn run_parallel_slot<P: ParallelPipeline>(
+    pipeline: &mut P,
+    mode: P::Mode,
+    obs: &mut RunObserver,
+    inputs: P::Inputs<'_>,
+    slot: &mut Option<P::Outputs>,
+) -> Result<(), PipelineError> {
+    match slot {
+        Some(outputs) => pipeline.run_parallel_into_observed(mode, obs, inputs, outputs),
+        None => {
+            *slot = Some(pipeline.run_parallel_observed(mode, obs, inputs)?);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The pipelined engine's glue: [`App::parallel`] and
+//! [`App::parallel_with`] capture the engines of a `#[parallel]` pipeline,
+//! each frame is taken apart into the pipeline's owned inputs and the rest
+//! (on the producer thread) and put back together when its results arrive,
+//! and a resolution change ends one stream and starts the next.
+
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+use std::sync::{Mutex, PoisonError};
+
+use cortex_core::error::PipelineError;
+use cortex_core::pipeline::{ParallelPipeline, Pipeline};
+use cortex_core::stream::{StreamFrame, StreamOptions, StreamReport};
+use cortex_vision::ops::RgbFrame;
+
+use crate::app::{AdapterError, App, FrameResult, ParallelFns, StreamRunFn};
+use crate::error::RunnerError;
+use crate::frames::run_parallel_slot;
+use crate::sink::{FrameOut, Shown};
+use crate::sources::{Frame, FrameSource, SourceError};
+
+impl<P: Pipeline + 'static> App<P> {
+    /// Lets `--engine parallel|pipelined` run this pipeline (declared
+    /// `#[parallel]`, with the frame as its one input). The parallel engine
+    /// builds a frame's inputs with the program's adapter; the pipelined one
+    /// moves the frame's image into the stream and hands it back with the
+    /// results (`--dump` still sees it).
+    pub fn parallel(self) -> Self
+    where
+        P: ParallelPipeline<OwnedInputs = (RgbFrame,)>,
+    {
+        let split = |mut frame: Frame| -> Result<((RgbFrame,), Frame), AdapterError> {
+            // An empty image allocates nothing; the real one comes back
+            // through the stream.
+            let image = std::mem::replace(&mut frame.image, RgbFrame::zeros((0, 0, 3)));
+            Ok(((image,), frame))
+        };
+        let join = |(image,): (RgbFrame,), frame: &mut Frame| frame.image = image;
+        self.with_engines(stream_fn::<P, _, _>(split, join))
+    }
+
+    /// [`App::parallel`] for a `#[parallel]` pipeline whose inputs are not
+    /// just the frame: `owned` builds one frame's owned inputs
+    /// ([`ParallelPipeline::OwnedInputs`]) for the pipelined engine, on its
+    /// producer thread (the parallel engine uses the program's
+    /// [`FrameAdapter`](crate::FrameAdapter)).
+    pub fn parallel_with(
+        self,
+        owned: impl Fn(&Frame) -> Result<P::OwnedInputs, AdapterError> + Send + Sync + 'static,
+    ) -> Self
+    where
+        P: ParallelPipeline,
+    {
+        let split = move |frame: Frame| Ok((owned(&frame)?, frame));
+        self.with_engines(stream_fn::<P, _, _>(split, |_, _| {}))
+    }
+
+    fn with_engines(mut self, stream: StreamRunFn<P>) -> Self
+    where
+        P: ParallelPipeline,
+    {
+        self.parallel = Some(ParallelFns {
+            run: run_parallel_slot::<P>,
+            stream,
+        });
+        self
+    }
+}
+
+/// A lock that a panic elsewhere does not poison for good.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The pipelined engine of a `#[parallel]` pipeline `P`: `split` turns a
+/// frame into the pipeline's owned inputs and what is left of the frame
+/// (on the producer thread), `join` puts the inputs back into that rest
+/// when the frame's results arrive, so the runner sees whole frames.
+fn stream_fn<P, S, J>(split: S, join: J) -> StreamRunFn<P>
+where
+    P: ParallelPipeline + 'static,
+    S: Fn(Frame) -> Result<(P::OwnedInputs, Frame), AdapterError> + Send + Sync + 'static,
+    J: Fn(P::OwnedInputs, &mut Frame) + 'static,
+{
+    Box::new(move |pipeline, mode, frames, options, on_result| {
+        // The rests of the frames pulled so far and not yet delivered, in
+        // source order (the producer pushes before the frame enters the
+        // queue, so a delivered frame's rest is always there).
+        let rests: Mutex<VecDeque<Frame>> = Mutex::new(VecDeque::new());
+        let failure: Mutex<Option<RunnerError>> = Mutex::new(None);
+        let split = &split;
+        let (rests_ref, failure_ref) = (&rests, &failure);
+        let inputs = frames.map_while(move |frame| {
+            let index = frame.index;
+            match split(frame) {
+                Ok((inputs, rest)) => {
+                    lock(rests_ref).push_back(rest);
+                    Some(inputs)
+                }
+                Err(e) => {
+                    *lock(failure_ref) = Some(RunnerError::Adapter {
+                        frame: index,
+                        why: e.to_string(),
+                    });
+                    None
+                }
+            }
+        });
+        let mut popped = 0u64;
+        let report = pipeline.run_stream(mode, inputs, options, |r| {
+            let mut rests = lock(&rests);
+            // Frames the overflow policy dropped left their rests too.
+            while popped < r.index {
+                rests.pop_front();
+                popped += 1;
+            }
+            let Some(mut frame) = rests.pop_front() else {
+                return ControlFlow::Break(());
+            };
+            popped += 1;
+            drop(rests);
+            join(r.inputs, &mut frame);
+            on_result(StreamFrame {
+                index: r.index,
+                dropped_before: r.dropped_before,
+                inputs: frame,
+                result: r.result,
+            })
+        })?;
+        let failure = failure.into_inner().unwrap_or_else(PoisonError::into_inner);
+        Ok((report, failure))
+    })
+}
+
+/// The source of a pipelined run, read on the producer thread: it ends a
+/// stream at the first frame of another size (kept in `carry` for the next
+/// stream), at `limit` frames, or at a source error (kept in `error`).
+struct Feeder<'s> {
+    source: &'s mut (dyn FrameSource + Send),
+    limit: Option<u64>,
+    pulled: u64,
+    size: Option<(usize, usize)>,
+    first: Option<Frame>,
+    carry: Option<Frame>,
+    error: Option<SourceError>,
+}
+
+impl Iterator for Feeder<'_> {
+    type Item = Frame;
+
+    fn next(&mut self) -> Option<Frame> {
+        if let Some(frame) = self.first.take() {
+            return Some(frame);
+        }
+        if self.carry.is_some()
+            || self.error.is_some()
+            || self.limit.is_some_and(|l| self.pulled >= l)
+        {
+            return None;
+        }
+        let frame = match self.source.next_frame()? {
+            Ok(frame) => frame,
+            Err(e) => {
+                self.error = Some(e);
+                return None;
+            }
+        };
+        self.pulled += 1;
+        let size = frame.size();
+        if self.size.is_some_and(|s| s != size) {
+            self.carry = Some(frame);
+            return None;
+        }
+        self.size = Some(size);
+        Some(frame)
+    }
+}
+
+/// What a pipelined run did.
+pub(crate) struct Pipelined {
+    pub(crate) report: StreamReport,
+    pub(crate) result: Result<(), RunnerError>,
+}
+
+/// Frames through the pipelined engine. A stream cannot reset its pipeline
+/// mid-flight, so a resolution change ends the stream: the frames in flight
+/// finish, the pipeline is reset, and a new stream starts with the frame of
+/// the new size (its queue and look-ahead start empty again).
+pub(crate) fn run_pipelined<P: Pipeline>(
+    pipeline: &mut P,
+    mode: P::Mode,
+    source: &mut (dyn FrameSource + Send),
+    limit: Option<u64>,
+    options: &StreamOptions,
+    stream: &StreamRunFn<P>,
+    out: &mut FrameOut<'_, '_, P>,
+) -> Pipelined {
+    let mut feeder = Feeder {
+        source,
+        limit,
+        pulled: 0,
+        size: None,
+        first: None,
+        carry: None,
+        error: None,
+    };
+    let mut total = StreamReport::default();
+    let mut resized_from: Option<(usize, usize)> = None;
+    let result = loop {
+        let mut failed: Option<RunnerError> = None;
+        let mut on_result = |r: FrameResult<P>| {
+            let StreamFrame {
+                inputs: frame,
+                dropped_before,
+                result,
+                ..
+            } = r;
+            let shown = Shown {
+                frame: &frame,
+                resized_from: resized_from.take(),
+                dropped_before,
+                node_ms: None,
+            };
+            let done = match &result {
+                Ok(outputs) => out.frame(&shown, outputs),
+                Err(_) => Err(RunnerError::Frame {
+                    frame: frame.index,
+                    source: result.err().unwrap_or(PipelineError::Internal("no error")),
+                }),
+            };
+            match done {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        };
+        let (report, adapter_failed) =
+            match stream(pipeline, mode, &mut feeder, options, &mut on_result) {
+                Ok(r) => r,
+                Err(e) => break Err(e.into()),
+            };
+        total.received += report.received;
+        total.processed += report.processed;
+        total.failed += report.failed;
+        total.dropped += report.dropped;
+        total.discarded += report.discarded;
+        if let Some(e) = failed.or(adapter_failed) {
+            break Err(e);
+        }
+        if let Some(e) = feeder.error.take() {
+            break Err(e.into());
+        }
+        let Some(frame) = feeder.carry.take() else {
+            break Ok(());
+        };
+        // Temporal state computed at another resolution means nothing
+        // here: start over as on a first frame.
+        pipeline.reset();
+        resized_from = feeder.size;
+        feeder.size = Some(frame.size());
+        feeder.first = Some(frame);
+    };
+    Pipelined {
+        report: total,
+        result,
+    }
+}

@@ -1,0 +1,113 @@
+//! One run of frames, shared by every subcommand: open the source, pick
+//! the engine's loop, show each frame's results, then write the trace and
+//! sum up.
+
+use std::io::{Read, Write};
+use std::time::Instant;
+
+use cortex_core::pipeline::Pipeline;
+
+use crate::app::App;
+use crate::cli::{Common, Engine, RunArgs, Selection};
+use crate::error::RunnerError;
+use crate::frames::FrameByFrame;
+use crate::observer::{progress_bar, RunObserver, RunSummary};
+use crate::pipelined::run_pipelined;
+use crate::sink::{write_trace, FrameOut, Labels, Sink};
+use crate::sources::{self, FrameSource};
+
+impl<P: Pipeline + 'static> App<P> {
+    /// Runs the frames `common` selects through the engine it names,
+    /// showing each frame's results in `sink` (and `--dump`, `--trace` of
+    /// `args`); returns the observer (the profile) and the summary.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_frames(
+        &mut self,
+        common: &Common,
+        selection: Selection<P::Mode>,
+        mut sink: Sink,
+        args: &RunArgs,
+        stdin: Box<dyn Read + Send>,
+        stdout: &mut dyn Write,
+        progress: bool,
+    ) -> Result<(RunObserver, RunSummary), RunnerError> {
+        let ir = P::ir();
+        let limit = common.frames.or(self.default_frames);
+        // The synthetic clip plays as many frames as asked, past its
+        // scripted events if need be.
+        let mut source: Box<dyn FrameSource + Send> = match common.input.as_deref() {
+            None => Box::new(sources::synthetic(common.size, limit)?),
+            input => sources::open(input, common.size, stdin)?,
+        };
+        let total = match (source.len_hint(), limit) {
+            (Some(n), Some(l)) => Some(n.min(l)),
+            (n, l) => n.or(l),
+        };
+        let bar = progress_bar(progress && !common.quiet, total);
+        let mut obs = RunObserver::new(ir, args.trace.is_some());
+        let mut pipeline = P::default();
+        let started = Instant::now();
+        let labels = Labels::of(&selection);
+        let mut out = FrameOut {
+            sink: &mut sink,
+            labels: &labels,
+            record: &self.record,
+            dump: args.dump.as_deref().zip(self.dump.as_ref()),
+            dir_made: false,
+            stdout,
+            bar: &bar,
+        };
+        let mut stream_report = None;
+        let mut done = 0u64;
+        let result = match (common.engine, &selection, &self.parallel) {
+            (Engine::Pipelined, Selection::Mode(mode), Some(fns)) => {
+                let run = run_pipelined(
+                    &mut pipeline,
+                    *mode,
+                    &mut *source,
+                    limit,
+                    &common.stream_options(),
+                    &fns.stream,
+                    &mut out,
+                );
+                stream_report = Some(run.report);
+                done = run.report.processed;
+                run.result
+            }
+            (engine, selection, fns) => {
+                // Checked in `check_engine`.
+                let parallel = fns
+                    .as_ref()
+                    .filter(|_| engine == Engine::Parallel)
+                    .map(|f| f.run);
+                FrameByFrame {
+                    pipeline: &mut pipeline,
+                    selection,
+                    parallel,
+                    adapter: &mut *self.adapter,
+                    obs: &mut obs,
+                }
+                .run(&mut *source, limit, &mut out, &mut done)
+            }
+        };
+        bar.finish_and_clear();
+        if let (Some(path), Some(trace)) = (&args.trace, &obs.trace) {
+            if done > 0 {
+                write_trace(path, &trace.to_json(&self.name))?;
+            }
+        }
+        result?;
+        if stream_report.map_or(done, |r| r.received) == 0 {
+            return Err(RunnerError::NoFrames(source.describe()));
+        }
+        Ok((
+            obs,
+            RunSummary {
+                frames: done,
+                seconds: started.elapsed().as_secs_f64(),
+                buffer_bytes: pipeline.buffer_bytes(),
+                stream: stream_report,
+            },
+        ))
+    }
+}
