@@ -77,6 +77,9 @@ fn l2_fused_is_bit_identical_to_unfused_on_every_engine_and_mode() {
         plain.set_fusion(false);
         assert!(!plain.fusion());
         let (mut seq, mut par, mut into) = (L2::new(), L2::new(), L2::new());
+        for p in [&mut seq, &mut par, &mut into] {
+            p.set_fusion(true);
+        }
         assert!(seq.fusion());
         let mut groups = Groups::default();
         let mut reused: Option<L2Outputs> = None;
@@ -118,6 +121,7 @@ fn l2_fused_is_bit_identical_to_unfused_on_every_engine_and_mode() {
 fn a_failing_frame_leaves_the_fused_pipelines_state_as_it_was() {
     let clip = SyntheticClip::new(96, 64);
     let (mut fused, mut plain) = (L2::new(), L2::new());
+    fused.set_fusion(true);
     plain.set_fusion(false);
     for f in 0..4 {
         fused.run(L2Mode::Balanced, &clip.frame(f)).unwrap();
@@ -211,6 +215,7 @@ cortex_graph! {
 fn a_group_that_declines_a_frame_runs_its_nodes_own_calls() {
     let clip = SyntheticClip::new(64, 48);
     let (mut fused, mut plain) = (Inverted::new(), Inverted::new());
+    fused.set_fusion(true);
     plain.set_fusion(false);
     let mut groups = Groups::default();
     let bright = clip.frame(3).mapv(|v| v.max(1));

@@ -36,14 +36,11 @@ fn l2_parallel_is_bit_identical_to_sequential() {
     }
 }
 
-/// Records every event with its thread; the members of a fused group that
-/// ran fused count as run by the group's thread.
+/// Records every event with its thread.
 #[derive(Default)]
 struct Events {
     log: Mutex<Vec<(char, NodeId, ThreadId)>>,
     frames: usize,
-    group: &'static [NodeId],
-    fused_groups: usize,
 }
 
 impl Observer for Events {
@@ -61,21 +58,6 @@ impl Observer for Events {
             .get_mut()
             .unwrap()
             .push(('e', node, std::thread::current().id()));
-    }
-    fn group_begin(&mut self, members: &'static [NodeId]) {
-        self.group = members;
-    }
-    fn group_end(&mut self, fused: bool) {
-        // A declined group's members report themselves as nodes.
-        if fused {
-            self.fused_groups += 1;
-            let thread = std::thread::current().id();
-            let log = self.log.get_mut().unwrap();
-            for &m in self.group {
-                log.push(('b', m, thread));
-                log.push(('e', m, thread));
-            }
-        }
     }
 }
 
@@ -110,8 +92,6 @@ fn the_observer_sees_every_node_once_from_its_thread() {
         assert_eq!(log.len(), 2 * plan.order.len());
     }
     assert_eq!(events.frames, 6);
-    // BALANCED fuses {gray, laplacian, center} and {fused}, every frame.
-    assert_eq!(events.fused_groups, 12);
     // With more than one core the pool runs some node off the caller's thread.
     if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
         assert!(threads.len() > 1, "one thread ran everything: {threads:?}");

@@ -1,0 +1,200 @@
+//! L2 with its fused groups against the same pipeline with fusion off, on
+//! the sequential (`run_into`) and parallel (`run_parallel_into`) engines,
+//! at 768×576 and 1920×1080, in BALANCED and POWER_SAVE; and the fused
+//! groups' own time against their members' whole-frame calls.
+//!
+//! Interleaved rounds (every variant once per round, in rotating order, so
+//! load from other processes hits them alike) over frames of the built-in
+//! synthetic clip; medians. Every variant's outputs are checked equal to
+//! the unfused sequential run's before timing.
+//!
+//! ```text
+//! cargo bench --bench l2_fusion
+//! BENCH_ROUNDS=31 cargo bench --bench l2_fusion
+//! ```
+
+use std::time::{Duration, Instant};
+
+use cortex::ir::NodeId;
+use cortex::l2::{L2Mode, L2Outputs, L2};
+use cortex::ops::RgbFrame;
+use cortex::sources::SyntheticClip;
+use cortex::Observer;
+
+/// Time in fused groups, and in the whole-frame calls of their members.
+#[derive(Default)]
+struct GroupTime {
+    members: Vec<NodeId>,
+    started: Option<Instant>,
+    node_started: Option<Instant>,
+    in_groups: Duration,
+    in_members: Duration,
+    grouped: Vec<NodeId>,
+    declined: usize,
+}
+
+impl Observer for GroupTime {
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        self.started = Some(Instant::now());
+        self.members = members.to_vec();
+    }
+    fn group_end(&mut self, fused: bool) {
+        if let (true, Some(t)) = (fused, self.started.take()) {
+            self.in_groups += t.elapsed();
+        }
+        self.declined += usize::from(!fused);
+    }
+    fn node_begin(&mut self, _node: NodeId) {
+        self.node_started = Some(Instant::now());
+    }
+    fn node_end(&mut self, node: NodeId) {
+        if let (true, Some(t)) = (self.grouped.contains(&node), self.node_started.take()) {
+            self.in_members += t.elapsed();
+        }
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(15);
+    let frames_per_round = 4u64;
+    println!("| size | mode | engine | unfused ms | fused ms | × |");
+    println!("|---|---|---|---:|---:|---:|");
+    let mut group_rows = Vec::new();
+    for (w, h) in [(768, 576), (1920, 1080)] {
+        let clip = SyntheticClip::new(w, h);
+        let frames: Vec<RgbFrame> = (0..frames_per_round).map(|f| clip.frame(f + 2)).collect();
+        for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
+            // Variants: (parallel, fused).
+            let variants = [(false, false), (false, true), (true, false), (true, true)];
+            let mut pipes: Vec<L2> = variants
+                .iter()
+                .map(|&(_, fused)| {
+                    let mut p = L2::new();
+                    p.set_fusion(fused);
+                    p
+                })
+                .collect();
+            let mut outs: Vec<Option<L2Outputs>> = vec![None; variants.len()];
+            // Warm up and check: every variant gives the unfused outputs.
+            for f in &frames {
+                let want = pipes[0].run(mode, f).expect("frame runs");
+                for (i, &(par, _)) in variants.iter().enumerate().skip(1) {
+                    let got = if par {
+                        pipes[i].run_parallel(mode, f)
+                    } else {
+                        pipes[i].run(mode, f)
+                    }
+                    .expect("frame runs");
+                    assert_eq!(got.fused, want.fused, "variant {i}");
+                    assert_eq!(got.blur, want.blur, "variant {i}");
+                    outs[i] = Some(got);
+                }
+                outs[0] = Some(want);
+            }
+            let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
+            for r in 0..rounds {
+                for k in 0..variants.len() {
+                    let i = (k + r) % variants.len();
+                    let (par, _) = variants[i];
+                    let out = outs[i].as_mut().expect("warmed up");
+                    let t = Instant::now();
+                    for f in &frames {
+                        if par {
+                            pipes[i].run_parallel_into(mode, f, out)
+                        } else {
+                            pipes[i].run_into(mode, f, out)
+                        }
+                        .expect("frame runs");
+                    }
+                    times[i].push(t.elapsed() / frames_per_round as u32);
+                }
+            }
+            let med: Vec<Duration> = times.into_iter().map(median).collect();
+            for (engine, a, b) in [("sequential", 0, 1), ("parallel", 2, 3)] {
+                println!(
+                    "| {w}x{h} | {mode:?} | {engine} | {:.2} | {:.2} | {:.2}× |",
+                    ms(med[a]),
+                    ms(med[b]),
+                    med[a].as_secs_f64() / med[b].as_secs_f64()
+                );
+            }
+            // The groups alone: fused group time against the members'
+            // whole-frame calls (sequential engine, same frames).
+            let mut fused_obs = GroupTime::default();
+            let mut plain_obs = GroupTime::default();
+            let grouped: Vec<NodeId> = {
+                let mut seen = GroupTime::default();
+                pipes[1]
+                    .run_observed(mode, &mut SeeGroups(&mut seen), &frames[0])
+                    .expect("frame runs");
+                seen.grouped
+            };
+            plain_obs.grouped = grouped.clone();
+            let (mut gs, mut ms_) = (Vec::new(), Vec::new());
+            for r in 0..rounds {
+                for f in &frames {
+                    let (g0, m0) = (fused_obs.in_groups, plain_obs.in_members);
+                    if r % 2 == 0 {
+                        pipes[1]
+                            .run_observed(mode, &mut fused_obs, f)
+                            .expect("runs");
+                        pipes[0]
+                            .run_observed(mode, &mut plain_obs, f)
+                            .expect("runs");
+                    } else {
+                        pipes[0]
+                            .run_observed(mode, &mut plain_obs, f)
+                            .expect("runs");
+                        pipes[1]
+                            .run_observed(mode, &mut fused_obs, f)
+                            .expect("runs");
+                    }
+                    gs.push(fused_obs.in_groups - g0);
+                    ms_.push(plain_obs.in_members - m0);
+                }
+            }
+            let names: Vec<&str> = grouped
+                .iter()
+                .map(|&n| L2::ir().nodes[n as usize].name.as_ref())
+                .collect();
+            assert_eq!(fused_obs.declined, 0, "a group declined a frame");
+            let (g, m) = (median(gs), median(ms_));
+            group_rows.push(format!(
+                "| {w}x{h} | {mode:?} | {} | {:.2} | {:.2} | {:.2}× |",
+                names.join(", "),
+                ms(m),
+                ms(g),
+                m.as_secs_f64() / g.as_secs_f64()
+            ));
+        }
+    }
+    println!();
+    println!("| size | mode | grouped nodes | members' calls ms | fused groups ms | × |");
+    println!("|---|---|---|---:|---:|---:|");
+    for row in group_rows {
+        println!("{row}");
+    }
+    let uptime = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("\nload average: {}", uptime.trim());
+}
+
+/// Records which nodes the fused groups hold.
+struct SeeGroups<'a>(&'a mut GroupTime);
+
+impl Observer for SeeGroups<'_> {
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        self.0.grouped.extend_from_slice(members);
+    }
+}
