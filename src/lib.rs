@@ -40,6 +40,7 @@
 //! | [`stream`] | `cortex-core` | pipelined frames with flow control: [`StreamOptions`], [`Overflow`], [`StreamReport`] |
 //! | [`Profiler`], [`tools`] ([`viz`], [`export`]) | `cortex-core` | per-node times; the listing and DCE diff, DOT and Mermaid |
 //! | [`spec`], [`check`], [`ir`], [`plan`], [`dce`], [`memory`], [`schedule`], [`passes`] | `cortex-core` | graphs built in code and validated with the macro's rules; the IR, plans and the passes behind them |
+//! | [`strip`], [`passes::fusion`] | `cortex-core` | strip kernels and the executor of fused groups; which nodes of a plan form groups |
 //! | [`limits`] | `cortex-core` | the resource policy every kernel and source checks frames against |
 //! | `ops`, `registry`, `l2`, `l2_registry` (feature `ops`, default) | `cortex-vision` | vision kernels, the kernel registry, the L2 region-of-interest pipeline |
 //! | `runner`, `sources` (feature `runner`, default) | `cortex-runner` | a command-line program for any pipeline, frame sources |
@@ -109,4 +110,6 @@ mod guide {
     mod measurements {}
     #[doc = include_str!("../docs/README.md")]
     mod index {}
+    #[doc = include_str!("../docs/compiler.md")]
+    mod compiler {}
 }
