@@ -1,20 +1,54 @@
 //! `cortex`: per-frame processing pipelines declared as a dataflow graph,
 //! checked and optimized at compile time.
 //!
+//! A pipeline is one [`cortex_graph!`] block: inputs, states, nodes calling
+//! ordinary Rust functions, modes (weight tables) and outputs. The macro
+//! rejects an invalid graph with errors at the offending token, plans each
+//! mode with its dead nodes removed, plans the buffers the pipeline owns,
+//! and generates straight-line code for every mode, plus parallel and
+//! pipelined engines for pipelines declared `#[parallel]`.
+//!
+//! ```
+//! use cortex::cortex_graph;
+//!
+//! cortex_graph! {
+//!     /// The sum of two readings, and their difference when `wd` > 0.
+//!     pub pipeline Pair {
+//!         input a: f32;
+//!         input b: f32;
+//!         mode BOTH     { wd: 1.0 }
+//!         mode SUM_ONLY { wd: 0.0 }
+//!         node sum = add(a, b);
+//!         #[weight_key = "wd"] node diff = sub(a, b);
+//!         output sum: f32, #[optional] diff: f32;
+//!     }
+//! }
+//! fn add(a: &f32, b: &f32) -> f32 { a + b }
+//! fn sub(a: &f32, b: &f32) -> f32 { a - b }
+//!
+//! let out = Pair::new().run(PairMode::SumOnly, &2.0, &0.5)?;
+//! assert_eq!((out.sum, out.diff), (2.5, None));
+//! # Ok::<(), cortex::PipelineError>(())
+//! ```
+//!
 //! This facade gathers the workspace's crates under one name:
 //!
 //! | path | crate | what |
 //! |---|---|---|
-//! | [`cortex_graph!`] | `cortex-macros` | the DSL: a pipeline declared, checked, planned per mode, generated |
-//! | [`ir`], [`plan`], [`check`], [`dce`], [`memory`], [`schedule`], … | `cortex-core` | the engine: graph model, passes, runtime traits and engines |
-//! | [`Pipeline`], [`stream`], [`Profiler`], [`viz`], [`export`] | `cortex-core` | running, streaming, profiling and showing any pipeline |
-//! | `ops`, `registry`, `l2` (feature `ops`, default) | `cortex-vision` | vision kernels, the kernel registry, the L2 ROI pipeline |
+//! | [`cortex_graph!`], [`prelude`] | `cortex-macros` | the DSL: a pipeline declared, checked, planned per mode, generated; what a program names |
+//! | [`Pipeline`], [`ParallelPipeline`], [`PipelineError`], [`Weights`] | `cortex-core` | the traits every generated pipeline implements, its errors, weight tables |
+//! | [`stream`] | `cortex-core` | pipelined frames with flow control: [`StreamOptions`], [`Overflow`], [`StreamReport`] |
+//! | [`Profiler`], [`tools`] ([`viz`], [`export`]) | `cortex-core` | per-node times; the listing and DCE diff, DOT and Mermaid |
+//! | [`spec`], [`check`], [`ir`], [`plan`], [`dce`], [`memory`], [`schedule`], [`passes`] | `cortex-core` | graphs built in code and validated with the macro's rules; the IR, plans and the passes behind them |
+//! | [`strip`], [`passes::fusion`] | `cortex-core` | strip kernels and the executor of fused groups; which nodes of a plan form groups |
+//! | [`limits`] | `cortex-core` | the resource policy every kernel and source checks frames against |
+//! | `ops`, `registry`, `l2`, `l2_registry` (feature `ops`, default) | `cortex-vision` | vision kernels, the kernel registry, the L2 region-of-interest pipeline |
 //! | `runner`, `sources` (feature `runner`, default) | `cortex-runner` | a command-line program for any pipeline, frame sources |
 //! | `gst`, `gst_roi_element!` (feature `gstreamer`) | `cortex-gst` | GStreamer elements and the `gstcortex` plugin |
 //!
-//! [`prelude`] holds what a program that declares and runs a pipeline
-//! names. The DSL's grammar and semantics are on [`cortex_graph!`]; the
-//! guide is the workspace's `docs/` folder.
+//! The DSL's grammar is on [`cortex_graph!`]. The guide is the repository's
+//! `docs/` folder (start at `docs/README.md`); its Rust blocks are compiled
+//! and run as this crate's doctests.
 
 pub use cortex_core::*;
 pub use cortex_macros::cortex_graph;
@@ -40,4 +74,42 @@ pub mod prelude {
         NoopObserver, Observer, ParallelPipeline, Pipeline, PipelineError, PipelineMode, Plan,
         Profiler, Weights,
     };
+}
+
+/// The guide's pages (`docs/`), compiled and run as doctests so their code
+/// cannot drift from the library.
+#[cfg(all(doctest, feature = "runner"))]
+mod guide {
+    #[doc = include_str!("../README.md")]
+    mod readme {}
+    #[doc = include_str!("../docs/api.md")]
+    mod api {}
+    #[doc = include_str!("../docs/engines.md")]
+    mod engines {}
+    #[doc = include_str!("../docs/examples.md")]
+    mod examples {}
+    #[doc = include_str!("../docs/grammar.md")]
+    mod grammar {}
+    #[doc = include_str!("../docs/kernels.md")]
+    mod kernels {}
+    #[doc = include_str!("../docs/l2.md")]
+    mod l2 {}
+    #[doc = include_str!("../docs/mser.md")]
+    mod mser {}
+    #[doc = include_str!("../docs/registry.md")]
+    mod registry {}
+    #[doc = include_str!("../docs/runner.md")]
+    mod runner {}
+    #[doc = include_str!("../docs/semantics.md")]
+    mod semantics {}
+    #[doc = include_str!("../docs/features.md")]
+    mod features {}
+    #[doc = include_str!("../docs/gstreamer.md")]
+    mod gstreamer {}
+    #[doc = include_str!("../docs/measurements.md")]
+    mod measurements {}
+    #[doc = include_str!("../docs/README.md")]
+    mod index {}
+    #[doc = include_str!("../docs/compiler.md")]
+    mod compiler {}
 }

@@ -25,7 +25,121 @@ mod tests;
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 
-/// Declares a pipeline. See the crate README for the grammar and an example.
+/// Declares a pipeline: a dataflow graph of ordinary Rust functions,
+/// checked and planned when the crate compiles.
+///
+/// One invocation declares inputs, states, nodes, state writes, modes
+/// (weight tables) and outputs. The macro rejects dangling edges, cycles not
+/// broken by a state, inconsistent modes and every other mistake with an
+/// error at the offending token (all of them in one pass), computes each
+/// mode's plan with its dead nodes removed, plans the buffers of
+/// buffer-filling nodes, and generates `struct <Name>` with one
+/// straight-line `run` per mode, `<Name>Mode`, `<Name>Outputs`, the graph as
+/// `'static` data (`<Name>::ir()`), and the `cortex::Pipeline` impl (plus
+/// parallel and pipelined engines under `#[parallel]`).
+///
+/// # Grammar
+///
+/// ```text
+/// invocation  := attr* vis? "pipeline" Ident "{" item* "}"
+/// item        := attr* ( input | state | node | write | mode | output )
+/// input       := "input" Ident ":" Type ";"
+/// state       := "state" Ident ":" Type "=" Expr ";"
+/// node        := "node" Ident (":" Type)? "=" Path "(" (arg ("," arg)*)? ")" "?"? ";"
+/// arg         := Ident                      -- an input, state or node (an edge)
+///              | "weights"                  -- the running mode's weight table, as &Weights
+///              | "&mut" Ident               -- the node's own name: the buffer it fills (needs ": Type")
+///              | Expr                       -- anything else: a constant passed as written
+/// write       := Ident "->" Ident ";"       -- node -> state: next frame's value
+/// mode        := "mode" Ident "{" (Ident ":" "-"? Number ("," Ident ":" "-"? Number)* ","?)? "}"
+/// output      := "output" out ("," out)* ";"
+/// out         := attr* Ident ":" Type
+/// attr        := "#[compilable]" | "#[external_call]" | "#[weight_key = " Str "]"   -- on nodes
+///              | "#[optional]"                                                   -- on outputs
+///              | "#[parallel]" | "///" doc comment                               -- on the pipeline
+/// ```
+///
+/// - A node's arguments reach its function as references (`&T`); an
+///   argument that is not a bare identifier is a constant passed as written.
+/// - `?` after a call: the function returns `Result<T, E>`; an error aborts
+///   the frame as `PipelineError::Node` and leaves the state untouched.
+/// - An edge leaving a `#[weight_key]` node arrives as `Option<&T>`: `None`
+///   in a mode whose weight for that key is zero, where the node is not run.
+/// - `node -> state;` gives the state this frame's value for the next frame.
+/// - `node v: T = f(…, &mut v)` fills a buffer of type `T` that the
+///   pipeline owns and reuses.
+///
+/// # Example
+///
+/// The generated code names the facade crate `cortex`, so this example is
+/// compiled and run by the facade's tests (it is the first block of the
+/// guide's `docs/grammar.md`), not by this crate's:
+///
+/// ```rust,ignore
+/// use cortex::cortex_graph;
+/// use cortex::Weights;
+///
+/// cortex_graph! {
+///     /// A smoothed level of a block of samples, and its peak.
+///     pub pipeline Level {
+///         input samples: Vec<f32>;
+///         state _smooth: f32 = 0.0;
+///
+///         mode FULL_LEVEL { wr: 1.0, wp: 0.5 }
+///         mode CHEAP      { wr: 1.0, wp: 0.0 }
+///
+///         #[compilable] #[weight_key = "wr"] node rms = rms(samples);
+///         #[compilable] #[weight_key = "wp"] node peak = peak(samples);
+///         #[compilable] node level = mix(rms, peak, weights);
+///         node smooth: f32 = smooth_into(level, _smooth, 0.5, &mut smooth)?;
+///         smooth -> _smooth;
+///
+///         output smooth: f32, #[optional] peak: f32;
+///     }
+/// }
+///
+/// fn rms(s: &[f32]) -> f32 {
+///     (s.iter().map(|v| v * v).sum::<f32>() / s.len().max(1) as f32).sqrt()
+/// }
+///
+/// fn peak(s: &[f32]) -> f32 {
+///     s.iter().fold(0.0, |m, v| m.max(v.abs()))
+/// }
+///
+/// /// A `#[weight_key]` node's value arrives as an `Option`: `None` when the
+/// /// mode's weight for it is zero and its plan does not run it.
+/// fn mix(rms: Option<&f32>, peak: Option<&f32>, w: &Weights) -> f32 {
+///     let part = |v: Option<&f32>, k: &str| v.map_or(0.0, |v| v * w.get_or_zero(k) as f32);
+///     part(rms, "wr") + part(peak, "wp")
+/// }
+///
+/// /// Fills the pipeline's buffer `out`; `?` in the node turns the error into
+/// /// `PipelineError::Node`.
+/// fn smooth_into(level: &f32, prev: &f32, alpha: f32, out: &mut f32) -> Result<(), String> {
+///     if !level.is_finite() {
+///         return Err(format!("level {level} is not finite"));
+///     }
+///     *out = alpha * level + (1.0 - alpha) * prev;
+///     Ok(())
+/// }
+///
+/// fn main() -> Result<(), cortex::PipelineError> {
+///     let mut p = Level::new();
+///     let block = vec![0.5, -0.5, 1.0, -1.0];
+///     let full = p.run(LevelMode::FullLevel, &block)?;
+///     assert_eq!(full.peak, Some(1.0));
+///     let cheap = p.run(LevelMode::Cheap, &block)?; // `peak` is not computed
+///     assert_eq!(cheap.peak, None);
+///     assert!(cheap.smooth > full.smooth); // the state carried the first level
+///     assert!(p.run(LevelMode::Cheap, &vec![f32::NAN]).is_err());
+///     Ok(())
+/// }
+/// ```
+///
+/// The guide (`docs/` in the repository) has the semantics of every piece
+/// (`docs/semantics.md`), the full list of generated items and of
+/// compile-time errors (`docs/grammar.md`) and the engines
+/// (`docs/engines.md`).
 #[proc_macro]
 pub fn cortex_graph(input: TokenStream) -> TokenStream {
     expand(input.into()).into()

@@ -1,11 +1,11 @@
-//! The seed's L2 pipeline in the DSL with stand-in ops: the generated code
+//! The L2 graph in the DSL with stand-in ops: the generated code
 //! runs, carries state, and each mode's plan matches the DCE semantics.
 
 use crate::common::*;
 use cortex::cortex_graph;
 
 cortex_graph! {
-    /// The seed's L2 ROI-scoring pipeline, with stand-in ops.
+    /// The L2 ROI-scoring graph, with stand-in ops.
     pub pipeline L2 {
         input frame: Frame;
         state _prev_gray: Gray = Gray::new();

@@ -1,5 +1,5 @@
 //! L2's blur decision against the clip's own sharpness baseline: a soft but
-//! in-focus clip is not called blurry (the seed's fixed threshold calls it
+//! in-focus clip is not called blurry (the fixed threshold of 100 calls it
 //! blurry throughout), and a sharp clip's blurred stretch is flagged
 //! exactly.
 #![cfg(feature = "runner")]
@@ -59,7 +59,7 @@ fn a_soft_clip_is_not_blurry_but_the_fixed_threshold_says_it_is() {
     );
     assert_eq!(
         absolute, n,
-        "the seed's threshold of 100 calls every frame blurry"
+        "the fixed threshold of 100 calls every frame blurry"
     );
 }
 

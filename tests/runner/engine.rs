@@ -5,7 +5,7 @@
 //! refused as one usage line before any frame.
 
 use crate::support::*;
-use crate::{l2, motion_alarm};
+use crate::{l2, state_and_modes};
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2 as L2Graph};
 use cortex::ops::RgbFrame;
@@ -322,7 +322,7 @@ fn usage_error<P: Pipeline + 'static>(app: App<P>, args: &[&str]) -> String {
 #[test]
 fn a_pipeline_not_declared_parallel_is_refused_in_one_line() {
     for engine in ["parallel", "pipelined"] {
-        let e = usage_error(motion_alarm::app(), &["run", "--engine", engine]);
+        let e = usage_error(state_and_modes::app(), &["run", "--engine", engine]);
         assert!(
             e.contains("MotionAlarm") && e.contains("#[parallel]"),
             "{engine}: {e}"
@@ -330,7 +330,7 @@ fn a_pipeline_not_declared_parallel_is_refused_in_one_line() {
     }
     // The sequential engine is every pipeline's.
     run(
-        motion_alarm::app(),
+        state_and_modes::app(),
         &[
             "run",
             "--engine",

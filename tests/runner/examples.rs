@@ -1,7 +1,10 @@
 //! The custom pipelines in examples/ run and do what their headers say.
 
 use crate::support::*;
-use crate::{audio_levels, depth_fusion, doc_capture, motion_alarm};
+use crate::{
+    audio_levels, buffers_and_parallel, custom_kernel, depth_fusion, first, runner_example,
+    state_and_modes,
+};
 use cortex::sources::SyntheticLayout;
 use serde_json::Value;
 
@@ -14,7 +17,7 @@ fn outputs(lines: &[Value], name: &str) -> Vec<Value> {
 #[test]
 fn motion_alarm_raises_with_hold_off_and_modes_differ() {
     let out = run(
-        motion_alarm::app(),
+        state_and_modes::app(),
         &["run", "--json", "--size", SIZE],
         vec![],
     );
@@ -31,13 +34,13 @@ fn motion_alarm_raises_with_hold_off_and_modes_differ() {
     assert_eq!(raised[0], 1, "the first frame has nothing to compare with");
     for w in raised.windows(2) {
         assert!(
-            w[1] - w[0] > u64::from(motion_alarm::HOLD_OFF),
+            w[1] - w[0] > u64::from(state_and_modes::HOLD_OFF),
             "{raised:?}"
         );
     }
     // MOTION_ONLY never runs the brightness node; SENSITIVE does.
     let only = run(
-        motion_alarm::app(),
+        state_and_modes::app(),
         &[
             "run",
             "--json",
@@ -58,7 +61,7 @@ fn motion_alarm_raises_with_hold_off_and_modes_differ() {
     // At the cut the brightness jump adds to the score in SENSITIVE only.
     let cut = SyntheticLayout::DEFAULT.cut as usize;
     let only_all = run(
-        motion_alarm::app(),
+        state_and_modes::app(),
         &["run", "--json", "--size", SIZE, "--mode", "MOTION_ONLY"],
         vec![],
     )
@@ -72,7 +75,7 @@ fn doc_capture_takes_sharp_text_frames_only() {
     let dir = temp_dir("doc");
     let crops = dir.join("crops");
     let out = run(
-        doc_capture::app(),
+        runner_example::app(),
         &[
             "run",
             "--json",
@@ -196,21 +199,103 @@ fn depth_fusion_two_inputs_and_optional_output() {
 }
 
 #[test]
-fn readme_shows_each_example_graph_as_generated() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn buffers_and_parallel_engines_agree_in_both_modes() {
+    // `run` asserts that the sequential and parallel engines give the same
+    // outputs on every frame; here: it ran both modes and listed buffers.
+    let report = buffers_and_parallel::run(4).unwrap();
+    assert!(report.contains("BALANCED: peak fused score"), "{report}");
+    assert!(report.contains("STILL: peak fused score"), "{report}");
+    assert!(report.contains("ScoreMap"), "{report}");
+}
+
+#[test]
+fn custom_kernel_measures_edges_and_refuses_a_bad_parameter() {
+    let report = custom_kernel::run().unwrap();
+    let share: f64 = report
+        .strip_prefix("edges cover ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no share in {report}"));
+    // The synthetic frame has text and a disc on a texture: some edges,
+    // far from all of it.
+    assert!(share > 0.0 && share < 50.0, "{report}");
+    assert!(
+        report.contains("refused: node `edges`: edge threshold must be finite"),
+        "{report}"
+    );
+}
+
+fn manifest_file(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// The Rust code of a file from its first `use` line on.
+fn code_from_first_use(text: &str) -> &str {
+    &text[text.find("use cortex").unwrap()..]
+}
+
+#[test]
+fn readme_pipeline_is_examples_first() {
+    let readme = manifest_file("README.md");
+    let block = readme
+        .split("```rust\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("README has a rust block");
+    let first = manifest_file("examples/first.rs");
+    assert_eq!(
+        code_from_first_use(block),
+        code_from_first_use(&first),
+        "README's first pipeline and examples/first.rs differ"
+    );
+}
+
+#[test]
+fn examples_guide_shows_each_example_graph_as_generated() {
+    let guide = manifest_file("docs/examples.md");
     let graphs = [
-        motion_alarm::MotionAlarm::ir(),
-        doc_capture::DocCapture::ir(),
+        first::FirstLook::ir(),
+        state_and_modes::MotionAlarm::ir(),
+        buffers_and_parallel::Attention::ir(),
+        runner_example::DocCapture::ir(),
+        custom_kernel::Edges::ir(),
         audio_levels::AudioLevels::ir(),
         depth_fusion::DepthFusion::ir(),
     ];
-    for ir in graphs {
-        let block = format!("```mermaid\n{}```", cortex::export::to_mermaid(ir, None));
-        assert!(
-            readme.contains(&block),
-            "README's graph of {} is stale:\n{block}",
-            ir.name
-        );
-    }
+    let stale: Vec<String> = graphs
+        .into_iter()
+        .map(|ir| (ir.name.to_string(), cortex::export::to_mermaid(ir, None)))
+        .filter(|(_, graph)| !guide.contains(&format!("```mermaid\n{graph}```")))
+        .map(|(name, graph)| format!("{name}:\n```mermaid\n{graph}```"))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "docs/examples.md's graphs are stale:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn macro_rustdoc_example_is_the_grammar_guides_first_block() {
+    let source = manifest_file("cortex-macros/src/lib.rs");
+    let doc: String = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("///"))
+        .map(|l| format!("{}\n", l.strip_prefix(' ').unwrap_or(l)))
+        .collect();
+    let example = doc
+        .split("```rust,ignore\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the macro's rustdoc has an example");
+    let guide = manifest_file("docs/grammar.md");
+    let compiled = guide
+        .split("```rust\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("docs/grammar.md has a rust block");
+    assert_eq!(
+        example, compiled,
+        "cortex_graph!'s rustdoc example and docs/grammar.md differ"
+    );
 }

@@ -7,17 +7,26 @@
 #[path = "../../examples/audio_levels.rs"]
 mod audio_levels;
 #[allow(dead_code)]
+#[path = "../../examples/buffers_and_parallel.rs"]
+mod buffers_and_parallel;
+#[allow(dead_code)]
+#[path = "../../examples/custom_kernel.rs"]
+mod custom_kernel;
+#[allow(dead_code)]
 #[path = "../../examples/depth_fusion.rs"]
 mod depth_fusion;
 #[allow(dead_code)]
-#[path = "../../examples/doc_capture.rs"]
-mod doc_capture;
+#[path = "../../examples/first.rs"]
+mod first;
 #[allow(dead_code)]
 #[path = "../../examples/l2.rs"]
 mod l2;
 #[allow(dead_code)]
-#[path = "../../examples/motion_alarm.rs"]
-mod motion_alarm;
+#[path = "../../examples/runner.rs"]
+mod runner_example;
+#[allow(dead_code)]
+#[path = "../../examples/state_and_modes.rs"]
+mod state_and_modes;
 
 mod support;
 

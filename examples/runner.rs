@@ -1,12 +1,23 @@
-//! Document / text capture: keeps a frame only when it is sharp and text
-//! covers enough of it, and then emits the crop around the text as a JPEG
-//! — what a scanning app does before OCR. `run --dump DIR` writes each
-//! capture's crop.
+//! Lesson 4 — the runner. `cortex::runner::App` turns any pipeline whose
+//! input is the frame into a command-line program: frames from the
+//! synthetic clip, a Y4M stream, image files (or, with feature `opencv`,
+//! any video); results as a table or JSON lines; the graph, plans and
+//! profile. The program gives a record function (which outputs become
+//! columns) and may add pictures for `run --dump DIR`.
+//!
+//! The pipeline here captures documents: it keeps a frame only when it is
+//! sharp and text covers enough of it, and then emits the crop around the
+//! text as a JPEG — what a scanning app does before OCR. `run --dump DIR`
+//! writes each capture's crop.
 //!
 //! ```text
-//! cargo run --release --example doc_capture -- run
-//! cargo run --release --example doc_capture -- run -i pages/ --dump crops/
+//! cargo run --release --example runner                  # the tour
+//! cargo run --release --example runner -- run --json
+//! cargo run --release --example runner -- run -i 'pages/*.png' --dump crops/
+//! cargo run --release --example runner -- graph --format mermaid
 //! ```
+//!
+//! Next: `examples/custom_kernel.rs`.
 
 use std::process::ExitCode;
 
@@ -96,7 +107,7 @@ pub fn gate(
 
 /// The program.
 pub fn app() -> App<DocCapture> {
-    App::<DocCapture>::new("doc_capture", |out: &DocCaptureOutputs| {
+    App::<DocCapture>::new("runner", |out: &DocCaptureOutputs| {
         let c = &out.capture;
         let bbox = c
             .crop

@@ -1,13 +1,18 @@
-//! A motion alarm with its own state: the previous frame and a hold-off
-//! counter, so one burst of movement raises one alarm instead of one per
-//! frame. Two modes: `SENSITIVE` also reacts to sudden brightness changes
-//! (lights switched on), `MOTION_ONLY` does not — and its plan does not run
-//! the brightness node at all.
+//! Lesson 2 — state and modes. A motion alarm keeps two states: last
+//! frame's gray image (`state _prev`, written by `gray -> _prev;`) and a
+//! hold-off counter, so one burst of movement raises one alarm instead of
+//! one per frame. Two modes give the weight keys `wm` and `wb`:
+//! `SENSITIVE` also reacts to sudden brightness changes (lights switched
+//! on); `MOTION_ONLY` gives `wb` a zero weight, so its plan does not run the
+//! brightness node at all, and `combine` receives `None` for it.
 //!
 //! ```text
-//! cargo run --release --example motion_alarm                 # tour on the synthetic clip
-//! cargo run --release --example motion_alarm -- run --json --mode MOTION_ONLY
+//! cargo run --release --example state_and_modes                 # tour on the synthetic clip
+//! cargo run --release --example state_and_modes -- run --json --mode MOTION_ONLY
+//! cargo run --release --example state_and_modes -- plan --mode MOTION_ONLY
 //! ```
+//!
+//! Next: `examples/buffers_and_parallel.rs`.
 
 use std::process::ExitCode;
 
@@ -100,7 +105,7 @@ pub fn decide(score: &f32, prev: &Alarm) -> Alarm {
 
 /// The program.
 pub fn app() -> App<MotionAlarm> {
-    App::<MotionAlarm>::new("motion_alarm", |out: &MotionAlarmOutputs| {
+    App::<MotionAlarm>::new("state_and_modes", |out: &MotionAlarmOutputs| {
         Record::new()
             .field("score", f64::from(out.score))
             .field("alarm", out.alarm.raised)
