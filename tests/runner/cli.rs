@@ -516,7 +516,7 @@ fn dump_is_refused_by_a_program_that_cannot_dump() {
     let dir = temp_dir("no-dump");
     let pics = dir.join("pics");
     let out = run(
-        crate::motion_alarm::app(),
+        crate::state_and_modes::app(),
         &[
             "run",
             "--size",
