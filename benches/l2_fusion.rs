@@ -31,6 +31,8 @@ struct GroupTime {
     in_members: Duration,
     grouped: Vec<NodeId>,
     declined: usize,
+    /// Per node: total time in its own calls.
+    per_node: Vec<Duration>,
 }
 
 impl Observer for GroupTime {
@@ -48,9 +50,18 @@ impl Observer for GroupTime {
         self.node_started = Some(Instant::now());
     }
     fn node_end(&mut self, node: NodeId) {
-        if let (true, Some(t)) = (self.grouped.contains(&node), self.node_started.take()) {
-            self.in_members += t.elapsed();
+        let Some(t) = self.node_started.take() else {
+            return;
+        };
+        let d = t.elapsed();
+        if self.grouped.contains(&node) {
+            self.in_members += d;
         }
+        let i = node as usize;
+        if self.per_node.len() <= i {
+            self.per_node.resize(i + 1, Duration::ZERO);
+        }
+        self.per_node[i] += d;
     }
 }
 
@@ -165,6 +176,24 @@ fn main() {
                     ms_.push(plain_obs.in_members - m0);
                 }
             }
+            // Where the rest of the frame goes: each node's own calls, per
+            // frame, with fusion off and on (grouped nodes show 0 when on).
+            let runs = (rounds * frames.len()) as f64;
+            let per = |o: &GroupTime, i: usize| o.per_node.get(i).map_or(0.0, |d| ms(*d) / runs);
+            let rest: Vec<String> = (0..L2::ir().nodes.len())
+                .map(|i| {
+                    format!(
+                        "{} {:.2}/{:.2}",
+                        L2::ir().nodes[i].name,
+                        per(&plain_obs, i),
+                        per(&fused_obs, i)
+                    )
+                })
+                .collect();
+            println!(
+                "  per node, ms a frame, off/on ({w}x{h} {mode:?}): {}",
+                rest.join(", ")
+            );
             let names: Vec<&str> = grouped
                 .iter()
                 .map(|&n| L2::ir().nodes[n as usize].name.as_ref())

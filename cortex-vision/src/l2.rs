@@ -5,7 +5,7 @@ use crate::clip::SyntheticClip;
 use crate::ops::text_roi::TextRoiParams;
 use crate::ops::{
     self, BlurParams, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams,
-    RgbFrame, SaliencyParams, SceneChange, ScoreMap,
+    RgbFrame, SaliencyParams, SceneChange, SceneParams, ScoreMap,
 };
 use cortex_macros::cortex_graph;
 
@@ -40,7 +40,8 @@ cortex_graph! {
         node gray: GrayImage = ops::to_gray_into(frame, &mut gray)?;
         #[compilable(reduce = ops::strip::BlurForm(BlurParams::DEFAULT))]
         node laplacian = ops::blur_detector(gray)?;
-        #[compilable] node scene = ops::scene_change(gray, _prev_gray)?;
+        #[compilable(reduce = ops::strip::SceneForm(SceneParams::DEFAULT))]
+        node scene = ops::scene_change(gray, _prev_gray)?;
         #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
         #[compilable(strip = ops::strip::CenterForm(CenterParams::DEFAULT))] #[weight_key = "wc"]
         node center: ScoreMap = ops::center_crop_into(gray, &CenterParams::DEFAULT, &mut center)?;

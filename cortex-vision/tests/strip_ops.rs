@@ -6,9 +6,10 @@ use cortex_core::strip::{AnyPlane, Geometry, GroupBuilder, StripError, Strips};
 use cortex_vision::clip::SyntheticClip;
 use cortex_vision::ops::strip::{
     CenterStrip, FusionStrip, GrayStrip, Laplacian, LaplacianVariance, MotionCells, MotionExpand,
+    SsimReduction,
 };
 use cortex_vision::ops::{
-    center_crop_with, fuse_into, laplacian_variance, motion_map_with, to_gray, CenterParams,
+    center_crop_with, fuse_into, laplacian_variance, motion_map_with, ssim, to_gray, CenterParams,
     GrayImage, MotionParams, RgbFrame, ScoreMap,
 };
 
@@ -214,4 +215,54 @@ fn motion_strip_form_refuses_grids_that_do_not_divide_the_frame() {
         g.run(&[gray_plane(&cur)], Strips::Auto),
         Err(StripError::Geometry { .. })
     ));
+}
+
+/// Two gray frames → their Gaussian SSIM as a reduction (window ±5, 128-column
+/// partials): bit-identical to `ssim` at every strip count and size,
+/// including frames narrower than one column strip and shorter than the
+/// window; the sizes `ssim` transposes are refused (the group declines).
+#[test]
+fn ssim_reduction_matches_the_whole_frame_ssim() {
+    let sizes = [
+        (768, 576),
+        (300, 17),
+        (129, 40),
+        (97, 61),
+        (32, 24),
+        (40, 3),
+        (3, 2),
+        (1, 1),
+    ];
+    for (w, h) in sizes {
+        let (cur, prev) = frames(w, h);
+        let (a, b) = (to_gray(&cur).unwrap(), to_gray(&prev).unwrap());
+        let want = ssim(&a, &b).unwrap();
+        let mut g = GroupBuilder::new();
+        let (ia, ib) = (g.input(), g.input());
+        let s = g.reduction(SsimReduction, &[ia, ib]).unwrap();
+        g.output(s).unwrap();
+        let mut group = g.build().unwrap();
+        for strips in strip_counts(h) {
+            group
+                .run(&[gray_plane(&a), gray_plane(&b)], strips)
+                .unwrap();
+            assert_eq!(
+                group.output::<f64>(0).unwrap().as_slice()[0].to_bits(),
+                want.to_bits(),
+                "{w}x{h} {strips:?}: {} vs {want}",
+                group.output::<f64>(0).unwrap().as_slice()[0]
+            );
+        }
+    }
+    // Tall and narrow: the whole-frame function transposes it.
+    let (cur, prev) = frames(8, 40);
+    let (a, b) = (to_gray(&cur).unwrap(), to_gray(&prev).unwrap());
+    let mut g = GroupBuilder::new();
+    let (ia, ib) = (g.input(), g.input());
+    let s = g.reduction(SsimReduction, &[ia, ib]).unwrap();
+    g.output(s).unwrap();
+    let mut group = g.build().unwrap();
+    assert!(group
+        .run(&[gray_plane(&a), gray_plane(&b)], Strips::Auto)
+        .is_err());
 }

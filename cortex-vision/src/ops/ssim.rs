@@ -82,7 +82,7 @@ impl SceneParams {
 }
 
 /// What [`scene_change`] decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SceneChange {
     /// Whether this frame starts a new scene.
     pub changed: bool,
@@ -313,6 +313,24 @@ fn gaussian_ssim_strip(
     (x0, x1): (usize, usize),
     s: &mut SsimScratch,
 ) -> f64 {
+    let mut total = 0.0f64;
+    gaussian_ssim_rows((a, b, 0), (h, w), (x0, x1), 0..h, s, |_, sum| total += sum);
+    total
+}
+
+/// Per output row `y` of `rows`, in order: `sink(y, sum)`, the sum of the
+/// SSIM map of row `y` over columns `x0..x1`. `a` and `b` hold the image's
+/// rows from row `first` on: at least rows `rows.start − 5 .. rows.end + 5`
+/// (clamped to the image). A row's sum depends only on the image, never on
+/// `rows`, so any partition of the rows gives the same sums.
+pub(crate) fn gaussian_ssim_rows(
+    (a, b, first): (&[u8], &[u8], usize),
+    (h, w): (usize, usize),
+    (x0, x1): (usize, usize),
+    rows: std::ops::Range<usize>,
+    s: &mut SsimScratch,
+    mut sink: impl FnMut(usize, f64),
+) {
     let k = gaussian_half_kernel();
     let sw = x1 - x0;
     let padw = sw + 2 * RADIUS;
@@ -325,8 +343,7 @@ fn gaussian_ssim_strip(
     let lo = x0.saturating_sub(RADIUS);
     let hi = (x1 + RADIUS).min(w);
     let (jlo, jhi) = (lo + RADIUS - x0, hi + RADIUS - x0);
-    let mut total = 0.0f64;
-    let mut emit = |y: usize, s: &mut SsimScratch| {
+    let emit = |y: usize, s: &mut SsimScratch| -> f64 {
         // The 11 source rows of output row `y`, reflected at the top and
         // bottom edges; every one of them is in the ring (see `reflect101`:
         // a reflected index never leaves `[y-5, y+5]`).
@@ -343,15 +360,18 @@ fn gaussian_ssim_strip(
         let (mu2, rest) = rest.split_at(sw);
         let (sq, prod) = rest.split_at(sw);
         ssim_row(mu1, mu2, sq, prod, &mut s.row);
-        total += sum_f64(&s.row);
+        sum_f64(&s.row)
     };
-    for r in 0..h {
-        if r + PREFETCH_ROWS < h {
-            prefetch(&a[(r + PREFETCH_ROWS) * w + lo..(r + PREFETCH_ROWS) * w + hi]);
-            prefetch(&b[(r + PREFETCH_ROWS) * w + lo..(r + PREFETCH_ROWS) * w + hi]);
+    let end = (rows.end + RADIUS).min(h);
+    for r in rows.start.saturating_sub(RADIUS)..end {
+        let at = |r: usize| (r - first) * w;
+        if r + PREFETCH_ROWS < end {
+            let p = at(r + PREFETCH_ROWS);
+            prefetch(&a[p + lo..p + hi]);
+            prefetch(&b[p + lo..p + hi]);
         }
-        let row_a = &a[r * w + lo..r * w + hi];
-        let row_b = &b[r * w + lo..r * w + hi];
+        let row_a = &a[at(r) + lo..at(r) + hi];
+        let row_b = &b[at(r) + lo..at(r) + hi];
         {
             let (pa, rest) = s.pad.split_at_mut(padw);
             let (pb, rest) = rest.split_at_mut(padw);
@@ -380,14 +400,29 @@ fn gaussian_ssim_strip(
                 &mut s.ring[base..base + sw],
             );
         }
-        if r >= RADIUS {
-            emit(r - RADIUS, s);
+        if r >= RADIUS && rows.contains(&(r - RADIUS)) {
+            let y = r - RADIUS;
+            let sum = emit(y, s);
+            sink(y, sum);
         }
     }
-    for y in h.saturating_sub(RADIUS)..h {
-        emit(y, s);
+    for y in h.saturating_sub(RADIUS).max(rows.start)..rows.end {
+        let sum = emit(y, s);
+        sink(y, sum);
     }
-    total
+}
+
+/// Columns per vertical strip of the Gaussian SSIM (its partial sums are
+/// kept per strip so that any row partition folds to the same total).
+pub(crate) const SSIM_COLUMNS: usize = STRIP;
+
+/// Frames narrower than [`NARROW_SSIM`] and taller than wide are computed
+/// transposed by [`ssim_with`].
+pub(crate) const NARROW_SSIM: usize = NARROW;
+
+/// Runs `f` with this thread's SSIM working memory.
+pub(crate) fn with_scratch_of_thread<R>(f: impl FnOnce(&mut SsimScratch) -> R) -> R {
+    with_ssim_scratch(f)
 }
 
 multiversion! {

@@ -10,6 +10,7 @@ pub mod fusion;
 pub mod gray;
 pub mod laplacian;
 pub mod motion;
+pub mod ssim;
 
 pub use center::CenterStrip;
 pub use forms::{BlurForm, CenterForm, FusionForm};
@@ -17,3 +18,4 @@ pub use fusion::FusionStrip;
 pub use gray::GrayStrip;
 pub use laplacian::{Laplacian, LaplacianVariance};
 pub use motion::{MotionCells, MotionExpand};
+pub use ssim::{SceneForm, SsimReduction};
