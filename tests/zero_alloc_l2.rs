@@ -48,20 +48,31 @@ fn measure(
     for f in frames {
         p.run_into(mode, f, &mut out).unwrap();
     }
-    let mut per_node = PerNode {
-        started: [0; 16],
-        counts: [0; 16],
-    };
-    let before = allocs();
-    for f in frames {
-        if parallel {
-            p.run_parallel_into(mode, f, &mut out).unwrap();
-        } else {
-            p.run_into_observed(mode, &mut per_node, f, &mut out)
-                .unwrap();
+    // Three windows of the clip; the fewest allocations any of them saw. A
+    // per-frame allocation shows in every window; a one-off of the thread
+    // pool's own (its work queues grow or shrink under a burst of jobs,
+    // freed later through epoch-based reclamation) in one only.
+    let mut best: Option<(u64, PerNode)> = None;
+    for _ in 0..3 {
+        let mut per_node = PerNode {
+            started: [0; 16],
+            counts: [0; 16],
+        };
+        let before = allocs();
+        for f in frames {
+            if parallel {
+                p.run_parallel_into(mode, f, &mut out).unwrap();
+            } else {
+                p.run_into_observed(mode, &mut per_node, f, &mut out)
+                    .unwrap();
+            }
+        }
+        let n = allocs() - before;
+        if best.as_ref().is_none_or(|(b, _)| n < *b) {
+            best = Some((n, per_node));
         }
     }
-    let n = allocs() - before;
+    let (n, per_node) = best.expect("three windows ran");
     let nodes = L2::ir()
         .nodes
         .iter()
@@ -85,26 +96,32 @@ fn l2_allocates_nothing_per_frame_in_steady_state() {
         // node, whichever thread a node lands on later.
         rayon::broadcast(|_| {
             for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
-                let mut p = L2::new();
-                let mut out = p.run(mode, &frames[0]).unwrap();
-                for f in &frames {
-                    p.run_into(mode, f, &mut out).unwrap();
+                for fused in [false, true] {
+                    let mut p = L2::new();
+                    p.set_fusion(fused);
+                    let mut out = p.run(mode, &frames[0]).unwrap();
+                    for f in &frames {
+                        p.run_into(mode, f, &mut out).unwrap();
+                    }
                 }
             }
         });
         for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
-            for parallel in [false, true] {
+            for (parallel, fused) in [(false, false), (true, false), (false, true), (true, true)] {
                 // Driven from a pool thread, as an engine thread would: a
                 // call from outside the pool goes through rayon's queue for
                 // outside work (see the test below).
-                let (n, nodes) = rayon::scope(|_| measure(&mut L2::new(), mode, parallel, &frames));
+                let mut p = L2::new();
+                p.set_fusion(fused);
+                let (n, nodes) = rayon::scope(|_| measure(&mut p, mode, parallel, &frames));
                 report.push(format!(
-                    "{w}x{h} {mode:?} {}: {n} allocations over {FRAMES} frames {nodes:?}",
+                    "{w}x{h} {mode:?} {}{}: {n} allocations over {FRAMES} frames {nodes:?}",
                     if parallel {
                         "run_parallel_into"
                     } else {
                         "run_into"
-                    }
+                    },
+                    if fused { " fused" } else { "" }
                 ));
             }
         }

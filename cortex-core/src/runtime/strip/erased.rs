@@ -102,6 +102,8 @@ impl<'a> AnyPlane<'a> {
 pub struct AnyStripMut<'a> {
     ptr: *mut (),
     len: usize,
+    /// Bytes per element.
+    size: usize,
     ty: TypeId,
     ty_name: &'static str,
     geometry: Geometry,
@@ -120,6 +122,7 @@ impl<'a, T: Element> From<StripMut<'a, T>> for AnyStripMut<'a> {
         AnyStripMut {
             ptr: data.as_mut_ptr().cast(),
             len: data.len(),
+            size: std::mem::size_of::<T>(),
             ty: TypeId::of::<T>(),
             ty_name: type_name::<T>(),
             geometry,
@@ -152,6 +155,33 @@ impl<'a> AnyStripMut<'a> {
         // of `self` keeps it exclusive.
         let data = unsafe { std::slice::from_raw_parts_mut(self.ptr.cast::<T>(), self.len) };
         StripMut::new(data, self.geometry, self.first)
+    }
+
+    /// The rows before `y` and the rows from `y` on, as two strips.
+    ///
+    /// # Errors
+    /// [`StripError::RowUnavailable`] when `y` is outside its rows (their
+    /// end included).
+    pub fn split_at_row(self, y: usize) -> Result<(AnyStripMut<'a>, AnyStripMut<'a>), StripError> {
+        let rows = self.rows();
+        if y < rows.start || y > rows.end {
+            return Err(StripError::RowUnavailable {
+                row: y,
+                available: rows,
+            });
+        }
+        let at = (y - self.first) * self.geometry.row_len();
+        let head = AnyStripMut { len: at, ..self };
+        let tail = AnyStripMut {
+            // SAFETY: `at <= len` elements of `size` bytes: the pointer stays
+            // within (or one past the end of) the same allocation, and the
+            // two halves do not overlap.
+            ptr: unsafe { self.ptr.cast::<u8>().add(at * self.size).cast() },
+            len: self.len - at,
+            first: y,
+            ..self
+        };
+        Ok((head, tail))
     }
 
     /// The filled rows, now shared for the kernels that read them.

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
+use smallvec::SmallVec;
 
 use super::erased::{AnyPlane, AnyStripMut, Inputs};
 use super::error::StripError;
@@ -55,7 +55,7 @@ impl Strips {
 }
 
 /// Per member: the geometry of the rows it computes and of its value.
-struct Sizes {
+pub(crate) struct Sizes {
     rows: Vec<Geometry>,
     values: Vec<Geometry>,
     /// Per member: its arguments' geometries.
@@ -86,6 +86,47 @@ impl FusedGroup {
     /// strip's error (in strip order) otherwise. On error the outputs keep
     /// the previous run's values.
     pub fn run(&mut self, inputs: &[AnyPlane<'_>], strips: Strips) -> Result<(), StripError> {
+        self.prepare(inputs, strips)?;
+        let Some(plan) = self.plan.as_ref() else {
+            return Err(StripError::Group("no run plan".into()));
+        };
+        let nodes = &self.nodes;
+        // Each output's whole-frame buffer, cut between the strips as they
+        // are handed out (no per-run allocation for up to 8 outputs).
+        let mut outs: Outs<'_> = SmallVec::new();
+        for (k, store) in self.staging.iter_mut().enumerate() {
+            let i = self.outputs[k];
+            let g = plan.sizes.rows[i];
+            outs.push((i, nodes[i].member.strip(store, g, 0..g.height)?));
+        }
+        let arenas = &self.arenas;
+        let count = plan.strips.len();
+        run_strips(nodes, plan, 0..count, outs, inputs, arenas)?;
+        let sizes = std::mem::take(&mut self.plan);
+        let r = match sizes.as_ref() {
+            Some(p) => self.fold_and_publish(&p.sizes),
+            None => Ok(()),
+        };
+        self.plan = sizes;
+        r
+    }
+
+    /// Computes the sizes and the strips' rows for these inputs, unless the
+    /// last run's hold (same input geometries and strip setting): a group
+    /// run frame after frame at one size plans once.
+    fn prepare(&mut self, inputs: &[AnyPlane<'_>], strips: Strips) -> Result<(), StripError> {
+        if let Some(p) = &self.plan {
+            let same = p.strip_setting == strips
+                && p.inputs.len() == inputs.len()
+                && p.inputs
+                    .iter()
+                    .zip(inputs)
+                    .all(|(g, x)| *g == x.geometry() && x.rows() == (0..g.height));
+            if same && p.threads == rayon::current_num_threads() {
+                return Ok(());
+            }
+        }
+        self.plan = None;
         let sizes = self.sizes(inputs)?;
         let tallest = self
             .outputs
@@ -97,38 +138,14 @@ impl FusedGroup {
         let plans: Vec<StripRows> = (0..count)
             .map(|s| strip_rows(&self.nodes, &sizes.rows, s, count))
             .collect();
-        let nodes = &self.nodes;
-        // Cut each output's buffer into the rows each strip owns.
-        let mut per_strip: Vec<Vec<Option<AnyStripMut<'_>>>> = (0..count)
-            .map(|_| (0..nodes.len()).map(|_| None).collect())
-            .collect();
-        for (k, store) in self.staging.iter_mut().enumerate() {
-            let i = self.outputs[k];
-            let parts: Vec<Range<usize>> = plans.iter().map(|p| p.own[i].clone()).collect();
-            let chunks = nodes[i].member.split(store, sizes.rows[i], &parts)?;
-            for (s, chunk) in chunks.into_iter().enumerate() {
-                per_strip[s][i] = Some(chunk);
-            }
-        }
-        let arenas = &self.arenas;
-        let results: Vec<Result<(), StripError>> = per_strip
-            .into_par_iter()
-            .zip(plans.par_iter())
-            .map(|(chunks, plan)| {
-                let mut arena = arenas
-                    .lock()
-                    .ok()
-                    .and_then(|mut a| a.pop())
-                    .unwrap_or_else(|| nodes.iter().map(|n| n.member.new_store()).collect());
-                let r = run_strip(nodes, &sizes, plan, chunks, inputs, &mut arena);
-                if let Ok(mut a) = arenas.lock() {
-                    a.push(arena);
-                }
-                r
-            })
-            .collect();
-        results.into_iter().collect::<Result<Vec<()>, _>>()?;
-        self.fold_and_publish(&sizes)
+        self.plan = Some(RunPlan {
+            inputs: inputs.iter().map(|p| p.geometry()).collect(),
+            strip_setting: strips,
+            threads: rayon::current_num_threads(),
+            sizes,
+            strips: plans,
+        });
+        Ok(())
     }
 
     /// Runs each member over whole frames, one after the other, every
@@ -295,17 +312,64 @@ impl FusedGroup {
     }
 }
 
+/// Each output's whole-frame rows still to hand out, with its member.
+type Outs<'a> = SmallVec<[(usize, AnyStripMut<'a>); 8]>;
+
+/// Runs strips `range` (halved with `rayon::join` until one is left), each
+/// given the rows it owns of every output; the first error in strip order.
+fn run_strips(
+    nodes: &[Node],
+    plan: &RunPlan,
+    range: Range<usize>,
+    outs: Outs<'_>,
+    inputs: &[AnyPlane<'_>],
+    arenas: &std::sync::Mutex<Vec<Vec<Store>>>,
+) -> Result<(), StripError> {
+    if range.len() <= 1 {
+        let Some(strip) = plan.strips.get(range.start) else {
+            return Ok(());
+        };
+        let mut arena = arenas
+            .lock()
+            .ok()
+            .and_then(|mut a| a.pop())
+            .unwrap_or_else(|| nodes.iter().map(|n| n.member.new_store()).collect());
+        let r = run_strip(nodes, &plan.sizes, strip, outs, inputs, &mut arena);
+        if let Ok(mut a) = arenas.lock() {
+            a.push(arena);
+        }
+        return r;
+    }
+    let mid = range.start + range.len() / 2;
+    let (mut left, mut right): (Outs<'_>, Outs<'_>) = (SmallVec::new(), SmallVec::new());
+    for (i, out) in outs {
+        let (a, b) = out.split_at_row(plan.strips[mid].own[i].start)?;
+        left.push((i, a));
+        right.push((i, b));
+    }
+    let (l, r) = rayon::join(
+        || run_strips(nodes, plan, range.start..mid, left, inputs, arenas),
+        || run_strips(nodes, plan, mid..range.end, right, inputs, arenas),
+    );
+    l.and(r)
+}
+
 /// One strip: every member that has rows in it, in order.
 fn run_strip(
     nodes: &[Node],
     sizes: &Sizes,
     plan: &StripRows,
-    mut chunks: Vec<Option<AnyStripMut<'_>>>,
+    outs: Outs<'_>,
     inputs: &[AnyPlane<'_>],
     arena: &mut [Store],
 ) -> Result<(), StripError> {
-    let mut views: Vec<Option<AnyPlane<'_>>> = vec![None; nodes.len()];
-    let mut args: Vec<AnyPlane<'_>> = Vec::new();
+    let mut chunks: SmallVec<[Option<AnyStripMut<'_>>; 16]> =
+        (0..nodes.len()).map(|_| None).collect();
+    for (i, out) in outs {
+        chunks[i] = Some(out);
+    }
+    let mut views: SmallVec<[Option<AnyPlane<'_>>; 16]> = (0..nodes.len()).map(|_| None).collect();
+    let mut args: SmallVec<[AnyPlane<'_>; 8]> = SmallVec::new();
     for (i, (node, slot)) in nodes.iter().zip(arena.iter_mut()).enumerate() {
         let rows = plan.need[i].clone();
         if rows.is_empty() {
@@ -343,4 +407,13 @@ fn run_strip(
         views[i] = Some(view);
     }
     Ok(())
+}
+
+/// What a run at one input size needs, kept for the next runs.
+pub(crate) struct RunPlan {
+    inputs: Vec<Geometry>,
+    strip_setting: Strips,
+    threads: usize,
+    sizes: Sizes,
+    strips: Vec<StripRows>,
 }

@@ -5,7 +5,6 @@
 use super::erased::AnyPlane;
 use super::error::StripError;
 use super::exec::Strips;
-use super::geometry::Element;
 use super::group::{FusedGroup, GroupBuilder, Value};
 use crate::model::access::StripShape;
 use crate::model::weights::Weights;
@@ -91,7 +90,8 @@ impl<T: PlaneValue + ?Sized> PlaneValue for &T {
 
 #[cfg(feature = "ndarray")]
 mod arrays {
-    use super::{AnyPlane, Element, FusedGroup, PlaneValue, StripError};
+    use super::{AnyPlane, FusedGroup, PlaneValue, StripError};
+    use crate::runtime::strip::geometry::Element;
     use crate::runtime::strip::geometry::Geometry;
     use ndarray::{Array2, Array3};
 

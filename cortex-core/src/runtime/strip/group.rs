@@ -193,6 +193,7 @@ impl GroupBuilder {
             published_geometry: Vec::new(),
             internal: Vec::new(),
             arenas: Mutex::new(Vec::new()),
+            plan: None,
         })
     }
 }
@@ -217,6 +218,8 @@ pub struct FusedGroup {
     pub(crate) internal: Vec<Store>,
     /// Per-worker scratch: one buffer per member, of a strip's rows plus halo.
     pub(crate) arenas: Mutex<Vec<Vec<Store>>>,
+    /// The sizes and strip rows of the last run's input geometries.
+    pub(crate) plan: Option<super::exec::RunPlan>,
 }
 
 impl std::fmt::Debug for FusedGroup {

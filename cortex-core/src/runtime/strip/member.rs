@@ -32,14 +32,6 @@ pub(crate) trait Member: Send + Sync {
         geometry: Geometry,
         rows: Range<usize>,
     ) -> Result<AnyStripMut<'a>, StripError>;
-    /// `store` holding the whole `geometry`, cut into the given consecutive
-    /// row ranges (which must partition its rows).
-    fn split<'a>(
-        &self,
-        store: &'a mut Store,
-        geometry: Geometry,
-        parts: &[Range<usize>],
-    ) -> Result<Vec<AnyStripMut<'a>>, StripError>;
     /// Computes `out`'s rows.
     fn run(&self, inputs: &Inputs<'_>, out: &mut AnyStripMut<'_>) -> Result<(), StripError>;
     /// Copies the rows of `dst` from `src` (which holds them).
@@ -92,27 +84,6 @@ fn strip_of<'a, T: Element>(
     Ok(StripMut::new(data, g, rows.start)?.into())
 }
 
-fn split_of<'a, T: Element>(
-    store: &'a mut Store,
-    g: Geometry,
-    parts: &[Range<usize>],
-) -> Result<Vec<AnyStripMut<'a>>, StripError> {
-    let v = vec_of::<T>(store)?;
-    // An output is exactly its plane, so a published value has its size.
-    if v.len() < g.len() {
-        v.reserve_exact(g.len() - v.len());
-    }
-    v.resize(g.len(), T::default());
-    let mut rest: &'a mut [T] = v.as_mut_slice();
-    let mut out = Vec::with_capacity(parts.len());
-    for p in parts {
-        let (head, tail) = rest.split_at_mut(p.len() * g.row_len());
-        out.push(StripMut::new(head, g, p.start)?.into());
-        rest = tail;
-    }
-    Ok(out)
-}
-
 fn copy_of<T: Element>(src: &AnyPlane<'_>, dst: &mut AnyStripMut<'_>) -> Result<(), StripError> {
     let rows = dst.rows();
     let from = src.typed::<T>()?.span(rows)?;
@@ -162,14 +133,6 @@ impl<K: StripKernel> Member for KernelMember<K> {
         rows: Range<usize>,
     ) -> Result<AnyStripMut<'a>, StripError> {
         strip_of::<K::Out>(store, g, rows)
-    }
-    fn split<'a>(
-        &self,
-        store: &'a mut Store,
-        g: Geometry,
-        parts: &[Range<usize>],
-    ) -> Result<Vec<AnyStripMut<'a>>, StripError> {
-        split_of::<K::Out>(store, g, parts)
     }
     fn run(&self, inputs: &Inputs<'_>, out: &mut AnyStripMut<'_>) -> Result<(), StripError> {
         self.0.run(inputs, &mut out.typed::<K::Out>()?)
@@ -235,14 +198,6 @@ impl<R: StripReduction> Member for ReductionMember<R> {
         rows: Range<usize>,
     ) -> Result<AnyStripMut<'a>, StripError> {
         strip_of::<R::Partial>(store, g, rows)
-    }
-    fn split<'a>(
-        &self,
-        store: &'a mut Store,
-        g: Geometry,
-        parts: &[Range<usize>],
-    ) -> Result<Vec<AnyStripMut<'a>>, StripError> {
-        split_of::<R::Partial>(store, g, parts)
     }
     fn run(&self, inputs: &Inputs<'_>, out: &mut AnyStripMut<'_>) -> Result<(), StripError> {
         self.0.partial(inputs, &mut out.typed::<R::Partial>()?)
