@@ -6,10 +6,11 @@
 
 mod common;
 
-use common::{compile, l2_spec, stateful_spec};
+use common::{compile, l2_fused_spec, l2_spec, stateful_spec};
 use cortex_core::export::{to_dot, to_dot_with, to_mermaid, to_mermaid_with, Overlay};
+use cortex_core::passes::fusion::declared_fusion_plan;
 use cortex_core::passes::islands::islands;
-use cortex_core::viz::{dce_diff, listing};
+use cortex_core::viz::{dce_diff, fusion_section, listing};
 
 /// Per-node times for the L2 graph in declaration order (gray, blur, scene,
 /// center, text, saliency, motion, fused, roi), in ms.
@@ -29,6 +30,7 @@ fn l2_dot_power_save_with_islands() {
     let overlay = Overlay {
         plan: Some(ps),
         islands: Some(&isl),
+        fusion: None,
     };
     insta::assert_snapshot!(to_dot_with(&ir, &overlay));
 }
@@ -47,6 +49,7 @@ fn l2_mermaid_power_save_with_islands() {
     let overlay = Overlay {
         plan: Some(ps),
         islands: Some(&isl),
+        fusion: None,
     };
     insta::assert_snapshot!(to_mermaid_with(&ir, &overlay));
 }
@@ -73,6 +76,7 @@ fn stateful_dot_lean_with_islands() {
         &Overlay {
             plan: Some(lean),
             islands: Some(&isl),
+            fusion: None,
         }
     ));
 }
@@ -93,4 +97,27 @@ fn stateful_listing() {
 fn stateful_dce_diff_lean() {
     let (ir, plans) = compile(&stateful_spec());
     insta::assert_snapshot!(dce_diff(&ir, &plans[1], &()));
+}
+
+/// L2 with strip forms in BALANCED: the fused groups framed inside their
+/// island, and the listing's section naming each group and each compilable
+/// node left unfused with the reason.
+#[test]
+fn l2_fused_groups_in_dot_mermaid_and_listing() {
+    let (ir, plans) = compile(&l2_fused_spec());
+    let balanced = &plans[0];
+    let isl = islands(&ir, Some(balanced));
+    let fusion = declared_fusion_plan(&ir, balanced);
+    let overlay = Overlay {
+        plan: Some(balanced),
+        islands: Some(&isl),
+        fusion: Some(&fusion),
+    };
+    insta::assert_snapshot!("l2_fused_dot", to_dot_with(&ir, &overlay));
+    insta::assert_snapshot!("l2_fused_mermaid", to_mermaid_with(&ir, &overlay));
+    insta::assert_snapshot!("l2_fused_section", fusion_section(&ir, balanced));
+    insta::assert_snapshot!(
+        "l2_fused_section_power_save",
+        fusion_section(&ir, &plans[1])
+    );
 }

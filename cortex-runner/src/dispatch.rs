@@ -6,10 +6,12 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cortex_core::export::{to_dot, to_mermaid};
+use cortex_core::export::{to_dot_with, to_mermaid_with, Overlay};
+use cortex_core::passes::fusion::{declared_fusion_plan, FusionPlan};
+use cortex_core::passes::islands::{islands, Island};
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_core::plan::Plan;
-use cortex_core::viz::{buffer_section, dce_diff, listing};
+use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing};
 use cortex_core::weights::Weights;
 
 use crate::app::{App, Io};
@@ -165,6 +167,10 @@ impl<P: Pipeline + 'static> App<P> {
             text.push('\n');
             text.push_str(&buffer_section(ir, &target, Some(&summary.buffer_bytes)));
         }
+        if ir.nodes.iter().any(|n| n.strip.is_some()) {
+            text.push('\n');
+            text.push_str(&fusion_section(ir, &target));
+        }
         write_out(io.stdout, &text)
     }
 
@@ -315,6 +321,19 @@ fn selected_mode<P: Pipeline>(common: &Common) -> Result<P::Mode, RunnerError> {
     }
 }
 
+/// What a drawing shows over the graph: a mode's plan, islands and groups.
+fn overlay<'a>(
+    plan: Option<&'a Plan>,
+    islands: &'a [Island],
+    fusion: Option<&'a FusionPlan>,
+) -> Overlay<'a> {
+    Overlay {
+        plan,
+        islands: plan.map(|_| islands),
+        fusion,
+    }
+}
+
 /// `graph`: the listing, or DOT / Mermaid with `--mode`'s plan shown.
 fn graph<P: Pipeline>(
     common: &Common,
@@ -324,10 +343,13 @@ fn graph<P: Pipeline>(
 ) -> Result<(), RunnerError> {
     let ir = P::ir();
     let plan = common.mode.as_ref().map(|_| mode.plan());
+    // With a mode: its islands and their fused groups framed.
+    let isl = plan.map(|p| islands(ir, Some(p))).unwrap_or_default();
+    let fusion = plan.map(|p| declared_fusion_plan(ir, p));
     let text = match format {
         GraphFormat::Listing => listing(ir, &()),
-        GraphFormat::Dot => to_dot(ir, plan),
-        GraphFormat::Mermaid => to_mermaid(ir, plan),
+        GraphFormat::Dot => to_dot_with(ir, &overlay(plan, &isl, fusion.as_ref())),
+        GraphFormat::Mermaid => to_mermaid_with(ir, &overlay(plan, &isl, fusion.as_ref())),
     };
     write_out(io.stdout, &text)
 }

@@ -300,16 +300,35 @@ fn resolution_change_resets_the_state_and_says_so() {
 fn graph_plan_profile_and_tour() {
     let listing = run(l2::app(), &["graph"], vec![]);
     assert!(listing.ok().contains("[compilable]") && listing.stdout.contains("roi"));
+    // L2 declares strip forms: the listing names its fused groups.
+    assert!(
+        listing.stdout.contains("fused groups (full graph):")
+            && listing.stdout.contains("unfused  saliency: no strip form"),
+        "{}",
+        listing.stdout
+    );
     let mermaid = run(
         l2::app(),
         &["graph", "--format", "mermaid", "--mode", "POWER_SAVE"],
         vec![],
     );
     assert!(mermaid.ok().contains("saliency"));
+    // A mode's drawing frames its islands and, inside them, its fused groups.
+    let (ir, plan) = (L2Graph::ir(), L2Mode::PowerSave.plan());
+    let islands = cortex::passes::islands::islands(ir, Some(plan));
+    let fusion = cortex::passes::fusion::declared_fusion_plan(ir, plan);
     assert_eq!(
         mermaid.stdout,
-        cortex::export::to_mermaid(L2Graph::ir(), Some(L2Mode::PowerSave.plan()))
+        cortex::export::to_mermaid_with(
+            ir,
+            &cortex::export::Overlay {
+                plan: Some(plan),
+                islands: Some(&islands),
+                fusion: Some(&fusion),
+            }
+        )
     );
+    assert!(mermaid.stdout.contains("subgraph group_0"));
     let dot = run(l2::app(), &["graph", "--format", "dot"], vec![]);
     assert!(dot.ok().starts_with("digraph"));
 

@@ -32,6 +32,7 @@ use crate::model::ir::{
     Edge, EdgeKind, Endpoint, GraphIr, InputId, InputIr, NodeId, NodeIr, NodeKind, StateId, StateIr,
 };
 use crate::model::plan::Plan;
+use crate::passes::fusion::{FusionPlan, Group};
 use crate::passes::islands::Island;
 use crate::tools::format::{display_order, endpoint_name, node_key_name, why_removed};
 
@@ -99,10 +100,18 @@ pub trait GraphWrite {
     fn write_node(&mut self, ir: &GraphIr, node: &NodeView<'_>) -> fmt::Result;
     /// Draws an edge.
     fn write_edge(&mut self, ir: &GraphIr, edge: &EdgeView<'_>) -> fmt::Result;
-    /// Groups the nodes of island number `index` (already declared). The
-    /// default draws nothing, for formats without grouping.
-    fn write_island(&mut self, ir: &GraphIr, index: usize, island: &Island) -> fmt::Result {
-        let _ = (ir, index, island);
+    /// Groups the nodes of island number `index` (already declared), with
+    /// the fused groups inside it (each with its index in the plan's
+    /// [`FusionPlan`]). The default draws nothing, for formats without
+    /// grouping.
+    fn write_island(
+        &mut self,
+        ir: &GraphIr,
+        index: usize,
+        island: &Island,
+        groups: &[(usize, &Group)],
+    ) -> fmt::Result {
+        let _ = (ir, index, island, groups);
         Ok(())
     }
     /// Ends the graph.
@@ -117,6 +126,9 @@ pub struct Overlay<'a> {
     /// Frame each island's nodes, e.g.
     /// `islands(ir, plan)` ([`crate::passes::islands::islands`]).
     pub islands: Option<&'a [Island]>,
+    /// Frame each fused group inside its island (computed for the same plan
+    /// as `islands`, e.g. [`crate::passes::fusion::declared_fusion_plan`]).
+    pub fusion: Option<&'a FusionPlan>,
 }
 
 /// Walks `ir` into `w`; with `plan`, marks what it eliminates.
@@ -131,6 +143,7 @@ pub fn write_graph<W: GraphWrite + ?Sized>(
         &Overlay {
             plan,
             islands: None,
+            fusion: None,
         },
     )
 }
@@ -188,7 +201,17 @@ pub fn write_overlaid<W: GraphWrite + ?Sized>(
         w.write_edge(ir, &view)?;
     }
     for (index, island) in overlay.islands.unwrap_or_default().iter().enumerate() {
-        w.write_island(ir, index, island)?;
+        let groups: Vec<(usize, &Group)> = overlay
+            .fusion
+            .map(|f| {
+                f.groups
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, g)| g.island == index)
+                    .collect()
+            })
+            .unwrap_or_default();
+        w.write_island(ir, index, island, &groups)?;
     }
     w.write_epilogue(ir)
 }
@@ -200,6 +223,7 @@ pub fn to_dot(ir: &GraphIr, plan: Option<&Plan>) -> String {
         &Overlay {
             plan,
             islands: None,
+            fusion: None,
         },
     )
 }
@@ -220,6 +244,7 @@ pub fn to_mermaid(ir: &GraphIr, plan: Option<&Plan>) -> String {
         &Overlay {
             plan,
             islands: None,
+            fusion: None,
         },
     )
 }
@@ -305,6 +330,15 @@ const DEAD_FILL: &str = "#eeeeee";
 const DEAD_INK: &str = "#999999";
 const DEAD_EDGE: &str = "#bbbbbb";
 const ISLAND_INK: &str = "#3a7d3a";
+/// The frame of a fused group (inside its island's).
+const GROUP_INK: &str = "#1565c0";
+
+/// The title of fused group number `k`, the same in both formats.
+fn group_title(k: usize, group: &Group) -> String {
+    let n = group.nodes.len();
+    let s = if n == 1 { "" } else { "s" };
+    format!("fused group {k} ({n} node{s}, strip by strip)")
+}
 
 /// The title of island number `index`, the same in both formats.
 fn island_title(index: usize, island: &Island) -> String {
@@ -446,16 +480,42 @@ impl<W: fmt::Write> GraphWrite for Dot<W> {
         )
     }
 
-    fn write_island(&mut self, ir: &GraphIr, index: usize, island: &Island) -> fmt::Result {
+    fn write_island(
+        &mut self,
+        ir: &GraphIr,
+        index: usize,
+        island: &Island,
+        groups: &[(usize, &Group)],
+    ) -> fmt::Result {
         // Mentioning a declared node inside a `cluster_` subgraph puts it in
-        // the cluster's frame without redeclaring it.
+        // the cluster's frame without redeclaring it; a group's nodes go in
+        // its own cluster, nested in the island's.
         writeln!(self.out, "  subgraph cluster_{index} {{")?;
         writeln!(
             self.out,
             "    label={}; style=\"rounded,dashed\"; color=\"{ISLAND_INK}\"; fontcolor=\"{ISLAND_INK}\";",
             dot_quote(&island_title(index, island))
         )?;
+        for &(k, group) in groups {
+            writeln!(self.out, "    subgraph cluster_{index}_group_{k} {{")?;
+            writeln!(
+                self.out,
+                "      label={}; style=\"rounded\"; color=\"{GROUP_INK}\"; fontcolor=\"{GROUP_INK}\";",
+                dot_quote(&group_title(k, group))
+            )?;
+            for &id in &group.nodes {
+                writeln!(
+                    self.out,
+                    "      {};",
+                    dot_quote(&endpoint_id(ir, Endpoint::Node(id)))
+                )?;
+            }
+            writeln!(self.out, "    }}")?;
+        }
         for &id in &island.nodes {
+            if groups.iter().any(|(_, g)| g.contains(id)) {
+                continue;
+            }
             writeln!(
                 self.out,
                 "    {};",
@@ -611,14 +671,35 @@ impl<W: fmt::Write> GraphWrite for Mermaid<W> {
         Ok(())
     }
 
-    fn write_island(&mut self, ir: &GraphIr, index: usize, island: &Island) -> fmt::Result {
-        // Listing declared nodes inside a subgraph moves them into it.
+    fn write_island(
+        &mut self,
+        ir: &GraphIr,
+        index: usize,
+        island: &Island,
+        groups: &[(usize, &Group)],
+    ) -> fmt::Result {
+        // Listing declared nodes inside a subgraph moves them into it; a
+        // group's nodes go in its own subgraph, nested in the island's.
         let title = mermaid_text(&island_title(index, island));
         writeln!(self.out, "  subgraph island_{index} [\"{title}\"]")?;
+        for &(k, group) in groups {
+            let title = mermaid_text(&group_title(k, group));
+            writeln!(self.out, "    subgraph group_{k} [\"{title}\"]")?;
+            for &id in &group.nodes {
+                writeln!(self.out, "      {}", endpoint_id(ir, Endpoint::Node(id)))?;
+            }
+            writeln!(self.out, "    end")?;
+        }
         for &id in &island.nodes {
+            if groups.iter().any(|(_, g)| g.contains(id)) {
+                continue;
+            }
             writeln!(self.out, "    {}", endpoint_id(ir, Endpoint::Node(id)))?;
         }
         writeln!(self.out, "  end")?;
+        for &(k, _) in groups {
+            writeln!(self.out, "  style group_{k} fill:none,stroke:{GROUP_INK}")?;
+        }
         writeln!(
             self.out,
             "  style island_{index} fill:none,stroke:{ISLAND_INK},stroke-dasharray:5 5"

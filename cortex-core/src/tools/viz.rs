@@ -12,6 +12,7 @@ use std::fmt::{self, Write as _};
 
 use crate::model::ir::{GraphIr, NodeId};
 use crate::model::plan::Plan;
+use crate::passes::fusion::{declared_fusion_plan, ValueRole};
 use crate::passes::islands::{islands, Island};
 use crate::passes::memory::BufferPlan;
 use crate::tools::format::{fmt_ms, node_key_name, node_name, why_removed};
@@ -151,6 +152,11 @@ impl fmt::Display for Listing<'_> {
         }
         writeln!(f, "{}", "-".repeat(width))?;
         f.write_str(&island_section(ir, &islands(ir, None)))?;
+        if ir.nodes.iter().any(|n| n.strip.is_some()) {
+            writeln!(f, "{}", "-".repeat(width))?;
+            let full = crate::passes::dce::plan_for_pattern(ir, 0, "full graph");
+            f.write_str(&fusion_section(ir, &full))?;
+        }
         if ir.nodes.iter().any(|n| n.fills_buffer()) {
             writeln!(f, "{}", "-".repeat(width))?;
             let full = crate::passes::dce::plan_for_pattern(ir, 0, "full graph");
@@ -198,6 +204,61 @@ pub fn island_section(ir: &GraphIr, islands: &[Island]) -> String {
         external.join(", ")
     };
     let _ = writeln!(out, "  {:<label_w$}  {external}", "external");
+    out
+}
+
+/// The fused groups of `plan` ([`declared_fusion_plan`]): one line per
+/// group with its nodes in the order they run and what leaves it, then each
+/// compilable node in no group with the reason.
+///
+/// ```text
+/// fused groups (BALANCED):
+///   group 0  gray, laplacian, scene, center   leave: gray, laplacian, scene, center
+///   group 1  fused                            leave: fused
+///   unfused  blur: no strip form: it runs as a whole-frame call
+/// ```
+pub fn fusion_section(ir: &GraphIr, plan: &Plan) -> String {
+    let fusion = declared_fusion_plan(ir, plan);
+    let mut out = format!("fused groups ({}):", plan.label);
+    if fusion.groups.is_empty() {
+        out.push_str(" none");
+    }
+    out.push('\n');
+    let rows: Vec<(String, String)> = fusion
+        .groups
+        .iter()
+        .map(|g| {
+            let names: Vec<&str> = g.nodes.iter().map(|&id| node_name(ir, id)).collect();
+            let leaving: Vec<&str> = g
+                .nodes
+                .iter()
+                .zip(&g.values)
+                .filter(|(_, v)| matches!(v, ValueRole::Leaving { .. }))
+                .map(|(&id, _)| node_name(ir, id))
+                .collect();
+            (names.join(", "), leaving.join(", "))
+        })
+        .collect();
+    let label_w = format!("group {}", rows.len().saturating_sub(1))
+        .len()
+        .max("unfused".len());
+    let names_w = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (k, (names, leaving)) in rows.iter().enumerate() {
+        let label = format!("group {k}");
+        let _ = writeln!(
+            out,
+            "  {label:<label_w$}  {names:<names_w$}  leave: {leaving}"
+        );
+    }
+    for u in &fusion.unfused {
+        let _ = writeln!(
+            out,
+            "  {:<label_w$}  {}: {}",
+            "unfused",
+            node_name(ir, u.node),
+            u.why.describe(ir)
+        );
+    }
     out
 }
 

@@ -102,3 +102,18 @@ pub fn compile(spec: &GraphSpec) -> (GraphIr, Vec<Plan>) {
     assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
     (c.ir.expect("valid"), c.mode_plans)
 }
+
+/// [`l2_spec`] with strip forms declared as the library's L2 declares
+/// them: gray, center and fused map rows; blur and scene reduce them.
+pub fn l2_fused_spec() -> GraphSpec {
+    use cortex_core::access::StripShape;
+    let mut spec = l2_spec();
+    for node in &mut spec.nodes {
+        node.strip = match node.name.as_str() {
+            "gray" | "center" | "fused" => Some(StripShape::Map),
+            "blur" | "scene" => Some(StripShape::Reduction),
+            _ => None,
+        };
+    }
+    spec
+}
