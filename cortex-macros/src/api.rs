@@ -528,6 +528,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             fn buffer_bytes(&self) -> ::std::vec::Vec<(&'static str, u32, usize)> {
                 #pipeline::buffer_bytes(self)
             }
+            fn set_fusion(&mut self, on: bool) {
+                #pipeline::set_fusion(self, on)
+            }
         }
     }
 }

@@ -57,6 +57,12 @@ pub(crate) struct Common {
     /// --trace or profile.
     #[arg(long, global = true, value_enum, default_value_t = Engine::Sequential, help_heading = "Engine")]
     pub(crate) engine: Engine,
+    /// Run each mode's fused groups strip by strip over every core (the
+    /// compiled form of the `#[compilable(strip = …)]` nodes). The outputs
+    /// are the same with or without; sequential and parallel engines
+    /// (pipelined runs stay unfused).
+    #[arg(long, global = true, help_heading = "Engine")]
+    pub(crate) fusion: bool,
     /// Pipelined: frames being processed at once, 1 to 64 [default: 2]
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Engine")]
     pub(crate) in_flight: Option<u64>,

@@ -94,18 +94,22 @@ fn parallel_and_pipelined_print_the_sequential_results() {
 
 #[test]
 fn the_table_is_the_same_on_every_engine() {
-    let table = |engine: &str| {
-        let out = run(
-            l2::app(),
-            &["run", "--size", SIZE, "--frames", "12", "--engine", engine],
-            vec![],
-        );
+    let table = |engine: &str, fusion: bool| {
+        let mut args = vec!["run", "--size", SIZE, "--frames", "12", "--engine", engine];
+        if fusion {
+            args.push("--fusion");
+        }
+        let out = run(l2::app(), &args, vec![]);
         out.ok().to_string()
     };
-    let seq = table("sequential");
+    let seq = table("sequential", false);
     assert_eq!(seq.lines().count(), 13);
-    assert_eq!(table("parallel"), seq);
-    assert_eq!(table("pipelined"), seq);
+    assert_eq!(table("parallel", false), seq);
+    assert_eq!(table("pipelined", false), seq);
+    // The fused groups compute the same table on every engine.
+    for engine in ["sequential", "parallel", "pipelined"] {
+        assert_eq!(table(engine, true), seq, "{engine} --fusion");
+    }
 }
 
 #[test]
