@@ -25,6 +25,9 @@ pub(crate) struct RunObserver {
     begun: Vec<Option<Instant>>,
     frame_ms: Vec<Option<f64>>,
     frame_start: Option<Instant>,
+    /// This frame's fused groups that ran fused, with their times.
+    frame_groups: Vec<(&'static [NodeId], f64)>,
+    group_start: Option<(&'static [NodeId], Instant)>,
     pub(crate) frame: u64,
     pub(crate) trace: Option<TraceLog>,
 }
@@ -37,12 +40,15 @@ impl RunObserver {
             begun: vec![None; ir.nodes.len()],
             frame_ms: vec![None; ir.nodes.len()],
             frame_start: None,
+            frame_groups: Vec::new(),
+            group_start: None,
             frame: 0,
             trace: trace.then(TraceLog::new),
         }
     }
 
-    /// This frame's node times as a JSON object, in topological order.
+    /// This frame's node times as a JSON object, in topological order, then
+    /// each fused group's as `"[a+b+c]"` (its members run together).
     pub(crate) fn node_ms_json(&self) -> Value {
         let mut m = Map::new();
         for &id in self.ir.topo.iter() {
@@ -50,8 +56,17 @@ impl RunObserver {
                 m.insert(self.ir.node(id).name.to_string(), json!(round_ms(ms)));
             }
         }
+        for (members, ms) in &self.frame_groups {
+            m.insert(group_name(self.ir, members), json!(round_ms(*ms)));
+        }
         Value::Object(m)
     }
+}
+
+/// A fused group's name in the outputs: `[gray+laplacian+scene]`.
+fn group_name(ir: &GraphIr, members: &[NodeId]) -> String {
+    let names: Vec<&str> = members.iter().map(|&m| ir.node(m).name.as_ref()).collect();
+    format!("[{}]", names.join("+"))
 }
 
 /// Microsecond resolution is plenty and keeps JSON lines short.
@@ -62,6 +77,7 @@ fn round_ms(ms: f64) -> f64 {
 impl Observer for RunObserver {
     fn frame_begin(&mut self, ir: &'static GraphIr, plan: &Plan) {
         self.frame_ms.iter_mut().for_each(|t| *t = None);
+        self.frame_groups.clear();
         self.frame_start = Some(Instant::now());
         self.profiler.frame_begin(ir, plan);
     }
@@ -85,6 +101,33 @@ impl Observer for RunObserver {
         if let Some(trace) = &mut self.trace {
             let name = &self.ir.node(node).name;
             trace.slice(name, "node", start, end, self.frame);
+        }
+    }
+
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        self.group_start = Some((members, Instant::now()));
+        self.profiler.group_begin(members);
+    }
+
+    fn group_end(&mut self, fused: bool) {
+        let end = Instant::now();
+        self.profiler.group_end(fused);
+        let Some((members, start)) = self.group_start.take() else {
+            return;
+        };
+        if !fused {
+            return;
+        }
+        let ms = end.saturating_duration_since(start).as_secs_f64() * 1e3;
+        self.frame_groups.push((members, ms));
+        if let Some(trace) = &mut self.trace {
+            trace.slice(
+                &group_name(self.ir, members),
+                "fused group",
+                start,
+                end,
+                self.frame,
+            );
         }
     }
 

@@ -472,3 +472,39 @@ fn parallel_with_builds_owned_inputs_for_the_pipelined_engine() {
     );
     assert_eq!(without_times(&out.json_lines()), want[..3]);
 }
+
+#[test]
+fn fused_runs_time_their_groups() {
+    let (plain, _) = json_run(&["--frames", "6"]);
+    let (fused, _) = json_run(&["--frames", "6", "--fusion"]);
+    assert_eq!(without_times(&fused), without_times(&plain));
+    let group = "[gray+laplacian+scene+center]";
+    // The first frame has no previous one: the group declines it and its
+    // members time themselves; every later frame runs the group fused.
+    let first = fused[0]["node_ms"].as_object().unwrap();
+    assert!(
+        first.contains_key("gray") && !first.contains_key(group),
+        "{first:?}"
+    );
+    for l in &fused[1..] {
+        let ms = l["node_ms"].as_object().unwrap();
+        assert!(
+            ms.contains_key(group) && ms.contains_key("[fused]"),
+            "{ms:?}"
+        );
+        assert!(
+            !ms.contains_key("gray") && ms.contains_key("text"),
+            "{ms:?}"
+        );
+    }
+    let profile = run(
+        l2::app(),
+        &["profile", "--size", SIZE, "--frames", "4", "--fusion"],
+        vec![],
+    );
+    assert!(
+        profile.ok().contains(group) && profile.stdout.contains("[fused group]"),
+        "{}",
+        profile.stdout
+    );
+}

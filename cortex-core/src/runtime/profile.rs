@@ -141,6 +141,10 @@ pub struct Profiler<'ir> {
     frame_started: Option<Instant>,
     frames: u64,
     failed: u64,
+    /// Fused groups that ran fused: their members (in order) and times.
+    groups: Vec<(&'static [NodeId], Series)>,
+    /// The group running now and when it began.
+    group_started: Option<(&'static [NodeId], Instant)>,
 }
 
 impl<'ir> Profiler<'ir> {
@@ -157,6 +161,8 @@ impl<'ir> Profiler<'ir> {
             frame_started: None,
             frames: 0,
             failed: 0,
+            groups: Vec::new(),
+            group_started: None,
         }
     }
 
@@ -191,6 +197,30 @@ impl<'ir> Profiler<'ir> {
         self.frame_started = None;
         self.frames = 0;
         self.failed = 0;
+        self.groups.clear();
+        self.group_started = None;
+    }
+
+    /// Records one fused run of the group of `members` that took `elapsed`.
+    pub fn record_group(&mut self, members: &'static [NodeId], elapsed: Duration) {
+        let window = self.window;
+        match self.groups.iter_mut().find(|(m, _)| *m == members) {
+            Some((_, s)) => s.record(elapsed, window),
+            None => {
+                let mut s = Series::default();
+                s.record(elapsed, window);
+                self.groups.push((members, s));
+            }
+        }
+    }
+
+    /// Statistics of each fused group that ran fused: its members (in the
+    /// order they run) and its times.
+    pub fn group_stats(&self) -> Vec<(&'static [NodeId], NodeStats)> {
+        self.groups
+            .iter()
+            .filter_map(|(m, s)| s.stats().map(|st| (*m, st)))
+            .collect()
     }
 
     /// Records one run of `node` that took `elapsed`. [`Observer::node_end`]
@@ -289,6 +319,24 @@ impl fmt::Display for Report<'_, '_> {
             nodes_total += series.map_or(0, |s| s.total_ns);
             row(f, name_w, &node.name, node.kind.tag(), stats, share)?;
         }
+        for (members, series) in &p.groups {
+            let names: Vec<&str> = members
+                .iter()
+                .filter_map(|&m| ir.nodes.get(m as usize))
+                .map(|n| n.name.as_ref())
+                .collect();
+            let share = (series.count > 0 && frame_total > 0)
+                .then(|| series.total_ns as f64 / frame_total as f64 * 100.0);
+            nodes_total += series.total_ns;
+            row(
+                f,
+                name_w,
+                &format!("[{}]", names.join("+")),
+                "[fused group]",
+                series.stats(),
+                share,
+            )?;
+        }
         writeln!(f, "{}", "-".repeat(header.chars().count()))?;
         let frame_share = (frame_total > 0).then_some(100.0);
         row(f, name_w, "(frame)", "", p.frame.stats(), frame_share)?;
@@ -345,6 +393,18 @@ impl Observer for Profiler<'_> {
         let begun = self.started.get_mut(node as usize).and_then(Option::take);
         if let Some(t) = begun {
             self.record(node, now.saturating_duration_since(t));
+        }
+    }
+
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        self.group_started = Some((members, Instant::now()));
+    }
+
+    fn group_end(&mut self, fused: bool) {
+        let now = Instant::now();
+        // A declined group's members time themselves as nodes.
+        if let (true, Some((members, t))) = (fused, self.group_started.take()) {
+            self.record_group(members, now.saturating_duration_since(t));
         }
     }
 
