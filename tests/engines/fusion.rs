@@ -241,3 +241,162 @@ fn a_group_that_declines_a_frame_runs_its_nodes_own_calls() {
         direct
     );
 }
+
+#[test]
+fn l2_fused_stream_is_bit_identical_to_unfused_at_every_depth() {
+    use cortex::stream::{Overflow, StreamOptions};
+    use std::ops::ControlFlow;
+    // Frames that run and frames that fail, then the clip again.
+    let frames: Vec<RgbFrame> = frames()
+        .into_iter()
+        .filter(|(size, _)| *size == 0 || *size == 4)
+        .map(|(_, f)| f)
+        .collect();
+    for mode in L2Mode::ALL {
+        let mut plain = L2::new();
+        let want: Vec<String> = frames
+            .iter()
+            .map(|f| {
+                format!(
+                    "{:?}",
+                    plain
+                        .run(mode, f)
+                        .map(|o| (o.fused, o.blur, o.scene, o.roi))
+                )
+            })
+            .collect();
+        for in_flight in [1, 2, 4] {
+            let mut p = L2::new();
+            p.set_fusion(true);
+            let mut got = Vec::new();
+            let opts = StreamOptions {
+                in_flight,
+                queue: 2,
+                overflow: Overflow::Block,
+            };
+            p.run_stream(mode, frames.iter().cloned().map(|f| (f,)), &opts, |r| {
+                got.push(format!(
+                    "{:?}",
+                    r.result.map(|o| (o.fused, o.blur, o.scene, o.roi))
+                ));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+            assert_eq!(got, want, "{mode:?}, {in_flight} in flight");
+            assert_eq!(p.state(), plain.state(), "{mode:?}, {in_flight} in flight");
+        }
+    }
+}
+
+/// Strips computed by [`CountingInvert`], to see that a run used its group.
+static COUNTED_STRIPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `255 - gray` on strips, counting the strips it computes.
+#[derive(Debug, Clone, Copy)]
+struct CountingInvert;
+
+impl StripKernel for CountingInvert {
+    type Out = u8;
+    fn name(&self) -> &str {
+        "counting_invert"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Pointwise
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(inputs[0])
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, u8>) -> Result<(), StripError> {
+        COUNTED_STRIPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let src = inputs.plane::<u8>(0)?.span(out.rows())?;
+        for (d, s) in out.as_mut_slice().iter_mut().zip(src) {
+            *d = 255 - s;
+        }
+        Ok(())
+    }
+}
+
+impl StripForm for CountingInvert {
+    type Value = GrayImage;
+    type Shape = Map;
+    fn add(
+        &self,
+        group: &mut GroupBuilder,
+        inputs: &[Option<Value>],
+        _weights: &Weights,
+    ) -> Result<Value, StripError> {
+        let [Some(gray)] = inputs else {
+            return Err(StripError::Group("invert reads one value".into()));
+        };
+        group.kernel(*self, &[*gray])
+    }
+    fn store(
+        &self,
+        group: &mut FusedGroup,
+        k: usize,
+        into: &mut GrayImage,
+    ) -> Result<(), StripError> {
+        store_array2(group, k, into)
+    }
+}
+
+fn changed(cur: &GrayImage, prev: &GrayImage) -> bool {
+    cur.dim() != prev.dim() || cur.iter().zip(prev).any(|(a, b)| a.abs_diff(*b) > 40)
+}
+
+cortex_graph! {
+    #[parallel]
+    pipeline Counted {
+        input frame: RgbFrame;
+        state _prev: GrayImage = GrayImage::zeros((0, 0));
+        #[compilable(strip = GrayStrip)]
+        node gray: GrayImage = ops::to_gray_into(frame, &mut gray)?;
+        #[compilable(strip = CountingInvert)]
+        node inverted: GrayImage = invert_into(gray, &mut inverted)?;
+        node moved = changed(inverted, _prev);
+        inverted -> _prev;
+        output inverted: GrayImage, moved: bool;
+    }
+}
+
+#[test]
+fn a_pipelined_run_runs_its_first_stages_groups() {
+    use cortex::stream::{Overflow, StreamOptions};
+    use std::ops::ControlFlow;
+    use std::sync::atomic::Ordering;
+    let clip = SyntheticClip::new(96, 64);
+    let frames: Vec<RgbFrame> = (0..12).map(|f| clip.frame(f + 20)).collect();
+    let mut plain = Counted::new();
+    let want: Vec<CountedOutputs> = frames
+        .iter()
+        .map(|f| plain.run(CountedMode::Full, f).unwrap())
+        .collect();
+    for in_flight in [1, 2, 4] {
+        let mut p = Counted::new();
+        p.set_fusion(true);
+        let before = COUNTED_STRIPS.load(Ordering::Relaxed);
+        let mut got = Vec::new();
+        let opts = StreamOptions {
+            in_flight,
+            queue: 2,
+            overflow: Overflow::Block,
+        };
+        p.run_stream(
+            CountedMode::Full,
+            frames.iter().cloned().map(|f| (f,)),
+            &opts,
+            |r| {
+                got.push(r.result.unwrap());
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        assert_eq!(got, want, "{in_flight} in flight");
+        assert_eq!(p.state(), plain.state());
+        // Every frame ran the group {gray, inverted} in strips.
+        assert!(
+            COUNTED_STRIPS.load(Ordering::Relaxed) - before >= frames.len(),
+            "{in_flight} in flight: the group did not run"
+        );
+    }
+}

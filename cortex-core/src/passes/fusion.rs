@@ -117,6 +117,14 @@ pub fn declared_fusion_plan(ir: &GraphIr, plan: &Plan) -> FusionPlan {
     fusion_plan(ir, plan, &forms)
 }
 
+/// [`declared_fusion_plan`] with no group spanning two stages: nodes join
+/// only when `stage[a] == stage[b]` (a pipelined run's state-free first
+/// stage and the rest run at different times, on different frames).
+pub fn declared_fusion_plan_in_stages(ir: &GraphIr, plan: &Plan, stage: &[bool]) -> FusionPlan {
+    let forms: Vec<Option<StripShape>> = ir.nodes.iter().map(|n| n.strip).collect();
+    fusion_plan_within(ir, plan, &forms, Some(stage))
+}
+
 /// The fused groups of `plan` over `ir`. `strip_forms[id]` describes node
 /// `id`'s strip form (its [`Kind`](crate::model::access::Kind) or just its
 /// [`StripShape`]), `None` (or missing) when it has none.
@@ -125,7 +133,20 @@ pub fn fusion_plan<S: Into<StripShape> + Copy>(
     plan: &Plan,
     strip_forms: &[Option<S>],
 ) -> FusionPlan {
+    fusion_plan_within(ir, plan, strip_forms, None)
+}
+
+/// [`fusion_plan`], joining two nodes only when `stage` (if given) puts
+/// them in the same stage.
+fn fusion_plan_within<S: Into<StripShape> + Copy>(
+    ir: &GraphIr,
+    plan: &Plan,
+    strip_forms: &[Option<S>],
+    stage: Option<&[bool]>,
+) -> FusionPlan {
     let n = ir.nodes.len();
+    let same_stage =
+        |a: NodeId, b: NodeId| stage.map_or(true, |s| s.get(a as usize) == s.get(b as usize));
     let form = |id: NodeId| {
         strip_forms
             .get(id as usize)
@@ -161,7 +182,10 @@ pub fn fusion_plan<S: Into<StripShape> + Copy>(
         }
         for &b in &island.nodes {
             for &a in &island.nodes {
-                if !succ[a as usize].contains(&b) || form(a) == Some(StripShape::Reduction) {
+                if !succ[a as usize].contains(&b)
+                    || form(a) == Some(StripShape::Reduction)
+                    || !same_stage(a, b)
+                {
                     continue;
                 }
                 let (Some(sa), Some(sb)) = (set_of[a as usize], set_of[b as usize]) else {

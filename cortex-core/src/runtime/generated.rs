@@ -210,6 +210,14 @@ impl SilentObserver {
     /// Does nothing.
     #[inline(always)]
     pub fn frame_end(&self, _ok: bool) {}
+
+    /// Does nothing.
+    #[inline(always)]
+    pub fn group_begin(&self, _members: &'static [crate::model::ir::NodeId]) {}
+
+    /// Does nothing.
+    #[inline(always)]
+    pub fn group_end(&self, _fused: bool) {}
 }
 
 pub use super::heap::{Probe, ViaHeapBytes, ViaInlineSize};

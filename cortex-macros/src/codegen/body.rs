@@ -221,11 +221,24 @@ pub(super) fn run_body(
             });
             let group = &f.plan.groups[k];
             if group.nodes.last() == Some(&id) {
+                // Stage A of a pipelined run has no `self`: its groups live in
+                // the frame's own buffers, after the filled values.
+                let (slot, on) = match part {
+                    Part::StreamA(_) => {
+                        let i = syn::Index::from(a_fills.len() + f.a_slot_of(k));
+                        (quote!(__a_bufs.#i), quote!(__fusion_on))
+                    }
+                    _ => {
+                        let i = f.slot_base + f.self_slot_of(k);
+                        (quote!(self.__fusion[#i]), quote!(self.__fusion_on))
+                    }
+                };
                 let block = group_block(
                     cx,
                     GroupSite {
                         group,
-                        slot: f.slot_base + k,
+                        slot,
+                        on,
                         fallback: std::mem::take(&mut fallbacks[k]),
                         live: &live,
                         buffer: &buffer,

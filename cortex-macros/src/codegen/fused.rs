@@ -15,8 +15,10 @@ use super::{node_local, Cx};
 /// One group of a run function, with what the surrounding body knows.
 pub(super) struct GroupSite<'a> {
     pub group: &'a Group,
-    /// Index of the group's slot in the pipeline's `__fusion` array.
-    pub slot: usize,
+    /// The group's slot (a place of type `FusionSlot`).
+    pub slot: TokenStream,
+    /// Whether fusion is on (a `bool` expression).
+    pub on: TokenStream,
     /// The members' own calls, in order: the unfused path.
     pub fallback: Vec<TokenStream>,
     /// Whether node `id` runs in the plan.
@@ -126,7 +128,7 @@ pub(super) fn group_block(
         }
     }
     let n_inputs = inputs.len();
-    let slot = site.slot;
+    let (slot, on) = (&site.slot, &site.on);
     let members: Vec<NodeId> = g.nodes.clone();
     let fallback = &site.fallback;
     let (slots, bounds): (Vec<_>, Vec<_>) = fresh_pats.into_iter().unzip();
@@ -136,7 +138,7 @@ pub(super) fn group_block(
     quote! {
         #(#fresh_decls)*
         #obs.group_begin(&[#(#members),*]);
-        let __fused = match self.__fusion[#slot].get(self.__fusion_on, |__b: &mut #c::__private::GroupBuilder| {
+        let __fused = match #slot.get(#on, |__b: &mut #c::__private::GroupBuilder| {
             let __inputs: [#c::__private::GroupValue; #n_inputs] = ::core::array::from_fn(|_| __b.input());
             #(#adds)*
             #(#outputs)*

@@ -14,7 +14,9 @@ mod waves;
 
 use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::memory::BufferPlan;
-use cortex_core::passes::fusion::{declared_fusion_plan, fused_plan, unit_waves, FusionPlan};
+use cortex_core::passes::fusion::{
+    declared_fusion_plan, declared_fusion_plan_in_stages, fused_plan, unit_waves, FusionPlan,
+};
 use cortex_core::plan::Plan;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -89,6 +91,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let fused_of = |m: usize| Fused {
         plan: &fusion[m],
         slot_base: slot_bases[m],
+        stage_a: None,
     };
     // Buffers: each mode's own assignment for its straight-line function
     // (in its fused order); the full graph's for the plan-driven one, which
@@ -98,15 +101,49 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .iter()
         .map(|p| BufferPlan::sequential(r.ir, p))
         .collect();
-    // Pipelined runs are not fused: their stages follow the plan's order.
-    let stream_bufs: Vec<BufferPlan> = if ast.parallel {
+    // Pipelined runs: per mode, its state-free first stage, its groups
+    // (none spanning the two stages, which run on different frames) and its
+    // plan in that fused order. Stage A's groups live in each frame's own
+    // buffers; stage B's in the pipeline, after the modes' slots.
+    let stages: Vec<Vec<bool>> = if ast.parallel {
         r.mode_plans
             .iter()
-            .map(|p| BufferPlan::sequential(r.ir, p))
+            .map(|p| cortex_core::schedule::state_free(r.ir, p))
             .collect()
     } else {
         Vec::new()
     };
+    let stream_fusion: Vec<FusionPlan> = r
+        .mode_plans
+        .iter()
+        .zip(&stages)
+        .map(|(p, a)| declared_fusion_plan_in_stages(r.ir, p, a))
+        .collect();
+    let stream_plans: Vec<Plan> = r
+        .mode_plans
+        .iter()
+        .zip(&stream_fusion)
+        .map(|(p, f)| fused_plan(r.ir, p, f))
+        .collect();
+    let stream_bufs: Vec<BufferPlan> = stream_plans
+        .iter()
+        .map(|p| BufferPlan::sequential(r.ir, p))
+        .collect();
+    let mut next_slot: usize = fusion_slots;
+    let stream_fused: Vec<Fused<'_>> = stream_fusion
+        .iter()
+        .zip(&stages)
+        .map(|(f, a)| {
+            let fused = Fused {
+                plan: f,
+                slot_base: next_slot,
+                stage_a: Some(a),
+            };
+            next_slot += fused.self_slots();
+            fused
+        })
+        .collect();
+    let fusion_slots = next_slot;
     let full = cortex_core::dce::plan_for_pattern(r.ir, 0, "full");
     let full_bufs = BufferPlan::sequential(r.ir, &full);
     // Parallel runs: every unit of a wave at once, so values of one wave
@@ -218,14 +255,13 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .iter()
         .map(|i| (crate::names::local_like(&i.name), &i.ty))
         .unzip();
-    let stream_bodies: Vec<TokenStream> = r
-        .mode_plans
+    let stream_bodies: Vec<TokenStream> = stream_plans
         .iter()
         .zip(&variants)
         .zip(&stream_bufs)
         .zip(&mode_fns)
-        .map(|(((p, v), b), seq_fn)| {
-            let a = cortex_core::schedule::state_free(r.ir, p);
+        .zip(stream_fused.iter().zip(&stages))
+        .map(|((((p, v), b), seq_fn), (fused, a))| {
             let stage = |part| {
                 run_body(
                     &cx,
@@ -235,19 +271,22 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                         bufs: b,
                         parallel: None,
                         part,
-                        fusion: None,
+                        fusion: Some(*fused),
                     },
                     quote!(#mode_ty::#v.plan()),
                     quote!(#mode_ty::#v.weights()),
                 )
             };
-            let a_body = stage(Part::StreamA(&a));
-            let b_body = rename_self(stage(Part::StreamB(&a)));
-            let a_tys: Vec<&syn::Type> = stage_a_fills(r.ir, b, Some(&a))
+            let a_body = stage(Part::StreamA(a));
+            let b_body = rename_self(stage(Part::StreamB(a)));
+            let slot_ty: syn::Type = syn::parse_quote!(#c::__private::FusionSlot);
+            let a_tys: Vec<syn::Type> = stage_a_fills(r.ir, b, Some(a))
                 .iter()
-                .filter_map(|&id| ast.nodes[id as usize].ty.as_ref())
+                .filter_map(|&id| ast.nodes[id as usize].ty.clone())
+                .chain((0..fused.a_slots()).map(|_| slot_ty.clone()))
                 .collect();
             quote! {
+                let __fusion_on = self.__fusion_on;
                 #c::__private::pipelined(
                     self,
                     frames,
@@ -407,11 +446,48 @@ pub(super) struct Shape<'a> {
     pub fusion: Option<Fused<'a>>,
 }
 
-/// A plan's fused groups and where their slots start in the pipeline.
+/// A plan's fused groups and where their slots live: in the pipeline from
+/// `slot_base` on, or, for the groups of a pipelined run's first stage, in
+/// each frame's own buffers.
 #[derive(Clone, Copy)]
 pub(super) struct Fused<'a> {
     pub plan: &'a FusionPlan,
     pub slot_base: usize,
+    /// Per node: in a pipelined run's first stage.
+    pub stage_a: Option<&'a [bool]>,
+}
+
+impl Fused<'_> {
+    /// Whether group `k` runs in a pipelined run's first stage.
+    fn in_stage_a(&self, k: usize) -> bool {
+        let first = self.plan.groups.get(k).and_then(|g| g.nodes.first());
+        match (self.stage_a, first) {
+            (Some(a), Some(&n)) => a.get(n as usize).copied().unwrap_or(false),
+            _ => false,
+        }
+    }
+
+    /// Group `k`'s index among the first stage's groups.
+    pub fn a_slot_of(&self, k: usize) -> usize {
+        (0..k).filter(|&j| self.in_stage_a(j)).count()
+    }
+
+    /// Group `k`'s index among the groups whose slots are the pipeline's.
+    pub fn self_slot_of(&self, k: usize) -> usize {
+        (0..k).filter(|&j| !self.in_stage_a(j)).count()
+    }
+
+    /// How many of its groups run in the first stage.
+    pub fn a_slots(&self) -> usize {
+        (0..self.plan.groups.len())
+            .filter(|&j| self.in_stage_a(j))
+            .count()
+    }
+
+    /// How many of its groups keep their slots in the pipeline.
+    pub fn self_slots(&self) -> usize {
+        self.plan.groups.len() - self.a_slots()
+    }
 }
 
 /// How a run function chooses which nodes to run.
