@@ -49,7 +49,7 @@ cortex_graph! {
         node text: ScoreMap = ops::text_roi::text_map_into(gray, &TextRoiParams::DEFAULT, &mut text)?;
         #[compilable] #[weight_key = "ws"]
         node saliency: ScoreMap = ops::saliency_dft_into(gray, &SaliencyParams::DEFAULT, &mut saliency)?;
-        #[compilable] #[weight_key = "wm"]
+        #[compilable(reduce = ops::strip::MotionForm(MotionParams::DEFAULT))] #[weight_key = "wm"]
         node motion: ScoreMap = ops::motion_map_into(gray, _prev_gray, &MotionParams::DEFAULT, &mut motion)?;
         #[compilable(strip = ops::strip::FusionForm)]
         node fused: ScoreMap = ops::score_fusion_into(center, text, saliency, motion, weights, &mut fused)?;

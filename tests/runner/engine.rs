@@ -478,7 +478,7 @@ fn fused_runs_time_their_groups() {
     let (plain, _) = json_run(&["--frames", "6"]);
     let (fused, _) = json_run(&["--frames", "6", "--fusion"]);
     assert_eq!(without_times(&fused), without_times(&plain));
-    let group = "[gray+laplacian+scene+center]";
+    let group = "[gray+laplacian+scene+center+motion]";
     // The first frame has no previous one: the group declines it and its
     // members time themselves; every later frame runs the group fused.
     let first = fused[0]["node_ms"].as_object().unwrap();

@@ -54,6 +54,10 @@ pub enum StripError {
     /// The group is not well formed, or was run with the wrong inputs.
     #[error("fused group: {0}")]
     Group(String),
+    /// The inputs have the geometry the last run refused (that run's error
+    /// said why); refused again without checking, or allocating, anew.
+    #[error("fused group: inputs of a geometry refused before")]
+    RefusedBefore,
 }
 
 impl StripError {

@@ -115,19 +115,37 @@ impl FusedGroup {
     /// last run's hold (same input geometries and strip setting): a group
     /// run frame after frame at one size plans once.
     fn prepare(&mut self, inputs: &[AnyPlane<'_>], strips: Strips) -> Result<(), StripError> {
-        if let Some(p) = &self.plan {
-            let same = p.strip_setting == strips
-                && p.inputs.len() == inputs.len()
-                && p.inputs
+        let same = |known: &[Geometry]| {
+            known.len() == inputs.len()
+                && known
                     .iter()
                     .zip(inputs)
-                    .all(|(g, x)| *g == x.geometry() && x.rows() == (0..g.height));
-            if same && p.threads == rayon::current_num_threads() {
+                    .all(|(g, x)| *g == x.geometry() && x.rows() == (0..g.height))
+        };
+        if let Some(p) = &self.plan {
+            if p.strip_setting == strips
+                && same(&p.inputs)
+                && p.threads == rayon::current_num_threads()
+            {
                 return Ok(());
             }
         }
+        // A frame size the group cannot take stays refused at no cost, so a
+        // stream of such frames runs unfused without allocating.
+        if let Some((known, setting)) = &self.refused {
+            if *setting == strips && same(known) {
+                return Err(StripError::RefusedBefore);
+            }
+        }
         self.plan = None;
-        let sizes = self.sizes(inputs)?;
+        self.refused = None;
+        let sizes = match self.sizes(inputs) {
+            Ok(s) => s,
+            Err(e) => {
+                self.refused = Some((inputs.iter().map(|p| p.geometry()).collect(), strips));
+                return Err(e);
+            }
+        };
         let tallest = self
             .outputs
             .iter()
@@ -215,6 +233,13 @@ impl FusedGroup {
         std::mem::swap(v, buf);
         self.published_geometry[k] = Geometry::new(0, 0);
         Ok(g)
+    }
+
+    /// The geometry of argument `arg` of the member whose value is output
+    /// `k`, in the last run planned (e.g. the frame a reduction folded).
+    pub fn output_argument_geometry(&self, k: usize, arg: usize) -> Option<Geometry> {
+        let i = *self.outputs.get(k)?;
+        self.plan.as_ref()?.sizes.args.get(i)?.get(arg).copied()
     }
 
     /// Bytes of per-worker scratch the fused runs hold (every worker's).

@@ -194,6 +194,7 @@ impl GroupBuilder {
             internal: Vec::new(),
             arenas: Mutex::new(Vec::new()),
             plan: None,
+            refused: None,
         })
     }
 }
@@ -220,6 +221,8 @@ pub struct FusedGroup {
     pub(crate) arenas: Mutex<Vec<Vec<Store>>>,
     /// The sizes and strip rows of the last run's input geometries.
     pub(crate) plan: Option<super::exec::RunPlan>,
+    /// The input geometries (and strip setting) the last run refused.
+    pub(crate) refused: Option<(Vec<super::geometry::Geometry>, super::exec::Strips)>,
 }
 
 impl std::fmt::Debug for FusedGroup {

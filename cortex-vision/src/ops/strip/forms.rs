@@ -3,8 +3,11 @@
 //! node runs inside a fused group. Each computes exactly what its node's
 //! whole-frame function computes (the tests run both).
 
-use super::{CenterStrip, FusionStrip, GrayStrip, LaplacianVariance};
+use super::{CenterStrip, FusionStrip, GrayStrip, LaplacianVariance, MotionCells};
+use crate::ops::border::prepare_out;
 use crate::ops::fusion::FUSION_KEYS;
+use crate::ops::resize::resize_nearest_f32;
+use crate::ops::MotionParams;
 use crate::ops::{BlurParams, BlurReport, CenterParams, GrayImage, ScoreMap};
 use cortex_core::strip::form::store_array2;
 use cortex_core::strip::group::Value;
@@ -154,6 +157,50 @@ impl StripForm for BlurForm {
             variance,
             is_blurry: variance < self.0.threshold,
         };
+        Ok(())
+    }
+}
+
+/// `motion_map_into(cur, prev, &params, …)`:
+/// `#[compilable(reduce = ops::strip::MotionForm(MotionParams::DEFAULT))]`.
+/// The cells are a reduction in the group; their expansion to the frame
+/// (nearest neighbour, as the whole-frame function does) happens when the
+/// value is stored. A first frame (no previous one) and a grid that does
+/// not divide the frame make the group decline, so the node's own call
+/// decides them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MotionForm(pub MotionParams);
+
+impl StripForm for MotionForm {
+    type Value = ScoreMap;
+    type Shape = Reduce;
+
+    fn add(
+        &self,
+        group: &mut GroupBuilder,
+        inputs: &[Option<Value>],
+        _weights: &Weights,
+    ) -> Result<Value, StripError> {
+        let cells = MotionCells::new(self.0).map_err(|e| StripError::failed("motion", e))?;
+        match inputs {
+            [Some(cur), Some(prev)] => group.reduction(cells, &[*cur, *prev]),
+            _ => Err(StripError::Group("`motion` reads two values".into())),
+        }
+    }
+
+    fn store(
+        &self,
+        group: &mut FusedGroup,
+        k: usize,
+        into: &mut ScoreMap,
+    ) -> Result<(), StripError> {
+        let frame = group
+            .output_argument_geometry(k, 0)
+            .ok_or_else(|| StripError::Group("no frame size for the motion map".into()))?;
+        let cells = group.output::<f32>(k)?;
+        let grid = (cells.height(), cells.width());
+        let (h, w) = (frame.height, frame.width);
+        resize_nearest_f32(cells.as_slice(), grid, (h, w), prepare_out(into, h, w));
         Ok(())
     }
 }

@@ -13,7 +13,7 @@ pub mod motion;
 pub mod ssim;
 
 pub use center::CenterStrip;
-pub use forms::{BlurForm, CenterForm, FusionForm};
+pub use forms::{BlurForm, CenterForm, FusionForm, MotionForm};
 pub use fusion::FusionStrip;
 pub use gray::GrayStrip;
 pub use laplacian::{Laplacian, LaplacianVariance};

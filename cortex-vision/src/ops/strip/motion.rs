@@ -103,14 +103,13 @@ impl StripReduction for MotionCells {
         let (ch, cw) = (g.height / gh, g.width / gw);
         let scale = 1.0 / ((cw * ch) as f64 * 255.0);
         for (band, cells) in out.chunks_exact_mut(gw).enumerate() {
-            let mut sums = vec![0u64; gw];
-            for y in band * ch..(band + 1) * ch {
-                for (s, &p) in sums.iter_mut().zip(partials.row(y)?) {
-                    *s += u64::from(p);
+            // Integer sums: exact in any order, and nothing allocated.
+            for (c, cell) in cells.iter_mut().enumerate() {
+                let mut s = 0u64;
+                for y in band * ch..(band + 1) * ch {
+                    s += u64::from(partials.row(y)?[c]);
                 }
-            }
-            for (c, &s) in cells.iter_mut().zip(&sums) {
-                *c = (s as f64 * scale) as f32;
+                *cell = (s as f64 * scale) as f32;
             }
         }
         Ok(())
