@@ -333,8 +333,10 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         }
 
         impl #mode_ty {
-            /// Every mode, in declaration order.
-            pub const ALL: [#mode_ty; #n_modes] = [#(#mode_ty::#variants),*];
+            /// Every mode, in declaration order (a slice, like
+            /// `PipelineMode::ALL`: `for &mode in Mode::ALL` reads the same
+            /// on both).
+            pub const ALL: &'static [#mode_ty] = &[#(#mode_ty::#variants),*];
 
             /// The mode's name as declared.
             pub const fn name(self) -> &'static str {
@@ -363,7 +365,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         }
 
         impl #c::PipelineMode for #mode_ty {
-            const ALL: &'static [Self] = &#mode_ty::ALL;
+            const ALL: &'static [Self] = #mode_ty::ALL;
             fn name(self) -> &'static str { #mode_ty::name(self) }
             fn from_name(name: &str) -> ::core::option::Option<Self> { #mode_ty::from_name(name) }
             fn plan(self) -> &'static #c::plan::Plan { #mode_ty::plan(self) }
@@ -485,7 +487,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             /// The plan of a zero-weight pattern (bit `i` set: weight key `i`
             /// of `IR.weight_keys` is zero), computed once by the DCE pass and
             /// kept in a bounded cache (`cortex::PlanCache`). Pattern 0 is the
-            /// full graph.
+            /// full graph. Bits beyond the pipeline's weight keys name no key
+            /// and are ignored: the plan's label shows the pattern it used
+            /// (`pattern_plan(0b1000)` on a 3-key pipeline is `pattern 0b000`).
             pub fn pattern_plan(&mut self, pattern: u64) -> ::std::sync::Arc<#c::plan::Plan> {
                 self.__plans.get(pattern)
             }

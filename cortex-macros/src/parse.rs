@@ -257,6 +257,34 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
             "expected a function path, e.g. `ops::to_gray`",
         ));
     };
+    // `&mut other` of a bare name that is not the node's own: the likeliest
+    // slip is passing another node's value as a buffer. Said here, in the
+    // DSL's words, instead of as rustc's errors about a missing value.
+    for arg in &args {
+        if let Expr::Reference(ExprReference {
+            mutability: Some(_),
+            expr: inner,
+            attrs,
+            ..
+        }) = arg
+        {
+            if let Expr::Path(ExprPath {
+                qself: None, path, ..
+            }) = &**inner
+            {
+                if attrs.is_empty() && !is_ident(inner, &name) {
+                    if let Some(other) = path.get_ident() {
+                        return Err(syn::Error::new_spanned(
+                            arg,
+                            format!(
+                                "`&mut {other}`: a node fills only its own buffer, `&mut {name}`; to read `{other}`'s value, pass `{other}`"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
     let args = args
         .into_iter()
         .map(|arg| match arg {

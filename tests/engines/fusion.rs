@@ -72,7 +72,7 @@ fn same(
 
 #[test]
 fn l2_fused_is_bit_identical_to_unfused_on_every_engine_and_mode() {
-    for mode in L2Mode::ALL {
+    for &mode in L2Mode::ALL {
         let mut plain = L2::new();
         plain.set_fusion(false);
         assert!(!plain.fusion());
@@ -252,7 +252,7 @@ fn l2_fused_stream_is_bit_identical_to_unfused_at_every_depth() {
         .filter(|(size, _)| *size == 0 || *size == 4)
         .map(|(_, f)| f)
         .collect();
-    for mode in L2Mode::ALL {
+    for &mode in L2Mode::ALL {
         let mut plain = L2::new();
         let want: Vec<String> = frames
             .iter()
