@@ -171,9 +171,20 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             BufferPlan::from_steps(r.ir, p, &steps)
         })
         .collect();
+    // With fusion off, a parallel run keeps every node its own unit (a
+    // group run unfused would run its members one after the other).
+    let plain_par_bufs: Vec<BufferPlan> = if ast.parallel {
+        r.mode_plans
+            .iter()
+            .map(|p| BufferPlan::parallel(r.ir, p))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let all: Vec<&BufferPlan> = mode_bufs
         .iter()
         .chain(&par_bufs)
+        .chain(&plain_par_bufs)
         .chain(&stream_bufs)
         .chain([&full_bufs])
         .collect();
@@ -238,6 +249,31 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                     parallel: Some(waves.clone()),
                     part: Part::Whole,
                     fusion: Some(fused_of(m)),
+                },
+                quote!(#mode_ty::#v.plan()),
+                quote!(#mode_ty::#v.weights()),
+            )
+        })
+        .collect();
+    let plain_par_bodies: Vec<TokenStream> = r
+        .mode_plans
+        .iter()
+        .zip(&variants)
+        .zip(&plain_par_bufs)
+        .map(|((p, v), b)| {
+            let waves = cortex_core::schedule::waves(r.ir, p)
+                .into_iter()
+                .map(|wave| wave.into_iter().map(|id| vec![id]).collect())
+                .collect();
+            run_body(
+                &cx,
+                n,
+                Shape {
+                    flavor: Flavor::Mode(p),
+                    bufs: b,
+                    parallel: Some(waves),
+                    part: Part::Whole,
+                    fusion: None,
                 },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
@@ -384,7 +420,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                     let __parallel = {
                         let #obs = &#c::__private::SharedObserver::new(__observer);
                         let __sink = __sink.reborrow();
-                        #c::__private::in_pool(|| { #par_bodies })
+                        let __fused = self.__fusion_on;
+                        #c::__private::in_pool(|| if __fused { #par_bodies } else { #plain_par_bodies })
                     };
                     match __parallel {
                         ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
