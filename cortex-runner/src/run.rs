@@ -13,7 +13,7 @@ use crate::error::RunnerError;
 use crate::frames::FrameByFrame;
 use crate::observer::{progress_bar, RunObserver, RunSummary};
 use crate::pipelined::run_pipelined;
-use crate::sink::{write_trace, FrameOut, Labels, Sink};
+use crate::sink::{FrameOut, Labels, Sink, TraceFile};
 use crate::sources::{self, FrameSource};
 
 impl<P: Pipeline + 'static> App<P> {
@@ -33,6 +33,8 @@ impl<P: Pipeline + 'static> App<P> {
     ) -> Result<(RunObserver, RunSummary), RunnerError> {
         let ir = P::ir();
         let limit = common.frames.or(self.default_frames);
+        // Before the source (which may read stdin) and the first frame.
+        let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
         // The synthetic clip plays as many frames as asked, past its
         // scripted events if need be.
         let mut source: Box<dyn FrameSource + Send> = match common.input.as_deref() {
@@ -92,9 +94,9 @@ impl<P: Pipeline + 'static> App<P> {
             }
         };
         bar.finish_and_clear();
-        if let (Some(path), Some(trace)) = (&args.trace, &obs.trace) {
+        if let (Some(file), Some(trace)) = (trace_file, &obs.trace) {
             if done > 0 {
-                write_trace(path, &trace.to_json(&self.name))?;
+                file.write(&trace.to_json(&self.name))?;
             }
         }
         result?;

@@ -2,7 +2,7 @@
 //! JSON lines on stdout, pictures (`--dump`), and the trace file.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use serde_json::{json, Map, Value};
@@ -154,16 +154,75 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
     }
 }
 
-/// Writes the Chrome trace to `path`.
-pub(crate) fn write_trace(path: &Path, trace: &Value) -> Result<(), RunnerError> {
-    let io = |source| RunnerError::Io {
-        what: path.display().to_string(),
-        source,
-    };
-    let file = std::fs::File::create(path).map_err(io)?;
-    let mut w = std::io::BufWriter::new(file);
-    serde_json::to_writer(&mut w, trace).map_err(|e| io(e.into()))?;
-    w.flush().map_err(io)
+/// The `--trace` file, opened before the first frame so that a path that
+/// cannot be written is refused before any work is done (rather than after
+/// the last frame, losing the trace). When the run ends without writing a
+/// trace, a file this opening created is removed again.
+pub(crate) struct TraceFile {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+    created: bool,
+}
+
+impl TraceFile {
+    /// Opens (or creates) `path` for writing without truncating it yet.
+    ///
+    /// # Errors
+    /// [`RunnerError::Usage`] when `path` cannot be written (no such
+    /// folder, no permission) or is not a regular file (a folder, a FIFO, a
+    /// device: opening a FIFO for writing would wait for a reader).
+    pub(crate) fn open(path: &Path) -> Result<TraceFile, RunnerError> {
+        let refuse = |why: String| {
+            RunnerError::Usage(format!(
+                "--trace {}: cannot write there ({why})",
+                path.display()
+            ))
+        };
+        let existed = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => true,
+            Ok(m) if m.is_dir() => return Err(refuse("a folder".into())),
+            Ok(_) => return Err(refuse("not a regular file".into())),
+            Err(_) => false,
+        };
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| refuse(e.to_string()))?;
+        Ok(TraceFile {
+            path: path.to_path_buf(),
+            file: Some(file),
+            created: !existed,
+        })
+    }
+
+    /// Replaces the file's content with `trace`.
+    pub(crate) fn write(mut self, trace: &Value) -> Result<(), RunnerError> {
+        let io = |source| RunnerError::Io {
+            what: self.path.display().to_string(),
+            source,
+        };
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        file.set_len(0).map_err(io)?;
+        let mut w = std::io::BufWriter::new(file);
+        serde_json::to_writer(&mut w, trace).map_err(|e| io(e.into()))?;
+        w.flush().map_err(io)
+    }
+}
+
+impl Drop for TraceFile {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            drop(file);
+            if self.created {
+                // Best effort: the run's own error is what gets reported.
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
 }
 
 /// Writes `text` to stdout in one piece, flushed.

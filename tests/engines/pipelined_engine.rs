@@ -1,7 +1,8 @@
 //! Pipelined runs (`run_stream`): frames in order, outputs and state
 //! bit-identical to the sequential run on the frames that were processed, a
 //! failing frame failing alone (later frames see the last good state), and
-//! exact counts of the frames a full queue dropped.
+//! exact counts of the frames a full queue dropped; a panicking node or
+//! source loses no frame in flight.
 #![cfg(feature = "runner")]
 
 use std::ops::ControlFlow;
@@ -216,4 +217,197 @@ fn break_stops_the_stream() {
         report.processed + report.failed + report.dropped + report.discarded,
         report.received
     );
+}
+
+fn gate_or_panic(x: &i64) -> Result<i64, String> {
+    if x % 100 == 13 {
+        panic!("gate panics on {x}");
+    }
+    gate(x)
+}
+
+fn accumulate_or_panic(sq: &i64, x: &i64, acc: &i64) -> Result<i64, String> {
+    if x % 100 == 29 {
+        panic!("accumulate panics on {x}");
+    }
+    accumulate(sq, x, acc)
+}
+
+cortex_graph! {
+    /// `Acc` whose state-free stage also panics (inputs ending in 13) and
+    /// whose state-reading stage also panics (inputs ending in 29).
+    #[parallel]
+    pipeline Boom {
+        input x: i64;
+        state _acc: i64 = 1;
+        node g = gate_or_panic(x)?;
+        node sq = square(g);
+        node acc = accumulate_or_panic(sq, g, _acc)?;
+        node out = pair(acc, sq);
+        acc -> _acc;
+        output out: (i64, i64);
+    }
+}
+
+/// Panics of state-free nodes (113, 413: frame 12, beside frame 11's second
+/// stage), of a state reader (229, 529), and node errors (−3, 17, 27, 37).
+const BOOM: [i64; 25] = [
+    1, 2, -3, 113, 4, 17, 5, 229, 6, 27, 8, 9, 413, 10, 37, 11, 529, 12, 14, 15, 613, 16, 18, 19,
+    20,
+];
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// The sequential model: `run` lets a panic unwind and keeps the last good
+/// state; the stream reports it as the frame's error.
+fn run_caught(p: &mut Boom, x: i64) -> Outcome {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.run(BoomMode::Full, &x))) {
+        Ok(r) => r.map(|o| o.out).map_err(|e| e.to_string()),
+        Err(payload) => Err(format!("a node panicked: {}", panic_text(payload))),
+    }
+}
+
+/// A frame's output, or its error as text.
+type Outcome = Result<(i64, i64), String>;
+
+/// The results and final state of a sequential run over `xs`.
+fn sequential_boom(xs: &[i64]) -> (Vec<Outcome>, Boom) {
+    let mut p = Boom::new();
+    let results = xs.iter().map(|&x| run_caught(&mut p, x)).collect();
+    (results, p)
+}
+
+const POLICIES: [Overflow; 3] = [Overflow::Block, Overflow::DropOldest, Overflow::KeepLatest];
+
+/// A node panic fails its frame alone, at every depth and overflow policy:
+/// every frame pulled is delivered (or dropped and counted), each result is
+/// the sequential run's over the delivered frames, and the state is that of
+/// the last good delivered frame.
+#[test]
+fn a_panicking_node_fails_its_frame_alone_and_no_frame_is_lost() {
+    let (want, seq) = sequential_boom(&BOOM);
+    assert_eq!(want.iter().filter(|r| r.is_err()).count(), 9);
+    for overflow in POLICIES {
+        for in_flight in [1, 2, 4] {
+            let mut p = Boom::new();
+            let mut got = Vec::new();
+            let opts = StreamOptions {
+                in_flight,
+                queue: 1,
+                overflow,
+            };
+            let report = p
+                .run_stream(BoomMode::Full, BOOM.iter().map(|&x| (x,)), &opts, |r| {
+                    // A slow consumer, so that the drop policies drop.
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    got.push((
+                        r.index,
+                        r.dropped_before,
+                        r.result.map(|o| o.out).map_err(|e| e.to_string()),
+                    ));
+                    ControlFlow::Continue(())
+                })
+                .unwrap_or_else(|e| panic!("{overflow:?}, {in_flight} in flight: {e}"));
+            let case = format!("{overflow:?}, {in_flight} in flight");
+            let kept: Vec<i64> = got.iter().map(|(i, _, _)| BOOM[*i as usize]).collect();
+            let (want_kept, seq_kept) = sequential_boom(&kept);
+            let results: Vec<_> = got.iter().map(|(_, _, r)| r.clone()).collect();
+            assert_eq!(results, want_kept, "{case}");
+            assert_eq!(p.state(), seq_kept.state(), "{case}");
+            let failed = results.iter().filter(|r| r.is_err()).count() as u64;
+            assert_eq!(report.received, BOOM.len() as u64, "{case}");
+            assert_eq!(
+                (report.processed, report.failed),
+                (got.len() as u64 - failed, failed),
+                "{case}"
+            );
+            assert_eq!(report.dropped + got.len() as u64, report.received, "{case}");
+            assert_eq!(report.discarded, 0, "{case}");
+            let dropped: u64 = got.iter().map(|(_, d, _)| d).sum();
+            assert_eq!(dropped, report.dropped, "{case}: drops reported");
+            assert_eq!(
+                report.dropped > 0,
+                overflow != Overflow::Block,
+                "{case}: the slow consumer made the queue drop frames"
+            );
+            if overflow == Overflow::Block {
+                assert_eq!(results, want, "{case}");
+                assert_eq!(p.state(), seq.state(), "{case}");
+            }
+            // The pipeline goes on from the last good state.
+            let mut q = seq_kept;
+            assert_eq!(run_caught(&mut p, 3), run_caught(&mut q, 3), "{case}");
+        }
+    }
+}
+
+/// Frames with node errors, no node panics: the source's panic alone.
+const SOURCE: [i64; 13] = [1, 2, -3, 4, 17, 5, 6, 27, 8, 9, 10, 11, 12];
+
+/// A source that panics at frame 12 ends the stream with the error only
+/// after every frame it handed over was delivered or dropped (and counted in
+/// a later delivery's `dropped_before`); the state is the sequential run's
+/// over the delivered frames.
+#[test]
+fn a_panicking_source_loses_no_frame_in_flight() {
+    for overflow in POLICIES {
+        for in_flight in [1, 2, 4] {
+            let case = format!("{overflow:?}, {in_flight} in flight");
+            let mut p = Boom::new();
+            let mut got = Vec::new();
+            let source = SOURCE.iter().enumerate().map(|(i, &x)| {
+                if i == 12 {
+                    panic!("the source broke at 12");
+                }
+                (x,)
+            });
+            let opts = StreamOptions {
+                in_flight,
+                queue: 1,
+                overflow,
+            };
+            let r = p.run_stream(BoomMode::Full, source, &opts, |r| {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                got.push((
+                    r.index,
+                    r.dropped_before,
+                    r.result.map(|o| o.out).map_err(|e| e.to_string()),
+                ));
+                ControlFlow::Continue(())
+            });
+            match r {
+                Err(cortex::stream::StreamError::SourcePanicked(m)) => {
+                    assert!(m.contains("broke at 12"), "{case}: {m}")
+                }
+                other => panic!("{case}: {other:?}"),
+            }
+            assert_eq!(
+                got.last().map(|g| g.0),
+                Some(11),
+                "{case}: frame 11 delivered"
+            );
+            let dropped: u64 = got.iter().map(|(_, d, _)| d).sum();
+            assert_eq!(
+                got.len() as u64 + dropped,
+                12,
+                "{case}: every frame accounted for"
+            );
+            assert_eq!(
+                dropped > 0,
+                overflow != Overflow::Block,
+                "{case}: the slow consumer made the queue drop frames"
+            );
+            let kept: Vec<i64> = got.iter().map(|(i, _, _)| SOURCE[*i as usize]).collect();
+            let (want_kept, seq_kept) = sequential_boom(&kept);
+            let results: Vec<_> = got.iter().map(|(_, _, r)| r.clone()).collect();
+            assert_eq!(results, want_kept, "{case}");
+            assert_eq!(p.state(), seq_kept.state(), "{case}");
+        }
+    }
 }

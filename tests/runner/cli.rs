@@ -679,3 +679,48 @@ fn opencv_reads_a_video_file() {
     assert!(missing.error().contains("no such file"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `--trace` to a path that cannot be written is refused before the first
+/// frame (a usage error, one line, no rows printed), not after the last
+/// frame with the trace lost; an existing trace file is kept when a run
+/// fails, and replaced when it succeeds.
+#[test]
+fn an_unwritable_trace_path_is_refused_before_the_first_frame() {
+    let dir = temp_dir("trace-unwritable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = |trace: &str| -> Vec<String> {
+        ["run", "--size", SIZE, "--frames", "3", "--trace", trace]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    for path in [dir.join("no/such/folder/t.json"), dir.clone()] {
+        let a = args(path.to_str().unwrap());
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = run(l2::app(), &a, vec![]);
+        let msg = out.error();
+        assert!(msg.starts_with("--trace"), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+        let code = out.result.as_ref().map_err(|e| e.exit_code()).unwrap_err();
+        assert_eq!(code, 2, "{msg}");
+        assert_eq!(out.stdout, "", "rows were printed before the refusal");
+    }
+    let existing = dir.join("old.json");
+    std::fs::write(&existing, "old").unwrap();
+    let mut a = args(existing.to_str().unwrap());
+    a.extend(["-i".to_string(), "/no/such/clip.y4m".to_string()]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    run(l2::app(), &a, vec![]).error();
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "old");
+    let a = args(existing.to_str().unwrap());
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    run(l2::app(), &a, vec![]).ok();
+    let trace: Value = serde_json::from_slice(&std::fs::read(&existing).unwrap()).unwrap();
+    assert!(
+        trace["traceEvents"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty()),
+        "{trace}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

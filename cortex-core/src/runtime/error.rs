@@ -32,6 +32,12 @@ pub enum PipelineError {
         /// The output's node name.
         output: &'static str,
     },
+    /// A node panicked while a pipelined run (`run_stream`) computed the
+    /// frame: the panic is caught and fails that frame alone (the state
+    /// stays that of the last good frame). `run` and `run_parallel` let a
+    /// panic unwind to the caller instead.
+    #[error("a node panicked: {0}")]
+    Panicked(String),
     /// A bug in cortex: a plan ran a node without one of its inputs. Plans
     /// come from the validated DCE pass, so this never happens; it is an
     /// error rather than a panic all the same.

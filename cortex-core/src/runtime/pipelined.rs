@@ -6,13 +6,22 @@
 //! value types are the pipeline's node types, which only the compiler
 //! knows); this loop, written once, does the overlapping, the ordering, the
 //! counting and the recycling of the first stage's buffers.
+//!
+//! Panics: a node that panics in either stage fails its frame alone
+//! ([`PipelineError::Panicked`]; nothing of the frame was committed, so the
+//! state stays that of the last good frame), and a source that panics ends
+//! the stream only after every frame already pulled has been finished and
+//! delivered. A panic in the caller's `on_result` unwinds to the caller.
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::Sink;
-use crate::runtime::stream::{feed, Arrival, StreamError, StreamOptions, StreamReport};
+use crate::runtime::stream::{
+    feed, panic_message, Arrival, StreamError, StreamOptions, StreamReport,
+};
 
 /// One frame's result from a pipelined run, in source order.
 #[derive(Debug)]
@@ -33,6 +42,20 @@ struct Staged<In, AV, AB> {
     arrival: Arrival<In>,
     values: Result<AV, PipelineError>,
     bufs: AB,
+}
+
+/// Runs `f`, turning a panic into the frame's error. The stages only
+/// compute into the frame's own values and buffers until every node has
+/// succeeded, and commit the state last, so an unwound stage leaves nothing
+/// half-done that a later frame could see (its buffers are replaced all the
+/// same).
+fn guarded<T>(f: impl FnOnce() -> Result<T, PipelineError>) -> Result<T, PipelineError> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(PipelineError::Panicked(panic_message(&*payload))))
+}
+
+fn panicked<T>(r: &Result<T, PipelineError>) -> bool {
+    matches!(r, Err(PipelineError::Panicked(_)))
 }
 
 /// Runs `frames` through `pipeline` in two overlapping stages (see the
@@ -71,38 +94,56 @@ where
     let mut failed = 0u64;
     let mut stopped = false;
 
-    // The second stage of a staged frame, then its delivery.
-    let finish = |pipeline: &mut P, staged: Staged<In, AV, AB>| -> (StreamFrame<In, Out>, AB) {
-        let Staged {
-            arrival,
-            values,
-            mut bufs,
-        } = staged;
-        let mut slot = None;
-        let staged = values.and_then(|values| {
-            stage_b(
-                pipeline,
-                &arrival.item,
+    // The second stage of a staged frame, then its delivery. The buffers
+    // come back unless a stage panicked: a panic may have left them
+    // half-written, and the next frame takes fresh ones instead.
+    let finish =
+        |pipeline: &mut P, staged: Staged<In, AV, AB>| -> (StreamFrame<In, Out>, Option<AB>) {
+            let Staged {
+                arrival,
                 values,
-                &mut bufs,
-                Sink::Fresh(&mut slot),
-            )
-        });
-        // A failing frame runs again, whole and in plan order, on the state
-        // of the last good frame (nothing was committed): the first stage may
-        // have failed at a node that comes after a failing second-stage node,
-        // and the error must be the one `run` reports.
-        let result = staged
-            .or_else(|_| rerun(pipeline, &arrival.item, Sink::Fresh(&mut slot)))
+                mut bufs,
+            } = staged;
+            let mut slot = None;
+            let mut clean = !panicked(&values);
+            let (staged, second_ran) = match values {
+                Ok(values) => (
+                    guarded(|| {
+                        stage_b(
+                            pipeline,
+                            &arrival.item,
+                            values,
+                            &mut bufs,
+                            Sink::Fresh(&mut slot),
+                        )
+                    }),
+                    true,
+                ),
+                Err(e) => (Err(e), false),
+            };
+            clean &= !panicked(&staged);
+            // A failing frame runs again, whole and in plan order, on the
+            // state of the last good frame (nothing was committed): the first
+            // stage may have failed at a node that comes after a failing
+            // second-stage node, and the error must be the one `run` reports.
+            // A second-stage panic is already the first failure in plan order
+            // (every first-stage node succeeded): it is not run again.
+            let result = match staged {
+                Err(e @ PipelineError::Panicked(_)) if second_ran => Err(e),
+                staged => staged.or_else(|_| {
+                    slot = None;
+                    guarded(|| rerun(pipeline, &arrival.item, Sink::Fresh(&mut slot)))
+                }),
+            }
             .and_then(|()| slot.ok_or(PipelineError::Internal("a run returned no outputs")));
-        let frame = StreamFrame {
-            index: arrival.index,
-            dropped_before: arrival.dropped_before,
-            inputs: arrival.item,
-            result,
+            let frame = StreamFrame {
+                index: arrival.index,
+                dropped_before: arrival.dropped_before,
+                inputs: arrival.item,
+                result,
+            };
+            (frame, clean.then_some(bufs))
         };
-        (frame, bufs)
-    };
     let mut deliver = |frame: StreamFrame<In, Out>, failed: &mut u64| {
         if frame.result.is_err() {
             *failed += 1;
@@ -113,7 +154,7 @@ where
     let fed = feed(frames, options, |arrival| {
         let mut bufs = spare.pop().unwrap_or_else(&new_bufs);
         if pending.len() + 1 < options.in_flight {
-            let values = stage_a(&arrival.item, &mut bufs);
+            let values = guarded(|| stage_a(&arrival.item, &mut bufs));
             pending.push_back(Staged {
                 arrival,
                 values,
@@ -124,22 +165,24 @@ where
         let flow = match pending.pop_front() {
             // One frame in flight: the stages one after the other.
             None => {
-                let values = stage_a(&arrival.item, &mut bufs);
+                let values = guarded(|| stage_a(&arrival.item, &mut bufs));
                 let staged = Staged {
                     arrival,
                     values,
                     bufs,
                 };
                 let (frame, bufs) = finish(pipeline, staged);
-                spare.push(bufs);
+                spare.extend(bufs);
                 return deliver(frame, &mut failed);
             }
             Some(oldest) => {
+                // Neither half unwinds (both are guarded): the older frame
+                // is delivered whatever happens to the newer one.
                 let ((frame, old_bufs), values) = rayon::join(
                     || finish(pipeline, oldest),
-                    || stage_a(&arrival.item, &mut bufs),
+                    || guarded(|| stage_a(&arrival.item, &mut bufs)),
                 );
-                spare.push(old_bufs);
+                spare.extend(old_bufs);
                 pending.push_back(Staged {
                     arrival,
                     values,
@@ -152,19 +195,21 @@ where
             stopped = true;
         }
         flow
-    })?;
-    // The source is exhausted (or the consumer stopped): finish what is in
-    // flight, in order, unless the consumer asked to stop.
+    });
+    // The source is exhausted, panicked (`fed` is then that error, returned
+    // below), or the consumer stopped: finish what is in flight, in order,
+    // unless the consumer asked to stop.
     while !stopped {
         let Some(staged) = pending.pop_front() else {
             break;
         };
         let (frame, bufs) = finish(pipeline, staged);
-        spare.push(bufs);
+        spare.extend(bufs);
         if deliver(frame, &mut failed).is_break() {
             stopped = true;
         }
     }
+    let fed = fed?;
     let mut report = StreamReport::from_feed(&fed, failed);
     // Frames staged but never finished because the consumer stopped are
     // discarded, not processed.

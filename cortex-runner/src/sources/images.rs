@@ -1,7 +1,7 @@
 //! PNG and JPEG frames from a directory, a glob or single files, in name
 //! order, decoded with the `image` crate under decoder limits.
 
-use std::io::Cursor;
+use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use image::{ImageFormat, ImageReader, Limits};
@@ -127,10 +127,21 @@ fn wildcard(pattern: &str, name: &str) -> bool {
     p[i..].iter().all(|&c| c == '*')
 }
 
+/// The fewest bytes a complete JPEG of `width × height` can have.
+///
+/// The decoder reads Huffman-coded JPEG only (arithmetic coding is refused),
+/// which spends at least one bit on the DC coefficient of every 8×8 block
+/// of every component. A component's sampling factor is 1 to 4 times
+/// smaller than the largest, so even the smallest component covers a
+/// quarter of each side: at least one bit per 32×32 pixels.
+fn min_jpeg_bytes(width: u64, height: u64) -> u64 {
+    width.div_ceil(32) * height.div_ceil(32) / 8
+}
+
 /// Decodes one file: size checked from the header before the pixels are
-/// decoded; a JPEG without its end-of-image marker is refused as
-/// truncated (the JPEG decoder would otherwise fill the missing part in
-/// silently).
+/// decoded; a JPEG without its end-of-image marker, or too short for the
+/// size its header claims, is refused as truncated (the JPEG decoder would
+/// otherwise fill the missing part in silently, at the claimed size).
 fn decode(path: &Path) -> Result<Array3<u8>, SourceError> {
     let what = path.display().to_string();
     let io = |source| SourceError::Io {
@@ -144,7 +155,11 @@ fn decode(path: &Path) -> Result<Array3<u8>, SourceError> {
             why: format!("file of {len} bytes is over the {MAX_FILE_BYTES}-byte limit"),
         });
     }
-    let bytes = std::fs::read(path).map_err(io)?;
+    // At most the bound even if the file grew since the check.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES).read_to_end(&mut bytes))
+        .map_err(io)?;
     let fail = |why: String| SourceError::Decode {
         path: path.to_path_buf(),
         why,
@@ -169,6 +184,13 @@ fn decode(path: &Path) -> Result<Array3<u8>, SourceError> {
         .into_dimensions()
         .map_err(|e| fail(e.to_string()))?;
     check_frame_size(&what, w as usize, h as usize)?;
+    let min = min_jpeg_bytes(u64::from(w), u64::from(h));
+    if format == ImageFormat::Jpeg && (bytes.len() as u64) < min {
+        return Err(fail(format!(
+            "truncated JPEG: {} bytes cannot hold the {w}x{h} pixels its header claims (at least {min} bytes)",
+            bytes.len()
+        )));
+    }
     let img = reader(&bytes)
         .decode()
         .map_err(|e| fail(e.to_string()))?
@@ -208,7 +230,50 @@ impl FrameSource for ImageSource {
 
 #[cfg(test)]
 mod tests {
-    use super::wildcard;
+    use super::{decode, wildcard, SourceError};
+
+    /// A small JPEG whose header is patched to claim 8000×8000 (64 M
+    /// pixels, within the frame limits) decodes in the decoder's lenient
+    /// mode as a full-size frame, the missing data filled in gray: refused
+    /// instead, before any pixel is decoded.
+    #[test]
+    fn a_jpeg_too_short_for_its_header_is_an_error() {
+        let (w, h) = (64u32, 48u32);
+        let rgb: Vec<u8> = (0..w * h * 3).map(|i| (i * 7 % 251) as u8).collect();
+        let mut jpeg = Vec::new();
+        image::RgbImage::from_raw(w, h, rgb)
+            .unwrap()
+            .write_to(
+                &mut std::io::Cursor::new(&mut jpeg),
+                image::ImageFormat::Jpeg,
+            )
+            .unwrap();
+        let dir = std::env::temp_dir().join(format!("cortex-jpeg-claim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.jpg");
+        std::fs::write(&good, &jpeg).unwrap();
+        assert_eq!(decode(&good).unwrap().dim(), (48, 64, 3));
+        // SOF0: FF C0, length (2), precision (1), height (2), width (2).
+        let sof = jpeg.windows(2).position(|m| m == [0xFF, 0xC0]).unwrap();
+        jpeg[sof + 5..sof + 9].copy_from_slice(&[0x1F, 0x40, 0x1F, 0x40]);
+        let patched = dir.join("patched.jpg");
+        std::fs::write(&patched, &jpeg).unwrap();
+        let t = std::time::Instant::now();
+        let r = decode(&patched);
+        let took = t.elapsed();
+        let _ = std::fs::remove_dir_all(&dir);
+        match r {
+            Err(SourceError::Decode { why, .. }) => {
+                assert!(
+                    why.contains("truncated JPEG") && why.contains("8000x8000"),
+                    "{why}"
+                )
+            }
+            Err(e) => panic!("another error: {e}"),
+            Ok(frame) => panic!("decoded as a {:?} frame", frame.dim()),
+        }
+        assert!(took < std::time::Duration::from_millis(100), "{took:?}");
+    }
 
     #[test]
     fn wildcards() {

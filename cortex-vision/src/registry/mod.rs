@@ -156,7 +156,10 @@ impl Config {
         if let Ok(v) = std::env::var(PREFERENCE_ENV) {
             match Preference::parse(&v) {
                 Some(p) => config.preference = p,
-                None => warnings.push(format!("{PREFERENCE_ENV}={v} not understood; measuring")),
+                None => warnings.push(format!(
+                    "{PREFERENCE_ENV}={} not understood; measuring",
+                    cache::echo(&v)
+                )),
             }
         }
         if let Ok(v) = std::env::var(FORCE_ENV) {
@@ -165,7 +168,10 @@ impl Config {
                     Some((op, k)) => config
                         .forced
                         .push((op.trim().to_string(), k.trim().to_string())),
-                    None => warnings.push(format!("{FORCE_ENV}: `{item}` is not op=kernel")),
+                    None => warnings.push(format!(
+                        "{FORCE_ENV}: `{}` is not op=kernel",
+                        cache::echo(item)
+                    )),
                 }
             }
         }
@@ -324,6 +330,10 @@ struct Inner {
     cache: Vec<CacheEntry>,
     forced: BTreeMap<String, String>,
     warnings: Vec<String>,
+    /// The cache path names no regular file: decisions stay in memory.
+    cache_refused: bool,
+    /// A save failed and was reported; later failures are not repeated.
+    save_warned: bool,
 }
 
 impl Inner {
@@ -386,6 +396,12 @@ impl Registry {
         if let Some(path) = &config.cache_path {
             match cache::load(path, &key) {
                 Ok(entries) => inner.cache = entries,
+                Err(e @ cache::CacheError::NotAFile { .. }) => {
+                    inner.cache_refused = true;
+                    inner
+                        .warnings
+                        .push(format!("{e}; decisions stay in memory"));
+                }
                 Err(e) => inner.warnings.push(e.to_string()),
             }
         }
@@ -691,13 +707,18 @@ impl Registry {
                 }
                 Some(_) => {
                     let w = format!(
-                        "{}: forced kernel `{name}` does not support {shape_text}; selecting by the rules",
-                        O::NAME
+                        "{}: forced kernel `{}` does not support {shape_text}; selecting by the rules",
+                        O::NAME,
+                        cache::echo(&name)
                     );
                     self.warn(&mut inner, w);
                 }
                 None => {
-                    let w = format!("{}: forced kernel `{name}` does not exist here", O::NAME);
+                    let w = format!(
+                        "{}: forced kernel `{}` does not exist here",
+                        O::NAME,
+                        cache::echo(&name)
+                    );
                     self.warn(&mut inner, w);
                 }
             }
@@ -801,9 +822,18 @@ impl Registry {
                     .map(|(k, d)| (k.to_string(), d.as_nanos().min(u64::MAX as u128) as u64))
                     .collect(),
             });
-            if let Some(path) = &self.config.cache_path {
+            if let Some(path) = self
+                .config
+                .cache_path
+                .as_ref()
+                .filter(|_| !inner.cache_refused)
+            {
                 if let Err(e) = cache::save(path, &self.key, &inner.cache) {
-                    self.warn(&mut inner, e.to_string());
+                    // One warning per registry, not one per measured shape.
+                    if !inner.save_warned {
+                        inner.save_warned = true;
+                        self.warn(&mut inner, e.to_string());
+                    }
                 }
             }
         }

@@ -464,6 +464,15 @@ fn tree_size_is_linear_in_pixels() {
 
 #[test]
 fn very_wide_images_keep_exact_coordinates() {
+    // Wider than the default frame limits' 16 384-pixel side: raised here.
+    let wide = cortex_core::limits::FrameLimits {
+        max_side: 1 << 17,
+        ..cortex_core::limits::FrameLimits::DEFAULT
+    };
+    cortex_core::limits::with_limits(wide, very_wide_image);
+}
+
+fn very_wide_image() {
     // Coordinates beyond 16 bits: a dark block far to the right.
     let mut img = GrayImage::from_elem((9, 70_000), 200);
     let block = BBox {

@@ -1,6 +1,11 @@
 //! The kernel registry and the L2 pipeline: selection and measurement, the
 //! autotune cache, L2 through the registry against L2 direct, and L2's
-//! modes and outputs.
+//! modes and outputs. The cache tests also run this binary as a child
+//! process (two writers racing; settings from the environment).
+
+// Counts the bytes each test's thread asks for (the hostile cache files).
+#[global_allocator]
+static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
 
 mod cache;
 mod l2;

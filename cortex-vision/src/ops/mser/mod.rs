@@ -330,9 +330,11 @@ impl PassOutput for Vec<RegionBox> {
     }
 }
 
-/// Checks the image: empty → error; smaller than 3×3 → `None` (no interior,
-/// hence no regions); more pixels than the flood's index encoding allows →
-/// error.
+/// Checks the image: empty → error; over the frame limits in effect
+/// ([`FrameLimits::current`](cortex_core::limits::FrameLimits::current)) →
+/// [`OpsError::TooLarge`]; smaller than 3×3 → `None` (no interior, hence no
+/// regions); more pixels than the flood's index encoding allows → error.
+/// Every public entry point calls it before allocating anything.
 fn checked_view(gray: &GrayImage) -> Result<Option<ArrayView2<'_, u8>>, OpsError> {
     let (rows, cols) = gray.dim();
     Ok(check_dims(rows, cols)?.then(|| gray.view()))
@@ -347,6 +349,10 @@ fn check_dims(rows: usize, cols: usize) -> Result<bool, OpsError> {
             height: rows,
         });
     }
+    // The workspaces grow with the pixel count (about 50 bytes a pixel, in
+    // one allocation each): refused here, the caller gets a typed error
+    // instead of an allocation failure that aborts the process.
+    crate::ops::border::check_limits("gray", rows, cols)?;
     if rows < 3 || cols < 3 {
         return Ok(false);
     }
@@ -365,9 +371,26 @@ fn check_dims(rows: usize, cols: usize) -> Result<bool, OpsError> {
 #[cfg(test)]
 mod tests {
     use super::{check_dims, OpsError};
+    use cortex_core::limits::{with_limits, FrameLimits};
 
     #[test]
     fn dimension_limits() {
+        with_limits(FrameLimits::UNLIMITED, dimension_limits_of_the_flood);
+    }
+
+    /// The default frame limits refuse before the flood's own cap.
+    #[test]
+    fn frame_limits_come_first() {
+        for (rows, cols) in [(8192, 8193), (20_000, 20_000), (3, 20_000_000)] {
+            assert!(
+                matches!(check_dims(rows, cols), Err(OpsError::TooLarge { .. })),
+                "{cols}x{rows}"
+            );
+        }
+        assert!(matches!(check_dims(8192, 8192), Ok(true)));
+    }
+
+    fn dimension_limits_of_the_flood() {
         assert!(matches!(check_dims(0, 5), Err(OpsError::Empty { .. })));
         assert!(matches!(check_dims(2, 5), Ok(false)));
         assert!(matches!(check_dims(3, 3), Ok(true)));
@@ -377,9 +400,10 @@ mod tests {
             check_dims(1 << 15, 1 << 15),
             Err(OpsError::InvalidParam { name: "gray", .. })
         ));
+        // A pixel count that overflows is over any limit, even "unlimited".
         assert!(matches!(
             check_dims(usize::MAX, usize::MAX),
-            Err(OpsError::InvalidParam { .. })
+            Err(OpsError::TooLarge { .. })
         ));
     }
 }
