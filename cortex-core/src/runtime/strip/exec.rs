@@ -46,11 +46,22 @@ impl Strips {
             }
             Strips::Count(n) => Ok(n),
             Strips::Rows(r) => Ok(rows.div_ceil(r).max(1)),
-            Strips::Auto => Ok(rows
-                .div_ceil(Self::AUTO_ROWS)
-                .max(4 * rayon::current_num_threads())
-                .min(rows.max(1))),
+            Strips::Auto => Ok(Self::auto_count(rows, Self::AUTO_ROWS)),
         }
+    }
+
+    /// [`Strips::Auto`]'s count for a group whose widest member window
+    /// spans `window` rows (above plus below): strips at least eight times
+    /// that tall, so the halo each strip recomputes stays near an eighth of
+    /// its rows (an 11-row SSIM window gets 80-row strips, not 32).
+    fn auto_for(rows: usize, window: usize) -> usize {
+        Self::auto_count(rows, Self::AUTO_ROWS.max(8 * window))
+    }
+
+    fn auto_count(rows: usize, strip_rows: usize) -> usize {
+        rows.div_ceil(strip_rows)
+            .max(4 * rayon::current_num_threads())
+            .min(rows.max(1))
     }
 }
 
@@ -152,7 +163,21 @@ impl FusedGroup {
             .map(|&i| sizes.rows[i].height)
             .max()
             .unwrap_or(1);
-        let count = strips.count(tallest)?;
+        let count = match strips {
+            Strips::Auto => {
+                let window = self
+                    .nodes
+                    .iter()
+                    .map(|n| {
+                        let w = n.member.kind().window();
+                        w.above + w.below
+                    })
+                    .max()
+                    .unwrap_or(0);
+                Strips::auto_for(tallest, window)
+            }
+            other => other.count(tallest)?,
+        };
         let plans: Vec<StripRows> = (0..count)
             .map(|s| strip_rows(&self.nodes, &sizes.rows, s, count))
             .collect();
