@@ -277,7 +277,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 __plans: #c::PlanCache::new(Self::ir()),
                 __bufs: (#(#buffer_inits,)*),
                 __fusion: ::core::array::from_fn(|_| ::core::default::Default::default()),
-                __fusion_on: false,
+                __fusion_on: true,
             }
         }
     });
@@ -399,13 +399,10 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
 
             /// Runs each mode's fused groups strip by strip over every core
-            /// (`true`), or every node as its own whole-frame call (`false`,
-            /// the default). The outputs and the state are the same either
-            /// way. Fusion is opt-in for now: a fused group still allocates
-            /// its per-run bookkeeping (so a fused frame is not
-            /// allocation-free), and plans chosen at run time
-            /// (`run_weights`, `run_plan`) and pipelined runs
-            /// (`run_stream`) always run unfused.
+            /// (`true`, the default), or every node as its own whole-frame
+            /// call (`false`: for comparing and debugging). The outputs and
+            /// the state are the same either way. Plans chosen at run time
+            /// (`run_weights`, `run_plan`) always run unfused.
             pub fn set_fusion(&mut self, on: bool) {
                 self.__fusion_on = on;
             }

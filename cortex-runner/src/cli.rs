@@ -57,12 +57,11 @@ pub(crate) struct Common {
     /// --trace or profile.
     #[arg(long, global = true, value_enum, default_value_t = Engine::Sequential, help_heading = "Engine")]
     pub(crate) engine: Engine,
-    /// Run each mode's fused groups strip by strip over every core (the
-    /// compiled form of the `#[compilable(strip = …)]` nodes). The outputs
-    /// are the same with or without; sequential and parallel engines
-    /// (pipelined runs stay unfused).
+    /// Run every node as its own whole-frame call instead of the fused
+    /// groups of `#[compilable(strip = …)]` nodes, which run strip by strip
+    /// over every core by default. The outputs are the same either way.
     #[arg(long, global = true, help_heading = "Engine")]
-    pub(crate) fusion: bool,
+    pub(crate) no_fusion: bool,
     /// Pipelined: frames being processed at once, 1 to 64 [default: 2]
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Engine")]
     pub(crate) in_flight: Option<u64>,

@@ -48,7 +48,7 @@ impl<P: Pipeline + 'static> App<P> {
         let bar = progress_bar(progress && !common.quiet, total);
         let mut obs = RunObserver::new(ir, args.trace.is_some());
         let mut pipeline = P::default();
-        pipeline.set_fusion(common.fusion);
+        pipeline.set_fusion(!common.no_fusion);
         let started = Instant::now();
         let labels = Labels::of(&selection);
         let mut out = FrameOut {

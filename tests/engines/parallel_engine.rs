@@ -65,6 +65,8 @@ impl Observer for Events {
 fn the_observer_sees_every_node_once_from_its_thread() {
     let clip = SyntheticClip::new(192, 144);
     let mut p = L2::new();
+    // Node by node: a fused group reports itself as one unit instead.
+    p.set_fusion(false);
     let mut events = Events::default();
     let plan = L2Mode::Balanced.plan();
     let mut threads = HashSet::new();

@@ -83,12 +83,18 @@ fn synthetic_clip_flags_cut_blur_and_follows_the_object() {
     );
     assert_eq!(first["reset"], false);
     assert!((first["timestamp"].as_f64().unwrap() - 0.0).abs() < 1e-12);
+    // Each node timed alone, or with its fused group (a key `[a+b+c]`).
     let timed = first["node_ms"].as_object().unwrap();
     for node in L2Graph::ir().nodes.iter() {
+        let name = node.name.as_ref();
+        let in_group = |k: &String| {
+            k.strip_prefix('[')
+                .and_then(|k| k.strip_suffix(']'))
+                .is_some_and(|k| k.split('+').any(|m| m == name))
+        };
         assert!(
-            timed.contains_key(node.name.as_ref()),
-            "{} untimed",
-            node.name
+            timed.contains_key(name) || timed.keys().any(in_group),
+            "{name} untimed: {timed:?}"
         );
     }
     assert!(out.stderr.contains("48 frames"), "{}", out.stderr);
@@ -198,6 +204,8 @@ fn trace_has_one_slice_per_node_and_frame() {
             "5",
             "--mode",
             "POWER_SAVE",
+            // Node by node: fused, a group is one slice.
+            "--no-fusion",
             "--trace",
             path.to_str().unwrap(),
         ],

@@ -96,8 +96,8 @@ fn parallel_and_pipelined_print_the_sequential_results() {
 fn the_table_is_the_same_on_every_engine() {
     let table = |engine: &str, fusion: bool| {
         let mut args = vec!["run", "--size", SIZE, "--frames", "12", "--engine", engine];
-        if fusion {
-            args.push("--fusion");
+        if !fusion {
+            args.push("--no-fusion");
         }
         let out = run(l2::app(), &args, vec![]);
         out.ok().to_string()
@@ -108,7 +108,7 @@ fn the_table_is_the_same_on_every_engine() {
     assert_eq!(table("pipelined", false), seq);
     // The fused groups compute the same table on every engine.
     for engine in ["sequential", "parallel", "pipelined"] {
-        assert_eq!(table(engine, true), seq, "{engine} --fusion");
+        assert_eq!(table(engine, true), seq, "{engine} fused");
     }
 }
 
@@ -276,6 +276,8 @@ fn a_parallel_trace_has_one_slice_per_node_and_frame_on_the_pool_threads() {
             "4",
             "--engine",
             "parallel",
+            // Node by node: fused, a group is one slice.
+            "--no-fusion",
             "--trace",
             path.to_str().unwrap(),
         ],
@@ -475,8 +477,8 @@ fn parallel_with_builds_owned_inputs_for_the_pipelined_engine() {
 
 #[test]
 fn fused_runs_time_their_groups() {
-    let (plain, _) = json_run(&["--frames", "6"]);
-    let (fused, _) = json_run(&["--frames", "6", "--fusion"]);
+    let (plain, _) = json_run(&["--frames", "6", "--no-fusion"]);
+    let (fused, _) = json_run(&["--frames", "6"]);
     assert_eq!(without_times(&fused), without_times(&plain));
     let group = "[gray+laplacian+scene+center+motion]";
     // The first frame has no previous one: the group declines it and its
@@ -497,9 +499,35 @@ fn fused_runs_time_their_groups() {
             "{ms:?}"
         );
     }
+    // The trace holds one slice per fused run of the group.
+    let dir = temp_dir("fused-trace");
+    let path = dir.join("trace.json");
+    run(
+        l2::app(),
+        &[
+            "run",
+            "--size",
+            SIZE,
+            "--frames",
+            "4",
+            "--trace",
+            path.to_str().unwrap(),
+        ],
+        vec![],
+    )
+    .ok();
+    let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let slices = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "fused group" && e["name"] == group)
+        .count();
+    assert_eq!(slices, 3, "frames 1-3 run the group fused");
+    let _ = std::fs::remove_dir_all(dir);
     let profile = run(
         l2::app(),
-        &["profile", "--size", SIZE, "--frames", "4", "--fusion"],
+        &["profile", "--size", SIZE, "--frames", "4"],
         vec![],
     );
     assert!(

@@ -105,8 +105,8 @@ pub trait Pipeline: Default {
     /// (declared type, index among that type's buffers, bytes held now).
     fn buffer_bytes(&self) -> Vec<(&'static str, u32, usize)>;
 
-    /// Runs the modes' fused groups strip by strip (`true`) or every node as
-    /// its own call (`false`, the default); the outputs are the same. A
+    /// Runs the modes' fused groups strip by strip (`true`, the default) or
+    /// every node as its own call (`false`); the outputs are the same. A
     /// pipeline without fused groups ignores it.
     fn set_fusion(&mut self, on: bool) {
         let _ = on;
