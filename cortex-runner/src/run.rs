@@ -107,6 +107,7 @@ impl<P: Pipeline + 'static> App<P> {
                 seconds: started.elapsed().as_secs_f64(),
                 buffer_bytes: pipeline.buffer_bytes(),
                 stream: stream_report,
+                notes: source.notes(),
             },
         ))
     }
