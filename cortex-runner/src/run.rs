@@ -33,6 +33,8 @@ impl<P: Pipeline + 'static> App<P> {
     ) -> Result<(RunObserver, RunSummary), RunnerError> {
         let ir = P::ir();
         let limit = common.frames.or(self.default_frames);
+        // The codec and the output file are checked before the input opens.
+        let mut encoder = crate::encode::Encoder::open(args)?;
         // The synthetic clip plays as many frames as asked, past its
         // scripted events if need be.
         let mut source: Box<dyn FrameSource + Send> = match common.input.as_deref() {
@@ -54,6 +56,10 @@ impl<P: Pipeline + 'static> App<P> {
             record: &self.record,
             dump: args.dump.as_deref().zip(self.dump.as_ref()),
             dir_made: false,
+            encode: encoder.as_mut().map(|e| {
+                let regions = self.regions.as_ref().filter(|_| args.roi_on());
+                (e, regions)
+            }),
             stdout,
             bar: &bar,
         };
@@ -97,6 +103,10 @@ impl<P: Pipeline + 'static> App<P> {
             }
         }
         result?;
+        let mut notes = source.notes();
+        if let Some(encoder) = encoder {
+            notes.push(encoder.finish()?.line());
+        }
         if stream_report.map_or(done, |r| r.received) == 0 {
             return Err(RunnerError::NoFrames(source.describe()));
         }
@@ -107,7 +117,7 @@ impl<P: Pipeline + 'static> App<P> {
                 seconds: started.elapsed().as_secs_f64(),
                 buffer_bytes: pipeline.buffer_bytes(),
                 stream: stream_report,
-                notes: source.notes(),
+                notes,
             },
         ))
     }
