@@ -249,3 +249,121 @@ fn bad_encode_options_are_one_line_with_their_exit_code() {
     assert!(e.to_string().contains("needs even sides"), "{e}");
     assert_eq!(e.exit_code(), 1);
 }
+
+/// Box-wise mask of `w × h` from region boxes.
+fn mask_boxes(boxes: &[cortex_vision::ops::BBox], w: usize, h: usize) -> Vec<bool> {
+    let mut mask = vec![false; w * h];
+    for b in boxes {
+        for y in b.y..(b.y + b.height).min(h) {
+            let x1 = (b.x + b.width).min(w);
+            mask[y * w + b.x..y * w + x1].fill(true);
+        }
+    }
+    mask
+}
+
+/// The measurement behind docs/encoding.md, on a real clip:
+/// `CORTEX_ROI_CLIP=clip.avi [CORTEX_ROI_FRAMES=N] [CORTEX_ROI_CODEC=libx264]
+/// [CORTEX_ROI_CRFS=23,26] cargo test --release -p cortex-runner --features
+/// ffmpeg --test ffmpeg_encode -- --ignored --nocapture measure`.
+/// Per CRF: ROI off, then on, each decoded and compared with the source:
+/// bytes, PSNR (RGB) inside the frame's regions and outside.
+#[test]
+#[ignore = "needs a clip (CORTEX_ROI_CLIP)"]
+fn measure_clip() {
+    let Ok(clip) = std::env::var("CORTEX_ROI_CLIP") else {
+        eprintln!("CORTEX_ROI_CLIP not set");
+        return;
+    };
+    let frames: Option<u64> = std::env::var("CORTEX_ROI_FRAMES")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let codec = std::env::var("CORTEX_ROI_CODEC").unwrap_or_else(|_| "libx264".into());
+    let crfs = std::env::var("CORTEX_ROI_CRFS").unwrap_or_else(|_| "23".into());
+    let strength = std::env::var("CORTEX_ROI_STRENGTH").unwrap_or_else(|_| "0.2".into());
+    let dir = scratch("measure");
+    // The regions of every frame, as the encodes see them.
+    let mut src = FfmpegSource::open(&clip).unwrap();
+    let mut l2 = L2::new();
+    let mut boxes = Vec::new();
+    let mut size = (0, 0);
+    let started = std::time::Instant::now();
+    while let Some(f) = src.next_frame() {
+        let f = f.unwrap();
+        size = f.size();
+        let out = l2.run(L2Mode::Balanced, &f.image).unwrap();
+        boxes.push(
+            out.regions
+                .regions
+                .iter()
+                .map(|r| r.bbox)
+                .collect::<Vec<_>>(),
+        );
+        if frames.is_some_and(|n| boxes.len() as u64 >= n) {
+            break;
+        }
+    }
+    let l2_s = started.elapsed().as_secs_f64();
+    let (w, h) = size;
+    let n = boxes.len();
+    let covered: usize = boxes
+        .iter()
+        .map(|b| mask_boxes(b, w, h).iter().filter(|&&m| m).count())
+        .sum();
+    println!(
+        "clip {clip}: {w}x{h}, {n} frames, L2 {:.1} ms/frame; regions cover {:.1} % of the pixels",
+        l2_s * 1e3 / n as f64,
+        100.0 * covered as f64 / (w * h * n) as f64
+    );
+    println!("| codec | crf | ROI | bytes | bytes/frame | PSNR regions | PSNR rest | run s |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let nframes = n.to_string();
+    for crf in crfs.split(',') {
+        for roi in ["off", "on"] {
+            let path = dir.join(format!("{crf}-{roi}.mkv"));
+            let p = path.to_str().unwrap();
+            let t = std::time::Instant::now();
+            let (result, stderr) = run(
+                app(true),
+                &[
+                    "run",
+                    "-q",
+                    "-i",
+                    &clip,
+                    "--frames",
+                    &nframes,
+                    "--encode",
+                    p,
+                    "--codec",
+                    &codec,
+                    "--crf",
+                    crf,
+                    "--roi",
+                    roi,
+                    "--roi-strength",
+                    &strength,
+                ],
+            );
+            let secs = t.elapsed().as_secs_f64();
+            if let Err(e) = result {
+                panic!("{e}\n{stderr}");
+            }
+            let bytes = std::fs::metadata(&path).unwrap().len();
+            let mut orig = FfmpegSource::open(&clip).unwrap();
+            let mut dec = FfmpegSource::open(p).unwrap();
+            let mut acc = [(0.0, 0u64); 2];
+            for b in &boxes {
+                let (Some(Ok(a)), Some(Ok(d))) = (orig.next_frame(), dec.next_frame()) else {
+                    panic!("short decode");
+                };
+                errors(&d.image, &a.image, &mask_boxes(b, w, h), &mut acc);
+            }
+            println!(
+                "| {codec} | {crf} | {roi} | {bytes} | {:.0} | {:.2} | {:.2} | {secs:.1} |",
+                bytes as f64 / n as f64,
+                psnr(acc[0]),
+                psnr(acc[1])
+            );
+        }
+    }
+}
