@@ -170,6 +170,11 @@ pub(crate) struct RunArgs {
     /// codec's QP range, in (0, 1] [default: 0.2]
     #[arg(long, value_name = "F", help_heading = "Encoding")]
     pub(crate) roi_strength: Option<f32>,
+    /// Quantiser offset of everything outside the regions, as a fraction of
+    /// the codec's QP range, in [0, 1]: bits taken from the background of
+    /// frames that have regions [default: 0]
+    #[arg(long, value_name = "F", help_heading = "Encoding")]
+    pub(crate) roi_background: Option<f32>,
     /// Constant-quality level (x264 default 23, x265 28, vp9 32).
     #[arg(long, value_name = "N", help_heading = "Encoding")]
     pub(crate) crf: Option<u32>,

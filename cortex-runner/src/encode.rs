@@ -62,6 +62,7 @@ pub(crate) fn check_args(args: &RunArgs, has_regions: bool, name: &str) -> Resul
             (args.codec.is_some(), "--codec"),
             (args.roi.is_some(), "--roi"),
             (args.roi_strength.is_some(), "--roi-strength"),
+            (args.roi_background.is_some(), "--roi-background"),
             (args.crf.is_some(), "--crf"),
         ] {
             if set {
@@ -83,6 +84,13 @@ pub(crate) fn check_args(args: &RunArgs, has_regions: bool, name: &str) -> Resul
             return Err(RunnerError::Usage(format!(
                 "--codec {codec}: FFmpeg's {codec} does not read region-of-interest side data (those that do: {}); add --roi off for a plain encode",
                 ROI_ENCODERS.join(", ")
+            )));
+        }
+    }
+    if let Some(b) = args.roi_background {
+        if !(0.0..=1.0).contains(&b) {
+            return Err(RunnerError::Usage(format!(
+                "--roi-background: must be in [0, 1], got {b}"
             )));
         }
     }
@@ -179,6 +187,7 @@ mod with_ffmpeg {
         codec: ff::Codec,
         roi: bool,
         strength: f32,
+        background: f32,
         crf: Option<u32>,
         octx: ff::format::context::Output,
         open: Option<Opened>,
@@ -243,6 +252,7 @@ mod with_ffmpeg {
                 codec,
                 roi: args.roi_on(),
                 strength: args.roi_strength.unwrap_or(DEFAULT_STRENGTH),
+                background: args.roi_background.unwrap_or(0.0),
                 crf: args.crf,
                 octx,
                 open: None,
@@ -395,7 +405,7 @@ mod with_ffmpeg {
             self.last_pts = pts;
             yuv.set_pts(Some(pts));
             if self.roi && !regions.is_empty() {
-                attach_regions(&mut yuv, regions, self.strength, (w, h))
+                attach_regions(&mut yuv, regions, self.strength, self.background, (w, h))
                     .ok_or_else(|| fail(&path, "cannot attach the regions"))?;
             }
             o.enc
@@ -456,11 +466,15 @@ mod with_ffmpeg {
     }
 
     /// Adds `AVRegionOfInterest` side data: one entry per region, in the
-    /// order given (most important first), clamped to the frame.
+    /// order given (most important first), clamped to the frame; then, with
+    /// a `background` offset, the whole frame at `+background` — last, so
+    /// the regions take precedence where they overlap it (the encoders apply
+    /// the list from its end).
     fn attach_regions(
         frame: &mut ff::frame::Video,
         regions: &[Region],
         strength: f32,
+        background: f32,
         (w, h): (u32, u32),
     ) -> Option<()> {
         use ff::ffi::AVRegionOfInterest;
@@ -482,6 +496,17 @@ mod with_ffmpeg {
                     },
                 }
             })
+            .chain((background > 0.0).then(|| AVRegionOfInterest {
+                self_size: std::mem::size_of::<AVRegionOfInterest>() as u32,
+                top: 0,
+                bottom: h as i32,
+                left: 0,
+                right: w as i32,
+                qoffset: ff::ffi::AVRational {
+                    num: (background * DEN as f32).round() as i32,
+                    den: DEN,
+                },
+            }))
             .collect();
         let bytes = std::mem::size_of_val(rois.as_slice());
         let mut sd = frame.new_side_data(ff::frame::side_data::Type::REGIONS_OF_INTEREST, bytes)?;

@@ -51,14 +51,27 @@ const W: usize = 320;
 const H: usize = 240;
 const FRAMES: u64 = 24;
 
-fn encode(path: &Path, roi: &str) -> u64 {
+fn encode(path: &Path, roi: &str, background: &str) -> u64 {
     let p = path.to_str().unwrap();
     let frames = FRAMES.to_string();
     let (result, stderr) = run(
         app(true),
         &[
-            "run", "--size", "320x240", "--frames", &frames, "--encode", p, "--codec", "libx264",
-            "--crf", "30", "--roi", roi,
+            "run",
+            "--size",
+            "320x240",
+            "--frames",
+            &frames,
+            "--encode",
+            p,
+            "--codec",
+            "libx264",
+            "--crf",
+            "30",
+            "--roi",
+            roi,
+            "--roi-background",
+            background,
         ],
     );
     result.unwrap();
@@ -106,9 +119,10 @@ fn mask_of(regions: &[Region]) -> Vec<bool> {
 #[test]
 fn regions_get_the_bits_when_the_side_data_is_attached() {
     let dir = scratch("roi");
-    let (on, off) = (dir.join("on.mkv"), dir.join("off.mkv"));
-    let bytes_on = encode(&on, "on");
-    let bytes_off = encode(&off, "off");
+    let (on, off, bg) = (dir.join("on.mkv"), dir.join("off.mkv"), dir.join("bg.mkv"));
+    let bytes_on = encode(&on, "on", "0");
+    let bytes_off = encode(&off, "off", "0");
+    let bytes_bg = encode(&bg, "on", "0.2");
     // The source frames and their regions, as the encoder saw them.
     let clip = SyntheticClip::new(W, H);
     let mut l2 = L2::new();
@@ -123,8 +137,8 @@ fn regions_get_the_bits_when_the_side_data_is_attached() {
     // The regions are a part of the frame, not all of it.
     let share = covered as f64 / (W * H * FRAMES as usize) as f64;
     assert!(share > 0.02 && share < 0.8, "regions cover {share:.3}");
-    let mut acc = [[(0.0, 0u64); 2]; 2];
-    for (k, path) in [&on, &off].into_iter().enumerate() {
+    let mut acc = [[(0.0, 0u64); 2]; 3];
+    for (k, path) in [&on, &off, &bg].into_iter().enumerate() {
         let mut src = FfmpegSource::open(path.to_str().unwrap()).unwrap();
         let mut n = 0;
         while let Some(frame) = src.next_frame() {
@@ -150,6 +164,17 @@ fn regions_get_the_bits_when_the_side_data_is_attached() {
     assert!(bytes_on > bytes_off, "on {bytes_on} B, off {bytes_off} B");
     // The gain is in the regions: outside them the quality moves less.
     assert!(in_on - in_off > out_on - out_off);
+    // A background offset takes bits from outside the regions.
+    let (in_bg, out_bg) = (psnr(acc[2][0]), psnr(acc[2][1]));
+    eprintln!("ROI on, background +0.2: {bytes_bg} B, regions {in_bg:.2} dB, rest {out_bg:.2} dB");
+    assert!(
+        bytes_bg < bytes_on,
+        "background {bytes_bg} B, on {bytes_on} B"
+    );
+    assert!(
+        out_bg < out_on - 1.0,
+        "rest: background {out_bg:.2} dB, on {out_on:.2} dB"
+    );
 }
 
 #[test]
@@ -224,6 +249,12 @@ fn bad_encode_options_are_one_line_with_their_exit_code() {
         ),
         (
             true,
+            vec!["--encode", out, "--roi-background=-0.1"],
+            2,
+            "--roi-background: must be in [0, 1]",
+        ),
+        (
+            true,
             vec!["--encode", "/nonexistent/dir/out.mkv"],
             1,
             "--encode: /nonexistent/dir/out.mkv: cannot write it",
@@ -281,6 +312,7 @@ fn measure_clip() {
     let codec = std::env::var("CORTEX_ROI_CODEC").unwrap_or_else(|_| "libx264".into());
     let crfs = std::env::var("CORTEX_ROI_CRFS").unwrap_or_else(|_| "23".into());
     let strength = std::env::var("CORTEX_ROI_STRENGTH").unwrap_or_else(|_| "0.2".into());
+    let background = std::env::var("CORTEX_ROI_BACKGROUND").unwrap_or_else(|_| "0".into());
     let dir = scratch("measure");
     // The regions of every frame, as the encodes see them.
     let mut src = FfmpegSource::open(&clip).unwrap();
@@ -342,6 +374,8 @@ fn measure_clip() {
                     roi,
                     "--roi-strength",
                     &strength,
+                    "--roi-background",
+                    &background,
                 ],
             );
             let secs = t.elapsed().as_secs_f64();
