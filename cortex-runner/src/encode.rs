@@ -221,7 +221,7 @@ mod with_ffmpeg {
                 return Ok(None);
             };
             ff::init().map_err(|e| fail(&path, e))?;
-            ff::log::set_level(ff::log::Level::Fatal);
+            ff::log::set_level(ff::log::Level::Quiet);
             let codec_name = args.codec.clone().unwrap_or_else(|| "libx264".into());
             let codec = ff::encoder::find_by_name(&codec_name)
                 .filter(|c| c.medium() == ff::media::Type::Video)

@@ -59,9 +59,10 @@ impl FfmpegSource {
             why,
         };
         ff::init().map_err(|e| fail(format!("FFmpeg did not initialise: {e}")))?;
-        // FFmpeg's own log would print beside the runner's one-line errors;
-        // decode errors are counted and reported instead.
-        ff::log::set_level(ff::log::Level::Fatal);
+        // FFmpeg's own log would print beside the runner's one-line errors
+        // (decoders log a damaged packet even at the `fatal` level); decode
+        // errors are counted and reported instead.
+        ff::log::set_level(ff::log::Level::Quiet);
         let ictx =
             ff::format::input(&input).map_err(|e| fail(format!("FFmpeg cannot open it: {e}")))?;
         let stream = ictx
