@@ -47,6 +47,9 @@ pub struct FfmpegSource {
 // owned by this value alone and only ever used through `&mut self`, one
 // thread at a time; FFmpeg allows moving such contexts between threads (its
 // own frame threads are internal to the decoder and joined when it closes).
+// The bindings share ownership of the demuxer with the decoder's context
+// through a non-atomic `Rc`; every clone of it lives inside this value, so
+// the count is only ever touched by the thread that holds the value.
 unsafe impl Send for FfmpegSource {}
 
 impl FfmpegSource {
