@@ -9,6 +9,7 @@
 //! cargo run --release --example l2 -- plan --mode POWER_SAVE
 //! cargo run --release --example l2 -- run --dump out/ --trace trace.json
 //! cargo run --release --example l2 -- run --engine pipelined --overflow drop-oldest
+//! cargo run --release --features ffmpeg --example l2 -- run -i clip.mp4 --encode roi.mkv
 //! ```
 //!
 //! L2 is declared `#[parallel]`, and the program opts in to the parallel
@@ -52,6 +53,7 @@ pub fn app() -> App<L2> {
     App::<L2>::new("l2", record)
         .about("The L2 region-of-interest pipeline: blur, scene cuts, ROI score and crop")
         .dump(dump)
+        .encode_regions(|out: &L2Outputs| out.regions.regions.clone())
         .parallel()
 }
 

@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::Pipeline;
 use cortex_core::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
+use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
 
 use crate::dump::{DumpError, DumpSink};
@@ -58,6 +59,10 @@ pub(crate) type RecordFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Record>;
 pub(crate) type DumpFn<P> =
     Box<dyn Fn(&DumpSink<'_>, &Frame, &<P as Pipeline>::Outputs) -> Result<(), DumpError>>;
 
+/// The regions of interest `run --encode` attaches to a frame
+/// ([`App::encode_regions`]).
+pub(crate) type RegionsFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Vec<Region>>;
+
 /// One frame on the parallel engine, into the outputs of the previous frame
 /// when there are some (see [`crate::frames::run_parallel_slot`]).
 pub(crate) type ParallelRunFn<P> = for<'a, 'b> fn(
@@ -101,6 +106,7 @@ pub struct App<P: Pipeline> {
     pub(crate) record: RecordFn<P>,
     pub(crate) adapter: Box<dyn FrameAdapter<P>>,
     pub(crate) dump: Option<DumpFn<P>>,
+    pub(crate) regions: Option<RegionsFn<P>>,
     pub(crate) default_frames: Option<u64>,
     pub(crate) parallel: Option<ParallelFns<P>>,
 }
@@ -141,6 +147,7 @@ impl<P: Pipeline + 'static> App<P> {
             record: Box::new(record),
             adapter: Box::new(adapter),
             dump: None,
+            regions: None,
             default_frames: None,
             parallel: None,
         }
@@ -158,6 +165,17 @@ impl<P: Pipeline + 'static> App<P> {
         dump: impl Fn(&DumpSink<'_>, &Frame, &P::Outputs) -> Result<(), DumpError> + 'static,
     ) -> Self {
         self.dump = Some(Box::new(dump));
+        self
+    }
+
+    /// The regions of interest of a frame's outputs, most important first,
+    /// that `run --encode` attaches to the frame (feature `ffmpeg`); without
+    /// it, only `--roi off` encodes.
+    pub fn encode_regions(
+        mut self,
+        regions: impl Fn(&P::Outputs) -> Vec<Region> + 'static,
+    ) -> Self {
+        self.regions = Some(Box::new(regions));
         self
     }
 

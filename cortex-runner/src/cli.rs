@@ -158,6 +158,45 @@ pub(crate) struct RunArgs {
     /// Write pictures of each frame's results into DIR.
     #[arg(long, value_name = "DIR")]
     pub(crate) dump: Option<PathBuf>,
+    /// Re-encode the input into FILE (container from its extension) with
+    /// FFmpeg, each frame carrying the pipeline's regions of interest
+    /// (feature ffmpeg).
+    #[arg(long, value_name = "FILE", help_heading = "Encoding")]
+    pub(crate) encode: Option<PathBuf>,
+    /// FFmpeg encoder: libx264, libx265, libvpx-vp9 (read the regions), or
+    /// any other with --roi off [default: libx264]
+    #[arg(long, value_name = "NAME", help_heading = "Encoding")]
+    pub(crate) codec: Option<String>,
+    /// `on`: regions as AVRegionOfInterest side data; `off`: the plain
+    /// encode at the same settings [default: on]
+    #[arg(long, value_enum, value_name = "ON|OFF", help_heading = "Encoding")]
+    pub(crate) roi: Option<RoiSwitch>,
+    /// Quantiser offset of the strongest region, as a fraction of the
+    /// codec's QP range, in (0, 1] [default: 0.2]
+    #[arg(long, value_name = "F", help_heading = "Encoding")]
+    pub(crate) roi_strength: Option<f32>,
+    /// Quantiser offset of everything outside the regions, as a fraction of
+    /// the codec's QP range, in [0, 1]: bits taken from the background of
+    /// frames that have regions [default: 0]
+    #[arg(long, value_name = "F", help_heading = "Encoding")]
+    pub(crate) roi_background: Option<f32>,
+    /// Constant-quality level (x264 default 23, x265 28, vp9 32).
+    #[arg(long, value_name = "N", help_heading = "Encoding")]
+    pub(crate) crf: Option<u32>,
+}
+
+/// `--roi`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RoiSwitch {
+    On,
+    Off,
+}
+
+impl RunArgs {
+    /// Whether an encode attaches the regions.
+    pub(crate) fn roi_on(&self) -> bool {
+        self.roi != Some(RoiSwitch::Off)
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,6 +72,9 @@ impl<P: Pipeline + 'static> App<P> {
         };
         self.check_engine(&cli)?;
         self.check_dump(&cli)?;
+        if let Some(Command::Run(args)) = &cli.command {
+            crate::encode::check_args(args, self.regions.is_some(), &self.name)?;
+        }
         let selection = match &weights {
             Some(w) => Selection::Weights(w.clone()),
             None => Selection::Mode(mode),

@@ -64,6 +64,9 @@ pub enum RunnerError {
     /// The source delivered no frame at all.
     #[error("{0}: no frames")]
     NoFrames(String),
+    /// `--encode` failed (the output, the encoder).
+    #[error("--encode: {0}")]
+    Encode(String),
     /// The pipelined engine could not run the stream.
     #[error("--engine pipelined: {0}")]
     Stream(#[from] StreamError),

@@ -30,6 +30,7 @@ mod app;
 mod cli;
 mod dispatch;
 mod dump;
+mod encode;
 mod error;
 mod frames;
 mod observer;

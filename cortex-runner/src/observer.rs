@@ -157,6 +157,8 @@ pub(crate) struct RunSummary {
     pub(crate) buffer_bytes: Vec<(&'static str, u32, usize)>,
     /// The counts of a pipelined run.
     pub(crate) stream: Option<StreamReport>,
+    /// What the source reported about the input (skipped packets…).
+    pub(crate) notes: Vec<String>,
 }
 
 /// The one-line summary of a run on stderr: frames, time, rate, and the
@@ -191,10 +193,13 @@ pub(crate) fn summarize(
             )
         }
     };
-    writeln!(err, "{line}").map_err(|source| RunnerError::Io {
-        what: "stderr".into(),
-        source,
-    })
+    for line in s.notes.iter().chain(std::iter::once(&line)) {
+        writeln!(err, "{line}").map_err(|source| RunnerError::Io {
+            what: "stderr".into(),
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 /// The progress bar on stderr (hidden unless `show`), of `total` frames

@@ -35,6 +35,8 @@ impl<P: Pipeline + 'static> App<P> {
         let limit = common.frames.or(self.default_frames);
         // Before the source (which may read stdin) and the first frame.
         let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
+        // The codec and the output file are checked before the input opens.
+        let mut encoder = crate::encode::Encoder::open(args)?;
         // The synthetic clip plays as many frames as asked, past its
         // scripted events if need be.
         let mut source: Box<dyn FrameSource + Send> = match common.input.as_deref() {
@@ -57,6 +59,10 @@ impl<P: Pipeline + 'static> App<P> {
             record: &self.record,
             dump: args.dump.as_deref().zip(self.dump.as_ref()),
             dir_made: false,
+            encode: encoder.as_mut().map(|e| {
+                let regions = self.regions.as_ref().filter(|_| args.roi_on());
+                (e, regions)
+            }),
             stdout,
             bar: &bar,
         };
@@ -100,6 +106,10 @@ impl<P: Pipeline + 'static> App<P> {
             }
         }
         result?;
+        let mut notes = source.notes();
+        if let Some(encoder) = encoder {
+            notes.push(encoder.finish()?.line());
+        }
         if stream_report.map_or(done, |r| r.received) == 0 {
             return Err(RunnerError::NoFrames(source.describe()));
         }
@@ -110,6 +120,7 @@ impl<P: Pipeline + 'static> App<P> {
                 seconds: started.elapsed().as_secs_f64(),
                 buffer_bytes: pipeline.buffer_bytes(),
                 stream: stream_report,
+                notes,
             },
         ))
     }

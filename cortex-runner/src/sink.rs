@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use serde_json::{json, Map, Value};
 
-use crate::app::{DumpFn, RecordFn};
+use crate::app::{DumpFn, RecordFn, RegionsFn};
 use crate::cli::Selection;
 use crate::dump::DumpSink;
+use crate::encode::Encoder;
 use crate::error::RunnerError;
 use crate::record;
 use crate::sources::Frame;
@@ -65,6 +66,8 @@ pub(crate) struct FrameOut<'a, 'w, P: Pipeline> {
     pub(crate) record: &'a RecordFn<P>,
     pub(crate) dump: Option<(&'a Path, &'a DumpFn<P>)>,
     pub(crate) dir_made: bool,
+    /// `--encode`, and the regions it attaches (`None`: `--roi off`).
+    pub(crate) encode: Option<(&'a mut Encoder, Option<&'a RegionsFn<P>>)>,
     pub(crate) stdout: &'w mut dyn Write,
     pub(crate) bar: &'a indicatif::ProgressBar,
 }
@@ -142,6 +145,10 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
                 self.dir_made = true;
             }
             dump(&DumpSink::new(dir, frame.index), frame, outputs)?;
+        }
+        if let Some((encoder, regions)) = &mut self.encode {
+            let regions = regions.map(|f| f(outputs)).unwrap_or_default();
+            encoder.frame(frame, &regions)?;
         }
         if !lines.is_empty() {
             // One write per frame: a failure later never leaves half a line

@@ -2,6 +2,8 @@
 //! over the vision kernels of [`crate::ops`].
 
 use crate::clip::SyntheticClip;
+use crate::ops::qp_map::{QpMap, QpMapParams};
+use crate::ops::roi_regions::{RegionParams, RoiRegions};
 use crate::ops::text_roi::TextRoiParams;
 use crate::ops::{
     self, BlurParams, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams,
@@ -11,7 +13,10 @@ use cortex_macros::cortex_graph;
 
 cortex_graph! {
     /// The L2 pipeline: blur and scene-change checks, four score maps
-    /// fused with per-mode weights, and the JPEG of the top region.
+    /// fused with per-mode weights, the JPEG of the top region, and what an
+    /// encoder takes: up to four separate regions by importance
+    /// ([`ops::roi_regions`]) and a per-block quantiser-offset map
+    /// ([`ops::qp_map`], neutral on blurry frames).
     ///
     /// Blur is decided against the clip's own sharpness ([`blur_verdict`]):
     /// a frame is blurry when its Laplacian variance falls far below the
@@ -55,10 +60,12 @@ cortex_graph! {
         node fused: ScoreMap = ops::score_fusion_into(center, text, saliency, motion, weights, &mut fused)?;
         #[external_call]
         node roi: EncodedRoi = ops::encode_roi_into(frame, fused, &EncoderParams::DEFAULT, &mut roi)?;
+        node regions: RoiRegions = ops::roi_regions::roi_regions_into(fused, &RegionParams::DEFAULT, &mut regions)?;
+        node qp_map: QpMap = ops::qp_map::qp_map_into(fused, blur, &QpMapParams::DEFAULT, &mut qp_map)?;
         gray -> _prev_gray;
         blur -> _sharpness;
 
-        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi;
+        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi, regions: RoiRegions, qp_map: QpMap;
     }
 }
 
@@ -86,10 +93,12 @@ cortex_graph! {
         #[compilable] #[weight_key = "wm"] node motion = ops::motion_map(gray, _prev_gray)?;
         #[compilable] node fused = ops::score_fusion(center, text, saliency, motion, weights)?;
         #[external_call] node roi = ops::encode_roi(frame, fused)?;
+        node regions = ops::roi_regions::roi_regions(fused)?;
+        node qp_map = ops::qp_map::qp_map(fused, blur)?;
         gray -> _prev_gray;
         blur -> _sharpness;
 
-        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi;
+        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi, regions: RoiRegions, qp_map: QpMap;
     }
 }
 

@@ -50,6 +50,8 @@ fn run_and_run_into_match_the_value_returning_graph() {
         assert_eq!(got.blur, want.blur, "frame {f}: blur");
         assert_eq!(got.scene, want.scene, "frame {f}: scene");
         assert_eq!(got.roi, want.roi, "frame {f}: roi");
+        assert_eq!(got.regions, want.regions, "frame {f}: regions");
+        assert_eq!(got.qp_map, want.qp_map, "frame {f}: qp_map");
         match reused.as_mut() {
             None => reused = Some(into.run(mode, &frame).unwrap()),
             Some(out) => into.run_into(mode, &frame, out).unwrap(),
@@ -57,6 +59,8 @@ fn run_and_run_into_match_the_value_returning_graph() {
         let out = reused.as_ref().unwrap();
         assert_eq!(out.fused, want.fused, "frame {f}: run_into fused");
         assert_eq!(out.roi, want.roi, "frame {f}: run_into roi");
+        assert_eq!(out.regions, want.regions, "frame {f}: run_into regions");
+        assert_eq!(out.qp_map, want.qp_map, "frame {f}: run_into qp_map");
         assert_eq!(out.blur, want.blur, "frame {f}: run_into blur");
         assert_eq!(planned.state().clone(), into.state().clone());
         assert_eq!(planned.state()._prev_gray, fresh.state()._prev_gray);

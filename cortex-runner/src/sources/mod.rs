@@ -14,8 +14,17 @@
 //! | none | [`SyntheticClip`]: a generated clip exercising every L2 node |
 //! | `-` or `*.y4m` | [`Y4mSource`]: YUV4MPEG2, 8-bit 4:2:0 or 4:4:4, BT.601 limited range |
 //! | a directory, a glob (`frames/*.png`) or one image | [`ImageSource`]: PNG / JPEG frames in name order |
-//! | any other file, or `camera:N` | OpenCV `VideoCapture` (feature `opencv`) |
+//! | any other file, or a URL (`scheme://…`) | [`FfmpegSource`] (feature `ffmpeg`): whatever FFmpeg opens |
+//! | any other file (without `ffmpeg`), or `camera:N` | OpenCV `VideoCapture` (feature `opencv`) |
+//!
+//! FFmpeg is the way to read video: it decodes on its own threads, reads
+//! every container and codec the system's libavcodec has, and links only
+//! FFmpeg's libraries. The OpenCV source stays for cameras by number
+//! (`camera:N`) and for builds that have OpenCV for its kernels anyway; when
+//! both features are on, files and URLs go to FFmpeg.
 
+#[cfg(feature = "ffmpeg")]
+mod ffmpeg;
 mod images;
 #[cfg(feature = "opencv")]
 mod opencv;
@@ -28,6 +37,8 @@ use std::path::{Path, PathBuf};
 use cortex_core::limits::FrameLimits;
 use cortex_vision::ops::RgbFrame;
 
+#[cfg(feature = "ffmpeg")]
+pub use ffmpeg::FfmpegSource;
 pub use images::ImageSource;
 #[cfg(feature = "opencv")]
 pub use opencv::VideoSource;
@@ -132,13 +143,27 @@ pub enum SourceError {
     /// An input this build cannot read.
     #[error("{0}")]
     Unsupported(String),
-    /// OpenCV failed to open or read the input.
+    /// The video library (FFmpeg or OpenCV) failed to open or read the
+    /// input.
     #[error("{what}: {why}")]
     Video {
         /// The input.
         what: String,
-        /// OpenCV's message.
+        /// The library's message.
         why: String,
+    },
+    /// A video whose frame size changes part-way (the pipeline's state is
+    /// per size).
+    #[error("{what}: frame {frame} is {}x{}, the stream started at {}x{} (a size change mid-stream is not supported; split the input or scale it to one size)", to.0, to.1, from.0, from.1)]
+    SizeChanged {
+        /// The input.
+        what: String,
+        /// The first frame of the new size.
+        frame: u64,
+        /// `(width, height)` of the first frame.
+        from: (usize, usize),
+        /// `(width, height)` of this frame.
+        to: (usize, usize),
     },
 }
 
@@ -155,6 +180,12 @@ pub trait FrameSource {
 
     /// A short description for messages, e.g. the path.
     fn describe(&self) -> String;
+
+    /// What the run's summary should tell about the input once it is read
+    /// (e.g. packets that failed to decode and were skipped).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 impl<S: FrameSource + ?Sized> FrameSource for Box<S> {
@@ -166,6 +197,9 @@ impl<S: FrameSource + ?Sized> FrameSource for Box<S> {
     }
     fn describe(&self) -> String {
         (**self).describe()
+    }
+    fn notes(&self) -> Vec<String> {
+        (**self).notes()
     }
 }
 
@@ -210,6 +244,9 @@ pub fn open(
     }
     if let Some(camera) = input.strip_prefix("camera:") {
         return open_video(input, Some(camera));
+    }
+    if input.contains("://") {
+        return open_url(input);
     }
     if input.contains(['*', '?']) {
         return Ok(Box::new(ImageSource::from_glob(input)?));
@@ -256,7 +293,35 @@ fn extension(path: &Path) -> Option<String> {
         .map(str::to_ascii_lowercase)
 }
 
-#[cfg(feature = "opencv")]
+#[cfg(feature = "ffmpeg")]
+fn open_url(input: &str) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    Ok(Box::new(FfmpegSource::open(input)?))
+}
+
+#[cfg(not(feature = "ffmpeg"))]
+fn open_url(input: &str) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    Err(SourceError::Unsupported(format!(
+        "{input}: URLs need a build with `--features ffmpeg`"
+    )))
+}
+
+#[cfg(feature = "ffmpeg")]
+fn open_video(
+    input: &str,
+    camera: Option<&str>,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    match camera {
+        #[cfg(feature = "opencv")]
+        Some(camera) => Ok(Box::new(VideoSource::open(input, Some(camera))?)),
+        #[cfg(not(feature = "opencv"))]
+        Some(_) => Err(SourceError::Unsupported(format!(
+            "{input}: cameras by number need a build with `--features opencv` (FFmpeg reads a device by its path or URL)"
+        ))),
+        None => Ok(Box::new(FfmpegSource::open(input)?)),
+    }
+}
+
+#[cfg(all(feature = "opencv", not(feature = "ffmpeg")))]
 fn open_video(
     input: &str,
     camera: Option<&str>,
@@ -264,13 +329,13 @@ fn open_video(
     Ok(Box::new(VideoSource::open(input, camera)?))
 }
 
-#[cfg(not(feature = "opencv"))]
+#[cfg(not(any(feature = "opencv", feature = "ffmpeg")))]
 fn open_video(
     input: &str,
     _camera: Option<&str>,
 ) -> Result<Box<dyn FrameSource + Send>, SourceError> {
     Err(SourceError::Unsupported(format!(
-        "{input}: not a .y4m file, an image or a directory of images; video files and cameras need a build with `--features opencv` (or pipe through `ffmpeg -i {input} -f yuv4mpegpipe -`)"
+        "{input}: not a .y4m file, an image or a directory of images; video files need a build with `--features ffmpeg` (cameras `--features opencv`) (or pipe through `ffmpeg -i {input} -f yuv4mpegpipe -`)"
     )))
 }
 

@@ -17,7 +17,9 @@ pub(crate) mod jpeg;
 pub mod motion;
 #[cfg(feature = "opencv")]
 pub mod opencv;
+pub mod qp_map;
 pub mod resize;
+pub mod roi_regions;
 pub mod saliency;
 pub(crate) mod scratch;
 pub(crate) mod simd;

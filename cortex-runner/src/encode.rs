@@ -1,0 +1,525 @@
+//! `run --encode FILE`: the input re-encoded by FFmpeg (feature `ffmpeg`),
+//! each frame carrying the pipeline's regions of interest as
+//! `AVRegionOfInterest` side data — the interface libx264, libx265 and
+//! libvpx read to spend more bits where the regions are.
+//!
+//! A region of relative score `s` (1 for the strongest) gets the quantiser
+//! offset `-strength × s` (FFmpeg's scale: −1 … 1 of the codec's QP range;
+//! x264 and x265 multiply it by 51, libvpx by 255 of its q index), most
+//! important region first, as FFmpeg expects. The settings ROI needs are set
+//! for both `--roi on` and `--roi off`, so the two encodes differ only by the
+//! side data: adaptive quantisation on for x264 (x265's default has it on);
+//! for libvpx, real-time deadline, `cpu-used` 5 and `aq-mode` 0 (libvpx
+//! ignores the regions otherwise).
+
+use std::path::PathBuf;
+
+use cortex_vision::ops::roi_regions::Region;
+
+use crate::cli::RunArgs;
+use crate::error::RunnerError;
+use crate::sources::Frame;
+
+/// The encoders whose FFmpeg wrappers read `AVRegionOfInterest`.
+pub(crate) const ROI_ENCODERS: [&str; 4] = ["libx264", "libx265", "libvpx-vp9", "libvpx"];
+
+/// What an encode wrote.
+#[derive(Debug, Clone)]
+pub(crate) struct EncodeReport {
+    pub(crate) path: PathBuf,
+    pub(crate) codec: String,
+    pub(crate) roi: bool,
+    pub(crate) frames: u64,
+    pub(crate) bytes: u64,
+    pub(crate) seconds: f64,
+}
+
+impl EncodeReport {
+    /// One line for the run's summary.
+    pub(crate) fn line(&self) -> String {
+        let kbps = if self.seconds > 0.0 {
+            self.bytes as f64 * 8.0 / self.seconds / 1e3
+        } else {
+            0.0
+        };
+        format!(
+            "{}: {} frames encoded with {} (ROI {}), {} bytes, {kbps:.1} kbit/s",
+            self.path.display(),
+            self.frames,
+            self.codec,
+            if self.roi { "on" } else { "off" },
+            self.bytes
+        )
+    }
+}
+
+/// Checks `--codec`, `--roi` and `--roi-strength` against the program
+/// before any input is opened (`has_regions`: the program names its
+/// regions with [`App::encode_regions`](crate::App::encode_regions)).
+pub(crate) fn check_args(args: &RunArgs, has_regions: bool, name: &str) -> Result<(), RunnerError> {
+    let Some(path) = &args.encode else {
+        for (set, flag) in [
+            (args.codec.is_some(), "--codec"),
+            (args.roi.is_some(), "--roi"),
+            (args.roi_strength.is_some(), "--roi-strength"),
+            (args.roi_background.is_some(), "--roi-background"),
+            (args.crf.is_some(), "--crf"),
+        ] {
+            if set {
+                return Err(RunnerError::Usage(format!("{flag} needs --encode FILE")));
+            }
+        }
+        return Ok(());
+    };
+    let codec = args.codec.as_deref().unwrap_or("libx264");
+    check_codec(codec)?;
+    if args.roi_on() {
+        if !has_regions {
+            return Err(RunnerError::Usage(format!(
+                "--encode {}: program `{name}` names no regions of interest; add --roi off for a plain encode",
+                path.display()
+            )));
+        }
+        if !ROI_ENCODERS.contains(&codec) {
+            return Err(RunnerError::Usage(format!(
+                "--codec {codec}: FFmpeg's {codec} does not read region-of-interest side data (those that do: {}); add --roi off for a plain encode",
+                ROI_ENCODERS.join(", ")
+            )));
+        }
+    }
+    if let Some(b) = args.roi_background {
+        if !(0.0..=1.0).contains(&b) {
+            return Err(RunnerError::Usage(format!(
+                "--roi-background: must be in [0, 1], got {b}"
+            )));
+        }
+    }
+    if let Some(s) = args.roi_strength {
+        if !(s.is_finite() && s > 0.0 && s <= 1.0) {
+            return Err(RunnerError::Usage(format!(
+                "--roi-strength: must be in (0, 1], got {s}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A video encoder of that name exists in this FFmpeg.
+#[cfg(feature = "ffmpeg")]
+fn check_codec(name: &str) -> Result<(), RunnerError> {
+    use ffmpeg_next as ff;
+    ff::init().map_err(|e| RunnerError::Encode(e.to_string()))?;
+    match ff::encoder::find_by_name(name) {
+        Some(c) if c.medium() == ff::media::Type::Video => Ok(()),
+        _ => Err(RunnerError::Usage(format!(
+            "--codec {name}: this FFmpeg has no video encoder of that name (e.g. {})",
+            ROI_ENCODERS.join(", ")
+        ))),
+    }
+}
+
+/// Without FFmpeg, `--encode` itself is refused ([`Encoder::open`]).
+#[cfg(not(feature = "ffmpeg"))]
+fn check_codec(_: &str) -> Result<(), RunnerError> {
+    Ok(())
+}
+
+/// The quantiser offset of a region of relative score `score`, in FFmpeg's
+/// −1 … 1 scale.
+#[cfg(feature = "ffmpeg")]
+pub(crate) fn qoffset(strength: f32, score: f32) -> f32 {
+    -(strength * score.clamp(0.0, 1.0))
+}
+
+/// The default `--roi-strength`: the strongest region 0.2 of the QP range
+/// finer (x264: 10 QP steps).
+#[cfg(feature = "ffmpeg")]
+pub(crate) const DEFAULT_STRENGTH: f32 = 0.2;
+
+#[cfg(feature = "ffmpeg")]
+pub(crate) use with_ffmpeg::Encoder;
+
+#[cfg(not(feature = "ffmpeg"))]
+pub(crate) use without_ffmpeg::Encoder;
+
+#[cfg(not(feature = "ffmpeg"))]
+mod without_ffmpeg {
+    use super::*;
+
+    /// Stands in for the FFmpeg encoder in builds without it.
+    pub(crate) enum Encoder {}
+
+    impl Encoder {
+        pub(crate) fn open(args: &RunArgs) -> Result<Option<Encoder>, RunnerError> {
+            match &args.encode {
+                None => Ok(None),
+                Some(path) => Err(RunnerError::Usage(format!(
+                    "--encode {}: needs a build with `--features ffmpeg`",
+                    path.display()
+                ))),
+            }
+        }
+
+        pub(crate) fn frame(&mut self, _: &Frame, _: &[Region]) -> Result<(), RunnerError> {
+            match *self {}
+        }
+
+        pub(crate) fn finish(self) -> Result<EncodeReport, RunnerError> {
+            match self {}
+        }
+    }
+}
+
+#[cfg(feature = "ffmpeg")]
+mod with_ffmpeg {
+    use super::*;
+    use ff::format::Pixel;
+    use ffmpeg_next as ff;
+    use std::path::Path;
+
+    /// Output time base: milliseconds.
+    const TIME_BASE: (i32, i32) = (1, 1000);
+
+    /// The encoder of one run, opened on the first frame (its size).
+    pub(crate) struct Encoder {
+        path: PathBuf,
+        codec_name: String,
+        codec: ff::Codec,
+        roi: bool,
+        strength: f32,
+        background: f32,
+        crf: Option<u32>,
+        octx: ff::format::context::Output,
+        open: Option<Opened>,
+        frames: u64,
+        first_pts: Option<i64>,
+        last_pts: i64,
+        /// The last step between frames, in ms: the duration of packets
+        /// the encoder leaves without one (MP4's edit list would cut the
+        /// last frame otherwise).
+        step: i64,
+    }
+
+    struct Opened {
+        enc: ff::encoder::Video,
+        scaler: ff::software::scaling::Context,
+        rgb: ff::frame::Video,
+        size: (u32, u32),
+        stream_tb: ff::Rational,
+    }
+
+    fn fail(path: &Path, why: impl std::fmt::Display) -> RunnerError {
+        RunnerError::Encode(format!("{}: {why}", path.display()))
+    }
+
+    impl Encoder {
+        /// Finds the codec and creates the output file (both before the
+        /// input opens, so a wrong name or path costs nothing); `None`
+        /// without `--encode`.
+        pub(crate) fn open(args: &RunArgs) -> Result<Option<Encoder>, RunnerError> {
+            let Some(path) = args.encode.clone() else {
+                return Ok(None);
+            };
+            ff::init().map_err(|e| fail(&path, e))?;
+            ff::log::set_level(ff::log::Level::Quiet);
+            let codec_name = args.codec.clone().unwrap_or_else(|| "libx264".into());
+            let codec = ff::encoder::find_by_name(&codec_name)
+                .filter(|c| c.medium() == ff::media::Type::Video)
+                .ok_or_else(|| {
+                    RunnerError::Usage(format!(
+                        "--codec {codec_name}: this FFmpeg has no video encoder of that name (e.g. {})",
+                        ROI_ENCODERS.join(", ")
+                    ))
+                })?;
+            let octx = match ff::format::output(&path) {
+                Ok(o) => o,
+                // No muxer matches the name (EINVAL from
+                // `avformat_alloc_output_context2`).
+                Err(ff::Error::Other {
+                    errno: ff::error::EINVAL,
+                })
+                | Err(ff::Error::MuxerNotFound) => {
+                    return Err(RunnerError::Usage(format!(
+                        "--encode {}: FFmpeg knows no container for this file name (use .mkv, .mp4, .webm…)",
+                        path.display()
+                    )))
+                }
+                Err(e) => return Err(fail(&path, format!("cannot write it: {e}"))),
+            };
+            Ok(Some(Encoder {
+                path,
+                codec_name,
+                codec,
+                roi: args.roi_on(),
+                strength: args.roi_strength.unwrap_or(DEFAULT_STRENGTH),
+                background: args.roi_background.unwrap_or(0.0),
+                crf: args.crf,
+                octx,
+                open: None,
+                frames: 0,
+                first_pts: None,
+                last_pts: -1,
+                step: 33,
+            }))
+        }
+
+        /// The encoder for frames of `w × h`, with the settings ROI needs.
+        fn start(&mut self, w: u32, h: u32) -> Result<Opened, RunnerError> {
+            let path = self.path.clone();
+            if w % 2 == 1 || h % 2 == 1 {
+                return Err(fail(
+                    &path,
+                    format!("frames of {w}x{h}: 4:2:0 encoding needs even sides"),
+                ));
+            }
+            let global = self
+                .octx
+                .format()
+                .flags()
+                .contains(ff::format::flag::Flags::GLOBAL_HEADER);
+            self.octx
+                .add_stream(self.codec)
+                .map_err(|e| fail(&path, e))?;
+            let mut enc = ff::codec::context::Context::new_with_codec(self.codec)
+                .encoder()
+                .video()
+                .map_err(|e| fail(&path, e))?;
+            enc.set_width(w);
+            enc.set_height(h);
+            enc.set_format(Pixel::YUV420P);
+            enc.set_time_base(TIME_BASE);
+            enc.set_frame_rate(Some((30, 1)));
+            if global {
+                enc.set_flags(ff::codec::flag::Flags::GLOBAL_HEADER);
+            }
+            let mut opts = ff::Dictionary::new();
+            match self.codec_name.as_str() {
+                "libx264" => {
+                    opts.set("crf", &self.crf.unwrap_or(23).to_string());
+                    opts.set("preset", "medium");
+                    // Variance AQ: x264 ignores the regions without AQ.
+                    opts.set("aq-mode", "1");
+                }
+                "libx265" => {
+                    opts.set("crf", &self.crf.unwrap_or(28).to_string());
+                    opts.set("preset", "medium");
+                    opts.set("x265-params", "aq-mode=1:log-level=error");
+                }
+                "libvpx-vp9" | "libvpx" => {
+                    // Constant quality (b:v 0), and what libvpx's ROI
+                    // needs: real-time, cpu-used >= 5, no AQ of its own.
+                    opts.set("crf", &self.crf.unwrap_or(32).to_string());
+                    opts.set("b", "0");
+                    opts.set("deadline", "realtime");
+                    opts.set("cpu-used", "5");
+                    opts.set("aq-mode", "0");
+                }
+                _ => {
+                    if let Some(crf) = self.crf {
+                        opts.set("crf", &crf.to_string());
+                    }
+                }
+            }
+            let enc = enc
+                .open_with(opts)
+                .map_err(|e| fail(&path, format!("{} refused {w}x{h}: {e}", self.codec_name)))?;
+            let mut st = self
+                .octx
+                .stream_mut(0)
+                .ok_or_else(|| fail(&path, "no stream"))?;
+            st.set_parameters(ff::codec::Parameters::from(&enc));
+            st.set_time_base(TIME_BASE);
+            self.octx
+                .write_header()
+                .map_err(|e| fail(&path, format!("writing the header: {e}")))?;
+            let stream_tb = self
+                .octx
+                .stream(0)
+                .map(|s| s.time_base())
+                .ok_or_else(|| fail(&path, "no stream"))?;
+            let scaler = ff::software::scaling::Context::get(
+                Pixel::RGB24,
+                w,
+                h,
+                Pixel::YUV420P,
+                w,
+                h,
+                ff::software::scaling::Flags::BILINEAR | ff::software::scaling::Flags::ACCURATE_RND,
+            )
+            .map_err(|e| fail(&path, e))?;
+            Ok(Opened {
+                enc,
+                scaler,
+                rgb: ff::frame::Video::new(Pixel::RGB24, w, h),
+                size: (w, h),
+                stream_tb,
+            })
+        }
+
+        /// Encodes one frame with `regions` (most important first) as its
+        /// side data when ROI is on.
+        pub(crate) fn frame(
+            &mut self,
+            frame: &Frame,
+            regions: &[Region],
+        ) -> Result<(), RunnerError> {
+            let (w, h) = frame.size();
+            let (w, h) = (w as u32, h as u32);
+            if self.open.is_none() {
+                let opened = self.start(w, h)?;
+                self.open = Some(opened);
+            }
+            let path = self.path.clone();
+            let Some(o) = self.open.as_mut() else {
+                return Err(fail(&path, "the encoder did not open"));
+            };
+            if o.size != (w, h) {
+                return Err(fail(
+                    &path,
+                    format!(
+                        "frame {} is {w}x{h}, the encode started at {}x{}",
+                        frame.index, o.size.0, o.size.1
+                    ),
+                ));
+            }
+            let stride = o.rgb.stride(0);
+            let row = w as usize * 3;
+            let src = frame
+                .image
+                .as_slice()
+                .ok_or_else(|| fail(&path, "frame not contiguous"))?;
+            let dst = o.rgb.data_mut(0);
+            for (y, line) in src.chunks_exact(row).enumerate() {
+                dst[y * stride..y * stride + row].copy_from_slice(line);
+            }
+            let mut yuv = ff::frame::Video::empty();
+            o.scaler.run(&o.rgb, &mut yuv).map_err(|e| fail(&path, e))?;
+            // Milliseconds from the first frame, strictly increasing.
+            let t = frame.timestamp.unwrap_or(frame.index as f64 / 30.0);
+            let ms = (t * 1000.0).round() as i64;
+            let first = *self.first_pts.get_or_insert(ms);
+            let pts = (ms - first).max(self.last_pts + 1);
+            if self.last_pts >= 0 {
+                self.step = pts - self.last_pts;
+            }
+            self.last_pts = pts;
+            yuv.set_pts(Some(pts));
+            if self.roi && !regions.is_empty() {
+                attach_regions(&mut yuv, regions, self.strength, self.background, (w, h))
+                    .ok_or_else(|| fail(&path, "cannot attach the regions"))?;
+            }
+            o.enc
+                .send_frame(&yuv)
+                .map_err(|e| fail(&path, format!("encoding frame {}: {e}", frame.index)))?;
+            self.frames += 1;
+            self.drain()
+        }
+
+        fn drain(&mut self) -> Result<(), RunnerError> {
+            let path = self.path.clone();
+            let Some(o) = self.open.as_mut() else {
+                return Ok(());
+            };
+            let mut packet = ff::Packet::empty();
+            while o.enc.receive_packet(&mut packet).is_ok() {
+                packet.set_stream(0);
+                if packet.duration() <= 0 {
+                    packet.set_duration(self.step);
+                }
+                packet.rescale_ts(TIME_BASE, o.stream_tb);
+                packet
+                    .write_interleaved(&mut self.octx)
+                    .map_err(|e| fail(&path, format!("writing: {e}")))?;
+            }
+            Ok(())
+        }
+
+        /// Flushes the encoder and closes the file.
+        pub(crate) fn finish(mut self) -> Result<EncodeReport, RunnerError> {
+            let path = self.path.clone();
+            if let Some(o) = self.open.as_mut() {
+                o.enc.send_eof().map_err(|e| fail(&path, e))?;
+                self.drain()?;
+                self.octx
+                    .write_trailer()
+                    .map_err(|e| fail(&path, format!("closing: {e}")))?;
+            }
+            // The file is closed when the context drops.
+            let frames = self.frames;
+            let seconds = if frames > 1 {
+                (self.last_pts + self.step) as f64 / 1000.0
+            } else {
+                frames as f64 / 30.0
+            };
+            let (codec, roi) = (self.codec_name.clone(), self.roi);
+            drop(self);
+            let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            Ok(EncodeReport {
+                path,
+                codec,
+                roi,
+                frames,
+                bytes,
+                seconds,
+            })
+        }
+    }
+
+    /// Adds `AVRegionOfInterest` side data: one entry per region, in the
+    /// order given (most important first), clamped to the frame; then, with
+    /// a `background` offset, the whole frame at `+background` — last, so
+    /// the regions take precedence where they overlap it (the encoders apply
+    /// the list from its end).
+    fn attach_regions(
+        frame: &mut ff::frame::Video,
+        regions: &[Region],
+        strength: f32,
+        background: f32,
+        (w, h): (u32, u32),
+    ) -> Option<()> {
+        use ff::ffi::AVRegionOfInterest;
+        const DEN: i32 = 1000;
+        let rois: Vec<AVRegionOfInterest> = regions
+            .iter()
+            .map(|r| {
+                let b = r.bbox;
+                let clamp = |v: usize, max: u32| v.min(max as usize) as i32;
+                AVRegionOfInterest {
+                    self_size: std::mem::size_of::<AVRegionOfInterest>() as u32,
+                    top: clamp(b.y, h),
+                    bottom: clamp(b.y + b.height, h),
+                    left: clamp(b.x, w),
+                    right: clamp(b.x + b.width, w),
+                    qoffset: ff::ffi::AVRational {
+                        num: (qoffset(strength, r.score) * DEN as f32).round() as i32,
+                        den: DEN,
+                    },
+                }
+            })
+            .chain((background > 0.0).then(|| AVRegionOfInterest {
+                self_size: std::mem::size_of::<AVRegionOfInterest>() as u32,
+                top: 0,
+                bottom: h as i32,
+                left: 0,
+                right: w as i32,
+                qoffset: ff::ffi::AVRational {
+                    num: (background * DEN as f32).round() as i32,
+                    den: DEN,
+                },
+            }))
+            .collect();
+        let bytes = std::mem::size_of_val(rois.as_slice());
+        let mut sd = frame.new_side_data(ff::frame::side_data::Type::REGIONS_OF_INTEREST, bytes)?;
+        // SAFETY: `new_side_data` allocated `bytes` bytes for this side data
+        // (checked below); the source is a live slice of exactly that many
+        // bytes, and the regions do not overlap FFmpeg's buffer.
+        unsafe {
+            let sd = sd.as_mut_ptr();
+            if (*sd).data.is_null() || ((*sd).size as usize) < bytes {
+                return None;
+            }
+            std::ptr::copy_nonoverlapping(rois.as_ptr().cast::<u8>(), (*sd).data, bytes);
+        }
+        Some(())
+    }
+}

@@ -1,0 +1,403 @@
+//! `run --encode`: the L2 program encodes the synthetic clip with its
+//! regions as `AVRegionOfInterest` side data; the decoded output against the
+//! source shows the regions got the bits. And every bad encode option gives
+//! one line and its exit code.
+
+#![cfg(feature = "ffmpeg")]
+
+use std::path::{Path, PathBuf};
+
+use cortex_runner::sources::{FfmpegSource, FrameSource};
+use cortex_runner::{App, Io, Record, RunnerError};
+use cortex_vision::clip::SyntheticClip;
+use cortex_vision::l2::{L2Mode, L2Outputs, L2};
+use cortex_vision::ops::roi_regions::Region;
+use cortex_vision::ops::RgbFrame;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cortex-encode-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn app(with_regions: bool) -> App<L2> {
+    let app = App::<L2>::new("l2", |o: &L2Outputs| {
+        Record::new().field("regions", o.regions.regions.len())
+    });
+    if with_regions {
+        app.encode_regions(|o: &L2Outputs| o.regions.regions.clone())
+    } else {
+        app
+    }
+}
+
+/// Runs the program; the result and stderr.
+fn run(app: App<L2>, args: &[&str]) -> (Result<(), RunnerError>, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let io = Io {
+        stdin: Box::new(std::io::empty()),
+        stdout: &mut out,
+        stderr: &mut err,
+        progress: false,
+    };
+    let mut full = vec!["l2"];
+    full.extend_from_slice(args);
+    let result = app.run_with(full, io);
+    (result, String::from_utf8(err).unwrap())
+}
+
+const W: usize = 320;
+const H: usize = 240;
+const FRAMES: u64 = 24;
+
+fn encode(path: &Path, roi: &str, background: &str) -> u64 {
+    let p = path.to_str().unwrap();
+    let frames = FRAMES.to_string();
+    let (result, stderr) = run(
+        app(true),
+        &[
+            "run",
+            "--size",
+            "320x240",
+            "--frames",
+            &frames,
+            "--encode",
+            p,
+            "--codec",
+            "libx264",
+            "--crf",
+            "30",
+            "--roi",
+            roi,
+            "--roi-background",
+            background,
+        ],
+    );
+    result.unwrap();
+    assert!(
+        stderr.contains(&format!("{FRAMES} frames encoded with libx264 (ROI {roi})")),
+        "{stderr}"
+    );
+    std::fs::metadata(path).unwrap().len()
+}
+
+/// Squared error and sample count inside and outside `mask`.
+fn errors(a: &RgbFrame, b: &RgbFrame, mask: &[bool], acc: &mut [(f64, u64); 2]) {
+    for (i, (pa, pb)) in a
+        .as_slice()
+        .unwrap()
+        .chunks_exact(3)
+        .zip(b.as_slice().unwrap().chunks_exact(3))
+        .enumerate()
+    {
+        let slot = &mut acc[usize::from(!mask[i])];
+        for c in 0..3 {
+            let d = f64::from(pa[c]) - f64::from(pb[c]);
+            slot.0 += d * d;
+        }
+        slot.1 += 3;
+    }
+}
+
+fn psnr((sse, n): (f64, u64)) -> f64 {
+    let mse = sse / n.max(1) as f64;
+    10.0 * (255.0f64 * 255.0 / mse.max(1e-12)).log10()
+}
+
+fn mask_of(regions: &[Region]) -> Vec<bool> {
+    let mut mask = vec![false; W * H];
+    for r in regions {
+        let b = r.bbox;
+        for y in b.y..b.y + b.height {
+            mask[y * W + b.x..y * W + b.x + b.width].fill(true);
+        }
+    }
+    mask
+}
+
+#[test]
+fn regions_get_the_bits_when_the_side_data_is_attached() {
+    let dir = scratch("roi");
+    let (on, off, bg) = (dir.join("on.mkv"), dir.join("off.mkv"), dir.join("bg.mkv"));
+    let bytes_on = encode(&on, "on", "0");
+    let bytes_off = encode(&off, "off", "0");
+    let bytes_bg = encode(&bg, "on", "0.2");
+    // The source frames and their regions, as the encoder saw them.
+    let clip = SyntheticClip::new(W, H);
+    let mut l2 = L2::new();
+    let mut masks = Vec::new();
+    let mut covered = 0usize;
+    for f in 0..FRAMES {
+        let out = l2.run(L2Mode::Balanced, &clip.frame(f)).unwrap();
+        let mask = mask_of(&out.regions.regions);
+        covered += mask.iter().filter(|&&m| m).count();
+        masks.push(mask);
+    }
+    // The regions are a part of the frame, not all of it.
+    let share = covered as f64 / (W * H * FRAMES as usize) as f64;
+    assert!(share > 0.02 && share < 0.8, "regions cover {share:.3}");
+    let mut acc = [[(0.0, 0u64); 2]; 3];
+    for (k, path) in [&on, &off, &bg].into_iter().enumerate() {
+        let mut src = FfmpegSource::open(path.to_str().unwrap()).unwrap();
+        let mut n = 0;
+        while let Some(frame) = src.next_frame() {
+            let frame = frame.unwrap();
+            let i = frame.index as usize;
+            errors(&frame.image, &clip.frame(i as u64), &masks[i], &mut acc[k]);
+            n += 1;
+        }
+        assert_eq!(n, FRAMES);
+    }
+    let (in_on, out_on) = (psnr(acc[0][0]), psnr(acc[0][1]));
+    let (in_off, out_off) = (psnr(acc[1][0]), psnr(acc[1][1]));
+    eprintln!(
+        "ROI on: {bytes_on} B, regions {in_on:.2} dB, rest {out_on:.2} dB; \
+         off: {bytes_off} B, regions {in_off:.2} dB, rest {out_off:.2} dB"
+    );
+    // Dropping the side data makes the two encodes identical, and these
+    // fail.
+    assert!(
+        in_on > in_off + 1.0,
+        "regions: on {in_on:.2} dB, off {in_off:.2} dB"
+    );
+    assert!(bytes_on > bytes_off, "on {bytes_on} B, off {bytes_off} B");
+    // The gain is in the regions: outside them the quality moves less.
+    assert!(in_on - in_off > out_on - out_off);
+    // A background offset takes bits from outside the regions.
+    let (in_bg, out_bg) = (psnr(acc[2][0]), psnr(acc[2][1]));
+    eprintln!("ROI on, background +0.2: {bytes_bg} B, regions {in_bg:.2} dB, rest {out_bg:.2} dB");
+    assert!(
+        bytes_bg < bytes_on,
+        "background {bytes_bg} B, on {bytes_on} B"
+    );
+    assert!(
+        out_bg < out_on - 1.0,
+        "rest: background {out_bg:.2} dB, on {out_on:.2} dB"
+    );
+}
+
+#[test]
+fn plain_encode_with_any_encoder() {
+    let dir = scratch("plain");
+    let path = dir.join("out.mp4");
+    let (result, stderr) = run(
+        app(false),
+        &[
+            "run",
+            "--size",
+            "64x48",
+            "--frames",
+            "3",
+            "--encode",
+            path.to_str().unwrap(),
+            "--codec",
+            "mpeg4",
+            "--roi",
+            "off",
+        ],
+    );
+    result.unwrap();
+    assert!(
+        stderr.contains("3 frames encoded with mpeg4 (ROI off)"),
+        "{stderr}"
+    );
+    let mut src = FfmpegSource::open(path.to_str().unwrap()).unwrap();
+    let frames: Vec<_> = std::iter::from_fn(|| src.next_frame()).collect();
+    assert_eq!(src.decode_errors(), 0);
+    assert_eq!(src.packets(), 3);
+    assert_eq!(frames.len(), 3);
+    assert_eq!(frames[0].as_ref().unwrap().size(), (64, 48));
+}
+
+#[test]
+fn bad_encode_options_are_one_line_with_their_exit_code() {
+    let dir = scratch("bad");
+    let out = dir.join("out.mkv");
+    let out = out.to_str().unwrap();
+    let odd_ext = format!("{}/out.nosuchext", dir.display());
+    let cases: Vec<(bool, Vec<&str>, u8, &str)> = vec![
+        (
+            true,
+            vec!["--encode", out, "--codec", "nosuchcodec"],
+            2,
+            "--codec nosuchcodec: this FFmpeg has no video encoder",
+        ),
+        (
+            true,
+            vec!["--encode", out, "--codec", "mpeg4"],
+            2,
+            "does not read region-of-interest side data",
+        ),
+        (
+            false,
+            vec!["--encode", out],
+            2,
+            "names no regions of interest; add --roi off",
+        ),
+        (
+            true,
+            vec!["--codec", "libx264"],
+            2,
+            "--codec needs --encode FILE",
+        ),
+        (
+            true,
+            vec!["--encode", out, "--roi-strength", "2"],
+            2,
+            "--roi-strength: must be in (0, 1]",
+        ),
+        (
+            true,
+            vec!["--encode", out, "--roi-background=-0.1"],
+            2,
+            "--roi-background: must be in [0, 1]",
+        ),
+        (
+            true,
+            vec!["--encode", "/nonexistent/dir/out.mkv"],
+            1,
+            "--encode: /nonexistent/dir/out.mkv: cannot write it",
+        ),
+        (true, vec!["--encode", &odd_ext], 2, "knows no container"),
+    ];
+    for (regions, args, code, want) in cases {
+        let mut full = vec!["run", "--size", "64x48", "--frames", "2"];
+        full.extend(args.iter().copied());
+        let (result, _) = run(app(regions), &full);
+        let e = result.expect_err(want);
+        let msg = e.to_string();
+        assert!(msg.contains(want), "{args:?}: {msg}");
+        assert_eq!(msg.lines().count(), 1, "{msg}");
+        assert_eq!(e.exit_code(), code, "{args:?}: {msg}");
+    }
+    // Odd sizes cannot be 4:2:0: a failed run (1), not a usage error.
+    let (result, _) = run(
+        app(true),
+        &["run", "--size", "65x48", "--frames", "2", "--encode", out],
+    );
+    let e = result.unwrap_err();
+    assert!(e.to_string().contains("needs even sides"), "{e}");
+    assert_eq!(e.exit_code(), 1);
+}
+
+/// Box-wise mask of `w × h` from region boxes.
+fn mask_boxes(boxes: &[cortex_vision::ops::BBox], w: usize, h: usize) -> Vec<bool> {
+    let mut mask = vec![false; w * h];
+    for b in boxes {
+        for y in b.y..(b.y + b.height).min(h) {
+            let x1 = (b.x + b.width).min(w);
+            mask[y * w + b.x..y * w + x1].fill(true);
+        }
+    }
+    mask
+}
+
+/// The measurement behind docs/encoding.md, on a real clip:
+/// `CORTEX_ROI_CLIP=clip.avi [CORTEX_ROI_FRAMES=N] [CORTEX_ROI_CODEC=libx264]
+/// [CORTEX_ROI_CRFS=23,26] cargo test --release -p cortex-runner --features
+/// ffmpeg --test ffmpeg_encode -- --ignored --nocapture measure`.
+/// Per CRF: ROI off, then on, each decoded and compared with the source:
+/// bytes, PSNR (RGB) inside the frame's regions and outside.
+#[test]
+#[ignore = "needs a clip (CORTEX_ROI_CLIP)"]
+fn measure_clip() {
+    let Ok(clip) = std::env::var("CORTEX_ROI_CLIP") else {
+        eprintln!("CORTEX_ROI_CLIP not set");
+        return;
+    };
+    let frames: Option<u64> = std::env::var("CORTEX_ROI_FRAMES")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let codec = std::env::var("CORTEX_ROI_CODEC").unwrap_or_else(|_| "libx264".into());
+    let crfs = std::env::var("CORTEX_ROI_CRFS").unwrap_or_else(|_| "23".into());
+    let strength = std::env::var("CORTEX_ROI_STRENGTH").unwrap_or_else(|_| "0.2".into());
+    let background = std::env::var("CORTEX_ROI_BACKGROUND").unwrap_or_else(|_| "0".into());
+    let dir = scratch("measure");
+    // The regions of every frame, as the encodes see them.
+    let mut src = FfmpegSource::open(&clip).unwrap();
+    let mut l2 = L2::new();
+    let mut boxes = Vec::new();
+    let mut size = (0, 0);
+    let started = std::time::Instant::now();
+    while let Some(f) = src.next_frame() {
+        let f = f.unwrap();
+        size = f.size();
+        let out = l2.run(L2Mode::Balanced, &f.image).unwrap();
+        boxes.push(
+            out.regions
+                .regions
+                .iter()
+                .map(|r| r.bbox)
+                .collect::<Vec<_>>(),
+        );
+        if frames.is_some_and(|n| boxes.len() as u64 >= n) {
+            break;
+        }
+    }
+    let l2_s = started.elapsed().as_secs_f64();
+    let (w, h) = size;
+    let n = boxes.len();
+    let covered: usize = boxes
+        .iter()
+        .map(|b| mask_boxes(b, w, h).iter().filter(|&&m| m).count())
+        .sum();
+    println!(
+        "clip {clip}: {w}x{h}, {n} frames, L2 {:.1} ms/frame; regions cover {:.1} % of the pixels",
+        l2_s * 1e3 / n as f64,
+        100.0 * covered as f64 / (w * h * n) as f64
+    );
+    println!("| codec | crf | ROI | bytes | bytes/frame | PSNR regions | PSNR rest | run s |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let nframes = n.to_string();
+    for crf in crfs.split(',') {
+        for roi in ["off", "on"] {
+            let path = dir.join(format!("{crf}-{roi}.mkv"));
+            let p = path.to_str().unwrap();
+            let t = std::time::Instant::now();
+            let (result, stderr) = run(
+                app(true),
+                &[
+                    "run",
+                    "-q",
+                    "-i",
+                    &clip,
+                    "--frames",
+                    &nframes,
+                    "--encode",
+                    p,
+                    "--codec",
+                    &codec,
+                    "--crf",
+                    crf,
+                    "--roi",
+                    roi,
+                    "--roi-strength",
+                    &strength,
+                    "--roi-background",
+                    &background,
+                ],
+            );
+            let secs = t.elapsed().as_secs_f64();
+            if let Err(e) = result {
+                panic!("{e}\n{stderr}");
+            }
+            let bytes = std::fs::metadata(&path).unwrap().len();
+            let mut orig = FfmpegSource::open(&clip).unwrap();
+            let mut dec = FfmpegSource::open(p).unwrap();
+            let mut acc = [(0.0, 0u64); 2];
+            for b in &boxes {
+                let (Some(Ok(a)), Some(Ok(d))) = (orig.next_frame(), dec.next_frame()) else {
+                    panic!("short decode");
+                };
+                errors(&d.image, &a.image, &mask_boxes(b, w, h), &mut acc);
+            }
+            println!(
+                "| {codec} | {crf} | {roi} | {bytes} | {:.0} | {:.2} | {:.2} | {secs:.1} |",
+                bytes as f64 / n as f64,
+                psnr(acc[0]),
+                psnr(acc[1])
+            );
+        }
+    }
+}
