@@ -14,6 +14,16 @@ use cortex_core::strip::group::Value;
 use cortex_core::strip::{FusedGroup, GroupBuilder, Map, Reduce, StripError, StripForm};
 use cortex_core::weights::Weights;
 
+/// A reduction's `1 × 1` result.
+pub(super) fn scalar_output(group: &FusedGroup, k: usize, what: &str) -> Result<f64, StripError> {
+    group
+        .output::<f64>(k)?
+        .as_slice()
+        .first()
+        .copied()
+        .ok_or_else(|| StripError::Group(format!("the {what} is empty")))
+}
+
 /// The one value argument of a single-input node.
 fn only(kernel: &str, inputs: &[Option<Value>]) -> Result<Value, StripError> {
     match inputs {
@@ -148,11 +158,7 @@ impl StripForm for BlurForm {
         k: usize,
         into: &mut BlurReport,
     ) -> Result<(), StripError> {
-        let variance = *group
-            .output::<f64>(k)?
-            .as_slice()
-            .first()
-            .ok_or_else(|| StripError::Group("the variance is empty".into()))?;
+        let variance = scalar_output(group, k, "variance")?;
         *into = BlurReport {
             variance,
             is_blurry: variance < self.0.threshold,

@@ -149,11 +149,7 @@ impl StripForm for SceneForm {
         k: usize,
         into: &mut SceneChange,
     ) -> Result<(), StripError> {
-        let s = *group
-            .output::<f64>(k)?
-            .as_slice()
-            .first()
-            .ok_or_else(|| StripError::Group("the SSIM is empty".into()))?;
+        let s = super::forms::scalar_output(group, k, "SSIM")?;
         *into = SceneChange {
             changed: s < self.0.threshold,
             ssim: Some(s),
