@@ -200,13 +200,31 @@ fn posts_one_message_per_frame_when_enabled() {
         assert!(m.get::<f64>("run-ms").unwrap() > 0.0);
         // The first frame has no previous frame to compare with.
         assert_eq!(m.has_field("ssim"), i > 0, "frame {i}");
+        // Each node timed alone, or with its fused group (`a+b+c`).
         let nodes = node_names(m);
         for n in [
-            "gray", "blur", "scene", "center", "text", "saliency", "motion", "fused", "roi",
+            "gray",
+            "laplacian",
+            "blur",
+            "scene",
+            "center",
+            "text",
+            "saliency",
+            "motion",
+            "fused",
+            "roi",
         ] {
             assert!(
-                nodes.iter().any(|x| x == n),
+                nodes.iter().any(|x| x.split('+').any(|m| m == n)),
                 "frame {i}: {n} missing from {nodes:?}"
+            );
+        }
+        if i > 0 {
+            assert!(
+                nodes
+                    .iter()
+                    .any(|x| x == "gray+laplacian+scene+center+motion"),
+                "frame {i}: no fused group in {nodes:?}"
             );
         }
     }

@@ -136,8 +136,11 @@ pub fn attach_roi(buffer: &mut gst::BufferRef, roi: RoiBox, score: f64) {
 #[derive(Debug, Default)]
 pub struct NodeTimer {
     started: Option<(NodeId, Instant)>,
+    group_started: Option<(&'static [NodeId], Instant)>,
     /// `(node, time)` in execution order.
     pub times: Vec<(NodeId, Duration)>,
+    /// `(members, time)` of each fused group that ran fused.
+    pub groups: Vec<(&'static [NodeId], Duration)>,
 }
 
 impl Observer for NodeTimer {
@@ -150,6 +153,17 @@ impl Observer for NodeTimer {
             if n == node {
                 self.times.push((node, t.elapsed()));
             }
+        }
+    }
+
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        self.group_started = Some((members, Instant::now()));
+    }
+
+    fn group_end(&mut self, fused: bool) {
+        // A declined group's members time themselves as nodes.
+        if let (true, Some((members, t))) = (fused, self.group_started.take()) {
+            self.groups.push((members, t.elapsed()));
         }
     }
 }
@@ -177,7 +191,8 @@ fn ms(d: Duration) -> f64 {
 /// The element message's structure: `cortex-roi` with `frame`, `pts`
 /// (ns, when known), `mode`, `x`/`y`/`width`/`height` (when there is a
 /// box), `score`, the pipeline's own fields, `convert-ms`, `run-ms` and
-/// `node-ms` (a structure: node name → ms, only nodes that ran).
+/// `node-ms` (a structure: node name → ms, only nodes that ran; a fused
+/// group's members as one field `a+b+c`).
 pub fn message_structure(
     ir: &GraphIr,
     info: &FrameInfo<'_>,
@@ -209,6 +224,11 @@ pub fn message_structure(
     let mut nodes = gst::Structure::new_empty("node-ms");
     for (id, d) in &timer.times {
         nodes.set(ir.node(*id).name.as_ref(), ms(*d));
+    }
+    // A fused group's members ran together: one field named `a+b+c`.
+    for (members, d) in &timer.groups {
+        let names: Vec<&str> = members.iter().map(|&m| ir.node(m).name.as_ref()).collect();
+        nodes.set(names.join("+").as_str(), ms(*d));
     }
     s.set("convert-ms", ms(info.convert));
     s.set("run-ms", ms(info.run));
