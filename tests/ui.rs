@@ -8,7 +8,12 @@
 // so the ui suite runs in the default configuration only.
 #[test]
 #[cfg_attr(
-    any(feature = "opencv", feature = "gstreamer", feature = "turbojpeg"),
+    any(
+        feature = "opencv",
+        feature = "gstreamer",
+        feature = "turbojpeg",
+        feature = "ffmpeg"
+    ),
     ignore = "runs in the default configuration"
 )]
 fn ui() {
