@@ -82,14 +82,15 @@ pub(super) fn group_block(
                     let h = handle(*p);
                     Some(quote!(::core::option::Option::Some(#h)))
                 }
-                Arg::Value(e @ Endpoint::Node(p)) if !(site.live)(*p) => {
-                    let _ = e;
+                // A weighted argument whose node the plan does not run.
+                Arg::Value(Endpoint::Node(p)) if !(site.live)(*p) => {
                     Some(quote!(::core::option::Option::None))
                 }
-                Arg::Value(e) => {
-                    let i = inputs.iter().position(|x| x == e).unwrap_or(0);
-                    Some(quote!(::core::option::Option::Some(__inputs[#i])))
-                }
+                // Every other value argument was collected as a group input.
+                Arg::Value(e) => inputs
+                    .iter()
+                    .position(|x| x == e)
+                    .map(|i| quote!(::core::option::Option::Some(__inputs[#i]))),
                 _ => None,
             });
         let h = handle(m);
