@@ -1,4 +1,4 @@
-//! The kernel registry (issue #10): several kernels per op, chosen per
+//! The kernel registry: several kernels per op, chosen per
 //! problem shape by rules and then by measurement, decisions persisted in an
 //! autotune cache, and fallback to the next kernel when one fails.
 //!

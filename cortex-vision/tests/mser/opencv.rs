@@ -1,6 +1,6 @@
 //! Agreement of the pure-Rust MSER with OpenCV 4.6's `cv::MSER` (feature
 //! `opencv`), on random textured frames with rendered text and on real
-//! scene-text photographs. Issue #4's targets: region count within 2 % of
+//! scene-text photographs. The targets: region count within 2 % of
 //! OpenCV's, and ≥ 95 % of OpenCV's boxes matched by one of ours with
 //! IoU ≥ 0.9. We also report how many regions are identical (same box,
 //! area and polarity); by construction they all should be.

@@ -1,4 +1,4 @@
-//! The seed's L2 pipeline on the real kernels: POWER_SAVE's plan runs
+//! The L2 pipeline on the real kernels: POWER_SAVE's plan runs
 //! neither saliency nor motion, and its fused score is bit-identical to the
 //! full graph's on the same frames; the visualizer and DCE diff print.
 

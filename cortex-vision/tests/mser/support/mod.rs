@@ -1,5 +1,5 @@
 //! Helpers shared by the MSER and text-ROI tests: synthetic frames, a tiny
-//! glyph rasterizer, photo loading, and the agreement metrics of issue #4.
+//! glyph rasterizer, photo loading, and the agreement metrics of two region sets.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use cortex_vision::ops::mser::{BBox, Region};
@@ -148,7 +148,7 @@ pub fn load_gray(name: &str) -> GrayImage {
     Array2::from_shape_vec((h as usize, w as usize), img.into_raw()).expect("buffer matches size")
 }
 
-/// How well two region sets agree (issue #4's metrics).
+/// How well two region sets agree.
 #[derive(Debug, Clone, Copy)]
 pub struct Agreement {
     pub ours: usize,
