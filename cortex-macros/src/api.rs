@@ -265,9 +265,13 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         })
         .collect();
     let fusion_slots: usize = bodies.as_ref().map_or(0, |b| b.fusion_slots);
-    let buffer_inits = buffer_types
-        .iter()
-        .map(|_| quote!(::core::default::Default::default()));
+    // Spanned at the declared type, so a type without `Default` is one
+    // error there, in the DSL's words.
+    let buffer_inits = buffer_types.iter().map(|ty| {
+        let at = syn::spanned::Spanned::span(ty);
+        let c = crate::krate::path_at(at);
+        quote::quote_spanned!(at=> #c::__private::new_buffer::<#ty>())
+    });
     let buffer_inits: Vec<TokenStream> = buffer_inits.collect();
     let new_body = body(is_real, || {
         quote! {

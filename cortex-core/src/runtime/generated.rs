@@ -228,6 +228,30 @@ pub use super::strip::GroupBuilder;
 use super::strip::form::{Map, Reduce};
 use super::strip::{FusedGroup, StripError};
 
+/// What a buffer-filling node's declared type must be: the pipeline creates
+/// its buffers with `Default::default()`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is the type of a buffer the pipeline owns (a node filling `&mut name`), and buffers are created with `Default::default()`: it must implement `Default`",
+    label = "this buffer type has no `Default`"
+)]
+pub trait BufferType: Sized {
+    /// The empty buffer.
+    fn new_buffer() -> Self;
+}
+
+impl<T: Default> BufferType for T {
+    #[inline]
+    fn new_buffer() -> Self {
+        T::default()
+    }
+}
+
+/// A new, empty buffer of a declared type.
+#[inline]
+pub fn new_buffer<T: BufferType>() -> T {
+    T::new_buffer()
+}
+
 /// A `strip = …` form, checked to be one (a `reduce = …` form here is a
 /// type error at the expression).
 #[inline(always)]

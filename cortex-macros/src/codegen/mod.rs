@@ -338,7 +338,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                         let #obs = #c::__private::SilentObserver;
                         #b_body
                     },
-                    || (#(<#a_tys as ::core::default::Default>::default(),)*),
+                    || (#(#c::__private::new_buffer::<#a_tys>(),)*),
                     |__this: &mut Self, __inputs: &(#(#input_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
                         let (#(#input_names,)*) = __inputs;
                         __this.#seq_fn(&mut #c::NoopObserver, __sink, #(#input_names),*)
