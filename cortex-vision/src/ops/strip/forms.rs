@@ -35,6 +35,17 @@ fn only(kernel: &str, inputs: &[Option<Value>]) -> Result<Value, StripError> {
     }
 }
 
+/// The two value arguments of a two-input node (a frame and the previous one).
+pub(super) fn two(kernel: &str, inputs: &[Option<Value>]) -> Result<[Value; 2], StripError> {
+    match inputs {
+        [Some(a), Some(b)] => Ok([*a, *b]),
+        _ => Err(StripError::Group(format!(
+            "`{kernel}` reads two values, got {} arguments",
+            inputs.len()
+        ))),
+    }
+}
+
 /// `to_gray` / `to_gray_into`: `#[compilable(strip = ops::strip::GrayStrip)]`.
 impl StripForm for GrayStrip {
     type Value = GrayImage;
@@ -188,10 +199,7 @@ impl StripForm for MotionForm {
         _weights: &Weights,
     ) -> Result<Value, StripError> {
         let cells = MotionCells::new(self.0).map_err(|e| StripError::failed("motion", e))?;
-        match inputs {
-            [Some(cur), Some(prev)] => group.reduction(cells, &[*cur, *prev]),
-            _ => Err(StripError::Group("`motion` reads two values".into())),
-        }
+        group.reduction(cells, &two("motion", inputs)?)
     }
 
     fn store(

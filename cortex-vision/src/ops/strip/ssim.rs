@@ -137,10 +137,7 @@ impl StripForm for SceneForm {
                 "only the Gaussian SSIM has a strip form",
             ));
         }
-        match inputs {
-            [Some(cur), Some(prev)] => group.reduction(SsimReduction, &[*cur, *prev]),
-            _ => Err(StripError::Group("`scene` reads two values".into())),
-        }
+        group.reduction(SsimReduction, &super::forms::two("scene", inputs)?)
     }
 
     fn store(
