@@ -28,9 +28,9 @@ pub mod runtime;
 pub mod tools;
 
 pub use model::{access, ir, naming, plan, spec, weights};
-pub use passes::{check, dce, diag, memory, schedule};
+pub use passes::{check, dce, diag, memory, rates, schedule};
 #[cfg(feature = "runtime")]
-pub use runtime::{error, heap, observe, pipeline, plan_cache, profile, stream, strip};
+pub use runtime::{error, heap, hold, observe, pipeline, plan_cache, profile, stream, strip};
 pub use tools::{export, viz};
 
 /// Support for generated code; not public API.

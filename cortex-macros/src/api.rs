@@ -39,11 +39,14 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             r.ir.modes
                 .iter()
                 .zip(r.mode_plans)
-                .map(|(m, p)| ModeItem {
+                .enumerate()
+                .map(|(i, (m, p))| ModeItem {
                     variant: variant(&m.name).unwrap_or_else(|| format_ident!("Invalid")),
                     name: m.name.to_string(),
                     doc: codegen::mode_doc(r.ir, p),
                     plan: consts::plan(p),
+                    phases: cortex_core::rates::mode_rates(r.ir, i)
+                        .map_or_else(Vec::new, |mr| mr.phases.iter().map(consts::plan).collect()),
                     weights: r
                         .ir
                         .weight_keys
@@ -68,6 +71,19 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         quote!(&[#(#e),*])
     });
     let n_modes = modes.len();
+    let phase_arms = modes.iter().map(|m| {
+        let v = &m.variant;
+        let phases = &m.phases;
+        let k = phases.len();
+        if phases.is_empty() {
+            quote!(#mode_ty::#v => ::core::slice::from_ref(self.plan()))
+        } else {
+            quote!(#mode_ty::#v => {
+                static PHASES: [#c::plan::Plan; #k] = [#(#phases),*];
+                &PHASES
+            })
+        }
+    });
 
     // State and outputs.
     let n_states = ast.states.len();
@@ -265,6 +281,19 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         })
         .collect();
     let fusion_slots: usize = bodies.as_ref().map_or(0, |b| b.fusion_slots);
+    // Held values: one per rated node, created like buffers (spanned at the
+    // node's declared type).
+    let holds: Vec<(u32, syn::Type)> = bodies.as_ref().map_or_else(Vec::new, |b| b.holds.clone());
+    let n_holds = holds.len();
+    let hold_tys: Vec<&syn::Type> = holds.iter().map(|(_, t)| t).collect();
+    let hold_news = holds
+        .iter()
+        .map(|(node, _)| quote!(#c::hold::Hold::new(#node)));
+    let hold_inits = holds.iter().map(|(_, ty)| {
+        let at = syn::spanned::Spanned::span(ty);
+        let c = crate::krate::path_at(at);
+        quote::quote_spanned!(at=> #c::__private::new_buffer::<#ty>())
+    });
     // Spanned at the declared type, so a type without `Default` is one
     // error there, in the DSL's words.
     let buffer_inits = buffer_types.iter().map(|ty| {
@@ -282,6 +311,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 __bufs: (#(#buffer_inits,)*),
                 __fusion: ::core::array::from_fn(|_| ::core::default::Default::default()),
                 __fusion_on: true,
+                __frame: 0,
+                __holds: [#(#hold_news),*],
+                __held: (#(#hold_inits,)*),
             }
         }
     });
@@ -289,6 +321,10 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         quote! {
             self.state = #state_ty { #(#state_inits,)* };
             self.__fresh = [false; #n_states];
+            self.__frame = 0;
+            for __hold in self.__holds.iter_mut() {
+                __hold.forget();
+            }
         }
     });
     let run_observed = pick(|b| &b.run_observed);
@@ -315,6 +351,12 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             __fusion: [#c::__private::FusionSlot; #fusion_slots],
             /// Whether plans run their fused groups (else every node alone).
             __fusion_on: bool,
+            /// Successful frames since `new` or `reset`.
+            __frame: u64,
+            /// Per rated node: which frame its held value is from.
+            __holds: [#c::hold::Hold; #n_holds],
+            /// Per rated node: its held value.
+            __held: (#(#hold_tys,)*),
         }
 
         /// The temporal state of the pipeline, between frames.
@@ -358,6 +400,14 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 &PLANS[self as usize]
             }
 
+            /// The mode's phase plans, indexed by held mask (bit `i`: the node
+            /// of the mode's rate `i` is held that frame, its consumers reading
+            /// its value from an earlier frame); a mode without rates has one,
+            /// its plan.
+            pub fn phase_plans(self) -> &'static [#c::plan::Plan] {
+                match self { #(#phase_arms,)* }
+            }
+
             /// The mode's weight table.
             pub fn weights(self) -> &'static #c::Weights {
                 static WEIGHTS: [#c::Weights; #n_modes] = [#({
@@ -374,6 +424,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             fn from_name(name: &str) -> ::core::option::Option<Self> { #mode_ty::from_name(name) }
             fn plan(self) -> &'static #c::plan::Plan { #mode_ty::plan(self) }
             fn weights(self) -> &'static #c::Weights { #mode_ty::weights(self) }
+            fn phase_plans(self) -> &'static [#c::plan::Plan] { #mode_ty::phase_plans(self) }
         }
 
         impl ::core::default::Default for #pipeline {
@@ -414,6 +465,19 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             /// Whether fused groups run (see [`Self::set_fusion`]).
             pub fn fusion(&self) -> bool {
                 self.__fusion_on
+            }
+
+            /// How many frames have succeeded since `new` or `reset`: the index
+            /// the next frame will have.
+            pub fn frame_index(&self) -> u64 {
+                self.__frame
+            }
+
+            /// The held values of the nodes the modes rate (`where node every
+            /// k`), one per rated node: the frame each was computed on, and
+            /// whether the last frame read it held.
+            pub fn holds(&self) -> &[#c::hold::Hold] {
+                &self.__holds
             }
 
             /// The state carried to the next frame.
@@ -536,6 +600,12 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             fn set_fusion(&mut self, on: bool) {
                 #pipeline::set_fusion(self, on)
             }
+            fn frame_index(&self) -> u64 {
+                #pipeline::frame_index(self)
+            }
+            fn holds(&self) -> &[#c::hold::Hold] {
+                #pipeline::holds(self)
+            }
         }
     }
 }
@@ -546,6 +616,8 @@ struct ModeItem {
     name: String,
     doc: String,
     plan: TokenStream,
+    /// The phase plans of a rated mode (empty: its one phase is its plan).
+    phases: Vec<TokenStream>,
     weights: Vec<TokenStream>,
 }
 
@@ -566,6 +638,7 @@ fn placeholder_modes(ast: &PipelineAst, c: &TokenStream) -> Vec<ModeItem> {
             plan: quote!(#c::plan::Plan::empty(#name)),
             name,
             doc: String::new(),
+            phases: Vec::new(),
             weights: Vec::new(),
         });
     }
@@ -576,6 +649,7 @@ fn placeholder_modes(ast: &PipelineAst, c: &TokenStream) -> Vec<ModeItem> {
             name: name.to_string(),
             doc: String::new(),
             plan: quote!(#c::plan::Plan::empty(#name)),
+            phases: Vec::new(),
             weights: Vec::new(),
         });
     }

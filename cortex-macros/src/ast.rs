@@ -95,10 +95,26 @@ pub struct WriteDecl {
     pub to: Ident,
 }
 
-/// `mode NAME { key: value, … }`
+/// `mode NAME { key: value, … } (where rate, …;)?`
 pub struct ModeDecl {
     pub name: Ident,
     pub entries: Vec<ModeEntry>,
+    pub rates: Vec<RateDecl>,
+}
+
+/// `node every k (or trigger)?` in a mode's `where` clause.
+pub struct RateDecl {
+    pub node: Ident,
+    /// `None` when malformed (already reported as a syntax error).
+    pub every: Option<u32>,
+    pub every_span: Span,
+    pub trigger: Option<TriggerDecl>,
+}
+
+/// `source.field…`: a `bool` graph value, or a field path into one.
+pub struct TriggerDecl {
+    pub source: Ident,
+    pub fields: Vec<syn::Member>,
 }
 
 /// `key: value` in a mode.

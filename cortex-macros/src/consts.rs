@@ -6,7 +6,8 @@
 
 use cortex_core::access::StripShape;
 use cortex_core::ir::{
-    Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, ModeIr, NodeIr, NodeKind, OutputIr, StateIr,
+    Arg, Edge, EdgeKind, Endpoint, GraphIr, InputIr, ModeIr, NodeIr, NodeKind, OutputIr, RateIr,
+    StateIr, TriggerIr,
 };
 use cortex_core::plan::{Eliminated, Plan, Reason};
 use proc_macro2::TokenStream;
@@ -77,11 +78,36 @@ pub fn ir(ir: &GraphIr) -> TokenStream {
         },
     );
     let weight_keys = list(weight_keys, |k| s(k));
-    let modes = list(modes, |ModeIr { name, weights }| {
-        let name = s(name);
-        let weights = list(weights, |w| f64_lit(*w));
-        quote!(#c::ir::ModeIr { name: #name, weights: #weights })
-    });
+    let modes = list(
+        modes,
+        |ModeIr {
+             name,
+             weights,
+             rates,
+         }| {
+            let name = s(name);
+            let weights = list(weights, |w| f64_lit(*w));
+            let rates = list(
+                rates,
+                |RateIr {
+                     node,
+                     every,
+                     trigger,
+                 }| {
+                    let trigger = match trigger {
+                        Some(TriggerIr { source, fields }) => {
+                            let source = endpoint(*source);
+                            let fields = list(fields, |f| s(f));
+                            quote!(::core::option::Option::Some(#c::ir::TriggerIr { source: #source, fields: #fields }))
+                        }
+                        None => quote!(::core::option::Option::None),
+                    };
+                    quote!(#c::ir::RateIr { node: #node, every: #every, trigger: #trigger })
+                },
+            );
+            quote!(#c::ir::ModeIr { name: #name, weights: #weights, rates: #rates })
+        },
+    );
     let outputs = list(outputs, |OutputIr { node, ty, optional }| {
         let ty = s(ty);
         quote!(#c::ir::OutputIr { node: #node, ty: #ty, optional: #optional })
@@ -186,6 +212,7 @@ pub fn plan(p: &Plan) -> TokenStream {
         let reason = match reason {
             Reason::ZeroWeight { key } => quote!(#c::plan::Reason::ZeroWeight { key: #key }),
             Reason::NoLiveConsumer => quote!(#c::plan::Reason::NoLiveConsumer),
+            Reason::Held { rated } => quote!(#c::plan::Reason::Held { rated: #rated }),
         };
         quote!(#c::plan::Eliminated { node: #node, reason: #reason })
     });

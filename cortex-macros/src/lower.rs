@@ -4,7 +4,7 @@
 
 use cortex_core::diag::Loc;
 use cortex_core::spec::{
-    ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec, WriteSpec,
+    ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, RateSpec, StateSpec, WriteSpec,
 };
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -80,6 +80,21 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
                     .iter()
                     .map(|e| (text(&e.key), e.value.unwrap_or(1.0)))
                     .collect(),
+                // A malformed count was reported already; 1 keeps the rate.
+                rates: m
+                    .rates
+                    .iter()
+                    .map(|r| RateSpec {
+                        node: text(&r.node),
+                        every: r.every.unwrap_or(1),
+                        trigger: r.trigger.as_ref().map(|t| {
+                            (
+                                text(&t.source),
+                                t.fields.iter().map(|f| tokens(f)).collect(),
+                            )
+                        }),
+                    })
+                    .collect(),
             })
             .collect(),
         outputs: ast
@@ -126,5 +141,14 @@ pub fn span_of(ast: &PipelineAst, loc: Loc) -> Span {
             .and_then(|m| m.entries.get(entry))
             .map(|e| e.value_span)),
         Loc::Output(i) => get(ast.outputs.get(i).map(|o| o.name.span())),
+        Loc::ModeRate { mode, rate } => get(rate_of(ast, mode, rate).map(|r| r.node.span())),
+        Loc::ModeRateEvery { mode, rate } => get(rate_of(ast, mode, rate).map(|r| r.every_span)),
+        Loc::ModeRateTrigger { mode, rate } => get(rate_of(ast, mode, rate)
+            .and_then(|r| r.trigger.as_ref())
+            .map(|t| t.source.span())),
     }
+}
+
+fn rate_of(ast: &PipelineAst, mode: usize, rate: usize) -> Option<&crate::ast::RateDecl> {
+    ast.modes.get(mode).and_then(|m| m.rates.get(rate))
 }

@@ -19,6 +19,8 @@ mod kw {
     syn::custom_keyword!(state);
     syn::custom_keyword!(node);
     syn::custom_keyword!(mode);
+    syn::custom_keyword!(every);
+    syn::custom_keyword!(or);
     syn::custom_keyword!(output);
 }
 
@@ -356,7 +358,55 @@ fn parse_mode(input: ParseStream, errors: &mut Vec<syn::Error>) -> syn::Result<M
         }
         body.parse::<Token![,]>()?;
     }
-    Ok(ModeDecl { name, entries })
+    let mut rates = Vec::new();
+    if input.peek(Token![where]) {
+        input.parse::<Token![where]>()?;
+        loop {
+            rates.push(parse_rate(input, errors)?);
+            if input.peek(Token![;]) {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        input.parse::<Token![;]>()?;
+    }
+    Ok(ModeDecl {
+        name,
+        entries,
+        rates,
+    })
+}
+
+/// `node every k` or `node every k or source.field…`.
+fn parse_rate(input: ParseStream, errors: &mut Vec<syn::Error>) -> syn::Result<RateDecl> {
+    let node: Ident = input.parse()?;
+    input.parse::<kw::every>()?;
+    let k: syn::LitInt = input.parse()?;
+    let every = k.base10_parse::<u32>().ok();
+    if every.is_none() {
+        errors.push(syn::Error::new(
+            k.span(),
+            "malformed rate: expected a whole number of frames such as `4`",
+        ));
+    }
+    let trigger = if input.peek(kw::or) {
+        input.parse::<kw::or>()?;
+        let source: Ident = input.parse()?;
+        let mut fields = Vec::new();
+        while input.peek(Token![.]) {
+            input.parse::<Token![.]>()?;
+            fields.push(input.parse::<syn::Member>()?);
+        }
+        Some(TriggerDecl { source, fields })
+    } else {
+        None
+    };
+    Ok(RateDecl {
+        node,
+        every,
+        every_span: k.span(),
+        trigger,
+    })
 }
 
 /// The value of `0.5`, `1`, `-0.5` or `1e400` (infinite); `None` otherwise.

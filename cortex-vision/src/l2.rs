@@ -26,7 +26,9 @@ cortex_graph! {
     ///
     /// Modes: `BALANCED` runs everything; `POWER_SAVE` zeroes the saliency
     /// and motion weights, so its plan runs neither `saliency_dft` nor
-    /// `motion_map`; `TEXT_FOCUS` weights the text map most and drops motion.
+    /// `motion_map`, and computes the text map (three quarters of a
+    /// frame's time) on every 4th frame and on a scene cut, holding it in
+    /// between; `TEXT_FOCUS` weights the text map most and drops motion.
     ///
     /// The maps are filled into buffers the pipeline owns (`&mut center`),
     /// so `run_into` reuses them frame after frame; `#[parallel]` adds
@@ -38,7 +40,7 @@ cortex_graph! {
         state _sharpness: BlurVerdict = BlurVerdict::INITIAL;
 
         mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
-        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
+        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 } where text every 4 or scene.changed;
         mode TEXT_FOCUS { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
 
         #[compilable(strip = ops::strip::GrayStrip)]
@@ -80,7 +82,7 @@ cortex_graph! {
         state _sharpness: BlurVerdict = BlurVerdict::INITIAL;
 
         mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
-        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
+        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 } where text every 4 or scene.changed;
         mode TEXT_FOCUS { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
 
         #[compilable] node gray = ops::to_gray(frame)?;
@@ -88,7 +90,7 @@ cortex_graph! {
         #[compilable] node scene = ops::scene_change(gray, _prev_gray)?;
         #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
         #[compilable] #[weight_key = "wc"] node center = ops::center_crop(gray)?;
-        #[weight_key = "wt"] node text = ops::text_roi::text_map(gray)?;
+        #[weight_key = "wt"] node text: ScoreMap = ops::text_roi::text_map(gray)?;
         #[compilable] #[weight_key = "ws"] node saliency = ops::saliency_dft(gray)?;
         #[compilable] #[weight_key = "wm"] node motion = ops::motion_map(gray, _prev_gray)?;
         #[compilable] node fused = ops::score_fusion(center, text, saliency, motion, weights)?;

@@ -15,5 +15,6 @@ mod parallel_engine;
 mod pipelined_engine;
 mod planned_memory;
 mod random_graphs;
+mod rates;
 mod run_plan_validation;
 mod text_roi_graph;

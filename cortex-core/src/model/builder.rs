@@ -33,8 +33,8 @@
 
 use crate::model::access::StripShape;
 use crate::model::spec::{
-    ArgSpec, GraphBuilder, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, StateSpec,
-    WriteSpec, WEIGHTS_ARG,
+    ArgSpec, GraphBuilder, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, RateSpec,
+    StateSpec, WriteSpec, WEIGHTS_ARG,
 };
 
 impl GraphSpec {
@@ -270,7 +270,34 @@ impl GraphBuilder {
         self.spec.modes.push(ModeSpec {
             name: name.into(),
             weights: weights.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+            rates: Vec::new(),
         });
+        self
+    }
+
+    /// `where node every k` on the most recently added mode: `node` runs on
+    /// every `every`-th frame of that mode, its consumers reading its last
+    /// value in between. Without a mode, it does nothing.
+    pub fn rate(mut self, node: impl Into<String>, every: u32) -> Self {
+        if let Some(m) = self.spec.modes.last_mut() {
+            m.rates.push(RateSpec {
+                node: node.into(),
+                every,
+                trigger: None,
+            });
+        }
+        self
+    }
+
+    /// `… or source.field…` on the most recently added rate: the node also
+    /// runs on a frame where that `bool` graph value is true. `path` is the
+    /// graph value's name, then its fields, dot-separated (`scene.is_cut`).
+    pub fn trigger(mut self, path: &str) -> Self {
+        let mut parts = path.split('.').map(str::to_string);
+        let source = parts.next().unwrap_or_default();
+        if let Some(r) = self.spec.modes.last_mut().and_then(|m| m.rates.last_mut()) {
+            r.trigger = Some((source, parts.collect()));
+        }
         self
     }
 
@@ -397,6 +424,7 @@ mod tests {
             modes: vec![ModeSpec {
                 name: "M".into(),
                 weights: vec![("wk".into(), 0.5)],
+                rates: Vec::new(),
             }],
             outputs: vec![
                 OutputSpec {

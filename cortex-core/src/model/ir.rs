@@ -183,6 +183,31 @@ pub struct ModeIr {
     pub name: Str,
     /// The value of each weight key, indexed like [`GraphIr::weight_keys`].
     pub weights: List<f64>,
+    /// The nodes this mode runs at a lower rate, in declaration order.
+    pub rates: List<RateIr>,
+}
+
+/// `node every k or trigger` in a mode: the node runs on every `k`-th frame
+/// (and on a frame whose trigger is true); in between, its consumers read
+/// the value of the last frame it ran on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateIr {
+    /// The rated node.
+    pub node: NodeId,
+    /// It runs when its held value is this many frames old (≥ 1).
+    pub every: u32,
+    /// A graph value that makes it run at once when true.
+    pub trigger: Option<TriggerIr>,
+}
+
+/// A rate's trigger: a `bool` graph value, or a `bool` field of one
+/// (`scene.is_cut`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriggerIr {
+    /// The value read.
+    pub source: Endpoint,
+    /// The field path into it (empty: the value itself is the `bool`).
+    pub fields: List<Str>,
 }
 
 /// A pipeline output.
@@ -255,6 +280,29 @@ impl GraphIr {
                 .u64(u64::from(o.optional));
         }
         h.0
+    }
+
+    /// Every node `id` reads within a frame, directly or through other
+    /// nodes (state reads, which are last frame's values, not included).
+    pub fn upstream(&self, id: NodeId) -> Vec<NodeId> {
+        let mut seen = Vec::new();
+        let mut stack = vec![id];
+        while let Some(n) = stack.pop() {
+            for arg in self
+                .nodes
+                .get(n as usize)
+                .into_iter()
+                .flat_map(|x| x.args.iter())
+            {
+                if let Arg::Value(Endpoint::Node(p)) = arg {
+                    if !seen.contains(p) {
+                        seen.push(*p);
+                        stack.push(*p);
+                    }
+                }
+            }
+        }
+        seen
     }
 
     /// The node with this name.

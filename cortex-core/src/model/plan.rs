@@ -17,6 +17,13 @@ pub enum Reason {
     /// Nothing that runs needs its value: it only fed eliminated nodes or
     /// wrote a state that no running node reads.
     NoLiveConsumer,
+    /// A phase of a rated mode: `rated` (this node, or one it feeds) is
+    /// held this frame, so its consumers read its value from an earlier
+    /// frame and the work only it needed does not run.
+    Held {
+        /// The held rated node.
+        rated: NodeId,
+    },
 }
 
 impl Reason {
@@ -29,6 +36,13 @@ impl Reason {
                 format!("its weight `{key}` is 0")
             }
             Reason::NoLiveConsumer => "nothing that runs consumes it".to_string(),
+            Reason::Held { rated } => {
+                let name = ir
+                    .nodes
+                    .get(rated as usize)
+                    .map_or("?", |n| n.name.as_ref());
+                format!("held: `{name}` reads its value from an earlier frame")
+            }
         }
     }
 }
@@ -179,6 +193,15 @@ impl Plan {
     #[inline(always)]
     pub fn writes_state(&self, id: u32) -> bool {
         self.writes_state.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// The rated nodes this plan holds (a phase of a rated mode): their
+    /// consumers read their value from an earlier frame.
+    pub fn held(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.eliminated.iter().filter_map(|e| match e.reason {
+            Reason::Held { rated } if rated == e.node => Some(rated),
+            _ => None,
+        })
     }
 
     /// The reason node `id` is eliminated, if it is.

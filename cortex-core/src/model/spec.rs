@@ -107,6 +107,20 @@ pub struct ModeSpec {
     pub name: String,
     /// `key: value` entries in written order.
     pub weights: Vec<(String, f64)>,
+    /// `where node every k (or trigger)?` clauses in written order.
+    pub rates: Vec<RateSpec>,
+}
+
+/// `node every k or trigger` in a mode's `where` clause.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateSpec {
+    /// The rated node's name.
+    pub node: String,
+    /// Runs on every `every`-th frame.
+    pub every: u32,
+    /// `source.field.field`: a graph value (and a field path into it)
+    /// that makes the node run at once when true.
+    pub trigger: Option<(String, Vec<String>)>,
 }
 
 /// A declared output.

@@ -40,7 +40,7 @@ pub fn plan_for_pattern(ir: &GraphIr, zero_pattern: u64, label: impl Into<String
             .and_then(|n| n.weight_key)
             .filter(|&k| k < 64 && zero_pattern & (1u64 << k) != 0)
     };
-    let live = liveness(ir, &|id| zero_key(id).is_some());
+    let live = liveness(ir, &|id| zero_key(id).is_some(), &|_| false);
 
     let mut order = Vec::new();
     let mut eliminated = Vec::new();
@@ -80,6 +80,86 @@ pub fn plan_for_mode(ir: &GraphIr, mode: usize) -> Plan {
     plan_for_pattern(ir, GraphIr::zero_pattern(&m.weights), m.name.to_string())
 }
 
+/// The phase plans of declared mode `mode`, indexed by held mask (bit `i`
+/// set: the node of the mode's rate `i` is held this frame, its consumers
+/// reading its value from an earlier frame). Mask 0 is the mode's plan; the
+/// others are the same DCE with each held node's value given, so the work
+/// only held nodes needed is eliminated too ([`Reason::Held`]). A mode
+/// without rates has one phase.
+pub fn phase_plans(ir: &GraphIr, mode: usize) -> Vec<Plan> {
+    let m = &ir.modes[mode];
+    let rates = m.rates.len().min(MAX_RATES_PER_MODE);
+    let zero_pattern = GraphIr::zero_pattern(&m.weights);
+    (0..1u64 << rates)
+        .map(|mask| {
+            let held: Vec<NodeId> = (0..rates)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| m.rates[i].node)
+                .collect();
+            let label = if held.is_empty() {
+                m.name.to_string()
+            } else {
+                let names: Vec<&str> = held.iter().map(|&h| ir.node(h).name.as_ref()).collect();
+                format!("{} holding {}", m.name, names.join(", "))
+            };
+            plan_holding(ir, zero_pattern, &held, label)
+        })
+        .collect()
+}
+
+/// The most rated nodes one mode may have: its phase plans number
+/// `2^rates`, each a `const` in the generated code.
+pub const MAX_RATES_PER_MODE: usize = 6;
+
+/// [`plan_for_pattern`] with the nodes of `held` held: they do not run, and
+/// neither does anything only they needed.
+pub fn plan_holding(
+    ir: &GraphIr,
+    zero_pattern: u64,
+    held: &[NodeId],
+    label: impl Into<String>,
+) -> Plan {
+    let base = plan_for_pattern(ir, zero_pattern, label);
+    if held.is_empty() {
+        return base;
+    }
+    let zero = |id: NodeId| {
+        ir.nodes
+            .get(id as usize)
+            .and_then(|n| n.weight_key)
+            .is_some_and(|k| k < 64 && zero_pattern & (1u64 << k) != 0)
+    };
+    let live = liveness(ir, &zero, &|id| held.contains(&id));
+    // Which held node a newly idle node worked for: the first (in `held`'s
+    // order) that it feeds.
+    let feeds = |id: NodeId, h: NodeId| id == h || ir.upstream(h).contains(&id);
+    let mut order = Vec::new();
+    let mut eliminated = Vec::new();
+    for &id in ir.topo.iter() {
+        if live[id as usize] {
+            order.push(id);
+        } else if let Some(r) = base.reason(id) {
+            eliminated.push(Eliminated {
+                node: id,
+                reason: r,
+            });
+        } else {
+            let rated = held.iter().copied().find(|&h| feeds(id, h)).unwrap_or(id);
+            eliminated.push(Eliminated {
+                node: id,
+                reason: Reason::Held { rated },
+            });
+        }
+    }
+    Plan {
+        order: order.into(),
+        eliminated: eliminated.into(),
+        writes_state: state_reads_live(ir, &live).into(),
+        live: live.into(),
+        ..base
+    }
+}
+
 /// The plans of every zero pattern `0 .. 2^k` for `k` weight keys.
 pub fn plans_for_all_patterns(ir: &GraphIr) -> Vec<Plan> {
     let k = ir.weight_keys.len().min(63);
@@ -93,14 +173,23 @@ pub fn pattern_label(pattern: u64, keys: usize) -> String {
     format!("pattern 0b{:0width$b}", pattern, width = keys.max(1))
 }
 
-/// Whether each node is needed by an output (see the module doc).
-fn liveness(ir: &GraphIr, zero: &dyn Fn(NodeId) -> bool) -> Vec<bool> {
+/// Whether each node is needed by an output (see the module doc) and runs:
+/// a `held` node's value is given (it was computed on an earlier frame), so
+/// it does not run and what it reads is not needed for it.
+fn liveness(
+    ir: &GraphIr,
+    zero: &dyn Fn(NodeId) -> bool,
+    held: &dyn Fn(NodeId) -> bool,
+) -> Vec<bool> {
     let n = ir.nodes.len();
     // Edges consumer -> producer that carry a needed value.
     let mut g = DiGraphMap::<NodeId, ()>::new();
     for (id, node) in ir.nodes.iter().enumerate() {
         let id = id as NodeId;
         g.add_node(id);
+        if held(id) {
+            continue;
+        }
         for arg in node.args.iter() {
             let needed = match arg {
                 Arg::Value(Endpoint::Node(p)) if ir.node(*p).weight_key.is_none() || !zero(*p) => {
@@ -122,7 +211,7 @@ fn liveness(ir: &GraphIr, zero: &dyn Fn(NodeId) -> bool) -> Vec<bool> {
     let mut live = vec![false; n];
     for id in dfs.iter(&g) {
         if let Some(l) = live.get_mut(id as usize) {
-            *l = true;
+            *l = !held(id);
         }
     }
     live

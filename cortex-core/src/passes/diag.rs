@@ -45,6 +45,27 @@ pub enum Loc {
     },
     /// `outputs[i]`, at its name.
     Output(usize),
+    /// Rate `rate` of `modes[mode]`, at its node's name.
+    ModeRate {
+        /// Mode index.
+        mode: usize,
+        /// Rate index.
+        rate: usize,
+    },
+    /// The `every k` count of rate `rate` of `modes[mode]`.
+    ModeRateEvery {
+        /// Mode index.
+        mode: usize,
+        /// Rate index.
+        rate: usize,
+    },
+    /// The trigger of rate `rate` of `modes[mode]`.
+    ModeRateTrigger {
+        /// Mode index.
+        mode: usize,
+        /// Rate index.
+        rate: usize,
+    },
 }
 
 /// How serious a diagnostic is.

@@ -121,8 +121,29 @@ pub fn declared_fusion_plan(ir: &GraphIr, plan: &Plan) -> FusionPlan {
 /// only when `stage[a] == stage[b]` (a pipelined run's state-free first
 /// stage and the rest run at different times, on different frames).
 pub fn declared_fusion_plan_in_stages(ir: &GraphIr, plan: &Plan, stage: &[bool]) -> FusionPlan {
-    let forms: Vec<Option<StripShape>> = ir.nodes.iter().map(|n| n.strip).collect();
-    fusion_plan_within(ir, plan, &forms, Some(stage))
+    let labels: Vec<u8> = stage.iter().map(|&a| u8::from(a)).collect();
+    declared_fusion_plan_in_parts(ir, plan, &labels, &[])
+}
+
+/// [`declared_fusion_plan`] with nodes joining only within one part
+/// (`part[a] == part[b]`), and the nodes marked in `unfused` left out of
+/// every group (e.g. a rated mode's work that runs only on some frames).
+pub fn declared_fusion_plan_in_parts(
+    ir: &GraphIr,
+    plan: &Plan,
+    part: &[u8],
+    unfused: &[bool],
+) -> FusionPlan {
+    let forms: Vec<Option<StripShape>> = ir
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            n.strip
+                .filter(|_| !unfused.get(i).copied().unwrap_or(false))
+        })
+        .collect();
+    fusion_plan_within(ir, plan, &forms, Some(part))
 }
 
 /// The fused groups of `plan` over `ir`. `strip_forms[id]` describes node
@@ -142,7 +163,7 @@ fn fusion_plan_within<S: Into<StripShape> + Copy>(
     ir: &GraphIr,
     plan: &Plan,
     strip_forms: &[Option<S>],
-    stage: Option<&[bool]>,
+    stage: Option<&[u8]>,
 ) -> FusionPlan {
     let n = ir.nodes.len();
     let same_stage =

@@ -2,8 +2,8 @@
 //! (`node v: T = f(…, &mut v)`) write, shared by liveness.
 //!
 //! Each filled value lives from the step that writes it to the last step
-//! that reads it — or to the end of the frame when it is an output or the
-//! next value of a state. Values of the same declared type whose lifetimes
+//! that reads it — or to the end of the frame when it is an output, the
+//! next value of a state, or a rated node's value to keep. Values of the same declared type whose lifetimes
 //! do not overlap share one buffer: interval colouring, greedy by start,
 //! which is optimal for intervals (as many buffers of a type as values of
 //! that type alive at once). A step is a position in the plan's order for
@@ -95,6 +95,13 @@ fn colour(ir: &GraphIr, plan: &Plan, step: &[usize]) -> BufferPlan {
     for (s, st) in ir.states.iter().enumerate() {
         if plan.writes_state(s as u32) {
             to_end[st.writer as usize] = true;
+        }
+    }
+    // A rated node's value is kept after the frame (in every mode, so a
+    // value's buffer never depends on which mode rates it).
+    for rate in ir.modes.iter().flat_map(|m| m.rates.iter()) {
+        if let Some(t) = to_end.get_mut(rate.node as usize) {
+            *t = true;
         }
     }
     let mut last_read = step.to_vec();

@@ -12,4 +12,5 @@ pub mod diag;
 pub mod fusion;
 pub mod islands;
 pub mod memory;
+pub mod rates;
 pub mod schedule;

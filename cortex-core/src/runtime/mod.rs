@@ -8,6 +8,7 @@
 pub mod error;
 pub(crate) mod generated;
 pub mod heap;
+pub mod hold;
 pub mod observe;
 pub mod pipeline;
 pub mod pipelined;

@@ -124,6 +124,7 @@ mod tests {
             modes: vec![ModeSpec {
                 name: "ALL_ON".into(),
                 weights: (0..k).map(|i| (format!("w{i}"), 1.0)).collect(),
+                rates: Vec::new(),
             }],
             outputs: vec![OutputSpec {
                 name: "out".into(),

@@ -26,6 +26,8 @@ pub(super) fn run_body(
         parallel,
         part,
         fusion,
+        rated,
+        forget,
     } = shape;
     let (ir, ast, c) = (cx.ir, cx.ast, cx.c);
     let mut parallel = parallel.map(|waves| Parallel {
@@ -49,6 +51,23 @@ pub(super) fn run_body(
     };
     let masked = matches!(flavor, Flavor::Masked);
     let fills = |id: NodeId| bufs.buffer_of(id).is_some();
+    // A rated mode: its rated nodes' locals are references (to the value
+    // computed this frame, or to the held one); the work only some phases
+    // run has `Option` locals.
+    let rate_of = |id: NodeId| rated.and_then(|r| r.rates.iter().position(|x| x.node == id));
+    let cond = |id: NodeId| {
+        rated.is_some_and(|r| {
+            r.info
+                .conditional
+                .get(id as usize)
+                .copied()
+                .unwrap_or(false)
+        }) && rate_of(id).is_none()
+    };
+    let is_ref = |id: NodeId| fills(id) || rate_of(id).is_some();
+    // Frames commit (states, holds, the frame count) where their outputs are
+    // made: not in a pipelined run's first stage.
+    let commits = !matches!(part, Part::StreamA(_));
     // In a pipelined run, the state-free stage's filled values live in the
     // frame's own buffers (`__a_bufs`), since the next frame's stage fills
     // its own while this frame's second stage still reads them.
@@ -86,6 +105,53 @@ pub(super) fn run_body(
         let #weights: &#c::Weights = #weights_expr;
         #obs.frame_begin(Self::ir(), #plan_expr);
     });
+
+    if let (Some(r), true) = (rated, commits) {
+        stmts.push(quote!(let __now: u64 = self.__frame;));
+        for (i, (rate, &slot)) in r.rates.iter().zip(&r.slots).enumerate() {
+            let due = local(&format!("__due{i}"), Span::call_site());
+            let every = rate.every;
+            stmts.push(quote!(let #due: bool = self.__holds[#slot].due(__now, #every);));
+        }
+    }
+    // The frame's phase, once its triggers are known: before the first
+    // node that runs in some phases only.
+    let mask_stmts = rated.map(|r| {
+        let bits = r.rates.iter().enumerate().map(|(i, rate)| {
+            let due = local(&format!("__due{i}"), Span::call_site());
+            let trigger = match (&rate.trigger, r.decls.get(i).and_then(|d| d.trigger.as_ref())) {
+                (Some(t), Some(decl)) => {
+                    let at = decl.source.span();
+                    let source = match t.source {
+                        Endpoint::Node(n) => {
+                            let v = node_local(ir, n, at);
+                            if is_ref(n) { quote_spanned!(at=> #v) } else { quote_spanned!(at=> &#v) }
+                        }
+                        Endpoint::State(st) => {
+                            let f = &ast.states[st as usize].name;
+                            quote_spanned!(at=> &self.state.#f)
+                        }
+                        Endpoint::Input(x) => {
+                            let p = crate::names::local_like_at(&ast.inputs[x as usize].name, at);
+                            quote_spanned!(at=> #p)
+                        }
+                    };
+                    let fields = &decl.fields;
+                    let t = local("__trigger", at);
+                    quote_spanned!(at=> { let #t: &bool = &(#source)#(.#fields)*; *#t })
+                }
+                _ => quote!(false),
+            };
+            quote!(if #due || #trigger { 0u64 } else { 1u64 << #i })
+        });
+        let phases = &r.phases;
+        let bail = internal("a phase outside the mode's phase plans");
+        quote! {
+            let __held_mask: u64 = 0u64 #(| #bits)*;
+            let ::core::option::Option::Some(__phase) = (#phases).get(__held_mask as usize) else #bail;
+        }
+    });
+    let mut mask_pending = mask_stmts.is_some() && commits;
 
     if let Part::StreamB(_) = part {
         stmts.push(quote!(let (#(#a_values,)*) = __a_values;));
@@ -126,17 +192,19 @@ pub(super) fn run_body(
                     let v = node_local(ir, *p, sp);
                     let weighted = ir.out_edge_kind(*e) == EdgeKind::Weighted;
                     // A filled value is already a reference to its buffer.
-                    let by_ref = if fills(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> &#v) };
+                    let by_ref = if is_ref(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> &#v) };
                     let opt_ref = if fills(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> #v.as_ref()) };
                     // Every weighted edge goes through one generic function,
                     // so a parameter of the wrong type is one error in the
                     // DSL's words, the same in every run function.
+                    let optional = masked || cond(*p);
                     let value = match (&flavor, weighted) {
+                        (_, true) if optional => opt_ref,
+                        (Flavor::Masked, true) => opt_ref,
                         (Flavor::Mode(plan), true) if plan.is_live(*p) => quote_spanned!(sp=> ::core::option::Option::Some(#by_ref)),
                         (Flavor::Mode(_), true) => quote_spanned!(sp=> ::core::option::Option::None),
-                        (Flavor::Mode(_), false) => return by_ref,
-                        (Flavor::Masked, true) => opt_ref,
-                        (Flavor::Masked, false) => {
+                        (Flavor::Mode(_), false) if !optional => return by_ref,
+                        (_, false) => {
                             let tmp = local(&format!("__arg{a}"), sp);
                             let bail = internal(&format!("`{}` runs without its input `{}`", node.name, ir.nodes[*p as usize].name));
                             guards.push(quote!(let ::core::option::Option::Some(#tmp) = #opt_ref else #bail;));
@@ -242,6 +310,7 @@ pub(super) fn run_body(
                         fallback: std::mem::take(&mut fallbacks[k]),
                         live: &live,
                         buffer: &buffer,
+                        is_ref: &is_ref,
                     },
                     &obs,
                 );
@@ -301,6 +370,49 @@ pub(super) fn run_body(
                     ::core::option::Option::None
                 };
             });
+        } else if let (Some(i), Some(r)) = (rate_of(id), rated) {
+            // A rated node: computed when its phase runs it, else its held
+            // value; either way its local is a reference.
+            if let Some(m) = mask_pending.then_some(()).and(mask_stmts.as_ref()) {
+                stmts.push(m.clone());
+                mask_pending = false;
+            }
+            let fresh = local(&format!("__fresh{i}"), decl.name.span());
+            let slot = syn::Index::from(r.slots[i]);
+            let ty = decl.ty.clone().unwrap_or_else(|| syn::parse_quote!(()));
+            let pick = if fills(id) {
+                quote!(match #fresh { ::core::option::Option::Some(__v) => __v, ::core::option::Option::None => &self.__held.#slot })
+            } else {
+                quote!(match &#fresh { ::core::option::Option::Some(__v) => __v, ::core::option::Option::None => &self.__held.#slot })
+            };
+            stmts.push(quote! {
+                let #fresh = if __phase.is_live(#id) {
+                    #(#guards)*
+                    #obs.node_begin(#id);
+                    #compute
+                    #obs.node_end(#id);
+                    ::core::option::Option::Some(#result)
+                } else {
+                    ::core::option::Option::None
+                };
+                let #v: &#ty = #pick;
+            });
+        } else if cond(id) {
+            if let Some(m) = mask_pending.then_some(()).and(mask_stmts.as_ref()) {
+                stmts.push(m.clone());
+                mask_pending = false;
+            }
+            stmts.push(quote! {
+                let #v = if __phase.is_live(#id) {
+                    #(#guards)*
+                    #obs.node_begin(#id);
+                    #compute
+                    #obs.node_end(#id);
+                    ::core::option::Option::Some(#result)
+                } else {
+                    ::core::option::Option::None
+                };
+            });
         } else {
             stmts.push(quote! {
                 #(#guards)*
@@ -310,6 +422,9 @@ pub(super) fn run_body(
                 let #v = #result;
             });
         }
+    }
+    if let Some(m) = mask_pending.then_some(()).and(mask_stmts.as_ref()) {
+        stmts.push(m.clone());
     }
 
     if let Some(par) = parallel.take() {
@@ -351,6 +466,11 @@ pub(super) fn run_body(
             remaining[o.node as usize] += 1;
         }
     }
+    // A rated node's value is kept last (its buffer traded into the hold),
+    // so its outputs and states take copies.
+    for rate in rated.iter().flat_map(|r| r.rates.iter()) {
+        remaining[rate.node as usize] += 1;
+    }
 
     // Outputs, each checked against its declared type at that type, the same
     // way on every path: into the caller's outputs (reusing their buffers)
@@ -373,8 +493,10 @@ pub(super) fn run_body(
             false
         };
         let missing = internal(&format!("output `{}` missing", text(name)));
-        if let (true, Some(buf)) = (fills(o.node), buffer(o.node, at)) {
-            // A filled value: `#v` is `&T` (or `Option<&T>` when masked).
+        if is_ref(o.node) {
+            // A filled value: `#v` is `&T` (or `Option<&T>` when masked);
+            // a rated value too (a copy: the hold keeps the value).
+            let buf = buffer(o.node, at).filter(|_| last);
             let get = if masked {
                 quote!(match #v { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#x), ::core::option::Option::None => ::core::option::Option::None })
             } else if is_live {
@@ -382,12 +504,16 @@ pub(super) fn run_body(
             } else {
                 quote!(::core::option::Option::None::<&#ty>)
             };
-            let into = if last {
-                quote_spanned!(at=> #c::__private::swap_into::<#ty>)
-            } else {
-                quote_spanned!(at=> #c::__private::copy_into::<#ty>)
+            let (into, buf_arg) = match &buf {
+                Some(buf) => (
+                    quote_spanned!(at=> #c::__private::swap_into::<#ty>),
+                    quote!(&mut #buf),
+                ),
+                None => (
+                    quote_spanned!(at=> #c::__private::copy_into::<#ty>),
+                    quote!(#x),
+                ),
             };
-            let buf_arg = if last { quote!(&mut #buf) } else { quote!(#x) };
             let (into_call, fresh) = if o.optional {
                 (
                     quote! {
@@ -498,15 +624,18 @@ pub(super) fn run_body(
         let mut f_at = f.clone();
         f_at.set_span(at);
         let bail = internal(&format!("state `{}` written without its writer", s.name));
-        if let (true, Some(buf)) = (fills(w), buffer(w, at)) {
+        if is_ref(w) {
             // Double-buffered: the state and the writer's buffer trade
             // places, so last frame's state becomes next frame's buffer.
-            let commit = if last {
-                quote_spanned!(at=> ::core::mem::swap(&mut self.state.#f_at, &mut #buf);)
-            } else {
-                quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut self.state.#f_at, #new);)
+            let commit = match buffer(w, at).filter(|_| last) {
+                Some(buf) => {
+                    quote_spanned!(at=> ::core::mem::swap(&mut self.state.#f_at, &mut #buf);)
+                }
+                None => {
+                    quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut self.state.#f_at, #new);)
+                }
             };
-            let get = if masked {
+            let get = if masked || cond(w) {
                 quote!(let ::core::option::Option::Some(#new) = #v else #bail;)
             } else {
                 quote!(let #new = #v;)
@@ -519,6 +648,10 @@ pub(super) fn run_body(
             };
             stmts.push(if masked {
                 quote!(if __plan.writes_state(#si as u32) { #body } else #reset)
+            } else if cond(w) {
+                // A writer only some phases run: the state is kept on the
+                // others.
+                quote!(if #v.is_some() { #body })
             } else {
                 body
             });
@@ -538,6 +671,18 @@ pub(super) fn run_body(
                     self.__fresh[#si] = true;
                 } else #reset
             });
+        } else if cond(w) {
+            let take = if last {
+                quote!(#v)
+            } else {
+                quote!(::core::clone::Clone::clone(&#v))
+            };
+            stmts.push(quote! {
+                if let ::core::option::Option::Some(#new) = #take {
+                    #assign
+                    self.__fresh[#si] = true;
+                }
+            });
         } else {
             let value = if last {
                 quote!(#v)
@@ -551,6 +696,40 @@ pub(super) fn run_body(
             });
         }
     }
+
+    // Held values: what a rated node computed this frame is kept (its
+    // buffer traded in); a hold this mode does not rate is forgotten, so a
+    // held value never spans a frame whose trigger was not checked.
+    if let Some(r) = rated {
+        for (i, &slot) in r.slots.iter().enumerate() {
+            let id = r.rates[i].node;
+            let decl = &ast.nodes[id as usize];
+            let fresh = local(&format!("__fresh{i}"), decl.name.span());
+            let s = syn::Index::from(slot);
+            let keep = match buffer(id, Span::call_site()) {
+                Some(buf) if fills(id) => quote! {
+                    if #fresh.is_some() {
+                        ::core::mem::swap(&mut self.__held.#s, &mut #buf);
+                        self.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
+                    }
+                },
+                _ => quote! {
+                    if let ::core::option::Option::Some(__v) = #fresh {
+                        self.__held.#s = __v;
+                        self.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
+                    }
+                },
+            };
+            stmts.push(quote! {
+                #keep
+                self.__holds[#slot].held_last_frame = __held_mask & (1u64 << #i) != 0;
+            });
+        }
+    }
+    for &slot in forget {
+        stmts.push(quote!(self.__holds[#slot].forget();));
+    }
+    stmts.push(quote!(self.__frame = self.__frame.wrapping_add(1);));
 
     quote! {
         #(#stmts)*

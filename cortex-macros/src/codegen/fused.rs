@@ -25,6 +25,9 @@ pub(super) struct GroupSite<'a> {
     pub live: &'a dyn Fn(NodeId) -> bool,
     /// The buffer field node `id` fills, if it fills one.
     pub buffer: &'a dyn Fn(NodeId, Span) -> Option<TokenStream>,
+    /// Whether node `id`'s local is a reference to its value (a filled
+    /// buffer, or a rated node's value or held value).
+    pub is_ref: &'a dyn Fn(NodeId) -> bool,
 }
 
 /// The statements running one fused group and binding its leaving values
@@ -191,7 +194,7 @@ fn endpoint_expr(cx: &Cx<'_>, ir: &GraphIr, e: Endpoint, site: &GroupSite<'_>) -
         }
         Endpoint::Node(p) => {
             let v = node_local(ir, p, Span::call_site());
-            if (site.buffer)(p, Span::call_site()).is_some() {
+            if (site.is_ref)(p) {
                 quote!(#v)
             } else {
                 quote!(&#v)

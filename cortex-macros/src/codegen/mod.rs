@@ -15,8 +15,9 @@ mod waves;
 use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::memory::BufferPlan;
 use cortex_core::passes::fusion::{
-    declared_fusion_plan, declared_fusion_plan_in_stages, fused_plan, unit_waves, FusionPlan,
+    declared_fusion_plan, declared_fusion_plan_in_parts, fused_plan, unit_waves, FusionPlan,
 };
+use cortex_core::passes::rates::{gate_first, hold_slots, mode_rates, ModeRates};
 use cortex_core::plan::Plan;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -52,6 +53,9 @@ pub struct Bodies {
     pub buffer_keys: Vec<(String, u32)>,
     /// How many fused groups the modes' plans hold (one slot each).
     pub fusion_slots: usize,
+    /// Per rated node (each once): its id and declared type, the pipeline's
+    /// held values.
+    pub holds: Vec<(NodeId, syn::Type)>,
 }
 
 /// Everything the generator needs.
@@ -66,15 +70,88 @@ pub(super) struct Cx<'a> {
 
 /// The bodies of a valid pipeline's run functions.
 pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -> Bodies {
-    // Each mode's fused groups, and its plan reordered so that each group's
-    // members run together; each group has its own slot in the pipeline.
-    let fusion: Vec<FusionPlan> = r
+    let mode_ty = &n.mode;
+    let variants: Vec<proc_macro2::Ident> =
+        r.ir.modes
+            .iter()
+            .map(|m| variant(&m.name).unwrap_or_else(|| format_ident!("Invalid")))
+            .collect();
+    // Rated modes: their phases; the nodes computing triggers run first and
+    // never share a fused group with the rest, and the work only some
+    // phases run is not fused.
+    let slots = hold_slots(r.ir);
+    let holds: Vec<(NodeId, syn::Type)> = slots
+        .iter()
+        .map(|&id| {
+            let ty = ast.nodes[id as usize].ty.clone();
+            (id, ty.unwrap_or_else(|| syn::parse_quote!(())))
+        })
+        .collect();
+    let rates: Vec<Option<ModeRates>> =
+        (0..r.ir.modes.len()).map(|m| mode_rates(r.ir, m)).collect();
+    let rated_modes: Vec<Option<RatedMode<'_>>> = rates
+        .iter()
+        .enumerate()
+        .map(|(m, info)| {
+            let info = info.as_ref()?;
+            let rates = &r.ir.modes[m].rates;
+            let v = &variants[m];
+            Some(RatedMode {
+                rates,
+                slots: rates
+                    .iter()
+                    .map(|x| slots.iter().position(|&s| s == x.node).unwrap_or(0))
+                    .collect(),
+                info,
+                decls: &ast.modes[m].rates,
+                phases: quote!(#mode_ty::#v.phase_plans()),
+            })
+        })
+        .collect();
+    let forgets: Vec<Vec<usize>> =
+        r.ir.modes
+            .iter()
+            .map(|m| {
+                (0..slots.len())
+                    .filter(|&s| !m.rates.iter().any(|x| x.node == slots[s]))
+                    .collect()
+            })
+            .collect();
+    let forget_all: Vec<usize> = (0..slots.len()).collect();
+    let mode_plans: Vec<Plan> = r
         .mode_plans
         .iter()
-        .map(|p| declared_fusion_plan(r.ir, p))
+        .zip(&rates)
+        .map(|(p, info)| match info {
+            Some(info) => gate_first(p, &info.gate),
+            None => p.clone(),
+        })
         .collect();
-    let fused_plans: Vec<Plan> = r
-        .mode_plans
+    let part_fusion = |p: &Plan, m: usize, stage_a: Option<&[bool]>| -> FusionPlan {
+        match (&rates[m], stage_a) {
+            (None, None) => declared_fusion_plan(r.ir, p),
+            (info, a) => {
+                let n = r.ir.nodes.len();
+                let labels: Vec<u8> = (0..n)
+                    .map(|i| {
+                        let in_a = a.is_some_and(|a| a[i]);
+                        let gate = info.as_ref().is_some_and(|x| x.gate[i]);
+                        u8::from(in_a) * 2 + u8::from(gate)
+                    })
+                    .collect();
+                let unfused = info.as_ref().map_or(&[][..], |x| &x.conditional[..]);
+                declared_fusion_plan_in_parts(r.ir, p, &labels, unfused)
+            }
+        }
+    };
+    // Each mode's fused groups, and its plan reordered so that each group's
+    // members run together; each group has its own slot in the pipeline.
+    let fusion: Vec<FusionPlan> = mode_plans
+        .iter()
+        .enumerate()
+        .map(|(m, p)| part_fusion(p, m, None))
+        .collect();
+    let fused_plans: Vec<Plan> = mode_plans
         .iter()
         .zip(&fusion)
         .map(|(p, f)| fused_plan(r.ir, p, f))
@@ -105,22 +182,47 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     // (none spanning the two stages, which run on different frames) and its
     // plan in that fused order. Stage A's groups live in each frame's own
     // buffers; stage B's in the pipeline, after the modes' slots.
+    // A rated mode's first stage leaves out its rated work and every
+    // reader of a rated value: phases and held values are decided on the
+    // committed frame, in the second stage.
     let stages: Vec<Vec<bool>> = if ast.parallel {
-        r.mode_plans
+        mode_plans
             .iter()
-            .map(|p| cortex_core::schedule::state_free(r.ir, p))
+            .zip(&rates)
+            .enumerate()
+            .map(|(m, (p, info))| {
+                let mut a = cortex_core::schedule::state_free(r.ir, p);
+                if let Some(info) = info {
+                    let rated = &r.ir.modes[m].rates;
+                    let p_live = |id: NodeId| p.is_live(id);
+                    // In topological order, so what reads a second-stage
+                    // value is in the second stage too.
+                    for &id in r.ir.topo.iter() {
+                        let reads_late = r.ir.nodes[id as usize].args.iter().any(|arg| match arg {
+                            cortex_core::ir::Arg::Value(cortex_core::ir::Endpoint::Node(p)) => {
+                                rated.iter().any(|x| x.node == *p)
+                                    || (p_live(*p) && !a[*p as usize])
+                            }
+                            _ => false,
+                        });
+                        if info.conditional[id as usize] || reads_late {
+                            a[id as usize] = false;
+                        }
+                    }
+                }
+                a
+            })
             .collect()
     } else {
         Vec::new()
     };
-    let stream_fusion: Vec<FusionPlan> = r
-        .mode_plans
+    let stream_fusion: Vec<FusionPlan> = mode_plans
         .iter()
         .zip(&stages)
-        .map(|(p, a)| declared_fusion_plan_in_stages(r.ir, p, a))
+        .enumerate()
+        .map(|(m, (p, a))| part_fusion(p, m, Some(a)))
         .collect();
-    let stream_plans: Vec<Plan> = r
-        .mode_plans
+    let stream_plans: Vec<Plan> = mode_plans
         .iter()
         .zip(&stream_fusion)
         .map(|(p, f)| fused_plan(r.ir, p, f))
@@ -197,14 +299,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         c,
         layout,
     };
-    let mode_ty = &n.mode;
     let outputs_ty = &n.outputs;
     let (params, args) = input_params(ast);
-    let variants: Vec<proc_macro2::Ident> =
-        r.ir.modes
-            .iter()
-            .map(|m| variant(&m.name).unwrap_or_else(|| format_ident!("Invalid")))
-            .collect();
     let mode_fns: Vec<proc_macro2::Ident> = (0..variants.len())
         .map(|i| format_ident!("__run_mode_{}", i))
         .collect();
@@ -223,6 +319,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                     parallel: None,
                     part: Part::Whole,
                     fusion: Some(fused_of(m)),
+                    rated: rated_modes[m].as_ref(),
+                    forget: &forgets[m],
                 },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
@@ -249,6 +347,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                     parallel: Some(waves.clone()),
                     part: Part::Whole,
                     fusion: Some(fused_of(m)),
+                    rated: None,
+                    forget: &forgets[m],
                 },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
@@ -260,7 +360,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .iter()
         .zip(&variants)
         .zip(&plain_par_bufs)
-        .map(|((p, v), b)| {
+        .enumerate()
+        .map(|(m, ((p, v), b))| {
             let waves = cortex_core::schedule::waves(r.ir, p)
                 .into_iter()
                 .map(|wave| wave.into_iter().map(|id| vec![id]).collect())
@@ -274,6 +375,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                     parallel: Some(waves),
                     part: Part::Whole,
                     fusion: None,
+                    rated: None,
+                    forget: &forgets[m],
                 },
                 quote!(#mode_ty::#v.plan()),
                 quote!(#mode_ty::#v.weights()),
@@ -282,6 +385,35 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .collect();
     let obs = local("__obs", Span::call_site());
     let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
+    // A rated mode runs its frames in order, one node at a time (its fused
+    // groups still use every core): its phase is decided mid-frame.
+    let par_fn_bodies: Vec<TokenStream> = par_bodies
+        .iter()
+        .zip(&plain_par_bodies)
+        .zip(par_seq_fns)
+        .enumerate()
+        .map(|(m, ((fused, plain), seq_fn))| {
+            if rated_modes[m].is_some() {
+                return quote!(self.#seq_fn(__observer, __sink, #args));
+            }
+            quote! {
+                let __parallel = {
+                    let #obs = &#c::__private::SharedObserver::new(__observer);
+                    let __sink = __sink.reborrow();
+                    let __fused = self.__fusion_on;
+                    #c::__private::in_pool(|| if __fused { #fused } else { #plain })
+                };
+                match __parallel {
+                    ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
+                    // Nodes of later waves may precede the failing one in
+                    // plan order: the frame runs again, sequentially and
+                    // unobserved (the state is as it was), so the error is
+                    // the one `run` reports.
+                    ::core::result::Result::Err(_) => self.#seq_fn(&mut #c::NoopObserver, __sink, #args),
+                }
+            }
+        })
+        .collect();
     // Pipelined runs: per mode, the state-free stage and the rest.
     let stream_fns: Vec<proc_macro2::Ident> = (0..par_bufs.len())
         .map(|i| format_ident!("__stream_mode_{}", i))
@@ -297,7 +429,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         .zip(&stream_bufs)
         .zip(&mode_fns)
         .zip(stream_fused.iter().zip(&stages))
-        .map(|((((p, v), b), seq_fn), (fused, a))| {
+        .enumerate()
+        .map(|(m, ((((p, v), b), seq_fn), (fused, a)))| {
             let stage = |part| {
                 run_body(
                     &cx,
@@ -308,6 +441,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                         parallel: None,
                         part,
                         fusion: Some(*fused),
+                        rated: rated_modes[m].as_ref(),
+                        forget: &forgets[m],
                     },
                     quote!(#mode_ty::#v.plan()),
                     quote!(#mode_ty::#v.weights()),
@@ -356,6 +491,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             parallel: None,
             part: Part::Whole,
             fusion: None,
+            rated: None,
+            forget: &forget_all,
         },
         quote!(__plan),
         quote!(__weights),
@@ -417,20 +554,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 #[inline]
                 #[allow(unused_variables, unused_mut)]
                 fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, mut __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
-                    let __parallel = {
-                        let #obs = &#c::__private::SharedObserver::new(__observer);
-                        let __sink = __sink.reborrow();
-                        let __fused = self.__fusion_on;
-                        #c::__private::in_pool(|| if __fused { #par_bodies } else { #plain_par_bodies })
-                    };
-                    match __parallel {
-                        ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
-                        // Nodes of later waves may precede the failing one in
-                        // plan order: the frame runs again, sequentially and
-                        // unobserved (the state is as it was), so the error is
-                        // the one `run` reports.
-                        ::core::result::Result::Err(_) => self.#par_seq_fns(&mut #c::NoopObserver, __sink, #args),
-                    }
+                    #par_fn_bodies
                 }
             )*
 
@@ -466,6 +590,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         buffer_types,
         buffer_keys,
         fusion_slots,
+        holds,
     }
 }
 
@@ -481,6 +606,22 @@ pub(super) struct Shape<'a> {
     pub part: Part<'a>,
     /// The plan's fused groups, when it runs fused.
     pub fusion: Option<Fused<'a>>,
+    /// The mode's rates, when it has some.
+    pub rated: Option<&'a RatedMode<'a>>,
+    /// The holds of nodes the plan does not rate: forgotten by each frame.
+    pub forget: &'a [usize],
+}
+
+/// A rated mode's phases, as its run functions need them.
+pub(super) struct RatedMode<'a> {
+    pub rates: &'a [cortex_core::ir::RateIr],
+    /// Per rate: its node's held-value slot in the pipeline.
+    pub slots: Vec<usize>,
+    pub info: &'a ModeRates,
+    /// The rates as written (for the triggers' spans).
+    pub decls: &'a [crate::ast::RateDecl],
+    /// The mode's phase plans (an expression of type `&'static [Plan]`).
+    pub phases: TokenStream,
 }
 
 /// A plan's fused groups and where their slots live: in the pipeline from

@@ -11,6 +11,7 @@ mod modes;
 mod names;
 mod order;
 mod outputs;
+mod rates;
 mod states;
 mod usage;
 
@@ -54,6 +55,8 @@ pub(crate) struct Resolved {
     pub node_keys: Vec<Option<u32>>,
     /// Per output: the node it names.
     pub outputs: Vec<Option<u32>>,
+    /// Per mode: its resolved rates.
+    pub rates: Vec<Vec<crate::model::ir::RateIr>>,
 }
 
 /// Validates `spec`, returning the IR and mode plans or all diagnostics.
@@ -67,6 +70,7 @@ pub fn check(spec: &GraphSpec) -> Checked {
         weight_keys: Vec::new(),
         node_keys: Vec::new(),
         outputs: Vec::new(),
+        rates: Vec::new(),
     };
     states::resolve_writes(spec, &namespace, &mut resolved, &mut diags);
     buffers::check_buffers(spec, &mut diags);
@@ -74,6 +78,7 @@ pub fn check(spec: &GraphSpec) -> Checked {
     modes::check_modes(spec, &resolved, &mut diags);
     modes::check_variants(spec, &mut diags);
     outputs::resolve(spec, &namespace, &mut resolved, &mut diags);
+    rates::resolve(spec, &namespace, &mut resolved, &mut diags);
     let resolution_clean = !diags.has_errors();
     if resolution_clean {
         // Usage rules would only echo an unresolved name, so they wait for a
@@ -98,6 +103,7 @@ pub fn check(spec: &GraphSpec) -> Checked {
     if !diags.has_errors() {
         outputs::check_not_eliminated(spec, &ir, &mode_plans, &mut diags);
         modes::check_runs_in_some_mode(spec, &ir, &mode_plans, &mut diags);
+        rates::check_plans(spec, &ir, &mode_plans, &mut diags);
     }
     let ok = !diags.has_errors();
     Checked {

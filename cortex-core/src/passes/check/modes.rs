@@ -275,11 +275,13 @@ pub(crate) fn build(spec: &GraphSpec, r: &Resolved) -> Vec<ModeIr> {
         return vec![ModeIr {
             name: IMPLICIT_MODE.into(),
             weights: Vec::new().into(),
+            rates: Vec::new().into(),
         }];
     }
     spec.modes
         .iter()
-        .map(|m| ModeIr {
+        .enumerate()
+        .map(|(i, m)| ModeIr {
             name: m.name.clone().into(),
             weights: r
                 .weight_keys
@@ -292,6 +294,7 @@ pub(crate) fn build(spec: &GraphSpec, r: &Resolved) -> Vec<ModeIr> {
                 })
                 .collect::<Vec<_>>()
                 .into(),
+            rates: r.rates.get(i).cloned().unwrap_or_default().into(),
         })
         .collect()
 }

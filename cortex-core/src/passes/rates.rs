@@ -1,0 +1,117 @@
+//! Plans in time: what a mode with rates (`where text every 4 or
+//! scene.is_cut`) runs on each frame.
+//!
+//! A rated mode has one phase plan per combination of held nodes
+//! ([`dce::phase_plans`]): the same DCE with each held node's value given.
+//! Generated code decides each frame's phase once its triggers are known,
+//! so the nodes that compute the triggers run first ([`ModeRates::gate`]),
+//! and only the work some phase leaves out ([`ModeRates::conditional`]) is
+//! guarded.
+
+use crate::model::ir::{GraphIr, NodeId};
+use crate::model::plan::Plan;
+use crate::passes::dce;
+
+/// What code generation and the tools need about one rated mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeRates {
+    /// The phase plans, indexed by held mask (bit `i`: rate `i`'s node is
+    /// held); index 0 is the mode's plan.
+    pub phases: Vec<Plan>,
+    /// Per node: a trigger or something a trigger reads (decided before
+    /// any guarded work).
+    pub gate: Vec<bool>,
+    /// Per node: runs in some phases only (the rated nodes and the work
+    /// only they need).
+    pub conditional: Vec<bool>,
+}
+
+/// The phases of declared mode `mode`, or `None` when it has no rates.
+pub fn mode_rates(ir: &GraphIr, mode: usize) -> Option<ModeRates> {
+    let m = ir.modes.get(mode)?;
+    if m.rates.is_empty() {
+        return None;
+    }
+    let phases = dce::phase_plans(ir, mode);
+    let (every, all_held) = (&phases[0], &phases[phases.len() - 1]);
+    let n = ir.nodes.len();
+    let conditional: Vec<bool> = (0..n as NodeId)
+        .map(|id| every.is_live(id) && !all_held.is_live(id))
+        .collect();
+    let mut gate = vec![false; n];
+    for t in m.rates.iter().filter_map(|r| r.trigger.as_ref()) {
+        if let crate::model::ir::Endpoint::Node(t) = t.source {
+            gate[t as usize] = true;
+            for u in ir.upstream(t) {
+                gate[u as usize] = true;
+            }
+        }
+    }
+    Some(ModeRates {
+        phases,
+        gate,
+        conditional,
+    })
+}
+
+/// `plan` with the gate (triggers and what they read) first, each part in
+/// its topological order: a valid order, since the gate holds everything it
+/// reads.
+pub fn gate_first(plan: &Plan, gate: &[bool]) -> Plan {
+    let in_gate = |id: NodeId| gate.get(id as usize).copied().unwrap_or(false);
+    let order: Vec<NodeId> = plan
+        .order
+        .iter()
+        .copied()
+        .filter(|&id| in_gate(id))
+        .chain(plan.order.iter().copied().filter(|&id| !in_gate(id)))
+        .collect();
+    Plan {
+        order: order.into(),
+        ..plan.clone()
+    }
+}
+
+/// The rated nodes of every mode, each once, in order of first rating: the
+/// pipeline keeps one held value per entry.
+pub fn hold_slots(ir: &GraphIr) -> Vec<NodeId> {
+    let mut slots = Vec::new();
+    for r in ir.modes.iter().flat_map(|m| m.rates.iter()) {
+        if !slots.contains(&r.node) {
+            slots.push(r.node);
+        }
+    }
+    slots
+}
+
+/// The steady cycle of a rated mode when no trigger fires: per frame of the
+/// cycle (as long as the least common multiple of the rates, at most 64
+/// frames), its held mask. Frame 0 computes every rated node.
+pub fn steady_cycle(ir: &GraphIr, mode: usize) -> Vec<u64> {
+    let Some(m) = ir.modes.get(mode) else {
+        return vec![0];
+    };
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let len = m
+        .rates
+        .iter()
+        .fold(1u64, |l, r| {
+            let k = u64::from(r.every.max(1));
+            (l / gcd(l, k) * k).min(64)
+        })
+        .max(1);
+    (0..len)
+        .map(|f| {
+            m.rates
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| f % u64::from(r.every.max(1)) != 0)
+                .fold(0u64, |mask, (i, _)| mask | 1 << i)
+        })
+        .collect()
+}
