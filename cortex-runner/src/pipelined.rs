@@ -220,6 +220,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
                 resized_from: resized_from.take(),
                 dropped_before,
                 node_ms: None,
+                held: None,
             };
             let done = match &result {
                 Ok(outputs) => out.frame(&shown, outputs),

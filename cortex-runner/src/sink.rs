@@ -57,6 +57,23 @@ pub(crate) struct Shown<'f> {
     pub(crate) dropped_before: u64,
     /// Per-node times (not on the pipelined engine).
     pub(crate) node_ms: Option<Value>,
+    /// For a pipeline with rated nodes: the nodes whose values this frame
+    /// read from an earlier frame (not on the pipelined engine).
+    pub(crate) held: Option<Value>,
+}
+
+/// The rated nodes whose held values the pipeline's last frame read, as
+/// JSON names; `None` for a pipeline without rates.
+pub(crate) fn held_json<P: Pipeline>(pipeline: &P) -> Option<Value> {
+    let holds = pipeline.holds();
+    (!holds.is_empty()).then(|| {
+        let ir = P::ir();
+        holds
+            .iter()
+            .filter(|h| h.held_last_frame)
+            .map(|h| json!(cortex_core::tools::format::node_name(ir, h.node)))
+            .collect()
+    })
 }
 
 /// Where each frame's results go, the same for every engine.
@@ -132,6 +149,9 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
                     "node_ms".into(),
                     shown.node_ms.clone().unwrap_or(Value::Null),
                 );
+                if let Some(held) = &shown.held {
+                    m.insert("held".into(), held.clone());
+                }
                 lines.push_str(&Value::Object(m).to_string());
                 lines.push('\n');
             }

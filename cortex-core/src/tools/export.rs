@@ -34,7 +34,9 @@ use crate::model::ir::{
 use crate::model::plan::Plan;
 use crate::passes::fusion::{FusionPlan, Group};
 use crate::passes::islands::Island;
-use crate::tools::format::{display_order, endpoint_name, node_key_name, why_removed};
+use crate::tools::format::{
+    display_order, endpoint_name, node_key_name, rate_of, rate_text, why_removed,
+};
 
 /// Whether a node or state takes part in the plan being drawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +67,8 @@ pub struct NodeView<'a> {
     pub weight_key: Option<&'a str>,
     /// Its part in the plan.
     pub status: Status,
+    /// The rate the plan's mode runs it at (`every 4 or scene.changed`).
+    pub rate: Option<String>,
 }
 
 /// An edge as the driver presents it to a writer.
@@ -176,11 +180,17 @@ pub fn write_overlaid<W: GraphWrite + ?Sized>(
             Some(p) if p.is_live(id) => Status::Runs,
             Some(p) => Status::Eliminated(why_removed(ir, p, id)),
         };
+        let rate = plan.and_then(|p| rate_of(ir, p, id)).map(|r| {
+            let text = rate_text(ir, r);
+            text.split_once(' ')
+                .map_or(text.clone(), |(_, rest)| rest.to_string())
+        });
         let view = NodeView {
             id,
             node,
             weight_key: node_key_name(ir, node),
             status,
+            rate,
         };
         w.write_node(ir, &view)?;
     }
@@ -303,6 +313,9 @@ fn node_label(view: &NodeView<'_>) -> Vec<String> {
     ];
     if let Some(k) = view.weight_key {
         lines.push(format!("weight: {k}"));
+    }
+    if let Some(r) = &view.rate {
+        lines.push(format!("runs {r}"));
     }
     if let Status::Eliminated(why) = &view.status {
         lines.push(format!("REMOVED: {why}"));

@@ -6,7 +6,7 @@
 //! graph), so nothing here panics: every index that comes from data is
 //! looked up with `.get()`, and unknown names print as `?`.
 
-use crate::model::ir::{Endpoint, GraphIr, KeyId, NodeId, NodeIr};
+use crate::model::ir::{Endpoint, GraphIr, KeyId, NodeId, NodeIr, RateIr};
 use crate::model::plan::{Plan, Reason};
 
 /// What an out-of-range name prints as.
@@ -55,6 +55,30 @@ pub fn why_removed(ir: &GraphIr, plan: &Plan, id: NodeId) -> String {
         || "not in this plan".to_string(),
         |r| reason_text(ir, r),
     )
+}
+
+/// A rate as written: `text every 4 or scene.changed`.
+pub fn rate_text(ir: &GraphIr, rate: &RateIr) -> String {
+    let mut s = format!("{} every {}", node_name(ir, rate.node), rate.every);
+    if let Some(t) = &rate.trigger {
+        s.push_str(" or ");
+        s.push_str(endpoint_name(ir, t.source));
+        for f in t.fields.iter() {
+            s.push('.');
+            s.push_str(f);
+        }
+    }
+    s
+}
+
+/// The rate mode `plan` (by its label) gives node `id`, if any.
+pub fn rate_of<'a>(ir: &'a GraphIr, plan: &Plan, id: NodeId) -> Option<&'a RateIr> {
+    ir.modes
+        .iter()
+        .find(|m| *m.name == *plan.label)?
+        .rates
+        .iter()
+        .find(|r| r.node == id)
 }
 
 /// Milliseconds as the views print node times: two decimals, `-` when

@@ -10,12 +10,12 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::model::ir::{GraphIr, NodeId};
+use crate::model::ir::{GraphIr, NodeId, RateIr};
 use crate::model::plan::Plan;
 use crate::passes::fusion::{declared_fusion_plan, ValueRole};
 use crate::passes::islands::{islands, Island};
 use crate::passes::memory::BufferPlan;
-use crate::tools::format::{fmt_ms, node_key_name, node_name, why_removed};
+use crate::tools::format::{fmt_ms, node_key_name, node_name, rate_text, why_removed};
 // Part of this module's API since before the helpers moved to `format`.
 pub use crate::tools::format::{display_order, endpoint_name, reason_text};
 
@@ -390,7 +390,17 @@ fn header(f: &mut fmt::Formatter<'_>, ir: &GraphIr) -> fmt::Result {
                 .zip(m.weights.iter())
                 .map(|(k, w)| format!("{k} {w}"))
                 .collect();
-            format!("{} {{{}}}", m.name, ws.join(", "))
+            let rates: Vec<String> = m.rates.iter().map(|r| rate_text(ir, r)).collect();
+            if rates.is_empty() {
+                format!("{} {{{}}}", m.name, ws.join(", "))
+            } else {
+                format!(
+                    "{} {{{}}} where {}",
+                    m.name,
+                    ws.join(", "),
+                    rates.join(", ")
+                )
+            }
         })
         .collect();
     writeln!(f, "inputs:  {}", join(inputs))?;
@@ -441,6 +451,56 @@ pub fn dce_savings(ir: &GraphIr, plan: &Plan, timings: &dyn Timings) -> DceSavin
         }
     }
     s
+}
+
+/// What a rated mode's holds save over its steady cycle (no trigger
+/// firing): see [`held_savings`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeldSavings<'a> {
+    /// The mode's rates.
+    pub rates: &'a [RateIr],
+    /// Frames in the steady cycle.
+    pub cycle: usize,
+    /// Frames of the cycle that hold at least one value.
+    pub holding_frames: usize,
+    /// The measured time the held frames do not run, averaged over the
+    /// cycle, in ms a frame (`None` when nothing held was measured).
+    pub saved_ms: Option<f64>,
+}
+
+/// What the mode of `plan` (by its label) saves by its rates, when it has
+/// any: the work its phase plans leave out, averaged over its steady
+/// cycle, per `timings`.
+pub fn held_savings<'a>(
+    ir: &'a GraphIr,
+    plan: &Plan,
+    timings: &dyn Timings,
+) -> Option<HeldSavings<'a>> {
+    let mode = ir.modes.iter().position(|m| *m.name == *plan.label)?;
+    let rates = &ir.modes[mode].rates;
+    if rates.is_empty() {
+        return None;
+    }
+    let phases = crate::passes::dce::phase_plans(ir, mode);
+    let cycle = crate::passes::rates::steady_cycle(ir, mode);
+    let (mut total, mut measured_any) = (0.0, false);
+    for &mask in &cycle {
+        let Some(phase) = phases.get(mask as usize) else {
+            continue;
+        };
+        for &id in plan.order.iter().filter(|&&id| !phase.is_live(id)) {
+            if let Some(t) = measured(timings, id) {
+                total += t;
+                measured_any = true;
+            }
+        }
+    }
+    Some(HeldSavings {
+        rates,
+        cycle: cycle.len(),
+        holding_frames: cycle.iter().filter(|&&m| m != 0).count(),
+        saved_ms: measured_any.then(|| total / cycle.len().max(1) as f64),
+    })
 }
 
 /// A plan's dead-node-elimination diff as a `Display` value; see
@@ -524,6 +584,20 @@ impl fmt::Display for DceDiff<'_> {
                 "  missing outputs: {} (a run-time pattern like this is refused)",
                 names.join(", ")
             )?;
+        }
+        if let Some(held) = held_savings(ir, plan, self.timings) {
+            let rates: Vec<String> = held.rates.iter().map(|r| rate_text(ir, r)).collect();
+            write!(
+                f,
+                "  rates: {} — {} of {} frames hold a value",
+                rates.join(", "),
+                held.holding_frames,
+                held.cycle
+            )?;
+            match held.saved_ms {
+                Some(ms) => writeln!(f, "; saves ~{ms:.1} ms a frame on average (no trigger)")?,
+                None => writeln!(f, "; saving unmeasured")?,
+            }
         }
         let s = dce_savings(ir, plan, self.timings);
         write!(f, "  removed: ")?;

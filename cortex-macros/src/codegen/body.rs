@@ -122,23 +122,26 @@ pub(super) fn run_body(
             let trigger = match (&rate.trigger, r.decls.get(i).and_then(|d| d.trigger.as_ref())) {
                 (Some(t), Some(decl)) => {
                     let at = decl.source.span();
+                    // The value itself (a place, not a reference), so a
+                    // trigger of another type is "expected `bool`, found
+                    // `T`" at the trigger.
                     let source = match t.source {
                         Endpoint::Node(n) => {
                             let v = node_local(ir, n, at);
-                            if is_ref(n) { quote_spanned!(at=> #v) } else { quote_spanned!(at=> &#v) }
+                            if is_ref(n) { quote_spanned!(at=> (*#v)) } else { quote_spanned!(at=> #v) }
                         }
                         Endpoint::State(st) => {
                             let f = &ast.states[st as usize].name;
-                            quote_spanned!(at=> &self.state.#f)
+                            quote_spanned!(at=> self.state.#f)
                         }
                         Endpoint::Input(x) => {
                             let p = crate::names::local_like_at(&ast.inputs[x as usize].name, at);
-                            quote_spanned!(at=> #p)
+                            quote_spanned!(at=> (*#p))
                         }
                     };
                     let fields = &decl.fields;
                     let t = local("__trigger", at);
-                    quote_spanned!(at=> { let #t: &bool = &(#source)#(.#fields)*; *#t })
+                    quote_spanned!(at=> { let #t: bool = #source #(.#fields)*; #t })
                 }
                 _ => quote!(false),
             };

@@ -10,7 +10,7 @@ use crate::model::ir::{Endpoint, GraphIr, NodeId, RateIr, TriggerIr};
 use crate::model::plan::Plan;
 use crate::model::spec::{ArgSpec, GraphSpec};
 use crate::passes::dce::{plan_holding, MAX_RATES_PER_MODE};
-use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
+use crate::passes::diag::{did_you_mean, Diagnostic, Diagnostics, Loc};
 
 /// Resolves each mode's rates to nodes and triggers to graph values.
 pub(crate) fn resolve(
@@ -45,7 +45,12 @@ pub(crate) fn resolve(
                         continue;
                     }
                     None => {
-                        diags.push(unknown_name(ns, at, &rate.node, "node"));
+                        let nodes = spec.nodes.iter().map(|n| n.name.as_str());
+                        let d = Diagnostic::error(at, format!("no node named `{}`", rate.node));
+                        diags.push(match did_you_mean(&rate.node, nodes) {
+                            Some(s) => d.note(format!("help: did you mean `{s}`?")),
+                            None => d.note("help: a rate names a node of the graph"),
+                        });
                         continue;
                     }
                 };
