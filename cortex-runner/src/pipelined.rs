@@ -125,6 +125,7 @@ where
                 dropped_before: r.dropped_before,
                 inputs: frame,
                 result: r.result,
+                held: r.held,
             })
         })?;
         let failure = failure.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -213,6 +214,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
                 inputs: frame,
                 dropped_before,
                 result,
+                held,
                 ..
             } = r;
             let shown = Shown {
@@ -220,7 +222,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
                 resized_from: resized_from.take(),
                 dropped_before,
                 node_ms: None,
-                held: None,
+                held: crate::sink::held_names(P::ir(), held),
             };
             let done = match &result {
                 Ok(outputs) => out.frame(&shown, outputs),

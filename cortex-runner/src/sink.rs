@@ -65,13 +65,25 @@ pub(crate) struct Shown<'f> {
 /// The rated nodes whose held values the pipeline's last frame read, as
 /// JSON names; `None` for a pipeline without rates.
 pub(crate) fn held_json<P: Pipeline>(pipeline: &P) -> Option<Value> {
-    let holds = pipeline.holds();
-    (!holds.is_empty()).then(|| {
-        let ir = P::ir();
-        holds
+    let mask = pipeline
+        .holds()
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.held_last_frame)
+        .fold(0u64, |m, (i, _)| m | 1u64 << i.min(63));
+    held_names(P::ir(), mask)
+}
+
+/// The rated nodes of `ir` whose holds are set in `mask` (bit `i`: hold `i`
+/// was read), as JSON names; `None` for a graph without rates.
+pub(crate) fn held_names(ir: &cortex_core::ir::GraphIr, mask: u64) -> Option<Value> {
+    let slots = cortex_core::rates::hold_slots(ir);
+    (!slots.is_empty()).then(|| {
+        slots
             .iter()
-            .filter(|h| h.held_last_frame)
-            .map(|h| json!(cortex_core::tools::format::node_name(ir, h.node)))
+            .enumerate()
+            .filter(|(i, _)| mask & (1u64 << (*i).min(63)) != 0)
+            .map(|(_, &id)| json!(cortex_core::tools::format::node_name(ir, id)))
             .collect()
     })
 }

@@ -19,6 +19,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::Sink;
+use crate::runtime::pipeline::Pipeline;
 use crate::runtime::stream::{
     feed, panic_message, Arrival, StreamError, StreamOptions, StreamReport,
 };
@@ -35,6 +36,10 @@ pub struct StreamFrame<In, Out> {
     /// The outputs, or why the frame failed (the state was then left as it
     /// was, and later frames saw the state of the last good one).
     pub result: Result<Out, PipelineError>,
+    /// Which held values the frame read: bit `i` set when hold `i` of the
+    /// pipeline (`Pipeline::holds`, in that order) was read instead of
+    /// computed. 0 for a failed frame and for a pipeline without rates.
+    pub held: u64,
 }
 
 /// A frame between the stages: its first stage done.
@@ -77,7 +82,7 @@ pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB, FR>(
     rerun: FR,
 ) -> Result<StreamReport, StreamError>
 where
-    P: Send,
+    P: Pipeline + Send,
     In: Send + Sync,
     Out: Send,
     AV: Send,
@@ -136,11 +141,21 @@ where
                 }),
             }
             .and_then(|()| slot.ok_or(PipelineError::Internal("a run returned no outputs")));
+            let held = match &result {
+                Ok(_) => pipeline
+                    .holds()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, h)| h.held_last_frame)
+                    .fold(0u64, |m, (i, _)| m | 1u64 << i.min(63)),
+                Err(_) => 0,
+            };
             let frame = StreamFrame {
                 index: arrival.index,
                 dropped_before: arrival.dropped_before,
                 inputs: arrival.item,
                 result,
+                held,
             };
             (frame, clean.then_some(bufs))
         };
