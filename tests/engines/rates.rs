@@ -265,15 +265,19 @@ fn every_engine_gives_the_sequential_results() {
         inputs().into_iter().map(|x| (x,)),
         &StreamOptions::default(),
         |frame| {
-            streamed.push(frame.result.ok());
+            streamed.push(frame.result.ok().map(|o| (o, frame.held)));
             ControlFlow::Continue(())
         },
     )
     .unwrap();
-    let want: Vec<Option<RatedOutputs>> = sequential
+    let want: Vec<Option<(RatedOutputs, u64)>> = sequential
         .iter()
-        .map(|r| r.as_ref().map(|r| r.0.clone()))
+        .map(|r| {
+            r.as_ref()
+                .map(|r| (r.0.clone(), u64::from(r.1.held_last_frame)))
+        })
         .collect();
     assert_eq!(streamed, want);
+    assert!(want.iter().flatten().any(|(_, held)| *held == 1));
     assert_eq!(p.frame_index(), sequential.iter().flatten().count() as u64);
 }
