@@ -312,6 +312,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
                 __fusion: ::core::array::from_fn(|_| ::core::default::Default::default()),
                 __fusion_on: true,
                 __frame: 0,
+                __rates_on: true,
                 __holds: [#(#hold_news),*],
                 __held: (#(#hold_inits,)*),
             }
@@ -353,6 +354,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             __fusion_on: bool,
             /// Successful frames since `new` or `reset`.
             __frame: u64,
+            /// Whether modes run their rated nodes at their rates (else
+            /// on every frame).
+            __rates_on: bool,
             /// Per rated node: which frame its held value is from.
             __holds: [#c::hold::Hold; #n_holds],
             /// Per rated node: its held value.
@@ -465,6 +469,14 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             /// Whether fused groups run (see [`Self::set_fusion`]).
             pub fn fusion(&self) -> bool {
                 self.__fusion_on
+            }
+
+            /// Runs rated nodes at their modes' rates (`true`, the default), or
+            /// on every frame (`false`: the every-frame plan, to compare what
+            /// the rates cost in results and save in time). Held values are
+            /// kept up to date either way.
+            pub fn set_rates(&mut self, on: bool) {
+                self.__rates_on = on;
             }
 
             /// How many frames have succeeded since `new` or `reset`: the index
@@ -602,6 +614,9 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
             fn frame_index(&self) -> u64 {
                 #pipeline::frame_index(self)
+            }
+            fn set_rates(&mut self, on: bool) {
+                #pipeline::set_rates(self, on)
             }
             fn holds(&self) -> &[#c::hold::Hold] {
                 #pipeline::holds(self)

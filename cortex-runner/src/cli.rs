@@ -62,6 +62,11 @@ pub(crate) struct Common {
     /// over every core by default. The outputs are the same either way.
     #[arg(long, global = true, help_heading = "Engine")]
     pub(crate) no_fusion: bool,
+    /// Run the nodes a mode rates (`where text every 4 or …`) on every
+    /// frame instead of holding their values in between: the every-frame
+    /// plan, for comparing results and time.
+    #[arg(long, global = true, help_heading = "Engine")]
+    pub(crate) no_rates: bool,
     /// Pipelined: frames being processed at once, 1 to 64 [default: 2]
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Engine")]
     pub(crate) in_flight: Option<u64>,

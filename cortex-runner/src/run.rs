@@ -51,6 +51,7 @@ impl<P: Pipeline + 'static> App<P> {
         let mut obs = RunObserver::new(ir, args.trace.is_some());
         let mut pipeline = P::default();
         pipeline.set_fusion(!common.no_fusion);
+        pipeline.set_rates(!common.no_rates);
         let started = Instant::now();
         let labels = Labels::of(&selection);
         let mut out = FrameOut {

@@ -26,9 +26,11 @@ cortex_graph! {
     ///
     /// Modes: `BALANCED` runs everything; `POWER_SAVE` zeroes the saliency
     /// and motion weights, so its plan runs neither `saliency_dft` nor
-    /// `motion_map`, and computes the text map (three quarters of a
-    /// frame's time) on every 4th frame and on a scene cut, holding it in
-    /// between; `TEXT_FOCUS` weights the text map most and drops motion.
+    /// `motion_map`, and computes the text map (two thirds of a frame's
+    /// time) on every 4th frame and on a scene cut, holding it in between —
+    /// and the regions with it, since with the text map held the fused map
+    /// they are computed from does not change; `TEXT_FOCUS` weights the text
+    /// map most and drops motion.
     ///
     /// The maps are filled into buffers the pipeline owns (`&mut center`),
     /// so `run_into` reuses them frame after frame; `#[parallel]` adds
@@ -40,7 +42,8 @@ cortex_graph! {
         state _sharpness: BlurVerdict = BlurVerdict::INITIAL;
 
         mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
-        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 } where text every 4 or scene.changed;
+        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
+            where text every 4 or scene.changed, regions every 4 or scene.changed;
         mode TEXT_FOCUS { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
 
         #[compilable(strip = ops::strip::GrayStrip)]
@@ -82,7 +85,8 @@ cortex_graph! {
         state _sharpness: BlurVerdict = BlurVerdict::INITIAL;
 
         mode BALANCED   { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
-        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 } where text every 4 or scene.changed;
+        mode POWER_SAVE { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
+            where text every 4 or scene.changed, regions every 4 or scene.changed;
         mode TEXT_FOCUS { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
 
         #[compilable] node gray = ops::to_gray(frame)?;
@@ -95,7 +99,7 @@ cortex_graph! {
         #[compilable] #[weight_key = "wm"] node motion = ops::motion_map(gray, _prev_gray)?;
         #[compilable] node fused = ops::score_fusion(center, text, saliency, motion, weights)?;
         #[external_call] node roi = ops::encode_roi(frame, fused)?;
-        node regions = ops::roi_regions::roi_regions(fused)?;
+        node regions: RoiRegions = ops::roi_regions::roi_regions(fused)?;
         node qp_map = ops::qp_map::qp_map(fused, blur)?;
         gray -> _prev_gray;
         blur -> _sharpness;

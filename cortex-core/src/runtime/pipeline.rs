@@ -119,6 +119,12 @@ pub trait Pipeline: Default {
         0
     }
 
+    /// Runs rated nodes at their modes' rates (`true`, the default) or on
+    /// every frame (`false`). A pipeline without rates ignores it.
+    fn set_rates(&mut self, on: bool) {
+        let _ = on;
+    }
+
     /// The held values of the nodes the modes rate, one per rated node:
     /// which frame each was computed on, and whether the last frame read
     /// it held. Empty for a pipeline without rates.

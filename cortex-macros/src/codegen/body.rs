@@ -111,7 +111,7 @@ pub(super) fn run_body(
         for (i, (rate, &slot)) in r.rates.iter().zip(&r.slots).enumerate() {
             let due = local(&format!("__due{i}"), Span::call_site());
             let every = rate.every;
-            stmts.push(quote!(let #due: bool = self.__holds[#slot].due(__now, #every);));
+            stmts.push(quote!(let #due: bool = !self.__rates_on || self.__holds[#slot].due(__now, #every);));
         }
     }
     // The frame's phase, once its triggers are known: before the first
