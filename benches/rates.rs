@@ -72,8 +72,12 @@ fn upscale(f: &RgbFrame, w: usize, h: usize) -> RgbFrame {
 
 fn iou(a: &EncodedRoi, b: &EncodedRoi) -> f64 {
     let (a, b) = (a.bbox, b.bbox);
-    let ix = (a.x + a.width).min(b.x + b.width).saturating_sub(a.x.max(b.x));
-    let iy = (a.y + a.height).min(b.y + b.height).saturating_sub(a.y.max(b.y));
+    let ix = (a.x + a.width)
+        .min(b.x + b.width)
+        .saturating_sub(a.x.max(b.x));
+    let iy = (a.y + a.height)
+        .min(b.y + b.height)
+        .saturating_sub(a.y.max(b.y));
     let inter = (ix * iy) as f64;
     let union = (a.width * a.height + b.width * b.height) as f64 - inter;
     if union > 0.0 {
@@ -160,8 +164,12 @@ fn main() {
         pad(&mut corrs);
         // Time.
         let mut outs = [
-            rated.run(L2Mode::PowerSave, &frames[0]).expect("frame runs"),
-            every.run(L2Mode::PowerSave, &frames[0]).expect("frame runs"),
+            rated
+                .run(L2Mode::PowerSave, &frames[0])
+                .expect("frame runs"),
+            every
+                .run(L2Mode::PowerSave, &frames[0])
+                .expect("frame runs"),
         ];
         let mut pipes = [rated, every];
         let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];

@@ -281,3 +281,68 @@ fn every_engine_gives_the_sequential_results() {
     assert!(want.iter().flatten().any(|(_, held)| *held == 1));
     assert_eq!(p.frame_index(), sequential.iter().flatten().count() as u64);
 }
+
+thread_local! {
+    /// Calls of `shared_prep`.
+    static PREP_CALLS: Cell<u32> = const { Cell::new(0) };
+}
+
+cortex_graph! {
+    /// Two rated nodes that share the work before them: `prep` runs when
+    /// either does.
+    pipeline Two {
+        input x: u64;
+        mode BOTH { } where a every 2, b every 3;
+
+        node prep = shared_prep(x);
+        node a: u64 = times(prep, 10);
+        node b: u64 = times(prep, 100);
+        node out = sum3(x, a, b);
+
+        output out: u64;
+    }
+}
+
+fn shared_prep(x: &u64) -> u64 {
+    PREP_CALLS.with(|c| c.set(c.get() + 1));
+    *x
+}
+
+fn times(p: &u64, k: u64) -> u64 {
+    p * k
+}
+
+fn sum3(x: &u64, a: &u64, b: &u64) -> u64 {
+    x + a + b
+}
+
+#[test]
+fn shared_work_runs_when_any_of_its_rated_nodes_does() {
+    let phases = TwoMode::Both.phase_plans();
+    assert_eq!(phases.len(), 4);
+    let prep = Two::ir().node_id("prep").unwrap();
+    // `prep` is left out only when both are held.
+    assert!(phases[0].is_live(prep) && phases[1].is_live(prep) && phases[2].is_live(prep));
+    assert!(!phases[3].is_live(prep));
+
+    let mut p = Two::new();
+    let (mut a_at, mut b_at) = (0u64, 0u64);
+    for f in 0..12u64 {
+        let x = f * 7 + 1;
+        let before = PREP_CALLS.with(Cell::get);
+        let out = p.run(TwoMode::Both, &x).unwrap().out;
+        let a_runs = f % 2 == 0;
+        let b_runs = f % 3 == 0;
+        if a_runs {
+            a_at = x;
+        }
+        if b_runs {
+            b_at = x;
+        }
+        assert_eq!(out, x + a_at * 10 + b_at * 100, "frame {f}");
+        let prep_ran = PREP_CALLS.with(Cell::get) - before;
+        assert_eq!(prep_ran, u32::from(a_runs || b_runs), "frame {f}");
+        assert_eq!(p.holds()[0].held_last_frame, !a_runs);
+        assert_eq!(p.holds()[1].held_last_frame, !b_runs);
+    }
+}
