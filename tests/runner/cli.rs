@@ -198,7 +198,7 @@ fn power_save_equals_the_full_graph_with_its_weights() {
             computed += 1;
             assert_eq!(p["outputs"], q["outputs"]);
         } else {
-            assert_eq!(p["held"], serde_json::json!(["text"]));
+            assert_eq!(p["held"], serde_json::json!(["text", "regions"]));
             assert_eq!(p["outputs"]["blur"], q["outputs"]["blur"]);
         }
         // Neither ran the eliminated nodes.
@@ -211,6 +211,29 @@ fn power_save_equals_the_full_graph_with_its_weights() {
         (2..6).contains(&computed),
         "{computed} of 6 frames computed the text map"
     );
+    // `--no-rates`: the mode's every-frame plan, equal to the weights on
+    // every frame.
+    let every = run(
+        l2::app(),
+        &[
+            "run",
+            "--json",
+            "--size",
+            SIZE,
+            "--frames",
+            "6",
+            "--mode",
+            "POWER_SAVE",
+            "--no-rates",
+        ],
+        vec![],
+    )
+    .json_lines();
+    assert_eq!(every.len(), 6);
+    for (p, q) in every.iter().zip(&w) {
+        assert_eq!(p["held"], serde_json::json!([]));
+        assert_eq!(p["outputs"], q["outputs"]);
+    }
 }
 
 #[test]
