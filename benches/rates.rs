@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::resize::{resize_linear_exact_u8, ResizeScratch};
-use cortex::ops::{EncodedRoi, RgbFrame, ScoreMap};
+use cortex::ops::{EncodedRoi, RgbFrame};
 use cortex::sources::{self, FrameSource, SyntheticClip};
 
 fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -87,25 +87,6 @@ fn iou(a: &EncodedRoi, b: &EncodedRoi) -> f64 {
     }
 }
 
-fn correlation(a: &ScoreMap, b: &ScoreMap) -> f64 {
-    let n = a.len() as f64;
-    let (ma, mb) = (
-        a.iter().map(|&v| f64::from(v)).sum::<f64>() / n,
-        b.iter().map(|&v| f64::from(v)).sum::<f64>() / n,
-    );
-    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
-    for (&x, &y) in a.iter().zip(b.iter()) {
-        let (x, y) = (f64::from(x) - ma, f64::from(y) - mb);
-        sab += x * y;
-        saa += x * x;
-        sbb += y * y;
-    }
-    if saa == 0.0 || sbb == 0.0 {
-        return if saa == sbb { 1.0 } else { 0.0 };
-    }
-    sab / (saa * sbb).sqrt()
-}
-
 fn quantile(v: &mut [f64], q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * q).round() as usize]
@@ -151,7 +132,10 @@ fn main() {
             }
             if held {
                 ious.push(iou(&a.roi, &b.roi));
-                corrs.push(correlation(&a.fused, &b.fused));
+                corrs.push(cortex_testkit::pearson(
+                    a.fused.iter().copied(),
+                    b.fused.iter().copied(),
+                ));
             } else {
                 computed += 1;
                 assert_eq!(a.fused, b.fused, "frame {i}: a computing frame differs");

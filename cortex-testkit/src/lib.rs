@@ -1,4 +1,5 @@
-//! Test support shared by the workspace's tests and benches.
+//! Test support shared by the workspace's tests and benches: the counting
+//! allocator, and [`pearson`] for comparing score maps.
 //!
 //! [`CountingAlloc`] is the one counting allocator: a test binary installs
 //! it with
@@ -147,3 +148,33 @@ pub fn serial() -> MutexGuard<'static, ()> {
 
 /// How long [`serial`] waits for the harness's work between two tests.
 pub const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The Pearson correlation of two equally long series of samples (e.g. two
+/// score maps' pixels in the same order); 0 when either is constant, since
+/// a flat series has no variation to correlate.
+pub fn pearson<A, B>(a: A, b: B) -> f64
+where
+    A: IntoIterator<Item = f32>,
+    A::IntoIter: Clone,
+    B: IntoIterator<Item = f32>,
+    B::IntoIter: Clone,
+{
+    let (a, b) = (a.into_iter(), b.into_iter());
+    let mean = |it: &mut dyn Iterator<Item = f32>| {
+        let (sum, n) = it.fold((0.0, 0usize), |(s, n), v| (s + f64::from(v), n + 1));
+        sum / n.max(1) as f64
+    };
+    let (ma, mb) = (mean(&mut a.clone()), mean(&mut b.clone()));
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in a.zip(b) {
+        let (dx, dy) = (f64::from(x) - ma, f64::from(y) - mb);
+        sab += dx * dy;
+        saa += dx * dx;
+        sbb += dy * dy;
+    }
+    if saa == 0.0 || sbb == 0.0 {
+        0.0
+    } else {
+        sab / (saa * sbb).sqrt()
+    }
+}

@@ -361,61 +361,53 @@ pub(super) fn run_body(
             par.jobs.insert(id, (job, value.clone(), bind));
             continue;
         }
+        // A node some frames leave out: its value is `Some` when `plan`
+        // (an expression of type `&Plan`) runs it.
+        let guarded = |plan: TokenStream| {
+            quote! {
+                if #plan.is_live(#id) {
+                    #(#guards)*
+                    #obs.node_begin(#id);
+                    #compute
+                    #obs.node_end(#id);
+                    ::core::option::Option::Some(#result)
+                } else {
+                    ::core::option::Option::None
+                }
+            }
+        };
         if masked {
-            stmts.push(quote! {
-                let mut #v = if __plan.is_live(#id) {
-                    #(#guards)*
-                    #obs.node_begin(#id);
-                    #compute
-                    #obs.node_end(#id);
-                    ::core::option::Option::Some(#result)
-                } else {
-                    ::core::option::Option::None
-                };
-            });
-        } else if let (Some(i), Some(r)) = (rate_of(id), rated) {
-            // A rated node: computed when its phase runs it, else its held
-            // value; either way its local is a reference.
-            if let Some(m) = mask_pending.then_some(()).and(mask_stmts.as_ref()) {
+            let run = guarded(quote!(__plan));
+            stmts.push(quote!(let mut #v = #run;));
+        } else if rate_of(id).is_some() || cond(id) {
+            // Work only some phases run, decided once the triggers are known.
+            if let (true, Some(m)) = (mask_pending, &mask_stmts) {
                 stmts.push(m.clone());
                 mask_pending = false;
             }
-            let fresh = local(&format!("__fresh{i}"), decl.name.span());
-            let slot = syn::Index::from(r.slots[i]);
-            let ty = decl.ty.clone().unwrap_or_else(|| syn::parse_quote!(()));
-            let pick = if fills(id) {
-                quote!(match #fresh { ::core::option::Option::Some(__v) => __v, ::core::option::Option::None => &self.__held.#slot })
-            } else {
-                quote!(match &#fresh { ::core::option::Option::Some(__v) => __v, ::core::option::Option::None => &self.__held.#slot })
-            };
-            stmts.push(quote! {
-                let #fresh = if __phase.is_live(#id) {
-                    #(#guards)*
-                    #obs.node_begin(#id);
-                    #compute
-                    #obs.node_end(#id);
-                    ::core::option::Option::Some(#result)
-                } else {
-                    ::core::option::Option::None
-                };
-                let #v: &#ty = #pick;
-            });
-        } else if cond(id) {
-            if let Some(m) = mask_pending.then_some(()).and(mask_stmts.as_ref()) {
-                stmts.push(m.clone());
-                mask_pending = false;
+            let run = guarded(quote!(__phase));
+            match (rate_of(id), rated) {
+                (Some(i), Some(r)) => {
+                    // A rated node's local is a reference either way: to
+                    // what this frame computed, or to the held value.
+                    let fresh = local(&format!("__fresh{i}"), decl.name.span());
+                    let slot = syn::Index::from(r.slots[i]);
+                    let ty = decl.ty.clone().unwrap_or_else(|| syn::parse_quote!(()));
+                    let computed = if fills(id) {
+                        quote!(#fresh)
+                    } else {
+                        quote!(&#fresh)
+                    };
+                    stmts.push(quote! {
+                        let #fresh = #run;
+                        let #v: &#ty = match #computed {
+                            ::core::option::Option::Some(__v) => __v,
+                            ::core::option::Option::None => &self.__held.#slot,
+                        };
+                    });
+                }
+                _ => stmts.push(quote!(let #v = #run;)),
             }
-            stmts.push(quote! {
-                let #v = if __phase.is_live(#id) {
-                    #(#guards)*
-                    #obs.node_begin(#id);
-                    #compute
-                    #obs.node_end(#id);
-                    ::core::option::Option::Some(#result)
-                } else {
-                    ::core::option::Option::None
-                };
-            });
         } else {
             stmts.push(quote! {
                 #(#guards)*
@@ -426,7 +418,7 @@ pub(super) fn run_body(
             });
         }
     }
-    if let Some(m) = mask_pending.then_some(()).and(mask_stmts.as_ref()) {
+    if let (true, Some(m)) = (mask_pending, &mask_stmts) {
         stmts.push(m.clone());
     }
 

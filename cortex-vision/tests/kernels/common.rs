@@ -107,15 +107,5 @@ pub fn max_abs_diff(a: &ScoreMap, b: &ScoreMap) -> f64 {
 
 /// Pearson correlation of two maps.
 pub fn pearson(a: &ScoreMap, b: &ScoreMap) -> f64 {
-    let n = a.len() as f64;
-    let ma = a.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
-    let mb = b.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
-    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
-    for (&x, &y) in a.iter().zip(b) {
-        let (dx, dy) = (f64::from(x) - ma, f64::from(y) - mb);
-        sab += dx * dy;
-        saa += dx * dx;
-        sbb += dy * dy;
-    }
-    sab / (saa * sbb).sqrt()
+    cortex_testkit::pearson(a.iter().copied(), b.iter().copied())
 }

@@ -6,33 +6,12 @@
 use crate::support::{glyph_line, load_gray, textured, Lcg};
 use cortex_vision::ops::mser::BBox;
 use cortex_vision::ops::text_roi::{text_roi_with, TextRoi, TextRoiDetector, TextRoiParams};
-use cortex_vision::ops::{GrayImage, ScoreMap};
+use cortex_vision::ops::GrayImage;
 
 fn half() -> TextRoiParams {
     TextRoiParams {
         half_resolution: true,
         ..TextRoiParams::default()
-    }
-}
-
-/// Pearson correlation of two maps of the same size (0 when one is flat).
-fn correlation(a: &ScoreMap, b: &ScoreMap) -> f64 {
-    let n = a.len() as f64;
-    let (ma, mb) = (
-        a.iter().map(|&v| f64::from(v)).sum::<f64>() / n,
-        b.iter().map(|&v| f64::from(v)).sum::<f64>() / n,
-    );
-    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
-    for (&x, &y) in a.iter().zip(b.iter()) {
-        let (dx, dy) = (f64::from(x) - ma, f64::from(y) - mb);
-        sab += dx * dy;
-        saa += dx * dx;
-        sbb += dy * dy;
-    }
-    if saa == 0.0 || sbb == 0.0 {
-        0.0
-    } else {
-        sab / (saa * sbb).sqrt()
     }
 }
 
@@ -107,7 +86,7 @@ fn quality_against_full_resolution_on_photos() {
         let full = text_roi_with(&img, &TextRoiParams::default()).expect("ok");
         let red = text_roi_with(&img, &half()).expect("ok");
         check_shape(&img, &red);
-        let corr = correlation(&full.map, &red.map);
+        let corr = cortex_testkit::pearson(full.map.iter().copied(), red.map.iter().copied());
         let f50 = found_again(&full.boxes, &red.boxes, 0.5);
         let f70 = found_again(&full.boxes, &red.boxes, 0.7);
         // Where the full map says "text" (≥ 0.5), how much of it the reduced
