@@ -20,8 +20,9 @@ thread_local! {
 }
 
 cortex_graph! {
-    /// `slow` is the costly value (with `prep` only it needs); `cut` says
-    /// when the input jumps; `fail` makes a frame fail after `slow` ran.
+    /// `slow` is the costly value (with `prep` only it needs), kept as the
+    /// state `_last`; `cut` says when the input jumps; `out` fails on 999,
+    /// after `slow` ran.
     #[parallel]
     pipeline Rated {
         input x: u64;
@@ -36,8 +37,7 @@ cortex_graph! {
         node jump = jump_of(x, _last);
         node cut = is_cut(jump);
         node out = combine(x, slow)?;
-        node seen = keep(slow);
-        seen -> _last;
+        slow -> _last;
 
         output out: u64, slow: u64, cut: bool;
     }
@@ -78,10 +78,6 @@ fn combine(x: &u64, slow: &u64) -> Result<u64, String> {
     Ok(x + slow)
 }
 
-fn keep(slow: &u64) -> u64 {
-    *slow
-}
-
 /// Inputs with a cut at frame 7 (0 → 500) and a failing frame at 10.
 fn inputs() -> Vec<u64> {
     vec![
@@ -106,7 +102,7 @@ fn phase_plans_are_dce_with_the_held_node_given() {
     assert_eq!(held.held().collect::<Vec<_>>(), vec![slow]);
     // Everything else still runs, including the trigger and the readers of
     // the held value.
-    for name in ["jump", "cut", "out", "seen"] {
+    for name in ["jump", "cut", "out"] {
         assert!(held.is_live(node_id(name)), "{name}");
     }
     // The same DCE as the core computes from the IR.
@@ -164,6 +160,8 @@ fn held_frames_return_the_held_value_and_skip_its_work() {
         }
         assert_eq!(p.holds()[0].computed_at, want.computed_at);
         assert_eq!(p.holds()[0].node, node_id("slow"));
+        // The rated node writes a state: held or not, its value this frame.
+        assert_eq!(p.state()._last, got.slow);
         frame += 1;
         assert_eq!(p.frame_index(), frame);
     }
