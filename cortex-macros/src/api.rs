@@ -237,7 +237,23 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
         }
     } else {
-        TokenStream::new()
+        // Spanned at the pipeline's name, where `#[parallel]` goes.
+        let at = ast.name.span();
+        quote_spanned! {at=>
+            /// Only a `#[parallel]` pipeline runs frames in parallel: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_parallel<__M: #c::__private::DeclaredParallel>(&mut self, mode: __M, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                match mode.never() {}
+            }
+
+            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_stream<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
+                match mode.never() {}
+            }
+        }
     };
     let parallel_trait = if ast.parallel {
         quote! {

@@ -37,6 +37,21 @@ pub fn weighted<'a, V: ?Sized + 'a, A: WeightedEdge<'a, Value = V>>(value: Optio
     A::from_edge(value)
 }
 
+/// What only a `#[parallel]` pipeline has. A pipeline without the
+/// attribute still has `run_parallel` and `run_stream`, bounded on its mode
+/// type implementing this trait, which nothing does: calling them is one
+/// error, at the call, saying to add `#[parallel]` — instead of rustc's
+/// "no method named `run_stream`".
+#[diagnostic::on_unimplemented(
+    message = "this pipeline is not declared `#[parallel]`, so it has no `run_parallel` or `run_stream`",
+    label = "needs `#[parallel]` on the pipeline",
+    note = "add `#[parallel]` above `pipeline …` in its `cortex_graph!` block (every node value, input and state must then be `Send + Sync`)"
+)]
+pub trait DeclaredParallel {
+    /// A value of the mode type, which cannot exist for this bound.
+    fn never(self) -> core::convert::Infallible;
+}
+
 /// Where a run function puts its outputs: into the caller's outputs of an
 /// earlier frame (`run_into`, reusing their buffers), or into a new value.
 pub enum Sink<'a, T> {

@@ -103,6 +103,7 @@ pub fn check(spec: &GraphSpec) -> Checked {
     if !diags.has_errors() {
         outputs::check_not_eliminated(spec, &ir, &mode_plans, &mut diags);
         modes::check_runs_in_some_mode(spec, &ir, &mode_plans, &mut diags);
+        modes::check_weights_take_effect(spec, &ir, &mode_plans, &mut diags);
         rates::check_plans(spec, &ir, &mode_plans, &mut diags);
     }
     let ok = !diags.has_errors();

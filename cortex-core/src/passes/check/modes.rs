@@ -266,6 +266,52 @@ pub(crate) fn check_runs_in_some_mode(
     }
 }
 
+/// A mode's non-zero weight whose nodes all are eliminated in that mode
+/// (they only feed nodes another zero weight removes) changes nothing the
+/// mode computes: a warning at the weight, since it is almost always a
+/// table written for another graph. Keys whose nodes no mode runs are
+/// already reported at the node.
+pub(crate) fn check_weights_take_effect(
+    spec: &GraphSpec,
+    ir: &GraphIr,
+    plans: &[Plan],
+    diags: &mut Diagnostics,
+) {
+    for (m, (mode, plan)) in spec.modes.iter().zip(plans).enumerate() {
+        for (e, (key, value)) in mode.weights.iter().enumerate() {
+            let Some(k) = ir.weight_keys.iter().position(|x| **x == **key) else {
+                continue;
+            };
+            let weighted: Vec<u32> = (0..ir.nodes.len() as u32)
+                .filter(|&n| ir.nodes[n as usize].weight_key == Some(k as u32))
+                .collect();
+            let runs_somewhere = |n: u32| plans.iter().any(|p| p.is_live(n));
+            if *value == 0.0
+                || weighted.iter().any(|&n| plan.is_live(n))
+                || !weighted.iter().any(|&n| runs_somewhere(n))
+            {
+                continue;
+            }
+            let why = weighted
+                .first()
+                .and_then(|&n| plan.reason(n))
+                .map_or_else(String::new, |r| format!(" ({})", r.describe(ir)));
+            let names: Vec<&str> = weighted.iter().map(|&n| ir.nodes[n as usize].name.as_ref()).collect();
+            diags.push(
+                Diagnostic::warning(
+                    Loc::ModeValue { mode: m, entry: e },
+                    format!(
+                        "weight `{key}` changes nothing in mode `{}`: the mode eliminates {}{why}",
+                        mode.name,
+                        quote_list(&names)
+                    ),
+                )
+                .note(format!("help: give `{key}` 0 in `{}`, or keep a consumer of its node running", mode.name)),
+            );
+        }
+    }
+}
+
 /// The modes' weight vectors, indexed like the weight keys.
 ///
 /// A graph without weight keys and without modes gets one mode, `FULL`,
