@@ -92,9 +92,11 @@ pub struct Region {
     pub mass: f32,
 }
 
-/// The regions of one map, most important first. Equality compares the
-/// regions and the peak (not the working buffers).
-#[derive(Debug, Clone, Default)]
+/// The regions of one map, most important first. Equality and copies
+/// concern the regions and the peak, not the working buffers: a clone
+/// starts with empty ones, and `clone_from` keeps the target's (so copying
+/// into an earlier frame's value allocates nothing once it has room).
+#[derive(Debug, Default)]
 pub struct RoiRegions {
     /// At most `max_regions`, by decreasing mass.
     pub regions: Vec<Region>,
@@ -104,6 +106,22 @@ pub struct RoiRegions {
     state: Vec<u8>,
     /// Pixels waiting to be visited, kept between frames.
     stack: Vec<u32>,
+}
+
+impl Clone for RoiRegions {
+    fn clone(&self) -> Self {
+        RoiRegions {
+            regions: self.regions.clone(),
+            peak: self.peak,
+            state: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.regions.clone_from(&source.regions);
+        self.peak = source.peak;
+    }
 }
 
 impl PartialEq for RoiRegions {

@@ -12,6 +12,7 @@ fn power_save_is_bit_identical_to_the_full_graph() {
     let mut full = L2::new();
     let mut saver = L2::new();
     let mut profiler = Profiler::new(L2::ir());
+    let mut computed = 0;
     for frame in demo_clip(5, 160, 120) {
         let a = full
             .run_plan(&full_plan, L2Mode::PowerSave.weights(), &frame)
@@ -24,6 +25,7 @@ fn power_save_is_bit_identical_to_the_full_graph() {
         if saver.holds()[0].held_last_frame {
             continue;
         }
+        computed += 1;
         assert_eq!(a.fused.shape(), b.fused.shape());
         assert!(a
             .fused
@@ -42,7 +44,8 @@ fn power_save_is_bit_identical_to_the_full_graph() {
     };
     assert_eq!(ran("saliency"), 0);
     assert_eq!(ran("motion"), 0);
-    assert_eq!(ran("text"), 5);
+    assert_eq!(ran("text"), computed);
+    assert!(computed >= 2, "frame 0 and frame 4 compute the text map");
     println!("{}", listing(ir, &profiler));
     let diff = dce_diff(ir, L2Mode::PowerSave.plan(), &profiler);
     println!("{diff}");

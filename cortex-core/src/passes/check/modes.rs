@@ -296,7 +296,10 @@ pub(crate) fn check_weights_take_effect(
                 .first()
                 .and_then(|&n| plan.reason(n))
                 .map_or_else(String::new, |r| format!(" ({})", r.describe(ir)));
-            let names: Vec<&str> = weighted.iter().map(|&n| ir.nodes[n as usize].name.as_ref()).collect();
+            let names: Vec<&str> = weighted
+                .iter()
+                .map(|&n| ir.nodes[n as usize].name.as_ref())
+                .collect();
             diags.push(
                 Diagnostic::warning(
                     Loc::ModeValue { mode: m, entry: e },
@@ -306,7 +309,10 @@ pub(crate) fn check_weights_take_effect(
                         quote_list(&names)
                     ),
                 )
-                .note(format!("help: give `{key}` 0 in `{}`, or keep a consumer of its node running", mode.name)),
+                .note(format!(
+                    "help: give `{key}` 0 in `{}`, or keep a consumer of its node running",
+                    mode.name
+                )),
             );
         }
     }
