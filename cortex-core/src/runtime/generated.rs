@@ -37,6 +37,55 @@ pub fn weighted<'a, V: ?Sized + 'a, A: WeightedEdge<'a, Value = V>>(value: Optio
     A::from_edge(value)
 }
 
+/// What a buffer-filling call may return: `()` (it writes the node's
+/// value into its `&mut` buffer). Generated code passes a filling call's
+/// result through [`filled`], so any other return type is one error at the
+/// call.
+#[diagnostic::on_unimplemented(
+    message = "a buffer-filling call writes its value into its `&mut` buffer and returns `()`, but this one returns `{Self}`",
+    label = "returns `{Self}`, not `()`",
+    note = "a filling function looks like `fn f(…, out: &mut T)` or, when it can fail, `fn f(…, out: &mut T) -> Result<(), E>` with `?` after the node's call"
+)]
+pub trait FillReturn {}
+
+impl FillReturn for () {}
+
+/// Accepts what a buffer-filling call returned (see [`FillReturn`]).
+#[inline(always)]
+pub fn filled<R: FillReturn>(_: R) {}
+
+/// What a call with `?` after it in a node may return: a `Result`.
+/// Generated code passes such a call through [`fallible`], so a call that
+/// returns anything else is one error at the call.
+#[diagnostic::on_unimplemented(
+    message = "`?` after a node's call means it returns `Result<_, E>`, but this call returns `{Self}`",
+    label = "returns `{Self}`, not a `Result`",
+    note = "remove the `?`, or make the function return a `Result`"
+)]
+pub trait FallibleCall {
+    /// The value of a call that succeeded.
+    type Ok;
+    /// The error of a call that failed.
+    type Err;
+    /// The call's result.
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+}
+
+impl<T, E> FallibleCall for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    #[inline(always)]
+    fn into_result(self) -> Result<T, E> {
+        self
+    }
+}
+
+/// A `?` node's call as a `Result` (see [`FallibleCall`]).
+#[inline(always)]
+pub fn fallible<R: FallibleCall>(r: R) -> Result<R::Ok, R::Err> {
+    r.into_result()
+}
+
 /// What only a `#[parallel]` pipeline has. A pipeline without the
 /// attribute still has `run_parallel` and `run_stream`, bounded on its mode
 /// type implementing this trait, which nothing does: calling them is one

@@ -246,11 +246,36 @@ pub(super) fn run_body(
         let call = quote_spanned!(call_span=> #func #parens);
         let name_str: &str = &node.name;
         let value = local("__value", call_span);
+        let cp = crate::krate::path_at(call_span);
+        // The call's result goes through one generic function when the node
+        // has `?` (it must return a `Result`) and when it fills a buffer (it
+        // must return `()`), so a slip is one error at the call, in the
+        // DSL's words. The result is first bound to a local spanned at the
+        // call, so that error reads the same in every run function and
+        // rustc reports it once.
+        let fills_own = node.fills_buffer() && decl.ty.is_some();
+        // Not mixed-site: an error at a mixed-site local is reported at the
+        // whole invocation in some run functions and at the call in others.
+        let returned = proc_macro2::Ident::new("__cortex_returned", call_span);
+        let bind_call = quote_spanned!(call_span=> let #returned = #call;);
+        let checked_call = if node.fallible {
+            quote_spanned!(call_span=> { #bind_call #cp::__private::fallible(#returned) })
+        } else if fills_own {
+            quote_spanned!(call_span=> { #bind_call #cp::__private::filled(#returned) })
+        } else {
+            call.clone()
+        };
+        let ok = local("__ok", call_span);
+        let ok_value = if fills_own {
+            quote_spanned!(call_span=> #cp::__private::filled(#ok))
+        } else {
+            quote_spanned!(call_span=> #ok)
+        };
         let compute = if node.fallible {
             let c = crate::krate::path_at(call_span);
             quote_spanned! {call_span=>
-                let #value = match #call {
-                    ::core::result::Result::Ok(v) => v,
+                let #value = match #checked_call {
+                    ::core::result::Result::Ok(#ok) => #ok_value,
                     ::core::result::Result::Err(e) => {
                         #obs.node_end(#id);
                         #obs.frame_end(false);
@@ -259,7 +284,7 @@ pub(super) fn run_body(
                 };
             }
         } else {
-            quote!(let #value = #call;)
+            quote!(let #value = #checked_call;)
         };
         let v = node_local(ir, id, decl.name.span());
         // The node's value: a reference to the buffer it filled (its call
@@ -332,7 +357,7 @@ pub(super) fn run_body(
                 let c = crate::krate::path_at(call_span);
                 quote_spanned! {call_span=>
                     match __r {
-                        ::core::result::Result::Ok(v) => ::core::result::Result::Ok(v),
+                        ::core::result::Result::Ok(#ok) => ::core::result::Result::Ok(#ok_value),
                         ::core::result::Result::Err(e) => ::core::result::Result::Err(#c::PipelineError::node(#name_str, e)),
                     }
                 }
@@ -343,7 +368,7 @@ pub(super) fn run_body(
                 || {
                     #(#guards)*
                     #obs.node_begin(#id);
-                    let __r = #call;
+                    let __r = #checked_call;
                     #obs.node_end(#id);
                     #outcome
                 }
