@@ -102,17 +102,37 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
         .collect();
     let state_names: Vec<&Ident> = ast.states.iter().map(|s| &s.name).collect();
     let state_tys: Vec<&syn::Type> = ast.states.iter().map(|s| &s.ty).collect();
+    // Each state's initial value is written once, in a function of its own
+    // that `new`, `reset` and the run functions call: a value of the wrong
+    // type is then one error, at the value.
+    let state_init_fns: Vec<Ident> = (0..ast.states.len())
+        .map(crate::names::state_init_fn)
+        .collect();
     let state_inits: Vec<TokenStream> = ast
         .states
         .iter()
-        .map(|s| {
-            let (name, init) = (&s.name, &s.init);
-            quote!(#name: #init)
+        .zip(&state_init_fns)
+        .map(|(s, f)| {
+            let name = &s.name;
+            quote!(#name: Self::#f())
         })
         .collect();
-    let output_names: Vec<&Ident> = ast.outputs.iter().map(|o| &o.name).collect();
-    let output_tys: Vec<TokenStream> = ast
+    let state_init_items = ast.states.iter().zip(&state_init_fns).map(|(s, f)| {
+        let (ty, init) = (&s.ty, &s.init);
+        quote!(#[inline] fn #f() -> #ty { #init })
+    });
+    let state_init_items: Vec<TokenStream> = state_init_items.collect();
+    // An output listed twice is one error (the DSL's); the outputs struct
+    // keeps its first declaration only.
+    let outputs: Vec<&crate::ast::OutputDecl> = ast
         .outputs
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| !ast.outputs[..*i].iter().any(|p| p.name == o.name))
+        .map(|(_, o)| o)
+        .collect();
+    let output_names: Vec<&Ident> = outputs.iter().map(|o| &o.name).collect();
+    let output_tys: Vec<TokenStream> = outputs
         .iter()
         .map(|o| {
             let ty = &o.ty;
@@ -123,8 +143,7 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
         })
         .collect();
-    let output_docs: Vec<String> = ast
-        .outputs
+    let output_docs: Vec<String> = outputs
         .iter()
         .map(|o| {
             if o.optional {
@@ -588,6 +607,8 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             }
 
             #parallel_items
+
+            #(#state_init_items)*
 
             #private
         }

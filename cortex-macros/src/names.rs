@@ -69,3 +69,9 @@ pub fn input_params(ast: &PipelineAst) -> (TokenStream, TokenStream) {
     let types = ast.inputs.iter().map(|i| &i.ty);
     (quote!(#(#names: &#types),*), quote!(#(#names),*))
 }
+
+/// The function holding state `i`'s initial value (one per state, called
+/// by `new`, `reset` and the run functions).
+pub fn state_init_fn(i: usize) -> Ident {
+    format_ident!("__initial_state_{}", i)
+}

@@ -619,7 +619,8 @@ pub(super) fn run_body(
     // error there, not one per run function.
     for (si, s) in ir.states.iter().enumerate() {
         let decl = &ast.states[si];
-        let (f, init) = (&decl.name, &decl.init);
+        let f = &decl.name;
+        let init_fn = crate::names::state_init_fn(si);
         let at = ast
             .writes
             .iter()
@@ -630,7 +631,7 @@ pub(super) fn run_body(
         let new = local("__new_state", at);
         let reset = quote! {
             if self.__fresh[#si] {
-                self.state.#f = #init;
+                self.state.#f = Self::#init_fn();
                 self.__fresh[#si] = false;
             }
         };
