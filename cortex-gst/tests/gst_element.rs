@@ -15,6 +15,9 @@ struct Seen {
     height: u32,
     /// `(x, y, w, h, score)` of every `cortex-roi` meta.
     rois: Vec<(u32, u32, u32, u32, f64)>,
+    /// Every `cortex-region` meta: its box, the `delta-qp` of its
+    /// `roi/vaapi` and `roi/msdk` parameters, its score.
+    regions: Vec<((u32, u32, u32, u32), i32, i32, f64)>,
     /// ROI metas of another type.
     other: usize,
 }
@@ -55,9 +58,21 @@ fn run_launch(launch: &str, on_buffer: impl Fn(usize, &gst::Bin) + Send + Sync +
             let caps = pad.current_caps().expect("negotiated caps");
             let vi = gst_video::VideoInfo::from_caps(&caps).expect("video caps");
             let mut rois = Vec::new();
+            let mut regions = Vec::new();
             let mut other = 0;
             for m in buf.iter_meta::<gst_video::VideoRegionOfInterestMeta>() {
-                if m.roi_type() == "cortex-roi" {
+                if m.roi_type() == "cortex-region" {
+                    let qp = |name: &str| {
+                        m.param(name)
+                            .and_then(|s| s.get::<i32>("delta-qp").ok())
+                            .unwrap_or(i32::MIN)
+                    };
+                    let score = m
+                        .param("cortex-region")
+                        .and_then(|s| s.get::<f64>("score").ok())
+                        .unwrap_or(f64::NAN);
+                    regions.push((m.rect(), qp("roi/vaapi"), qp("roi/msdk"), score));
+                } else if m.roi_type() == "cortex-roi" {
                     let (x, y, w, h) = m.rect();
                     let score = m
                         .param("cortex-roi")
@@ -74,6 +89,7 @@ fn run_launch(launch: &str, on_buffer: impl Fn(usize, &gst::Bin) + Send + Sync +
                     width: vi.width(),
                     height: vi.height(),
                     rois,
+                    regions,
                     other,
                 });
                 v.len() - 1
@@ -144,6 +160,51 @@ fn negotiates_and_attaches_one_roi_per_buffer() {
     assert_one_roi_inside(&run);
     // Messages are off by default.
     assert!(run.messages.is_empty());
+}
+
+/// Every region meta lies inside its frame and carries the `delta-qp` the
+/// regions' own rule gives at the element's strength, the same for both
+/// hardware encoders; the strongest region (score 1) gets the full
+/// strength.
+fn assert_regions(run: &Run, strength: f32) {
+    let mut any = 0;
+    for (i, b) in run.buffers.iter().enumerate() {
+        assert!(b.regions.len() <= 4, "buffer {i}: {:?}", b.regions);
+        for &((x, y, w, h), vaapi, msdk, score) in &b.regions {
+            assert!(
+                w > 0 && h > 0 && x + w <= b.width && y + h <= b.height,
+                "buffer {i}: {b:?}"
+            );
+            let want = (-(strength * score as f32) * 51.0).round() as i32;
+            assert_eq!((vaapi, msdk), (want, want), "buffer {i}: score {score}");
+            any += 1;
+        }
+        if !b.regions.is_empty() {
+            let top = b.regions.iter().map(|r| r.1).min().unwrap_or(0);
+            assert_eq!(
+                top,
+                (-(strength * 51.0)).round() as i32,
+                "buffer {i}: the peak's region"
+            );
+        }
+    }
+    assert!(any > 0, "no region on any buffer");
+}
+
+#[test]
+fn attaches_encoder_regions_with_delta_qp() {
+    let run = run_launch(
+        "videotestsrc num-buffers=6 pattern=ball ! video/x-raw,format=RGB,width=160,height=120 ! cortexroi name=roi ! fakesink",
+        |_, _| {},
+    );
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    assert_regions(&run, 0.2);
+    let stronger = run_launch(
+        "videotestsrc num-buffers=6 pattern=ball ! video/x-raw,format=RGB,width=160,height=120 ! cortexroi name=roi roi-strength=0.5 ! fakesink",
+        |_, _| {},
+    );
+    assert!(stronger.errors.is_empty(), "{:?}", stronger.errors);
+    assert_regions(&stronger, 0.5);
 }
 
 #[test]
@@ -254,13 +315,21 @@ fn mode_changes_at_run_time() {
     // Frames 0..=4 ran before the probe of frame 4 returned.
     assert!(modes[..5].iter().all(|m| *m == "BALANCED"), "{modes:?}");
     assert!(modes[5..].iter().all(|m| *m == "POWER_SAVE"), "{modes:?}");
-    for m in &run.messages[5..] {
+    for (i, m) in run.messages.iter().enumerate().skip(5) {
         let nodes = node_names(m);
         assert!(
             !nodes.iter().any(|n| n == "saliency" || n == "motion"),
             "{nodes:?}"
         );
-        assert!(nodes.iter().any(|n| n == "text"));
+        // POWER_SAVE computes the text map on its first frame (BALANCED
+        // kept no held value) and every 4th frame after, holding it in
+        // between.
+        let computes = i == 5 || i == 9;
+        assert_eq!(
+            nodes.iter().any(|n| n == "text"),
+            computes,
+            "frame {i}: {nodes:?}"
+        );
     }
 }
 

@@ -124,17 +124,9 @@ fn check_codec(_: &str) -> Result<(), RunnerError> {
     Ok(())
 }
 
-/// The quantiser offset of a region of relative score `score`, in FFmpeg's
-/// −1 … 1 scale.
+/// The default `--roi-strength` (see `Region::qp_offset`).
 #[cfg(feature = "ffmpeg")]
-pub(crate) fn qoffset(strength: f32, score: f32) -> f32 {
-    -(strength * score.clamp(0.0, 1.0))
-}
-
-/// The default `--roi-strength`: the strongest region 0.2 of the QP range
-/// finer (x264: 10 QP steps).
-#[cfg(feature = "ffmpeg")]
-pub(crate) const DEFAULT_STRENGTH: f32 = 0.2;
+pub(crate) const DEFAULT_STRENGTH: f32 = cortex_vision::ops::roi_regions::DEFAULT_QP_STRENGTH;
 
 #[cfg(feature = "ffmpeg")]
 pub(crate) use with_ffmpeg::Encoder;
@@ -491,7 +483,7 @@ mod with_ffmpeg {
                     left: clamp(b.x, w),
                     right: clamp(b.x + b.width, w),
                     qoffset: ff::ffi::AVRational {
-                        num: (qoffset(strength, r.score) * DEN as f32).round() as i32,
+                        num: (r.qp_offset(strength) * DEN as f32).round() as i32,
                         den: DEN,
                     },
                 }

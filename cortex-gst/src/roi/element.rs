@@ -19,6 +19,8 @@ use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_core::weights::{parse_overrides, Weights};
 use cortex_vision::ops::RgbFrame;
 
+use cortex_vision::ops::roi_regions::DEFAULT_QP_STRENGTH;
+
 use super::meta::{self, FrameInfo, NodeTimer};
 use super::RoiPipeline;
 
@@ -36,6 +38,8 @@ struct Settings<M> {
     /// Parsed `weights`: keys overriding the mode's table.
     overrides: Vec<(Cow<'static, str>, f64)>,
     emit_messages: bool,
+    /// `roi-strength`: the quantiser offset of the strongest region.
+    roi_strength: f64,
     /// Why the last `weights` or `mode` value was refused, until a valid
     /// one is set: `start` fails on it, so a misconfigured launch line
     /// stops instead of running with other weights than asked.
@@ -68,6 +72,7 @@ impl<P: RoiPipeline> Default for ElementCore<P> {
                 weights_text: String::new(),
                 overrides: Vec::new(),
                 emit_messages: false,
+                roi_strength: f64::from(DEFAULT_QP_STRENGTH),
                 refused: None,
             }),
             stream: Mutex::new(None),
@@ -131,6 +136,18 @@ impl<P: RoiPipeline> ElementCore<P> {
                 .default_value(Some(""))
                 .mutable_playing()
                 .build(),
+            glib::ParamSpecDouble::builder("roi-strength")
+                .nick("ROI strength")
+                .blurb(
+                    "Quantiser offset of the strongest region, as a fraction of the QP range \
+                     (0.2: 10 of H.264's 51 steps finer); each region's `roi/vaapi` and \
+                     `roi/msdk` `delta-qp` scales with its score",
+                )
+                .minimum(0.0)
+                .maximum(1.0)
+                .default_value(f64::from(DEFAULT_QP_STRENGTH))
+                .mutable_playing()
+                .build(),
             glib::ParamSpecBoolean::builder("emit-messages")
                 .nick("Emit messages")
                 .blurb("Post a `cortex-roi` element message per frame with the outputs")
@@ -187,6 +204,10 @@ impl<P: RoiPipeline> ElementCore<P> {
                 s.emit_messages = value.get().unwrap_or(false);
                 None
             }
+            "roi-strength" => {
+                s.roi_strength = value.get().unwrap_or(f64::from(DEFAULT_QP_STRENGTH));
+                None
+            }
             _ => None,
         };
         match &refusal {
@@ -208,6 +229,7 @@ impl<P: RoiPipeline> ElementCore<P> {
             "mode" => s.mode.map(|m| m.name()).unwrap_or("").to_value(),
             "weights" => s.weights_text.to_value(),
             "emit-messages" => s.emit_messages.to_value(),
+            "roi-strength" => s.roi_strength.to_value(),
             // GObject only asks for properties we declared.
             _ => pspec.default_value().clone(),
         }
@@ -306,14 +328,14 @@ impl<P: RoiPipeline> ElementCore<P> {
         element: &gst::Element,
         buf: &mut gst::BufferRef,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
-        let (mode, weights, emit) = {
+        let (mode, weights, emit, strength) = {
             let s = lock(&self.settings);
             let Some(mode) = s.mode else {
                 return Err(gst::FlowError::NotNegotiated);
             };
             let weights =
                 (!s.overrides.is_empty()).then(|| mode.weights().with_overrides(&s.overrides));
-            (mode, weights, s.emit_messages)
+            (mode, weights, s.emit_messages, s.roi_strength as f32)
         };
         let mut guard = lock(&self.stream);
         let Some(stream) = guard.as_mut() else {
@@ -410,6 +432,7 @@ impl<P: RoiPipeline> ElementCore<P> {
         if let Some(b) = roi {
             meta::attach_roi(buf, b, report.score);
         }
+        meta::attach_regions(buf, &report.regions, strength, info.width(), info.height());
         if emit {
             let mode_name = if weights.is_some() {
                 "weights"

@@ -10,6 +10,8 @@ use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::observe::Observer;
 use cortex_vision::ops::RgbFrame;
 
+use cortex_vision::ops::roi_regions::Region;
+
 use super::{FieldValue, RoiBox, RoiReport};
 
 /// The `roi_type` of the meta the element attaches, and the name of the
@@ -130,6 +132,60 @@ pub fn attach_roi(buffer: &mut gst::BufferRef, roi: RoiBox, score: f64) {
             .field("score", score)
             .build(),
     );
+}
+
+/// The `roi_type` of the encoder regions ([`attach_regions`]).
+pub const REGION_TYPE: &str = "cortex-region";
+
+/// QP steps of H.264's and H.265's quantiser range, the scale of VA-API's
+/// and Media SDK's `delta-qp`.
+pub const QP_RANGE: u32 = 51;
+
+/// Attaches each region (most important first) as a
+/// `GstVideoRegionOfInterestMeta` of type [`REGION_TYPE`], with the
+/// parameter structures the hardware encoders read — `roi/vaapi` and
+/// `roi/msdk`, each with `delta-qp` (an int, negative: finer) — and
+/// `cortex-region` with the region's `score` (relative to the map's peak)
+/// and `rank` (0: most important). Regions outside the frame are skipped.
+pub fn attach_regions(
+    buffer: &mut gst::BufferRef,
+    regions: &[Region],
+    strength: f32,
+    width: u32,
+    height: u32,
+) {
+    for (rank, r) in regions.iter().enumerate() {
+        let b = r.bbox;
+        let to_u32 = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        let roi = RoiBox {
+            x: to_u32(b.x),
+            y: to_u32(b.y),
+            width: to_u32(b.width),
+            height: to_u32(b.height),
+        };
+        let Some(roi) = clamp_box(roi, width, height) else {
+            continue;
+        };
+        let delta_qp = r.delta_qp(strength, QP_RANGE);
+        let mut meta = gst_video::VideoRegionOfInterestMeta::add(
+            buffer,
+            REGION_TYPE,
+            (roi.x, roi.y, roi.width, roi.height),
+        );
+        for encoder in ["roi/vaapi", "roi/msdk"] {
+            meta.add_param(
+                gst::Structure::builder(encoder)
+                    .field("delta-qp", delta_qp)
+                    .build(),
+            );
+        }
+        meta.add_param(
+            gst::Structure::builder(REGION_TYPE)
+                .field("score", f64::from(r.score))
+                .field("rank", u32::try_from(rank).unwrap_or(u32::MAX))
+                .build(),
+        );
+    }
 }
 
 /// Per-node wall time of one frame, for the element message.

@@ -40,11 +40,16 @@
 //! * Properties: `mode` (a string, one of the pipeline's mode names,
 //!   validated on set — a string rather than a GEnum so one generic element
 //!   needs no per-pipeline enum type registration), `weights` (`k=v,…`
-//!   overriding the mode's table, run with `run_weights`), `emit-messages`.
+//!   overriding the mode's table, run with `run_weights`), `emit-messages`,
+//!   `roi-strength` (the quantiser offset of the strongest region).
 //! * Results: one `GstVideoRegionOfInterestMeta` per buffer, type
 //!   `cortex-roi`, box clamped into the frame, parameter structure
-//!   `cortex-roi` with `score`; with `emit-messages`, a `cortex-roi` element
-//!   message per frame (see [`meta::message_structure`]).
+//!   `cortex-roi` with `score`; then one per encoder region (L2's
+//!   `regions`, most important first), type `cortex-region`, with the
+//!   parameter structures VA-API and Media SDK encoders read, `roi/vaapi`
+//!   and `roi/msdk` with `delta-qp` (see [`meta::attach_regions`]); with
+//!   `emit-messages`, a `cortex-roi` element message per frame (see
+//!   [`meta::message_structure`]).
 //! * Errors: see [`ElementCore::transform_ip`] for the failing-frame policy
 //!   and [`ElementCore::set_property`] for refused settings. A caps change
 //!   (size or format) resets the pipeline's state.
@@ -59,6 +64,7 @@ pub use meta::{FORMATS, ROI_TYPE};
 
 use cortex_core::pipeline::Pipeline;
 use cortex_vision::l2::{L2Outputs, L2};
+use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
 
 /// The element's debug category (`GST_DEBUG=cortex:5`).
@@ -106,6 +112,9 @@ pub struct RoiReport {
     /// Extra fields of the element message, e.g. `("blurry", Bool(true))`.
     /// Names must be valid GstStructure field names (letters first).
     pub fields: Vec<(&'static str, FieldValue)>,
+    /// The regions an encoder should spend bits on, most important first:
+    /// each becomes a meta with `roi/vaapi` and `roi/msdk` `delta-qp`.
+    pub regions: Vec<Region>,
 }
 
 impl RoiReport {
@@ -115,6 +124,7 @@ impl RoiReport {
             roi,
             score,
             fields: Vec::new(),
+            regions: Vec::new(),
         }
     }
 }
@@ -154,6 +164,7 @@ impl RoiPipeline for L2 {
             }),
             score: f64::from(out.roi.score),
             fields,
+            regions: out.regions.regions.clone(),
         }
     }
 }

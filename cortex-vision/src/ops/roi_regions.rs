@@ -20,6 +20,28 @@ use super::border::check_frame;
 use super::encoder::BBox;
 use super::types::{OpsError, ScoreMap};
 
+/// The default strength of [`Region::qp_offset`]: the strongest region
+/// gets 0.2 of the encoder's quantiser range finer (10 QP steps of
+/// H.264's 51).
+pub const DEFAULT_QP_STRENGTH: f32 = 0.2;
+
+impl Region {
+    /// The quantiser offset an encoder should give this region, as a
+    /// fraction of its QP range in `-1 ..= 0` (finer is negative, FFmpeg's
+    /// `AVRegionOfInterest` scale): `strength` for the region holding the
+    /// peak, less for weaker ones in proportion to their score.
+    pub fn qp_offset(&self, strength: f32) -> f32 {
+        -(strength.clamp(0.0, 1.0) * self.score.clamp(0.0, 1.0))
+    }
+
+    /// [`Region::qp_offset`] in QP steps of a codec whose QP range has
+    /// `qp_range` steps (51 for H.264 and H.265): what VA-API's and Media
+    /// SDK's `delta-qp` take.
+    pub fn delta_qp(&self, strength: f32, qp_range: u32) -> i32 {
+        (self.qp_offset(strength) * qp_range as f32).round() as i32
+    }
+}
+
 /// Parameters of [`roi_regions_with`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RegionParams {
