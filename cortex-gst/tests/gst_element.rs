@@ -8,6 +8,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use gst::prelude::*;
 
+/// A `cortex-region` meta: its box, the `delta-qp` of its `roi/vaapi`
+/// and `roi/msdk` parameters, its score.
+type SeenRegion = ((u32, u32, u32, u32), i32, i32, f64);
+
 /// What a probe after the element saw on one buffer.
 #[derive(Debug, Clone)]
 struct Seen {
@@ -17,7 +21,7 @@ struct Seen {
     rois: Vec<(u32, u32, u32, u32, f64)>,
     /// Every `cortex-region` meta: its box, the `delta-qp` of its
     /// `roi/vaapi` and `roi/msdk` parameters, its score.
-    regions: Vec<((u32, u32, u32, u32), i32, i32, f64)>,
+    regions: Vec<SeenRegion>,
     /// ROI metas of another type.
     other: usize,
 }
