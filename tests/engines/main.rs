@@ -16,4 +16,5 @@ mod pipelined_engine;
 mod planned_memory;
 mod random_graphs;
 mod run_plan_validation;
+mod streams;
 mod text_roi_graph;
