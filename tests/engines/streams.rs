@@ -31,7 +31,7 @@ fn collector<T: Send + 'static, O: 'static, R: Send + 'static>(
     let got: Got<T, R> = Arc::default();
     let sink = Arc::clone(&got);
     let f = move |d: Delivery<'_, T, O>| {
-        let r = d.result.map(keep).map_err(|e| e.to_string());
+        let r = d.result().map(keep).map_err(|e| e.to_string());
         sink.lock().unwrap().push((d.index, d.frame, r));
     };
     (got, f)
@@ -473,4 +473,37 @@ fn removing_a_stream_discards_what_waits() {
     assert!(stats.processed >= 3 && stats.processed < 1000, "{stats:?}");
     assert_counts_add_up(&stats);
     assert_eq!(got.lock().unwrap().len() as u64, stats.processed);
+}
+
+#[test]
+fn outputs_taken_to_a_channel_that_closes_when_every_stream_ends() {
+    let pool = StreamPool::<Acc, i64>::new(2, |x| (x,)).unwrap();
+    // A small bound: the workers wait for this thread, as a slow writer
+    // would make them.
+    let (tx, rx) = mpsc::sync_channel(2);
+    let inputs: Vec<Vec<i64>> = (0..3i64)
+        .map(|k| (k * 100..k * 100 + 25).collect())
+        .collect();
+    let mut ids = Vec::new();
+    for xs in &inputs {
+        let tx = tx.clone();
+        let source = xs.clone().into_iter().map(Ok::<_, String>);
+        ids.push(
+            pool.add_source(Acc::new(), AccMode::Full, source, move |d| {
+                let (stream, index) = (d.stream, d.index);
+                let r = d.into_result().map(|o| o.acc).map_err(|e| e.to_string());
+                tx.send((stream, index, r)).unwrap();
+            }),
+        );
+    }
+    drop(tx);
+    // Ends only once every stream has ended and dropped its callback.
+    let got: Vec<_> = rx.iter().collect();
+    for (id, xs) in ids.iter().zip(&inputs) {
+        let mine: Vec<_> = got.iter().filter(|(s, _, _)| s == id).collect();
+        assert!(mine.iter().enumerate().all(|(k, (_, i, _))| *i == k as u64));
+        let results: Vec<_> = mine.into_iter().map(|(_, _, r)| r.clone()).collect();
+        assert_eq!(results, acc_sequential(xs), "{id}");
+        assert_eq!(pool.stats(*id).unwrap().end, Some(StreamEnd::Finished));
+    }
 }

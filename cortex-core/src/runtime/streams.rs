@@ -32,7 +32,9 @@
 //! **Results** reach the stream's callback on the pool worker that ran the
 //! frame, in the stream's order, as a [`Delivery`] (the stream, the frame's
 //! index, its result, its latency). The callback runs before the stream's
-//! next frame starts: keep it short (hand heavy work to a channel).
+//! next frame starts: keep it short, or take the outputs
+//! ([`Delivery::into_result`]) to a channel. It is dropped when its stream
+//! ends, so a channel it feeds closes once every stream is over.
 //!
 //! **Failures stay in their stream.** A node's error or panic fails that
 //! frame alone (the state stays that of the last good frame, as in every
@@ -87,9 +89,6 @@ pub struct Delivery<'a, T, O> {
     pub dropped_before: u64,
     /// The frame, handed back.
     pub frame: T,
-    /// The outputs (valid until the callback returns: the stream's next
-    /// frame reuses their memory), or why the frame failed.
-    pub result: Result<&'a O, PipelineError>,
     /// From the frame's arrival (pull or push) to its result.
     pub latency: Duration,
     /// When the pipeline started on it.
@@ -98,7 +97,38 @@ pub struct Delivery<'a, T, O> {
     pub finished: Instant,
     /// The pool worker that ran it.
     pub worker: Option<usize>,
+    pub(crate) result: Result<(), PipelineError>,
+    /// The stream's outputs slot, filled when `result` is `Ok`.
+    pub(crate) outputs: &'a mut Option<O>,
 }
+
+impl<T, O> Delivery<'_, T, O> {
+    /// The outputs, or why the frame failed. The stream's next frame runs
+    /// into the same outputs, reusing their memory.
+    ///
+    /// # Errors
+    /// The frame's error.
+    pub fn result(&self) -> Result<&O, &PipelineError> {
+        match &self.result {
+            Ok(()) => self.outputs.as_ref().ok_or(&MISSING),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The outputs taken out (to send elsewhere), or why the frame failed;
+    /// the stream's next frame then allocates new outputs.
+    ///
+    /// # Errors
+    /// The frame's error.
+    pub fn into_result(self) -> Result<O, PipelineError> {
+        self.result?;
+        self.outputs
+            .take()
+            .ok_or(PipelineError::Internal("a successful run left no outputs"))
+    }
+}
+
+static MISSING: PipelineError = PipelineError::Internal("a successful run left no outputs");
 
 /// How a live stream queues pushed frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,11 +278,15 @@ where
     fn drop(&mut self) {
         let mut s = lock(&self.stream.state);
         s.open = false;
-        if !s.scheduled && s.items.is_empty() {
+        let idle = !s.scheduled && s.items.is_empty();
+        if idle {
             s.end_with(StreamEnd::Finished);
         }
         drop(s);
         self.stream.changed.notify_all();
+        if idle {
+            self.stream.release();
+        }
     }
 }
 
@@ -326,7 +360,7 @@ where
                 mode,
                 outputs: None,
                 source,
-                on_result,
+                on_result: Some(on_result),
             }),
         });
         lock(&self.streams).insert(id, Arc::clone(&stream));
@@ -424,7 +458,7 @@ where
         drop(s);
         stream.changed.notify_all();
         if idle {
-            lock(&stream.work).source = None;
+            stream.release();
         }
         Ok(())
     }
@@ -491,6 +525,8 @@ impl<P: Pipeline, T> Drop for StreamPool<P, T> {
                     .wait(s)
                     .unwrap_or_else(PoisonError::into_inner);
             }
+            drop(s);
+            stream.release();
         }
     }
 }

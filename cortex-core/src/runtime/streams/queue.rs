@@ -74,7 +74,8 @@ pub(crate) struct Work<P: Pipeline, T> {
     /// written).
     pub(crate) outputs: Option<P::Outputs>,
     pub(crate) source: Option<Source<T>>,
-    pub(crate) on_result: OnResult<T, P::Outputs>,
+    /// `None` once the stream has ended.
+    pub(crate) on_result: Option<OnResult<T, P::Outputs>>,
 }
 
 /// One stream.
@@ -178,6 +179,14 @@ impl<P: Pipeline, T> Stream<P, T> {
             .counters
             .finished(result.is_ok(), arrived, now);
         now
+    }
+
+    /// Lets go of the source and the callback of a stream that has ended
+    /// and has no frame in flight.
+    pub(crate) fn release(&self) {
+        let mut work = lock(&self.work);
+        work.source = None;
+        work.on_result = None;
     }
 
     /// Ends the stream with `why` if it is not already over.

@@ -59,24 +59,22 @@ where
             Err(PipelineError::Panicked(panic_message(&*payload)))
         });
         let finished = stream.finished(&result, arrived);
-        let outputs = w.outputs.as_ref();
-        let result = result.and_then(|()| {
-            outputs.ok_or(PipelineError::Internal("a successful run left no outputs"))
-        });
         let delivery = Delivery {
             stream: stream.id,
             index,
             dropped_before,
             frame,
-            result,
             latency: finished.saturating_duration_since(arrived),
             started,
             finished,
             worker: rayon::current_thread_index(),
+            result,
+            outputs: &mut w.outputs,
         };
-        let on_result = &mut w.on_result;
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| on_result(delivery))) {
-            stream.end(StreamEnd::CallbackPanicked(panic_message(&*payload)));
+        if let Some(on_result) = w.on_result.as_mut() {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| on_result(delivery))) {
+                stream.end(StreamEnd::CallbackPanicked(panic_message(&*payload)));
+            }
         }
     }
     let mut s = lock(&stream.state);
@@ -93,9 +91,11 @@ where
     let ended = s.end.is_some();
     drop(s);
     if ended {
-        // The source (a file, a device) is let go as soon as the stream
+        // The source (a file, a device) and the callback (and what it
+        // holds, a channel's sender say) are let go as soon as the stream
         // is over, not when the pool is.
         work.source = None;
+        work.on_result = None;
     }
     drop(work);
     stream.changed.notify_all();
