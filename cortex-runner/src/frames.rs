@@ -58,6 +58,7 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
                 resized_from,
                 dropped_before: 0,
                 node_ms: Some(self.obs.node_ms_json()),
+                stream: None,
             };
             out.frame(&shown, outputs)?;
             *done += 1;

@@ -57,6 +57,8 @@ pub(crate) struct Shown<'f> {
     pub(crate) dropped_before: u64,
     /// Per-node times (not on the pipelined engine).
     pub(crate) node_ms: Option<Value>,
+    /// The frame's stream when several inputs run at once.
+    pub(crate) stream: Option<u32>,
 }
 
 /// Where each frame's results go, the same for every engine.
@@ -98,12 +100,17 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
                 }
                 let mut names = vec!["frame", "time"];
                 names.extend(rec.fields().map(|(k, _)| k));
-                let mut cells = vec![
+                let mut cells = Vec::new();
+                if let Some(stream) = shown.stream {
+                    names.insert(0, "stream");
+                    cells.push(stream.to_string());
+                }
+                cells.extend([
                     frame.index.to_string(),
                     frame
                         .timestamp
                         .map_or_else(|| "-".into(), |t| format!("{t:.3}")),
-                ];
+                ]);
                 cells.extend(rec.fields().map(|(_, v)| record::cell(v)));
                 if !*started {
                     lines.push_str(&table.header(&cells, &names));
@@ -115,6 +122,9 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
             }
             Sink::Json => {
                 let mut m = Map::new();
+                if let Some(stream) = shown.stream {
+                    m.insert("stream".into(), json!(stream));
+                }
                 m.insert("frame".into(), json!(frame.index));
                 m.insert("timestamp".into(), json!(frame.timestamp));
                 m.insert("width".into(), json!(size.0));

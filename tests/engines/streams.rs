@@ -489,10 +489,10 @@ fn outputs_taken_to_a_channel_that_closes_when_every_stream_ends() {
         let tx = tx.clone();
         let source = xs.clone().into_iter().map(Ok::<_, String>);
         ids.push(
-            pool.add_source(Acc::new(), AccMode::Full, source, move |d| {
-                let (stream, index) = (d.stream, d.index);
-                let r = d.into_result().map(|o| o.acc).map_err(|e| e.to_string());
-                tx.send((stream, index, r)).unwrap();
+            pool.add_source(Acc::new(), AccMode::Full, source, move |mut d| {
+                let r = d.take_result().map(|o| o.acc).map_err(|e| e.to_string());
+                assert!(d.take_result().is_err(), "taken once");
+                tx.send((d.stream, d.index, r)).unwrap();
             }),
         );
     }

@@ -33,7 +33,7 @@
 //! frame, in the stream's order, as a [`Delivery`] (the stream, the frame's
 //! index, its result, its latency). The callback runs before the stream's
 //! next frame starts: keep it short, or take the outputs
-//! ([`Delivery::into_result`]) to a channel. It is dropped when its stream
+//! ([`Delivery::take_result`]) to a channel. It is dropped when its stream
 //! ends, so a channel it feeds closes once every stream is over.
 //!
 //! **Failures stay in their stream.** A node's error or panic fails that
@@ -116,17 +116,18 @@ impl<T, O> Delivery<'_, T, O> {
     }
 
     /// The outputs taken out (to send elsewhere), or why the frame failed;
-    /// the stream's next frame then allocates new outputs.
+    /// the stream's next frame then allocates new outputs. A second call
+    /// returns [`PipelineError::Internal`].
     ///
     /// # Errors
     /// The frame's error.
-    pub fn into_result(self) -> Result<O, PipelineError> {
-        self.result?;
-        self.outputs
-            .take()
-            .ok_or(PipelineError::Internal("a successful run left no outputs"))
+    pub fn take_result(&mut self) -> Result<O, PipelineError> {
+        std::mem::replace(&mut self.result, Err(MISSING_AGAIN))?;
+        self.outputs.take().ok_or(MISSING_AGAIN)
     }
 }
+
+const MISSING_AGAIN: PipelineError = PipelineError::Internal("the outputs were already taken");
 
 static MISSING: PipelineError = PipelineError::Internal("a successful run left no outputs");
 
