@@ -507,3 +507,67 @@ fn outputs_taken_to_a_channel_that_closes_when_every_stream_ends() {
         assert_eq!(pool.stats(*id).unwrap().end, Some(StreamEnd::Finished));
     }
 }
+
+fn halves(x: &i64) -> i64 {
+    // Two halves the pool may split between its workers, as a fused group's
+    // strips are.
+    let half = || {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        *x
+    };
+    let (a, b) = rayon::join(half, half);
+    a + b
+}
+
+cortex_graph! {
+    /// One node that splits its work with `rayon::join`.
+    pipeline Halves {
+        input x: i64;
+        node h = halves(x);
+        output h: i64;
+    }
+}
+
+#[test]
+fn a_frame_waiting_for_a_stolen_half_does_not_run_another_stream_inside() {
+    let pool = StreamPool::<Halves, i64>::new(2, |x| (x,)).unwrap();
+    let spans: Arc<Mutex<Vec<(usize, std::time::Instant, std::time::Instant)>>> = Arc::default();
+    // Live inputs pushed from this thread: each push of an idle stream
+    // spawns its task from outside the pool, where a worker waiting in
+    // `join` finds it first.
+    let inputs: Vec<_> = (0..4)
+        .map(|_| {
+            let spans = Arc::clone(&spans);
+            pool.add_live(
+                Halves::new(),
+                HalvesMode::Full,
+                LiveOptions::LATEST,
+                move |d| {
+                    assert_eq!(d.result().unwrap().h, d.frame * 2);
+                    let worker = d.worker.expect("frames run on the pool");
+                    spans.lock().unwrap().push((worker, d.started, d.finished));
+                },
+            )
+            .unwrap()
+        })
+        .collect();
+    for x in 0..300i64 {
+        for input in &inputs {
+            input.push(x).unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+    drop(inputs);
+    let stats = pool.wait_all();
+    assert!(stats.iter().all(|s| s.processed > 0));
+    // On one worker, no frame runs inside another frame's time.
+    let spans = spans.lock().unwrap();
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            if a.0 == b.0 {
+                let nested = (a.1 < b.1 && b.2 < a.2) || (b.1 < a.1 && a.2 < b.2);
+                assert!(!nested, "a frame ran nested in another on worker {}", a.0);
+            }
+        }
+    }
+}

@@ -53,7 +53,7 @@ mod worker;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -173,9 +173,11 @@ pub enum StreamsError {
 pub(crate) struct Shared<P: Pipeline, T> {
     pool: rayon::ThreadPool,
     inputs: InputsOf<P, T>,
-    /// Streams with a frame to run, in turn order; one spawned task per
-    /// entry.
+    /// Streams with a frame to run, in turn order; one spawned or
+    /// deferred task per entry.
     ready: Mutex<VecDeque<Arc<Stream<P, T>>>>,
+    /// Tasks that found their worker inside a frame (see `worker::run_one`).
+    deferred: AtomicUsize,
 }
 
 impl<P, T> Shared<P, T>
@@ -188,6 +190,11 @@ where
     /// that will run the head of the queue.
     pub(crate) fn make_ready(self: &Arc<Self>, stream: Arc<Stream<P, T>>) {
         lock(&self.ready).push_back(stream);
+        self.spawn_task();
+    }
+
+    /// Spawns a task that runs the head of the ready queue.
+    pub(crate) fn spawn_task(self: &Arc<Self>) {
         let me = Arc::clone(self);
         self.pool.spawn(move || worker::run_one(&me));
     }
@@ -318,6 +325,7 @@ where
                 pool,
                 inputs,
                 ready: Mutex::new(VecDeque::new()),
+                deferred: AtomicUsize::new(0),
             }),
             threads,
             streams: Mutex::new(BTreeMap::new()),

@@ -3,7 +3,9 @@
 //! hand the result to the stream's callback, and put the stream back at the
 //! end of the ready queue if it has more to do.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,9 +17,49 @@ use super::queue::{lock, Queued, Stream};
 use super::stats::StreamEnd;
 use super::{Delivery, Shared};
 
+thread_local! {
+    /// This worker is running a stream's frame (further down its stack).
+    static IN_FRAME: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Clears [`IN_FRAME`] on the way out, unwinding included.
+struct FrameGuard;
+
+impl Drop for FrameGuard {
+    fn drop(&mut self) {
+        IN_FRAME.with(|f| f.set(false));
+    }
+}
+
 /// Runs one frame of the stream at the head of the ready queue. One task is
 /// spawned per entry of the ready queue, so there always is one.
+///
+/// A worker waiting inside a frame for a strip another worker stole runs
+/// other pool jobs meanwhile (rayon's `join`); were one of them this task,
+/// a whole frame of another stream would run nested on top of the waiting
+/// one and hold it back by a frame's time. Such a task only counts itself
+/// as deferred; the worker's own frame, once finished, spawns the deferred
+/// tasks again.
 pub(crate) fn run_one<P, T>(shared: &Arc<Shared<P, T>>)
+where
+    P: Pipeline + Send + 'static,
+    P::Outputs: Send,
+    T: Send + 'static,
+{
+    if IN_FRAME.with(|f| f.replace(true)) {
+        shared.deferred.fetch_add(1, Ordering::AcqRel);
+        return;
+    }
+    let guard = FrameGuard;
+    run_frame(shared);
+    drop(guard);
+    for _ in 0..shared.deferred.swap(0, Ordering::AcqRel) {
+        shared.spawn_task();
+    }
+}
+
+/// [`run_one`]'s frame.
+fn run_frame<P, T>(shared: &Arc<Shared<P, T>>)
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
