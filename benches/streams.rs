@@ -11,7 +11,8 @@
 //!
 //! ```text
 //! cargo bench --bench streams
-//! CORTEX_STREAMS_Y4M=vtest.y4m BENCH_FRAMES=60 LIVE_FPS=30 cargo bench --bench streams
+//! CORTEX_STREAMS_Y4M=vtest.y4m BENCH_FRAMES=60 BENCH_ROUNDS=3 LIVE_FPS=30 LIVE_SECONDS=8 \\
+//!     cargo bench --bench streams
 //! ```
 
 use std::sync::Arc;
@@ -67,6 +68,38 @@ fn inputs(f: &Frame) -> (&RgbFrame,) {
     (f,)
 }
 
+/// CPU time of the whole process so far, in seconds (Linux: user and
+/// system time from `/proc/self/stat`, in ticks of 1/100 s, the x86 and
+/// arm64 kernels' USER_HZ), or 0.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // The fields after the command name, which ends at the last `)`: state
+    // is field 3, utime 14, stime 15.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// One variant's run: total frames/s, the per-stream spread, frames per
+/// CPU-second, the most threads added.
+#[derive(Clone, Copy, Default)]
+struct Row {
+    fps: f64,
+    spread: (f64, f64),
+    per_cpu: f64,
+    threads: usize,
+}
+
 /// Whether a pool's worker (named `cortex-streams-i`) is alive.
 fn pool_threads_alive() -> bool {
     std::fs::read_dir("/proc/self/task")
@@ -116,8 +149,9 @@ fn ms(d: Option<Duration>) -> f64 {
 }
 
 /// N file streams on the pool: (total frames/s, spread, threads).
-fn files_on_pool(frames: &[Frame], n: usize, threads: usize) -> (f64, (f64, f64), usize) {
+fn files_on_pool(frames: &[Frame], n: usize, threads: usize) -> Row {
     let before = threads_before();
+    let cpu = cpu_seconds();
     let pool = StreamPool::<L2, Frame>::new(threads, inputs).expect("a pool");
     let started = Instant::now();
     for _ in 0..n {
@@ -133,12 +167,18 @@ fn files_on_pool(frames: &[Frame], n: usize, threads: usize) -> (f64, (f64, f64)
         .iter()
         .all(|s| s.failed == 0 && s.processed == frames.len() as u64));
     let fps: Vec<f64> = stats.iter().map(|s| s.frames_per_second).collect();
-    (total as f64 / wall, spread(&fps), most - before)
+    Row {
+        fps: total as f64 / wall,
+        spread: spread(&fps),
+        per_cpu: total as f64 / (cpu_seconds() - cpu),
+        threads: most - before,
+    }
 }
 
 /// N file streams, one thread each: (total frames/s, spread, threads).
-fn files_thread_each(frames: &[Frame], n: usize) -> (f64, (f64, f64), usize) {
+fn files_thread_each(frames: &[Frame], n: usize) -> Row {
     let before = threads_before();
+    let cpu = cpu_seconds();
     let started = Instant::now();
     let (fps, most) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
@@ -167,7 +207,12 @@ fn files_thread_each(frames: &[Frame], n: usize) -> (f64, (f64, f64), usize) {
     });
     let wall = started.elapsed().as_secs_f64();
     let total = (frames.len() * n) as f64 / wall;
-    (total, spread(&fps), most - before)
+    Row {
+        fps: total,
+        spread: spread(&fps),
+        per_cpu: (frames.len() * n) as f64 / (cpu_seconds() - cpu),
+        threads: most - before,
+    }
 }
 
 /// N live keep-latest streams fed at `rate` frames/s each by one producer
@@ -224,7 +269,8 @@ fn s_done(pool: &StreamPool<L2, Frame>, n: usize, ticks: u64) -> bool {
 fn main() {
     let per_stream = env("BENCH_FRAMES", 60);
     let rate = env("LIVE_FPS", 30);
-    let seconds = env("LIVE_SECONDS", 5);
+    let seconds = env("LIVE_SECONDS", 8);
+    let rounds = env("BENCH_ROUNDS", 3);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (frames, what) = content(per_stream);
     // The global rayon pool (which a frame run from a thread of its own
@@ -239,19 +285,46 @@ fn main() {
         threads_now()
     );
     println!();
-    println!("file streams (block): total frames/s, per-stream frames/s spread around the mean, most threads seen");
     println!(
-        "{:>3} | {:>9} {:>17} {:>7} | {:>9} {:>17} {:>7}",
-        "N", "pool f/s", "spread %", "threads", "1 thr/str", "spread %", "threads"
+        "file streams (block), best of {rounds} interleaved rounds: total frames/s, per-stream frames/s spread around the mean, most threads added"
+    );
+    println!(
+        "{:>3} | {:>9} {:>17} {:>8} {:>7} | {:>9} {:>17} {:>8} {:>7}",
+        "N",
+        "pool f/s",
+        "spread %",
+        "f/CPU-s",
+        "threads",
+        "1 thr/str",
+        "spread %",
+        "f/CPU-s",
+        "threads"
     );
     for n in [1usize, 2, 4, 8, 16] {
-        let (fps, (lo, hi), th) = files_on_pool(&frames, n, threads);
-        let (bfps, (blo, bhi), bth) = files_thread_each(&frames, n);
-        println!(
-            "{n:>3} | {fps:>9.1} {:>17} {th:>7} | {bfps:>9.1} {:>17} {bth:>7}",
-            format!("{lo:+.1} .. {hi:+.1}"),
-            format!("{blo:+.1} .. {bhi:+.1}")
-        );
+        // Interleaved rounds, the best total of each variant kept: load
+        // from other processes only ever lowers a round.
+        let mut pool = Row::default();
+        let mut each = Row::default();
+        for _ in 0..rounds {
+            let p = files_on_pool(&frames, n, threads);
+            if p.fps > pool.fps {
+                pool = p;
+            }
+            let e = files_thread_each(&frames, n);
+            if e.fps > each.fps {
+                each = e;
+            }
+        }
+        let cell = |r: &Row| {
+            format!(
+                "{:>9.1} {:>17} {:>8.1} {:>7}",
+                r.fps,
+                format!("{:+.1} .. {:+.1}", r.spread.0, r.spread.1),
+                r.per_cpu,
+                r.threads
+            )
+        };
+        println!("{n:>3} | {} | {}", cell(&pool), cell(&each));
     }
     println!();
     println!(
