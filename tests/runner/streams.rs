@@ -200,3 +200,39 @@ fn what_a_session_cannot_honour_is_a_usage_error() {
         assert_eq!(out.stdout, "");
     }
 }
+
+#[test]
+fn the_table_gets_a_stream_column_and_frames_count_per_stream() {
+    let dir = temp_dir("streams-table");
+    let a = y4m_file(&dir, "a.y4m", 0, 12);
+    let b = y4m_file(&dir, "b.y4m", 3, 12);
+    let out = run(
+        l2::app(),
+        &["run", "--frames", "5", "-i", &a, "-i", &b],
+        vec![],
+    );
+    let table = out.ok();
+    let mut lines = table.lines();
+    let header = lines.next().unwrap();
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(columns[..3], ["stream", "frame", "time"], "{header}");
+    let rows: Vec<(String, String)> = lines
+        .map(|l| {
+            let mut cells = l.split_whitespace();
+            (cells.next().unwrap().into(), cells.next().unwrap().into())
+        })
+        .collect();
+    for k in ["0", "1"] {
+        let frames: Vec<&str> = rows
+            .iter()
+            .filter(|(s, _)| s == k)
+            .map(|(_, f)| f.as_str())
+            .collect();
+        assert_eq!(
+            frames,
+            ["0", "1", "2", "3", "4"],
+            "stream {k}: --frames 5 each"
+        );
+    }
+    assert_eq!(rows.len(), 10);
+}
