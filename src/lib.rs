@@ -38,6 +38,7 @@
 //! | [`cortex_graph!`], [`prelude`] | `cortex-macros` | the DSL: a pipeline declared, checked, planned per mode, generated; what a program names |
 //! | [`Pipeline`], [`ParallelPipeline`], [`PipelineError`], [`Weights`] | `cortex-core` | the traits every generated pipeline implements, its errors, weight tables |
 //! | [`stream`] | `cortex-core` | pipelined frames with flow control: [`StreamOptions`], [`Overflow`], [`StreamReport`] |
+//! | [`streams`] | `cortex-core` | many streams, each its own pipeline, on one fixed worker pool: [`StreamPool`], [`LiveInput`], [`StreamStats`] |
 //! | [`Profiler`], [`tools`] ([`viz`], [`export`]) | `cortex-core` | per-node times; the listing and DCE diff, DOT and Mermaid |
 //! | [`spec`], [`check`], [`ir`], [`plan`], [`dce`], [`memory`], [`schedule`], [`passes`] | `cortex-core` | graphs built in code and validated with the macro's rules; the IR, plans and the passes behind them |
 //! | [`strip`], [`passes::fusion`] | `cortex-core` | strip kernels and the executor of fused groups; which nodes of a plan form groups |

@@ -30,7 +30,9 @@ pub mod tools;
 pub use model::{access, ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag, memory, rates, schedule};
 #[cfg(feature = "runtime")]
-pub use runtime::{error, heap, hold, observe, pipeline, plan_cache, profile, stream, strip};
+pub use runtime::{
+    error, heap, hold, observe, pipeline, plan_cache, profile, stream, streams, strip,
+};
 pub use tools::{export, viz};
 
 /// Support for generated code; not public API.
@@ -57,4 +59,5 @@ pub use {
     stream::{
         feed, Arrival, FeedReport, FrameQueue, Overflow, StreamError, StreamOptions, StreamReport,
     },
+    streams::{LiveInput, LiveOptions, StreamId, StreamPool, StreamStats, StreamsError},
 };

@@ -1,10 +1,17 @@
 //! N independent streams in one process, one `cortexroi` (one L2 instance)
 //! per stream, and the element's own overhead against `L2::run` alone on
-//! the same frames. Prints the tables of the README's GStreamer section.
+//! the same frames. Prints the tables of the GStreamer guide's scale
+//! section. Every stream gets the same `videotestsrc` pattern (`--pattern`,
+//! default `ball`), so N streams cost N times one stream: patterns differ
+//! widely in cost for L2 (`snow` noise makes MSER far slower), and mixing
+//! them would measure the patterns, not the scaling. `--raw FILE` feeds
+//! every stream the frames of a file of packed RGB frames of `--size`
+//! instead (real content; `--frames` is then the file's frame count).
 //!
 //! ```sh
 //! cargo run --release --example gst_scale --features gstreamer -- \
-//!     [--frames 60] [--streams 1,2,4,8] [--size 640x480] [--mode BALANCED]
+//!     [--frames 60] [--streams 1,2,4,8] [--size 640x480] [--mode BALANCED] \
+//!     [--pattern ball | --raw frames.rgb]
 //! ```
 
 use std::process::ExitCode;
@@ -15,23 +22,15 @@ use cortex_vision::l2::{L2Mode, L2};
 use cortex_vision::ops::RgbFrame;
 use gst::prelude::*;
 
-const PATTERNS: &[&str] = &[
-    "ball",
-    "smpte",
-    "snow",
-    "circular",
-    "pinwheel",
-    "zone-plate",
-    "spokes",
-    "gamut",
-];
-
 struct Args {
     frames: usize,
     streams: Vec<usize>,
     width: usize,
     height: usize,
     mode: L2Mode,
+    pattern: String,
+    /// Packed RGB frames every stream reads instead of `videotestsrc`.
+    raw: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -41,6 +40,8 @@ fn parse_args() -> Result<Args, String> {
         width: 640,
         height: 480,
         mode: L2Mode::Balanced,
+        pattern: "ball".into(),
+        raw: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -58,9 +59,17 @@ fn parse_args() -> Result<Args, String> {
                 a.width = w.parse().map_err(|_| format!("bad --size {v}"))?;
                 a.height = h.parse().map_err(|_| format!("bad --size {v}"))?;
             }
+            "--pattern" => a.pattern = v,
+            "--raw" => a.raw = Some(v),
             "--mode" => a.mode = L2Mode::from_name(&v).ok_or_else(|| format!("bad --mode {v}"))?,
             _ => return Err(format!("unknown option {flag}")),
         }
+    }
+    if let Some(raw) = &a.raw {
+        let bytes = std::fs::metadata(raw)
+            .map_err(|e| format!("--raw {raw}: {e}"))?
+            .len();
+        a.frames = usize::try_from(bytes).unwrap_or(0) / (a.width * a.height * 3);
     }
     if a.frames == 0 || a.streams.contains(&0) {
         return Err("--frames and --streams must be > 0".into());
@@ -72,14 +81,17 @@ fn parse_args() -> Result<Args, String> {
 fn launch_line(a: &Args, streams: usize, element: &str) -> String {
     (0..streams)
         .map(|i| {
-            format!(
-                "videotestsrc num-buffers={} pattern={} ! video/x-raw,format=RGB,width={},height={} \
-                 ! {element} ! fakesink sync=false name=sink{i}",
-                a.frames,
-                PATTERNS[i % PATTERNS.len()],
-                a.width,
-                a.height
-            )
+            let source = match &a.raw {
+                Some(raw) => format!(
+                    "filesrc location={raw} ! rawvideoparse format=rgb width={} height={} framerate=30/1",
+                    a.width, a.height
+                ),
+                None => format!(
+                    "videotestsrc num-buffers={} pattern={} ! video/x-raw,format=RGB,width={},height={}",
+                    a.frames, a.pattern, a.width, a.height
+                ),
+            };
+            format!("{source} ! {element} ! fakesink sync=false name=sink{i}")
         })
         .collect::<Vec<_>>()
         .join("  ")
@@ -120,7 +132,7 @@ fn play_pipeline(p: &gst::Pipeline) -> Result<Duration, String> {
     result
 }
 
-/// The frames one stream sends (pattern `ball`), captured at the sink.
+/// The frames one stream sends (the `--pattern`), captured at the sink.
 fn capture(a: &Args) -> Result<Vec<RgbFrame>, String> {
     let line = launch_line(a, 1, "identity");
     let p = gst::parse::launch(&line)
@@ -168,11 +180,14 @@ fn run() -> Result<(), String> {
     gstcortex::register(None).map_err(|e| e.to_string())?;
     let element = format!("cortexroi mode={}", a.mode.name());
     println!(
-        "cortexroi {} {}x{}, {} frames per stream, {} cores",
+        "cortexroi {} {}x{}, {} frames per stream ({}), {} cores",
         a.mode.name(),
         a.width,
         a.height,
         a.frames,
+        a.raw
+            .as_deref()
+            .map_or_else(|| format!("pattern {}", a.pattern), |r| format!("file {r}")),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!();

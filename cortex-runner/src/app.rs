@@ -94,6 +94,8 @@ pub(crate) type StreamRunFn<P> = Box<
 pub(crate) struct ParallelFns<P: Pipeline> {
     pub(crate) run: ParallelRunFn<P>,
     pub(crate) stream: StreamRunFn<P>,
+    /// Several inputs on one pool (pipelines whose one input is the frame).
+    pub(crate) session: Option<crate::streams::SessionFn<P>>,
 }
 
 /// A pipeline's command-line program.

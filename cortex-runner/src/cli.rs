@@ -38,9 +38,11 @@ pub(crate) struct Common {
     pub(crate) frames: Option<u64>,
     /// Frames from: a .y4m file, `-` (Y4M on stdin), a directory or glob of
     /// PNG/JPEG files, an image, or (feature opencv) a video file or
-    /// `camera:N`. Default: the built-in synthetic clip.
-    #[arg(long, short, global = true, value_name = "INPUT")]
-    pub(crate) input: Option<String>,
+    /// `camera:N`. Default: the built-in synthetic clip. Repeat it to run
+    /// several inputs at once (`run` only), each a stream with its own
+    /// pipeline on one worker pool; results carry their stream.
+    #[arg(long, short, global = true, value_name = "INPUT", action = clap::ArgAction::Append)]
+    pub(crate) input: Vec<String>,
     /// Size of the synthetic clip, WIDTHxHEIGHT.
     #[arg(long, global = true, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub(crate) size: (usize, usize),
@@ -67,6 +69,10 @@ pub(crate) struct Common {
     /// plan, for comparing results and time.
     #[arg(long, global = true, help_heading = "Engine")]
     pub(crate) no_rates: bool,
+    /// Several inputs: worker threads all streams share, 1 to 256
+    /// [default: one per core]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256), help_heading = "Engine")]
+    pub(crate) threads: Option<u64>,
     /// Pipelined: frames being processed at once, 1 to 64 [default: 2]
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Engine")]
     pub(crate) in_flight: Option<u64>,

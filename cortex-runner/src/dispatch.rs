@@ -72,6 +72,7 @@ impl<P: Pipeline + 'static> App<P> {
         };
         self.check_engine(&cli)?;
         self.check_dump(&cli)?;
+        self.check_streams(&cli)?;
         if let Some(Command::Run(args)) = &cli.command {
             crate::encode::check_args(args, self.regions.is_some(), &self.name)?;
         }
@@ -117,6 +118,9 @@ impl<P: Pipeline + 'static> App<P> {
         } else {
             Sink::Table(record::Table::default(), false)
         };
+        if common.input.len() > 1 {
+            return self.run_streams(common, selection, sink, args, io);
+        }
         let (obs, summary) = self.run_frames(
             common,
             selection,

@@ -67,6 +67,10 @@ pub enum RunnerError {
     /// `--encode` failed (the output, the encoder).
     #[error("--encode: {0}")]
     Encode(String),
+    /// Several inputs ran, and some stream failed: frames, or its input
+    /// (the other streams ran to their end).
+    #[error("{0}")]
+    Streams(String),
     /// The pipelined engine could not run the stream.
     #[error("--engine pipelined: {0}")]
     Stream(#[from] StreamError),

@@ -59,6 +59,7 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
                 dropped_before: 0,
                 node_ms: Some(self.obs.node_ms_json()),
                 held: crate::sink::held_json(&*self.pipeline),
+                stream: None,
             };
             out.frame(&shown, outputs)?;
             *done += 1;

@@ -39,6 +39,7 @@ mod record;
 mod run;
 mod sink;
 pub mod sources;
+mod streams;
 mod trace;
 
 pub use app::{AdapterError, App, FrameAdapter, FrameOnly, Io};

@@ -18,16 +18,21 @@ use crate::error::RunnerError;
 use crate::frames::run_parallel_slot;
 use crate::sink::{FrameOut, Shown};
 use crate::sources::{Frame, FrameSource, SourceError};
+use crate::streams::SessionFn;
 
 impl<P: Pipeline + 'static> App<P> {
     /// Lets `--engine parallel|pipelined` run this pipeline (declared
     /// `#[parallel]`, with the frame as its one input). The parallel engine
     /// builds a frame's inputs with the program's adapter; the pipelined one
     /// moves the frame's image into the stream and hands it back with the
-    /// results (`--dump` still sees it).
+    /// results (`--dump` still sees it). Several `--input`s then run at
+    /// once, each its own stream on one shared worker pool.
     pub fn parallel(self) -> Self
     where
-        P: ParallelPipeline<OwnedInputs = (RgbFrame,)>,
+        P: ParallelPipeline<OwnedInputs = (RgbFrame,)>
+            + for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)>
+            + Send,
+        P::Outputs: Send,
     {
         let split = |mut frame: Frame| -> Result<((RgbFrame,), Frame), AdapterError> {
             // An empty image allocates nothing; the real one comes back
@@ -36,7 +41,10 @@ impl<P: Pipeline + 'static> App<P> {
             Ok(((image,), frame))
         };
         let join = |(image,): (RgbFrame,), frame: &mut Frame| frame.image = image;
-        self.with_engines(stream_fn::<P, _, _>(split, join))
+        self.with_engines(
+            stream_fn::<P, _, _>(split, join),
+            Some(crate::streams::session::<P>),
+        )
     }
 
     /// [`App::parallel`] for a `#[parallel]` pipeline whose inputs are not
@@ -52,16 +60,17 @@ impl<P: Pipeline + 'static> App<P> {
         P: ParallelPipeline,
     {
         let split = move |frame: Frame| Ok((owned(&frame)?, frame));
-        self.with_engines(stream_fn::<P, _, _>(split, |_, _| {}))
+        self.with_engines(stream_fn::<P, _, _>(split, |_, _| {}), None)
     }
 
-    fn with_engines(mut self, stream: StreamRunFn<P>) -> Self
+    fn with_engines(mut self, stream: StreamRunFn<P>, session: Option<SessionFn<P>>) -> Self
     where
         P: ParallelPipeline,
     {
         self.parallel = Some(ParallelFns {
             run: run_parallel_slot::<P>,
             stream,
+            session,
         });
         self
     }
@@ -223,6 +232,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
                 dropped_before,
                 node_ms: None,
                 held: crate::sink::held_names(P::ir(), held),
+                stream: None,
             };
             let done = match &result {
                 Ok(outputs) => out.frame(&shown, outputs),

@@ -39,7 +39,8 @@ impl<P: Pipeline + 'static> App<P> {
         let mut encoder = crate::encode::Encoder::open(args)?;
         // The synthetic clip plays as many frames as asked, past its
         // scripted events if need be.
-        let mut source: Box<dyn FrameSource + Send> = match common.input.as_deref() {
+        let mut source: Box<dyn FrameSource + Send> = match common.input.first().map(String::as_str)
+        {
             None => Box::new(sources::synthetic(common.size, limit)?),
             input => sources::open(input, common.size, stdin)?,
         };

@@ -58,8 +58,10 @@ pub(crate) struct Shown<'f> {
     /// Per-node times (not on the pipelined engine).
     pub(crate) node_ms: Option<Value>,
     /// For a pipeline with rated nodes: the nodes whose values this frame
-    /// read from an earlier frame (not on the pipelined engine).
+    /// read from an earlier frame.
     pub(crate) held: Option<Value>,
+    /// The frame's stream when several inputs run at once.
+    pub(crate) stream: Option<u32>,
 }
 
 /// The rated nodes whose held values the pipeline's last frame read, as
@@ -127,12 +129,17 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
                 }
                 let mut names = vec!["frame", "time"];
                 names.extend(rec.fields().map(|(k, _)| k));
-                let mut cells = vec![
+                let mut cells = Vec::new();
+                if let Some(stream) = shown.stream {
+                    names.insert(0, "stream");
+                    cells.push(stream.to_string());
+                }
+                cells.extend([
                     frame.index.to_string(),
                     frame
                         .timestamp
                         .map_or_else(|| "-".into(), |t| format!("{t:.3}")),
-                ];
+                ]);
                 cells.extend(rec.fields().map(|(_, v)| record::cell(v)));
                 if !*started {
                     lines.push_str(&table.header(&cells, &names));
@@ -144,6 +151,9 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
             }
             Sink::Json => {
                 let mut m = Map::new();
+                if let Some(stream) = shown.stream {
+                    m.insert("stream".into(), json!(stream));
+                }
                 m.insert("frame".into(), json!(frame.index));
                 m.insert("timestamp".into(), json!(frame.timestamp));
                 m.insert("width".into(), json!(size.0));

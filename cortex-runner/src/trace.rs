@@ -54,6 +54,17 @@ impl TraceLog {
         }
     }
 
+    /// Names track `tid` `name` (instead of its default name), e.g. a
+    /// stream's track.
+    pub fn thread_name(&mut self, tid: u64, name: &str) {
+        if self.named.insert(tid) {
+            self.events.push(json!({
+                "name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
+                "args": { "name": name }
+            }));
+        }
+    }
+
     /// Records a slice `name` of category `cat` from `start` to `end` on
     /// the calling thread's track.
     pub fn slice(&mut self, name: &str, cat: &str, start: Instant, end: Instant, frame: u64) {

@@ -17,4 +17,5 @@ mod planned_memory;
 mod random_graphs;
 mod rates;
 mod run_plan_validation;
+mod streams;
 mod text_roi_graph;

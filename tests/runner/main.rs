@@ -33,3 +33,4 @@ mod support;
 mod cli;
 mod engine;
 mod examples;
+mod streams;

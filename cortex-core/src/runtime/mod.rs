@@ -2,8 +2,8 @@
 //! pipeline implements, errors of a frame ([`error`]), the per-node observer
 //! hook ([`observe`]) and the profiler built on it ([`profile`]); flow
 //! control between a frame source and a pipeline ([`stream`]) and the
-//! pipelined loop built on it ([`pipelined`]); the heap size of planned
-//! buffers ([`heap`]).
+//! pipelined loop built on it ([`pipelined`]); many streams on one worker
+//! pool ([`streams`]); the heap size of planned buffers ([`heap`]).
 
 pub mod error;
 pub(crate) mod generated;
@@ -15,4 +15,5 @@ pub mod pipelined;
 pub mod plan_cache;
 pub mod profile;
 pub mod stream;
+pub mod streams;
 pub mod strip;

@@ -1,0 +1,545 @@
+//! Many streams on one fixed pool of threads: each stream (a camera, a
+//! file) has its own pipeline instance and state, and every frame of every
+//! stream runs on one rayon pool of a size chosen once (default: the
+//! cores), so the threads used are the pool's plus the callers' — not one
+//! or more per stream.
+//!
+//! **Frames in.** A *pull* stream ([`StreamPool::add_source`]) reads its
+//! next frame from an iterator on the pool, when its turn comes: a file is
+//! read no faster than it is processed (the block policy, with no thread
+//! and no queue of its own). A *live* stream ([`StreamPool::add_live`])
+//! gets frames pushed from the producer's own thread (a capture callback)
+//! through a [`LiveInput`] into a bounded queue whose [`Overflow`] policy
+//! says what a full queue does: wait, drop the oldest, or keep only the
+//! latest frame (a camera faster than the box: the newest frame is the one
+//! worth running, and the latency stays bounded).
+//!
+//! **Scheduling: round robin over the streams with a frame ready, one frame
+//! in flight per stream.** A stream's frames depend on each other through
+//! its state, so they run one at a time, in order; different streams are
+//! independent, so the pool runs as many streams at once as it has
+//! workers. A stream with a frame ready joins the back of one ready queue,
+//! and a worker that finishes a stream's frame puts it back at the back if
+//! it has another. Between two frames of a stream that stays ready, each
+//! other ready stream therefore runs at most one frame: no stream starves,
+//! a costly stream takes more time but not more turns, and on a 1-thread
+//! pool two always-ready streams alternate exactly. Deadline or
+//! oldest-frame-first orders were not chosen: with keep-latest inputs the
+//! waiting frame of each stream is already its newest, and equal turns are
+//! what "fair" means to N identical cameras; a per-frame deadline would
+//! need a cost model the runtime does not have.
+//!
+//! **Results** reach the stream's callback on the pool worker that ran the
+//! frame, in the stream's order, as a [`Delivery`] (the stream, the frame's
+//! index, its result, its latency). The callback runs before the stream's
+//! next frame starts: keep it short, or take the outputs
+//! ([`Delivery::take_result`]) to a channel. It is dropped when its stream
+//! ends, so a channel it feeds closes once every stream is over.
+//!
+//! **Failures stay in their stream.** A node's error or panic fails that
+//! frame alone (the state stays that of the last good frame, as in every
+//! run); a source that ends, fails or panics ends its stream alone; a
+//! panicking callback ends its stream. [`StreamPool::remove`] stops a
+//! stream while the others run, and streams can be added at any time.
+//!
+//! Fused strip groups inside a frame split with `rayon::join`, which stays
+//! on the pool running the frame: a frame uses idle workers when there are
+//! fewer ready streams than workers, and none beyond the pool.
+
+mod latency;
+mod queue;
+mod stats;
+mod worker;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::runtime::error::PipelineError;
+use crate::runtime::pipeline::Pipeline;
+use crate::runtime::stream::Overflow;
+
+use queue::{lock, Pushed, State, Stream, Work};
+pub use stats::{StreamEnd, StreamStats};
+
+/// Borrows a pipeline's inputs from an owned frame: `|f| (f,)` for a
+/// pipeline of one input, for instance.
+pub type InputsOf<P, T> = for<'a> fn(&'a T) -> <P as Pipeline>::Inputs<'a>;
+
+/// A stream's number in its pool, from 0 in the order streams were added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId(pub u32);
+
+impl fmt::Display for StreamId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "stream {}", self.0)
+    }
+}
+
+/// One frame's result, handed to its stream's callback.
+#[derive(Debug)]
+pub struct Delivery<'a, T, O> {
+    /// The stream.
+    pub stream: StreamId,
+    /// Position in the stream, counting dropped frames (0-based).
+    pub index: u64,
+    /// Frames the overflow policy dropped since the previous delivered one.
+    pub dropped_before: u64,
+    /// The frame, handed back.
+    pub frame: T,
+    /// From the frame's arrival (pull or push) to its result.
+    pub latency: Duration,
+    /// When the pipeline started on it.
+    pub started: Instant,
+    /// When the pipeline finished it.
+    pub finished: Instant,
+    /// The pool worker that ran it.
+    pub worker: Option<usize>,
+    /// Which held values the frame read: bit `i` set when hold `i` of the
+    /// pipeline (`Pipeline::holds`) was read instead of computed. 0 for a
+    /// failed frame and for a pipeline without rates.
+    pub held: u64,
+    pub(crate) result: Result<(), PipelineError>,
+    /// The stream's outputs slot, filled when `result` is `Ok`.
+    pub(crate) outputs: &'a mut Option<O>,
+}
+
+impl<T, O> Delivery<'_, T, O> {
+    /// The outputs, or why the frame failed. The stream's next frame runs
+    /// into the same outputs, reusing their memory.
+    ///
+    /// # Errors
+    /// The frame's error.
+    pub fn result(&self) -> Result<&O, &PipelineError> {
+        match &self.result {
+            Ok(()) => self.outputs.as_ref().ok_or(&MISSING),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The outputs taken out (to send elsewhere), or why the frame failed;
+    /// the stream's next frame then allocates new outputs. A second call
+    /// returns [`PipelineError::Internal`].
+    ///
+    /// # Errors
+    /// The frame's error.
+    pub fn take_result(&mut self) -> Result<O, PipelineError> {
+        std::mem::replace(&mut self.result, Err(MISSING_AGAIN))?;
+        self.outputs.take().ok_or(MISSING_AGAIN)
+    }
+}
+
+const MISSING_AGAIN: PipelineError = PipelineError::Internal("the outputs were already taken");
+
+static MISSING: PipelineError = PipelineError::Internal("a successful run left no outputs");
+
+/// How a live stream queues pushed frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveOptions {
+    /// Frames waiting for their turn (≥ 1).
+    pub queue: usize,
+    /// What a push into a full queue does.
+    pub overflow: Overflow,
+}
+
+impl LiveOptions {
+    /// A live camera: one waiting frame, replaced by each newer one.
+    pub const LATEST: LiveOptions = LiveOptions {
+        queue: 1,
+        overflow: Overflow::KeepLatest,
+    };
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        Self::LATEST
+    }
+}
+
+/// Why a pool or a stream could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamsError {
+    /// [`LiveOptions::queue`] is 0: no frame could ever wait.
+    #[error("queue must be at least 1")]
+    ZeroQueue,
+    /// The worker threads could not be started (the system's message).
+    #[error("cannot start the worker pool: {0}")]
+    Pool(String),
+    /// No stream of this number was ever added to the pool.
+    #[error("no {0} in this pool")]
+    UnknownStream(StreamId),
+}
+
+/// What the pool's handle, the live inputs and the running tasks share.
+pub(crate) struct Shared<P: Pipeline, T> {
+    pool: rayon::ThreadPool,
+    inputs: InputsOf<P, T>,
+    /// Streams with a frame to run, in turn order; one spawned or
+    /// deferred task per entry.
+    ready: Mutex<VecDeque<Arc<Stream<P, T>>>>,
+    /// Tasks that found their worker inside a frame (see `worker::run_one`).
+    deferred: AtomicUsize,
+}
+
+impl<P, T> Shared<P, T>
+where
+    P: Pipeline + Send + 'static,
+    P::Outputs: Send,
+    T: Send + 'static,
+{
+    /// Puts `stream` at the back of the ready queue and spawns the task
+    /// that will run the head of the queue.
+    pub(crate) fn make_ready(self: &Arc<Self>, stream: Arc<Stream<P, T>>) {
+        lock(&self.ready).push_back(stream);
+        self.spawn_task();
+    }
+
+    /// Spawns a task that runs the head of the ready queue.
+    pub(crate) fn spawn_task(self: &Arc<Self>) {
+        let me = Arc::clone(self);
+        self.pool.spawn(move || worker::run_one(&me));
+    }
+}
+
+/// N streams, each with its own pipeline, on one worker pool (see the
+/// [module docs](self)). `T` is the owned frame a stream carries.
+///
+/// Dropping the pool removes the streams still running and waits for their
+/// frames in flight.
+pub struct StreamPool<P: Pipeline, T> {
+    shared: Arc<Shared<P, T>>,
+    threads: usize,
+    streams: Mutex<BTreeMap<StreamId, Arc<Stream<P, T>>>>,
+    next_id: AtomicU32,
+}
+
+impl<P: Pipeline, T> fmt::Debug for StreamPool<P, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamPool")
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The push side of a live stream (see [`StreamPool::add_live`]). Dropping
+/// it closes the stream: the frames already pushed still run.
+pub struct LiveInput<P, T>
+where
+    P: Pipeline + Send + 'static,
+    P::Outputs: Send,
+    T: Send + 'static,
+{
+    shared: Arc<Shared<P, T>>,
+    stream: Arc<Stream<P, T>>,
+}
+
+impl<P, T> fmt::Debug for LiveInput<P, T>
+where
+    P: Pipeline + Send + 'static,
+    P::Outputs: Send,
+    T: Send + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LiveInput")
+            .field("stream", &self.stream.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P, T> LiveInput<P, T>
+where
+    P: Pipeline + Send + 'static,
+    P::Outputs: Send,
+    T: Send + 'static,
+{
+    /// The stream this input feeds.
+    pub fn stream(&self) -> StreamId {
+        self.stream.id
+    }
+
+    /// Queues `frame` under the stream's overflow policy (with
+    /// [`Overflow::Block`], waits for room).
+    ///
+    /// # Errors
+    /// The frame back when the stream has ended (removed, or its callback
+    /// panicked); it is counted as discarded.
+    pub fn push(&self, frame: T) -> Result<(), T> {
+        match self.stream.push(frame) {
+            Pushed::Queued(true) => {
+                self.shared.make_ready(Arc::clone(&self.stream));
+                Ok(())
+            }
+            Pushed::Queued(false) => Ok(()),
+            Pushed::Refused(frame) => Err(frame),
+        }
+    }
+
+    /// No more frames: the stream ends once those pushed have run.
+    pub fn close(self) {}
+}
+
+impl<P, T> Drop for LiveInput<P, T>
+where
+    P: Pipeline + Send + 'static,
+    P::Outputs: Send,
+    T: Send + 'static,
+{
+    fn drop(&mut self) {
+        let mut s = lock(&self.stream.state);
+        s.open = false;
+        let idle = !s.scheduled && s.items.is_empty();
+        if idle {
+            s.end_with(StreamEnd::Finished);
+        }
+        drop(s);
+        self.stream.changed.notify_all();
+        if idle {
+            self.stream.release();
+        }
+    }
+}
+
+impl<P, T> StreamPool<P, T>
+where
+    P: Pipeline + Send + 'static,
+    P::Outputs: Send,
+    T: Send + 'static,
+{
+    /// A pool of `threads` workers (0: one per core), whose streams borrow
+    /// their pipeline's inputs from a frame with `inputs`.
+    ///
+    /// # Errors
+    /// [`StreamsError::Pool`] if the threads cannot be started.
+    pub fn new(threads: usize, inputs: InputsOf<P, T>) -> Result<Self, StreamsError> {
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            threads
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("cortex-streams-{i}"))
+            .build()
+            .map_err(|e| StreamsError::Pool(e.to_string()))?;
+        Ok(StreamPool {
+            shared: Arc::new(Shared {
+                pool,
+                inputs,
+                ready: Mutex::new(VecDeque::new()),
+                deferred: AtomicUsize::new(0),
+            }),
+            threads,
+            streams: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU32::new(0),
+        })
+    }
+
+    /// The number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    fn add(
+        &self,
+        pipeline: P,
+        mode: P::Mode,
+        source: Option<queue::Source<T>>,
+        capacity: usize,
+        overflow: Overflow,
+        on_result: queue::OnResult<T, P::Outputs>,
+    ) -> Arc<Stream<P, T>> {
+        let id = StreamId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let pull = source.is_some();
+        let stream = Arc::new(Stream {
+            id,
+            capacity,
+            overflow,
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                scheduled: pull,
+                open: true,
+                pull,
+                end: None,
+                next_index: 0,
+                last_index: None,
+                counters: Default::default(),
+            }),
+            changed: Condvar::new(),
+            work: Mutex::new(Work {
+                pipeline,
+                mode,
+                outputs: None,
+                source,
+                on_result: Some(on_result),
+            }),
+        });
+        lock(&self.streams).insert(id, Arc::clone(&stream));
+        stream
+    }
+
+    /// Adds a stream that pulls its frames from `source` on the pool, one
+    /// when its turn comes (a file: nothing is dropped, and reading keeps
+    /// pace with processing). An `Err` item ends the stream with
+    /// [`StreamEnd::SourceFailed`]. `on_result` gets each frame's result in
+    /// order, on the worker that ran it.
+    ///
+    /// The source should not block waiting for frames (it would hold a
+    /// worker): a live capture pushes through [`StreamPool::add_live`].
+    pub fn add_source<I, E>(
+        &self,
+        pipeline: P,
+        mode: P::Mode,
+        source: I,
+        on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
+    ) -> StreamId
+    where
+        I: IntoIterator<Item = Result<T, E>>,
+        I::IntoIter: Send + 'static,
+        E: fmt::Display,
+    {
+        let source: queue::Source<T> = Box::new(
+            source
+                .into_iter()
+                .map(|item| item.map_err(|e| e.to_string())),
+        );
+        let stream = self.add(
+            pipeline,
+            mode,
+            Some(source),
+            1,
+            Overflow::Block,
+            Box::new(on_result),
+        );
+        let id = stream.id;
+        self.shared.make_ready(stream);
+        id
+    }
+
+    /// Adds a live stream: frames are pushed through the returned
+    /// [`LiveInput`] (from any thread) into a queue of `options.queue`
+    /// frames under `options.overflow`. The stream ends when the input is
+    /// dropped or closed and its queue has run.
+    ///
+    /// # Errors
+    /// [`StreamsError::ZeroQueue`].
+    pub fn add_live(
+        &self,
+        pipeline: P,
+        mode: P::Mode,
+        options: LiveOptions,
+        on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
+    ) -> Result<LiveInput<P, T>, StreamsError> {
+        if options.queue == 0 {
+            return Err(StreamsError::ZeroQueue);
+        }
+        let stream = self.add(
+            pipeline,
+            mode,
+            None,
+            options.queue,
+            options.overflow,
+            Box::new(on_result),
+        );
+        Ok(LiveInput {
+            shared: Arc::clone(&self.shared),
+            stream,
+        })
+    }
+
+    fn stream(&self, id: StreamId) -> Result<Arc<Stream<P, T>>, StreamsError> {
+        lock(&self.streams)
+            .get(&id)
+            .cloned()
+            .ok_or(StreamsError::UnknownStream(id))
+    }
+
+    /// Stops stream `id` while the others run: its waiting frames are
+    /// discarded, its source is not read again, and a frame in flight
+    /// finishes (its result is delivered). Removing an ended stream changes
+    /// nothing.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStream`].
+    pub fn remove(&self, id: StreamId) -> Result<(), StreamsError> {
+        let stream = self.stream(id)?;
+        let mut s = lock(&stream.state);
+        s.end_with(StreamEnd::Removed);
+        let idle = !s.scheduled;
+        drop(s);
+        stream.changed.notify_all();
+        if idle {
+            stream.release();
+        }
+        Ok(())
+    }
+
+    /// Stream `id`'s statistics so far.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStream`].
+    pub fn stats(&self, id: StreamId) -> Result<StreamStats, StreamsError> {
+        let stream = self.stream(id)?;
+        let s = lock(&stream.state);
+        let over = s.end.clone().filter(|_| !s.scheduled);
+        Ok(s.counters.stats(id, over))
+    }
+
+    /// Every stream's statistics so far, in the order they were added.
+    pub fn all_stats(&self) -> Vec<StreamStats> {
+        let ids: Vec<StreamId> = lock(&self.streams).keys().copied().collect();
+        ids.into_iter()
+            .filter_map(|id| self.stats(id).ok())
+            .collect()
+    }
+
+    /// Waits until stream `id` has ended and its last frame is delivered;
+    /// returns its final statistics.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStream`].
+    pub fn wait(&self, id: StreamId) -> Result<StreamStats, StreamsError> {
+        let stream = self.stream(id)?;
+        let mut s = lock(&stream.state);
+        while s.end.is_none() || s.scheduled {
+            s = stream
+                .changed
+                .wait(s)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        Ok(s.counters.stats(id, s.end.clone()))
+    }
+
+    /// Waits until every stream added so far has ended (a live stream ends
+    /// when its input is dropped); returns their final statistics in the
+    /// order they were added.
+    pub fn wait_all(&self) -> Vec<StreamStats> {
+        let ids: Vec<StreamId> = lock(&self.streams).keys().copied().collect();
+        ids.into_iter()
+            .filter_map(|id| self.wait(id).ok())
+            .collect()
+    }
+}
+
+impl<P: Pipeline, T> Drop for StreamPool<P, T> {
+    fn drop(&mut self) {
+        let streams: Vec<_> = lock(&self.streams).values().cloned().collect();
+        for stream in &streams {
+            lock(&stream.state).end_with(StreamEnd::Removed);
+            stream.changed.notify_all();
+        }
+        for stream in &streams {
+            let mut s = lock(&stream.state);
+            while s.scheduled {
+                s = stream
+                    .changed
+                    .wait(s)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            drop(s);
+            stream.release();
+        }
+    }
+}

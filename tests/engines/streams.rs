@@ -1,0 +1,573 @@
+//! Many streams on one pool (`StreamPool`): each stream's results equal a
+//! single-stream run over the frames it processed, the counts add up, a
+//! failing, panicking or ending stream leaves the others running, the
+//! round-robin order holds on a one-thread pool, and streams come and go
+//! while others run. Interleavings that matter are forced by gates, never
+//! by sleeps.
+#![cfg(feature = "runner")]
+
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+
+use cortex::cortex_graph;
+use cortex::l2::{L2Mode, L2Outputs, L2};
+use cortex::ops::RgbFrame;
+use cortex::sources::SyntheticClip;
+use cortex::stream::Overflow;
+use cortex::streams::{Delivery, LiveOptions, StreamEnd, StreamId, StreamPool, StreamStats};
+
+fn clip(w: usize, h: usize, from: u64, n: u64) -> Vec<RgbFrame> {
+    let c = SyntheticClip::new(w, h);
+    (from..from + n).map(|f| c.frame(f)).collect()
+}
+
+/// What a stream delivered: (index, frame, result as text or outputs).
+type Got<T, O> = Arc<Mutex<Vec<(u64, T, Result<O, String>)>>>;
+
+/// A callback keeping what `keep` takes of each frame's outputs.
+fn collector<T: Send + 'static, O: 'static, R: Send + 'static>(
+    keep: fn(&O) -> R,
+) -> (Got<T, R>, impl FnMut(Delivery<'_, T, O>) + Send + 'static) {
+    let got: Got<T, R> = Arc::default();
+    let sink = Arc::clone(&got);
+    let f = move |d: Delivery<'_, T, O>| {
+        let r = d.result().map(keep).map_err(|e| e.to_string());
+        sink.lock().unwrap().push((d.index, d.frame, r));
+    };
+    (got, f)
+}
+
+fn assert_counts_add_up(s: &StreamStats) {
+    assert_eq!(
+        s.received,
+        s.processed + s.failed + s.dropped + s.discarded,
+        "{s:?}"
+    );
+}
+
+#[test]
+fn each_l2_stream_equals_its_own_sequential_run() {
+    // Different content per stream: the pipelines' states must not mix.
+    let clips = [
+        clip(160, 120, 0, 24),
+        clip(160, 120, 40, 24),
+        clip(200, 150, 0, 20),
+        clip(96, 96, 7, 30),
+    ];
+    let pool = StreamPool::<L2, RgbFrame>::new(2, |f| (f,)).unwrap();
+    assert_eq!(pool.threads(), 2);
+    let mut streams = Vec::new();
+    for (k, frames) in clips.iter().enumerate() {
+        let (got, on_result) = collector(L2Outputs::clone);
+        let mode = if k % 2 == 0 {
+            L2Mode::Balanced
+        } else {
+            L2Mode::PowerSave
+        };
+        let source = frames.clone().into_iter().map(Ok::<_, String>);
+        let id = pool.add_source(L2::new(), mode, source, on_result);
+        streams.push((id, mode, got));
+    }
+    for ((id, mode, got), frames) in streams.iter().zip(&clips) {
+        let stats = pool.wait(*id).unwrap();
+        assert_eq!(stats.end, Some(StreamEnd::Finished));
+        let n = frames.len() as u64;
+        assert_eq!((stats.received, stats.processed), (n, n), "{id}");
+        assert_eq!((stats.failed, stats.dropped, stats.discarded), (0, 0, 0));
+        assert!(stats.latency_p50.is_some() && stats.latency_p50 <= stats.latency_p99);
+        assert!(stats.frames_per_second > 0.0);
+        let got = got.lock().unwrap();
+        let mut seq = L2::new();
+        let mut outputs = seq.run(*mode, &frames[0]).unwrap();
+        for (k, (index, frame, result)) in got.iter().enumerate() {
+            assert_eq!(*index, k as u64, "{id}: in order");
+            assert_eq!(frame, &frames[k]);
+            if k > 0 {
+                seq.run_into(*mode, &frames[k], &mut outputs).unwrap();
+            }
+            assert_eq!(result.as_ref().unwrap(), &outputs, "{id}, frame {k}");
+        }
+        assert_eq!(got.len(), frames.len());
+    }
+}
+
+fn gate(x: &i64) -> Result<i64, String> {
+    if *x < 0 {
+        Err(format!("negative input {x}"))
+    } else {
+        Ok(*x)
+    }
+}
+
+fn accumulate(x: &i64, acc: &i64) -> Result<i64, String> {
+    if x % 10 == 7 {
+        Err(format!("{x} ends in 7"))
+    } else {
+        Ok((acc * 3 + x) % 1_000_003)
+    }
+}
+
+fn maybe_panic(x: &i64) -> i64 {
+    assert!(*x != 99, "ninety-nine");
+    *x
+}
+
+cortex_graph! {
+    /// A stateful sum that fails on negative inputs and inputs ending in 7
+    /// and panics on 99.
+    pipeline Acc {
+        input x: i64;
+        state _acc: i64 = 1;
+        node g = gate(x)?;
+        node p = maybe_panic(g);
+        node acc = accumulate(p, _acc)?;
+        acc -> _acc;
+        output acc: i64;
+    }
+}
+
+/// A single-stream run of `xs`, a panic being that frame's error (the
+/// state is committed after every node, so it stays the last good one).
+fn acc_sequential(xs: &[i64]) -> Vec<Result<i64, String>> {
+    let mut p = Acc::new();
+    xs.iter()
+        .map(|x| {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.run(AccMode::Full, x)))
+            {
+                Ok(r) => r.map(|o| o.acc).map_err(|e| e.to_string()),
+                Err(_) => Err("a node panicked: ninety-nine".to_string()),
+            }
+        })
+        .collect()
+}
+
+fn results<T, O: Clone>(got: &Got<T, O>) -> Vec<Result<O, String>> {
+    got.lock()
+        .unwrap()
+        .iter()
+        .map(|(_, _, r)| r.clone())
+        .collect()
+}
+
+#[test]
+fn failing_panicking_and_ending_streams_leave_the_others_running() {
+    let pool = StreamPool::<Acc, i64>::new(2, |x| (x,)).unwrap();
+    let clean: Vec<i64> = (0..60)
+        .map(|i| i * 3 % 50 + 100)
+        .filter(|x| x % 10 != 7)
+        .collect();
+    let failing: Vec<i64> = vec![1, 2, -3, 4, 17, 5, 6, 27, -1, 8, 9, 10, 37, 11];
+    let panicking: Vec<i64> = vec![1, 2, 99, 4, 5, 99, 6, 8];
+    // A source that fails after its fifth frame.
+    let broken = (0..5i64)
+        .map(Ok)
+        .chain(std::iter::once(Err("disk on fire".to_string())))
+        .chain((0..5i64).map(Ok));
+    // A source that panics after its third frame.
+    let mut n = 0;
+    let panicking_source = std::iter::from_fn(move || {
+        n += 1;
+        assert!(n <= 3, "the source gave up");
+        Some(Ok::<i64, String>(n))
+    });
+
+    let mut ids = Vec::new();
+    let mut gots = Vec::new();
+    for xs in [&clean, &failing, &panicking] {
+        let (got, f) = collector(|o: &AccOutputs| o.acc);
+        let source = xs.clone().into_iter().map(Ok::<_, String>);
+        ids.push(pool.add_source(Acc::new(), AccMode::Full, source, f));
+        gots.push(got);
+    }
+    let (broken_got, f) = collector(|o: &AccOutputs| o.acc);
+    let broken_id = pool.add_source(Acc::new(), AccMode::Full, broken, f);
+    let (spout_got, f) = collector(|o: &AccOutputs| o.acc);
+    let spout_id = pool.add_source(Acc::new(), AccMode::Full, panicking_source, f);
+    // A callback that panics on its second frame ends its stream alone.
+    let mut calls = 0;
+    let grumpy_id = pool.add_source(
+        Acc::new(),
+        AccMode::Full,
+        (0..10i64).map(Ok::<_, String>),
+        move |_| {
+            calls += 1;
+            assert!(calls < 2, "callback gave up");
+        },
+    );
+
+    for ((id, got), xs) in ids.iter().zip(&gots).zip([&clean, &failing, &panicking]) {
+        let stats = pool.wait(*id).unwrap();
+        let want = acc_sequential(xs);
+        assert_eq!(results(got), want, "{id}");
+        let failed = want.iter().filter(|r| r.is_err()).count() as u64;
+        assert_eq!(stats.failed, failed, "{id}");
+        assert_eq!(stats.processed, xs.len() as u64 - failed);
+        assert_eq!(stats.end, Some(StreamEnd::Finished));
+        assert_counts_add_up(&stats);
+    }
+    assert_eq!(
+        results(&gots[2])
+            .iter()
+            .filter(|r| r.as_ref().is_err_and(|e| e.contains("panicked")))
+            .count(),
+        2
+    );
+
+    let stats = pool.wait(broken_id).unwrap();
+    assert_eq!(
+        stats.end,
+        Some(StreamEnd::SourceFailed("disk on fire".into()))
+    );
+    assert_eq!(results(&broken_got), acc_sequential(&[0, 1, 2, 3, 4]));
+    assert_eq!((stats.received, stats.processed), (5, 5));
+
+    let stats = pool.wait(spout_id).unwrap();
+    assert!(
+        matches!(&stats.end, Some(StreamEnd::SourcePanicked(m)) if m.contains("gave up")),
+        "{stats:?}"
+    );
+    assert_eq!(results(&spout_got), acc_sequential(&[1, 2, 3]));
+
+    let stats = pool.wait(grumpy_id).unwrap();
+    assert!(
+        matches!(&stats.end, Some(StreamEnd::CallbackPanicked(_))),
+        "{stats:?}"
+    );
+    assert_eq!(stats.processed, 2, "the frame whose callback panicked ran");
+    assert_counts_add_up(&stats);
+}
+
+/// A gate a node waits at: frames with `x == HELD` block until it opens,
+/// and say they arrived.
+struct Gate {
+    state: Mutex<(bool, bool)>, // (open, a frame is waiting)
+    cv: Condvar,
+}
+
+static GATE: Gate = Gate {
+    state: Mutex::new((false, false)),
+    cv: Condvar::new(),
+};
+const HELD: i64 = 1000;
+
+fn held(x: &i64) -> i64 {
+    if *x == HELD {
+        let mut s = GATE.state.lock().unwrap();
+        s.1 = true;
+        GATE.cv.notify_all();
+        while !s.0 {
+            s = GATE.cv.wait(s).unwrap();
+        }
+    }
+    x * 2 + 1
+}
+
+cortex_graph! {
+    /// A running sum whose frame `HELD` waits at the gate.
+    pipeline Held {
+        input x: i64;
+        state _sum: i64 = 0;
+        node h = held(x);
+        node sum = add(h, _sum);
+        sum -> _sum;
+        output sum: i64;
+    }
+}
+
+fn add(a: &i64, b: &i64) -> i64 {
+    a + b
+}
+
+#[test]
+fn keep_latest_drops_the_waiting_frames_and_counts_them() {
+    let pool = StreamPool::<Held, i64>::new(1, |x| (x,)).unwrap();
+    let (got, f) = collector(|o: &HeldOutputs| o.sum);
+    let input = pool
+        .add_live(Held::new(), HeldMode::Full, LiveOptions::LATEST, f)
+        .unwrap();
+    let id = input.stream();
+    input.push(HELD).unwrap();
+    // The held frame is running: what is pushed now waits, the newest
+    // replacing the older.
+    {
+        let mut s = GATE.state.lock().unwrap();
+        while !s.1 {
+            s = GATE.cv.wait(s).unwrap();
+        }
+    }
+    for x in 1..=10 {
+        input.push(x).unwrap();
+    }
+    GATE.state.lock().unwrap().0 = true;
+    GATE.cv.notify_all();
+    drop(input);
+    let stats = pool.wait(id).unwrap();
+    assert_eq!(stats.end, Some(StreamEnd::Finished));
+    assert_eq!((stats.received, stats.processed, stats.dropped), (11, 2, 9));
+    assert_counts_add_up(&stats);
+    let got = got.lock().unwrap();
+    let kept: Vec<(u64, i64)> = got.iter().map(|(i, x, _)| (*i, *x)).collect();
+    assert_eq!(kept, vec![(0, HELD), (10, 10)]);
+    // Equal to a single-stream run over the frames it processed.
+    let mut seq = Held::new();
+    for (_, x, r) in got.iter() {
+        assert_eq!(
+            r.as_ref().unwrap(),
+            &seq.run(HeldMode::Full, x).unwrap().sum
+        );
+    }
+}
+
+fn spin(x: &i64) -> i64 {
+    // A slow stream's frames (x ≥ 1000) cost far more than a fast one's.
+    if *x >= 1000 {
+        std::thread::sleep(std::time::Duration::from_millis(3));
+    }
+    *x
+}
+
+cortex_graph! {
+    /// One node, slow for large inputs.
+    pipeline Spin {
+        input x: i64;
+        node s = spin(x);
+        output s: i64;
+    }
+}
+
+#[test]
+fn round_robin_on_one_thread_gives_slow_and_fast_streams_equal_turns() {
+    let pool = StreamPool::<Spin, i64>::new(1, |x| (x,)).unwrap();
+    let order: Arc<Mutex<Vec<StreamId>>> = Arc::default();
+    let mut ids = Vec::new();
+    for (first, n) in [(1000i64, 30i64), (0, 40), (2000, 30)] {
+        let order = Arc::clone(&order);
+        let id = pool.add_source(
+            Spin::new(),
+            SpinMode::Full,
+            (first..first + n).map(Ok::<_, String>),
+            move |d| order.lock().unwrap().push(d.stream),
+        );
+        ids.push(id);
+    }
+    let stats = pool.wait_all();
+    assert!(stats.iter().all(|s| s.end == Some(StreamEnd::Finished)));
+    let order = order.lock().unwrap();
+    assert_eq!(order.len(), 100);
+    // From the last stream's first turn on, the streams that still have
+    // frames take turns: none gets a second turn before every other has
+    // had one.
+    let start = order.iter().position(|s| *s == ids[2]).unwrap();
+    let totals = [30usize, 40, 30];
+    let mut counts = [0usize; 3];
+    let mut since = [0usize; 3];
+    for (k, s) in order.iter().enumerate() {
+        counts[s.0 as usize] += 1;
+        if k < start {
+            continue;
+        }
+        since[s.0 as usize] += 1;
+        let active: Vec<usize> = (0..3)
+            .filter(|&i| counts[i] < totals[i] || *s == ids[i])
+            .map(|i| since[i])
+            .collect();
+        let (lo, hi) = (active.iter().min().unwrap(), active.iter().max().unwrap());
+        assert!(hi - lo <= 1, "turn {k}: turns since {start}: {since:?}");
+    }
+    assert_eq!(order.last(), Some(&ids[1]), "the longest stream ends last");
+}
+
+#[test]
+fn streams_come_and_go_while_others_run() {
+    let pool = StreamPool::<Acc, i64>::new(2, |x| (x,)).unwrap();
+    // A live stream fed from this thread, frame by frame.
+    let (live_got, f) = collector(|o: &AccOutputs| o.acc);
+    let (tx, rx) = mpsc::channel::<u64>();
+    let f = {
+        let mut f = f;
+        move |d: Delivery<'_, i64, AccOutputs>| {
+            let i = d.index;
+            f(d);
+            tx.send(i).unwrap();
+        }
+    };
+    let live = pool
+        .add_live(
+            Acc::new(),
+            AccMode::Full,
+            LiveOptions {
+                queue: 4,
+                overflow: Overflow::Block,
+            },
+            f,
+        )
+        .unwrap();
+    let live_id = live.stream();
+    let mut pushed = Vec::new();
+    let mut added = None;
+    for x in 0..20i64 {
+        live.push(x * 5 + 1).unwrap();
+        pushed.push(x * 5 + 1);
+        assert_eq!(rx.recv().unwrap(), x as u64);
+        if x == 5 {
+            let (got, f) = collector(|o: &AccOutputs| o.acc);
+            let xs: Vec<i64> = (200..260).collect();
+            let source = xs.clone().into_iter().map(Ok::<_, String>);
+            added = Some((
+                pool.add_source(Acc::new(), AccMode::Full, source, f),
+                got,
+                xs,
+            ));
+        }
+    }
+    pool.remove(live_id).unwrap();
+    assert!(live.push(7).is_err(), "a removed stream takes no frame");
+    let stats = pool.wait(live_id).unwrap();
+    assert_eq!(stats.end, Some(StreamEnd::Removed));
+    assert_eq!((stats.received, stats.processed, stats.failed), (21, 20, 0));
+    assert_eq!(stats.discarded, 1, "the refused push");
+    assert_counts_add_up(&stats);
+    assert_eq!(results(&live_got), acc_sequential(&pushed));
+
+    // A stream added after another was removed runs as usual.
+    let (late_got, f) = collector(|o: &AccOutputs| o.acc);
+    let late_xs: Vec<i64> = (1..30).collect();
+    let late = pool.add_source(
+        Acc::new(),
+        AccMode::Full,
+        late_xs.clone().into_iter().map(Ok::<_, String>),
+        f,
+    );
+    let (added_id, added_got, added_xs) = added.unwrap();
+    for (id, got, xs) in [(added_id, added_got, added_xs), (late, late_got, late_xs)] {
+        let stats = pool.wait(id).unwrap();
+        assert_eq!(stats.end, Some(StreamEnd::Finished));
+        assert_eq!(results(&got), acc_sequential(&xs), "{id}");
+        assert_counts_add_up(&stats);
+    }
+    assert!(matches!(
+        pool.remove(StreamId(99)),
+        Err(cortex::streams::StreamsError::UnknownStream(_))
+    ));
+    let all = pool.all_stats();
+    assert_eq!(all.len(), 3);
+    assert!(all.iter().all(|s| s.end.is_some()));
+}
+
+#[test]
+fn removing_a_stream_discards_what_waits() {
+    let pool = StreamPool::<Spin, i64>::new(1, |x| (x,)).unwrap();
+    let (got, f) = collector(|o: &SpinOutputs| o.s);
+    let long = pool.add_source(
+        Spin::new(),
+        SpinMode::Full,
+        (1000..1_000_000i64).map(Ok::<_, String>),
+        f,
+    );
+    while got.lock().unwrap().len() < 3 {
+        std::thread::yield_now();
+    }
+    pool.remove(long).unwrap();
+    let stats = pool.wait(long).unwrap();
+    assert_eq!(stats.end, Some(StreamEnd::Removed));
+    assert!(stats.processed >= 3 && stats.processed < 1000, "{stats:?}");
+    assert_counts_add_up(&stats);
+    assert_eq!(got.lock().unwrap().len() as u64, stats.processed);
+}
+
+#[test]
+fn outputs_taken_to_a_channel_that_closes_when_every_stream_ends() {
+    let pool = StreamPool::<Acc, i64>::new(2, |x| (x,)).unwrap();
+    // A small bound: the workers wait for this thread, as a slow writer
+    // would make them.
+    let (tx, rx) = mpsc::sync_channel(2);
+    let inputs: Vec<Vec<i64>> = (0..3i64)
+        .map(|k| (k * 100..k * 100 + 25).collect())
+        .collect();
+    let mut ids = Vec::new();
+    for xs in &inputs {
+        let tx = tx.clone();
+        let source = xs.clone().into_iter().map(Ok::<_, String>);
+        ids.push(
+            pool.add_source(Acc::new(), AccMode::Full, source, move |mut d| {
+                let r = d.take_result().map(|o| o.acc).map_err(|e| e.to_string());
+                assert!(d.take_result().is_err(), "taken once");
+                tx.send((d.stream, d.index, r)).unwrap();
+            }),
+        );
+    }
+    drop(tx);
+    // Ends only once every stream has ended and dropped its callback.
+    let got: Vec<_> = rx.iter().collect();
+    for (id, xs) in ids.iter().zip(&inputs) {
+        let mine: Vec<_> = got.iter().filter(|(s, _, _)| s == id).collect();
+        assert!(mine.iter().enumerate().all(|(k, (_, i, _))| *i == k as u64));
+        let results: Vec<_> = mine.into_iter().map(|(_, _, r)| r.clone()).collect();
+        assert_eq!(results, acc_sequential(xs), "{id}");
+        assert_eq!(pool.stats(*id).unwrap().end, Some(StreamEnd::Finished));
+    }
+}
+
+fn halves(x: &i64) -> i64 {
+    // Two halves the pool may split between its workers, as a fused group's
+    // strips are.
+    let half = || {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        *x
+    };
+    let (a, b) = rayon::join(half, half);
+    a + b
+}
+
+cortex_graph! {
+    /// One node that splits its work with `rayon::join`.
+    pipeline Halves {
+        input x: i64;
+        node h = halves(x);
+        output h: i64;
+    }
+}
+
+#[test]
+fn a_frame_waiting_for_a_stolen_half_does_not_run_another_stream_inside() {
+    let pool = StreamPool::<Halves, i64>::new(2, |x| (x,)).unwrap();
+    let spans: Arc<Mutex<Vec<(usize, std::time::Instant, std::time::Instant)>>> = Arc::default();
+    // Live inputs pushed from this thread: each push of an idle stream
+    // spawns its task from outside the pool, where a worker waiting in
+    // `join` finds it first.
+    let inputs: Vec<_> = (0..4)
+        .map(|_| {
+            let spans = Arc::clone(&spans);
+            pool.add_live(
+                Halves::new(),
+                HalvesMode::Full,
+                LiveOptions::LATEST,
+                move |d| {
+                    assert_eq!(d.result().unwrap().h, d.frame * 2);
+                    let worker = d.worker.expect("frames run on the pool");
+                    spans.lock().unwrap().push((worker, d.started, d.finished));
+                },
+            )
+            .unwrap()
+        })
+        .collect();
+    for x in 0..300i64 {
+        for input in &inputs {
+            input.push(x).unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+    drop(inputs);
+    let stats = pool.wait_all();
+    assert!(stats.iter().all(|s| s.processed > 0));
+    // On one worker, no frame runs inside another frame's time.
+    let spans = spans.lock().unwrap();
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            if a.0 == b.0 {
+                let nested = (a.1 < b.1 && b.2 < a.2) || (b.1 < a.1 && a.2 < b.2);
+                assert!(!nested, "a frame ran nested in another on worker {}", a.0);
+            }
+        }
+    }
+}
