@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cortex_core::export::{to_dot_with, to_mermaid_with, Overlay};
-use cortex_core::passes::fusion::{declared_fusion_plan, FusionPlan};
+use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::islands::{islands, Island};
+use cortex_core::passes::rates::shown_fusion_plan;
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_core::plan::Plan;
 use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing};
@@ -352,7 +353,7 @@ fn graph<P: Pipeline>(
     let plan = common.mode.as_ref().map(|_| mode.plan());
     // With a mode: its islands and their fused groups framed.
     let isl = plan.map(|p| islands(ir, Some(p))).unwrap_or_default();
-    let fusion = plan.map(|p| declared_fusion_plan(ir, p));
+    let fusion = plan.map(|p| shown_fusion_plan(ir, p));
     let text = match format {
         GraphFormat::Listing => listing(ir, &()),
         GraphFormat::Dot => to_dot_with(ir, &overlay(plan, &isl, fusion.as_ref())),

@@ -67,13 +67,7 @@ pub(crate) struct Shown<'f> {
 /// The rated nodes whose held values the pipeline's last frame read, as
 /// JSON names; `None` for a pipeline without rates.
 pub(crate) fn held_json<P: Pipeline>(pipeline: &P) -> Option<Value> {
-    let mask = pipeline
-        .holds()
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| h.held_last_frame)
-        .fold(0u64, |m, (i, _)| m | 1u64 << i.min(63));
-    held_names(P::ir(), mask)
+    held_names(P::ir(), cortex_core::hold::held_mask(pipeline.holds()))
 }
 
 /// The rated nodes of `ir` whose holds are set in `mask` (bit `i`: hold `i`

@@ -400,3 +400,25 @@ fn a_pipelined_run_runs_its_first_stages_groups() {
         );
     }
 }
+
+/// A rated mode's generated code never fuses the nodes its triggers need
+/// with the rest (the phase is decided between them), and the tools show
+/// the groups it runs.
+#[test]
+fn a_rated_mode_keeps_its_trigger_work_in_groups_of_its_own() {
+    use cortex::passes::rates::shown_fusion_plan;
+    let ir = L2::ir();
+    let id = |n: &str| ir.node_id(n).unwrap();
+    let together = |mode: L2Mode, a: &str, b: &str| {
+        let f = shown_fusion_plan(ir, mode.plan());
+        f.group_of(id(a)).is_some() && f.group_of(id(a)) == f.group_of(id(b))
+    };
+    // BALANCED has no rates: the SSIM and the Laplacian run in one group.
+    assert!(together(L2Mode::Balanced, "scene", "laplacian"));
+    // POWER_SAVE decides its phase on `scene.changed`: `gray` and `scene`
+    // form their own group; the Laplacian and the centre prior, which read
+    // only `gray`, are fused apart from it.
+    assert!(together(L2Mode::PowerSave, "gray", "scene"));
+    assert!(!together(L2Mode::PowerSave, "scene", "laplacian"));
+    assert!(!together(L2Mode::PowerSave, "gray", "center"));
+}

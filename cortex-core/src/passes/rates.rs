@@ -11,6 +11,7 @@
 use crate::model::ir::{GraphIr, NodeId};
 use crate::model::plan::Plan;
 use crate::passes::dce;
+use crate::passes::fusion::{declared_fusion_plan, declared_fusion_plan_in_parts, FusionPlan};
 
 /// What code generation and the tools need about one rated mode.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +53,42 @@ pub fn mode_rates(ir: &GraphIr, mode: usize) -> Option<ModeRates> {
         gate,
         conditional,
     })
+}
+
+/// The fused groups generated code runs for `plan`: its declared groups,
+/// except that in a rated mode (`rates`) no group mixes the gate (the
+/// triggers and what they read) with the rest, and the work only some
+/// phases run is not fused; with `stage_a` (a pipelined run's first stage,
+/// per node), no group spans the two stages either.
+pub fn mode_fusion_plan(
+    ir: &GraphIr,
+    plan: &Plan,
+    rates: Option<&ModeRates>,
+    stage_a: Option<&[bool]>,
+) -> FusionPlan {
+    if rates.is_none() && stage_a.is_none() {
+        return declared_fusion_plan(ir, plan);
+    }
+    let flag = |v: Option<&[bool]>, i: usize| v.is_some_and(|v| v.get(i).copied().unwrap_or(false));
+    let gate = rates.map(|r| &r.gate[..]);
+    let part: Vec<u8> = (0..ir.nodes.len())
+        .map(|i| u8::from(flag(stage_a, i)) * 2 + u8::from(flag(gate, i)))
+        .collect();
+    let unfused = rates.map_or(&[][..], |r| &r.conditional[..]);
+    declared_fusion_plan_in_parts(ir, plan, &part, unfused)
+}
+
+/// The fused groups of `plan` as its mode's sequential code runs them
+/// ([`mode_fusion_plan`] of the declared mode whose name is the plan's
+/// label; a plan of no declared mode gets its declared groups): what the
+/// tools show.
+pub fn shown_fusion_plan(ir: &GraphIr, plan: &Plan) -> FusionPlan {
+    let rates = ir
+        .modes
+        .iter()
+        .position(|m| *m.name == *plan.label)
+        .and_then(|m| mode_rates(ir, m));
+    mode_fusion_plan(ir, plan, rates.as_ref(), None)
 }
 
 /// `plan` with the gate (triggers and what they read) first, each part in

@@ -47,3 +47,13 @@ impl Hold {
         self.held_last_frame = false;
     }
 }
+
+/// Which of `holds` the last frame read: bit `i` set when `holds[i]` was
+/// read instead of computed (holds past the 64th share the last bit).
+pub fn held_mask(holds: &[Hold]) -> u64 {
+    holds
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.held_last_frame)
+        .fold(0u64, |m, (i, _)| m | 1u64 << i.min(63))
+}

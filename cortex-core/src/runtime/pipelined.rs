@@ -19,6 +19,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::Sink;
+use crate::runtime::hold::held_mask;
 use crate::runtime::pipeline::Pipeline;
 use crate::runtime::stream::{
     feed, panic_message, Arrival, StreamError, StreamOptions, StreamReport,
@@ -142,12 +143,7 @@ where
             }
             .and_then(|()| slot.ok_or(PipelineError::Internal("a run returned no outputs")));
             let held = match &result {
-                Ok(_) => pipeline
-                    .holds()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, h)| h.held_last_frame)
-                    .fold(0u64, |m, (i, _)| m | 1u64 << i.min(63)),
+                Ok(_) => held_mask(pipeline.holds()),
                 Err(_) => 0,
             };
             let frame = StreamFrame {

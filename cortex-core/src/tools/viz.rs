@@ -12,9 +12,10 @@ use std::fmt::{self, Write as _};
 
 use crate::model::ir::{GraphIr, NodeId, RateIr};
 use crate::model::plan::Plan;
-use crate::passes::fusion::{declared_fusion_plan, ValueRole};
+use crate::passes::fusion::ValueRole;
 use crate::passes::islands::{islands, Island};
 use crate::passes::memory::BufferPlan;
+use crate::passes::rates::shown_fusion_plan;
 use crate::tools::format::{fmt_ms, node_key_name, node_name, rate_text, why_removed};
 // Part of this module's API since before the helpers moved to `format`.
 pub use crate::tools::format::{display_order, endpoint_name, reason_text};
@@ -207,7 +208,8 @@ pub fn island_section(ir: &GraphIr, islands: &[Island]) -> String {
     out
 }
 
-/// The fused groups of `plan` ([`declared_fusion_plan`]): one line per
+/// The fused groups of `plan` as its mode runs them
+/// ([`shown_fusion_plan`]): one line per
 /// group with its nodes in the order they run and what leaves it, then each
 /// compilable node in no group with the reason.
 ///
@@ -218,7 +220,7 @@ pub fn island_section(ir: &GraphIr, islands: &[Island]) -> String {
 ///   unfused  blur: no strip form: it runs as a whole-frame call
 /// ```
 pub fn fusion_section(ir: &GraphIr, plan: &Plan) -> String {
-    let fusion = declared_fusion_plan(ir, plan);
+    let fusion = shown_fusion_plan(ir, plan);
     let mut out = format!("fused groups ({}):", plan.label);
     if fusion.groups.is_empty() {
         out.push_str(" none");

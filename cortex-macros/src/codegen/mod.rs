@@ -14,10 +14,8 @@ mod waves;
 
 use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::memory::BufferPlan;
-use cortex_core::passes::fusion::{
-    declared_fusion_plan, declared_fusion_plan_in_parts, fused_plan, unit_waves, FusionPlan,
-};
-use cortex_core::passes::rates::{gate_first, hold_slots, mode_rates, ModeRates};
+use cortex_core::passes::fusion::{fused_plan, unit_waves, FusionPlan};
+use cortex_core::passes::rates::{gate_first, hold_slots, mode_fusion_plan, mode_rates, ModeRates};
 use cortex_core::plan::Plan;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -128,21 +126,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         })
         .collect();
     let part_fusion = |p: &Plan, m: usize, stage_a: Option<&[bool]>| -> FusionPlan {
-        match (&rates[m], stage_a) {
-            (None, None) => declared_fusion_plan(r.ir, p),
-            (info, a) => {
-                let n = r.ir.nodes.len();
-                let labels: Vec<u8> = (0..n)
-                    .map(|i| {
-                        let in_a = a.is_some_and(|a| a[i]);
-                        let gate = info.as_ref().is_some_and(|x| x.gate[i]);
-                        u8::from(in_a) * 2 + u8::from(gate)
-                    })
-                    .collect();
-                let unfused = info.as_ref().map_or(&[][..], |x| &x.conditional[..]);
-                declared_fusion_plan_in_parts(r.ir, p, &labels, unfused)
-            }
-        }
+        mode_fusion_plan(r.ir, p, rates[m].as_ref(), stage_a)
     };
     // Each mode's fused groups, and its plan reordered so that each group's
     // members run together; each group has its own slot in the pipeline.

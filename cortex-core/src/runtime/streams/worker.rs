@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::runtime::error::PipelineError;
+use crate::runtime::hold::held_mask;
 use crate::runtime::pipeline::Pipeline;
 use crate::runtime::stream::panic_message;
 
@@ -102,13 +103,7 @@ where
         });
         let finished = stream.finished(&result, arrived);
         let held = match &result {
-            Ok(()) => w
-                .pipeline
-                .holds()
-                .iter()
-                .enumerate()
-                .filter(|(_, h)| h.held_last_frame)
-                .fold(0u64, |m, (i, _)| m | 1u64 << i.min(63)),
+            Ok(()) => held_mask(w.pipeline.holds()),
             Err(_) => 0,
         };
         let delivery = Delivery {
