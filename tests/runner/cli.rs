@@ -367,10 +367,13 @@ fn graph_plan_profile_and_tour() {
         vec![],
     );
     assert!(mermaid.ok().contains("saliency"));
-    // A mode's drawing frames its islands and, inside them, its fused groups.
+    // A mode's drawing frames its islands and, inside them, the fused
+    // groups its code runs (POWER_SAVE's rate keeps `{gray, scene}`, which
+    // its trigger needs, apart from the rest).
     let (ir, plan) = (L2Graph::ir(), L2Mode::PowerSave.plan());
     let islands = cortex::passes::islands::islands(ir, Some(plan));
-    let fusion = cortex::passes::fusion::declared_fusion_plan(ir, plan);
+    let fusion = cortex::passes::rates::shown_fusion_plan(ir, plan);
+    assert_eq!(fusion.groups.len(), 3);
     assert_eq!(
         mermaid.stdout,
         cortex::export::to_mermaid_with(
