@@ -208,7 +208,10 @@ where
 /// [module docs](self)). `T` is the owned frame a stream carries.
 ///
 /// Dropping the pool removes the streams still running and waits for their
-/// frames in flight.
+/// frames in flight. A stream's callback runs on a pool worker: dropping
+/// the pool, waiting on it, or pushing with `Overflow::Block` from inside a
+/// callback would wait for that worker itself; send results to another
+/// thread for that.
 pub struct StreamPool<P: Pipeline, T> {
     shared: Arc<Shared<P, T>>,
     threads: usize,
