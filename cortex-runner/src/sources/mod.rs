@@ -226,6 +226,19 @@ fn check_frame_size(what: &str, width: usize, height: usize) -> Result<(), Sourc
         })
 }
 
+/// A source's next frame from what it read: the frame, or nothing at its
+/// end, or its error; after the end or an error, `done` is set so the
+/// source yields nothing more.
+#[cfg(any(feature = "ffmpeg", feature = "opencv"))]
+pub(crate) fn until_end(
+    done: &mut bool,
+    read: Result<Option<Frame>, SourceError>,
+) -> Option<Result<Frame, SourceError>> {
+    let next = read.transpose();
+    *done = !matches!(next, Some(Ok(_)));
+    next
+}
+
 /// Opens the source an `--input` value names (see the module table);
 /// `None` is the synthetic clip of `width × height`. `stdin` is what `-`
 /// reads. Everything that can be checked before the first frame (the path

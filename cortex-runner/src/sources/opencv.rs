@@ -106,17 +106,8 @@ impl FrameSource for VideoSource {
         if self.done {
             return None;
         }
-        match self.read() {
-            Ok(Some(f)) => Some(Ok(f)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        let read = self.read();
+        super::until_end(&mut self.done, read)
     }
 
     fn len_hint(&self) -> Option<u64> {
