@@ -600,3 +600,110 @@ fn intermediates_live_in_strip_scratch_not_whole_frames() {
     );
     assert_eq!(unfused.unfused_intermediate_bytes(), 2 * w * h * 4);
 }
+
+/// A ramp from the geometry alone (`y·w + x`, times a factor), counting the
+/// rows it computes.
+struct Ramp {
+    factor: i32,
+    rows: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl StripKernel for Ramp {
+    type Out = i32;
+    fn name(&self) -> &str {
+        "ramp"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Pointwise
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(inputs[0])
+    }
+    fn constant_per_geometry(&self) -> bool {
+        true
+    }
+    fn run(&self, _: &Inputs<'_>, out: &mut StripMut<'_, i32>) -> Result<(), StripError> {
+        let w = out.geometry().width;
+        let mut n = 0;
+        for (y, row) in out.rows_mut() {
+            n += 1;
+            for (x, d) in row.iter_mut().enumerate() {
+                *d = ((y * w + x) as i32).wrapping_mul(self.factor);
+            }
+        }
+        self.rows.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// input → affine → (stencil, ramp of the affine's geometry) → add; the
+/// ramp and the sum leave the group.
+fn ramp_group(
+    rows: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> cortex_core::strip::FusedGroup {
+    let mut g = GroupBuilder::new();
+    let x = g.input();
+    let a = g.kernel(Affine(5, 1), &[x]).unwrap();
+    let s = g
+        .kernel(
+            Stencil {
+                window: Window::symmetric(1),
+                replicate: false,
+            },
+            &[a],
+        )
+        .unwrap();
+    let r = g
+        .kernel(
+            Ramp {
+                factor: 3,
+                rows: std::sync::Arc::clone(rows),
+            },
+            &[a],
+        )
+        .unwrap();
+    let sum = g.kernel(Add, &[s, r]).unwrap();
+    g.output(sum).unwrap();
+    g.output(r).unwrap();
+    g.build().unwrap()
+}
+
+#[test]
+fn a_constant_member_is_computed_once_per_geometry() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let fused_rows = Arc::new(AtomicUsize::new(0));
+    let reference_rows = Arc::new(AtomicUsize::new(0));
+    let mut fused = ramp_group(&fused_rows);
+    let mut reference = ramp_group(&reference_rows);
+    for (w, h) in [(9usize, 7usize), (4, 13), (1, 1), (9, 7)] {
+        for strips in [1, 2, h + 3] {
+            let (f0, r0) = (
+                fused_rows.load(Ordering::Relaxed),
+                reference_rows.load(Ordering::Relaxed),
+            );
+            for frame in 0..4i32 {
+                let data: Vec<i32> = (0..(w * h) as i32).map(|v| v * 31 + frame * 17).collect();
+                let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
+                reference.run_unfused(&inputs).unwrap();
+                fused.run(&inputs, Strips::Count(strips)).unwrap();
+                for k in 0..2 {
+                    assert_eq!(
+                        fused.output::<i32>(k).unwrap().as_slice(),
+                        reference.output::<i32>(k).unwrap().as_slice(),
+                        "{w}x{h}, frame {frame}, {strips} strips, output {k}"
+                    );
+                }
+            }
+            assert_eq!(fused.folded(), ["ramp"]);
+            // Four frames at one size and strip count are one plan: the
+            // ramp's rows once, where the unfused run computes them each time.
+            assert_eq!(
+                fused_rows.load(Ordering::Relaxed) - f0,
+                h,
+                "{w}x{h}, {strips} strips"
+            );
+            assert_eq!(reference_rows.load(Ordering::Relaxed) - r0, 4 * h);
+        }
+    }
+}

@@ -178,8 +178,16 @@ impl FusedGroup {
             }
             other => other.count(tallest)?,
         };
+        let constants = match fold_constants(&self.nodes, &sizes, inputs) {
+            Ok(c) => c,
+            Err(e) => {
+                self.refused = Some((inputs.iter().map(|p| p.geometry()).collect(), strips));
+                return Err(e);
+            }
+        };
+        let folded: Vec<bool> = constants.iter().map(Option::is_some).collect();
         let plans: Vec<StripRows> = (0..count)
-            .map(|s| strip_rows(&self.nodes, &sizes.rows, s, count))
+            .map(|s| strip_rows(&self.nodes, &sizes.rows, &folded, s, count))
             .collect();
         self.plan = Some(RunPlan {
             inputs: inputs.iter().map(|p| p.geometry()).collect(),
@@ -187,6 +195,7 @@ impl FusedGroup {
             threads: rayon::current_num_threads(),
             sizes,
             strips: plans,
+            constants,
         });
         Ok(())
     }
@@ -267,7 +276,8 @@ impl FusedGroup {
         self.plan.as_ref()?.sizes.args.get(i)?.get(arg).copied()
     }
 
-    /// Bytes of per-worker scratch the fused runs hold (every worker's).
+    /// Bytes of per-worker scratch the fused runs hold (every worker's),
+    /// and of the folded members' whole values.
     pub fn scratch_bytes(&self) -> usize {
         let arenas = self.arenas.lock().map(|a| {
             a.iter()
@@ -280,7 +290,28 @@ impl FusedGroup {
                 })
                 .sum()
         });
-        arenas.unwrap_or(0)
+        let folded: usize = self.plan.as_ref().map_or(0, |p| {
+            p.constants
+                .iter()
+                .zip(&self.nodes)
+                .filter_map(|(c, n)| c.as_ref().map(|s| n.member.bytes(s)))
+                .sum()
+        });
+        arenas.unwrap_or(0) + folded
+    }
+
+    /// The members whose values the planned run computes once per input
+    /// geometry instead of every run (empty before the first run).
+    pub fn folded(&self) -> Vec<&str> {
+        let Some(plan) = &self.plan else {
+            return Vec::new();
+        };
+        self.nodes
+            .iter()
+            .zip(&plan.constants)
+            .filter(|(_, c)| c.is_some())
+            .map(|(n, _)| n.member.name())
+            .collect()
     }
 
     /// Bytes of the whole-frame intermediate buffers the unfused runs hold
@@ -384,7 +415,7 @@ fn run_strips(
             .ok()
             .and_then(|mut a| a.pop())
             .unwrap_or_else(|| nodes.iter().map(|n| n.member.new_store()).collect());
-        let r = run_strip(nodes, &plan.sizes, strip, outs, inputs, &mut arena);
+        let r = run_strip(nodes, plan, strip, outs, inputs, &mut arena);
         if let Ok(mut a) = arenas.lock() {
             a.push(arena);
         }
@@ -404,15 +435,17 @@ fn run_strips(
     l.and(r)
 }
 
-/// One strip: every member that has rows in it, in order.
+/// One strip: every member that has rows in it, in order; a folded member's
+/// value read from its whole plane, computed when the run was planned.
 fn run_strip(
     nodes: &[Node],
-    sizes: &Sizes,
+    run: &RunPlan,
     plan: &StripRows,
     outs: Outs<'_>,
     inputs: &[AnyPlane<'_>],
     arena: &mut [Store],
 ) -> Result<(), StripError> {
+    let sizes = &run.sizes;
     let mut chunks: SmallVec<[Option<AnyStripMut<'_>>; 16]> =
         (0..nodes.len()).map(|_| None).collect();
     for (i, out) in outs {
@@ -421,6 +454,16 @@ fn run_strip(
     let mut views: SmallVec<[Option<AnyPlane<'_>>; 16]> = (0..nodes.len()).map(|_| None).collect();
     let mut args: SmallVec<[AnyPlane<'_>; 8]> = SmallVec::new();
     for (i, (node, slot)) in nodes.iter().zip(arena.iter_mut()).enumerate() {
+        if let Some(whole) = &run.constants[i] {
+            let view = node.member.view(whole, sizes.rows[i])?;
+            if let Some(mut out) = chunks[i].take() {
+                if !out.rows().is_empty() {
+                    node.member.copy(&view, &mut out)?;
+                }
+            }
+            views[i] = Some(view);
+            continue;
+        }
         let rows = plan.need[i].clone();
         if rows.is_empty() {
             continue;
@@ -466,4 +509,60 @@ pub(crate) struct RunPlan {
     threads: usize,
     sizes: Sizes,
     strips: Vec<StripRows>,
+    /// Per member: its whole value when it is constant per geometry
+    /// (computed once, when the run was planned).
+    constants: Vec<Option<Store>>,
+}
+
+/// Computes the whole value of every member whose value depends only on
+/// its inputs' geometries ([`super::StripKernel::constant_per_geometry`]),
+/// its computed arguments given as zeroed planes of the right geometry
+/// (or, for a folded argument, its folded value).
+fn fold_constants(
+    nodes: &[Node],
+    sizes: &Sizes,
+    inputs: &[AnyPlane<'_>],
+) -> Result<Vec<Option<Store>>, StripError> {
+    let mut constants: Vec<Option<Store>> = (0..nodes.len()).map(|_| None).collect();
+    for (i, node) in nodes.iter().enumerate() {
+        if !node.member.constant() {
+            continue;
+        }
+        let mut stand_ins: Vec<(usize, Store)> = Vec::new();
+        for a in &node.args {
+            if let Value::Node(j) = *a {
+                if constants[j].is_none() && !stand_ins.iter().any(|(k, _)| *k == j) {
+                    let g = sizes.rows[j];
+                    let mut store = nodes[j].member.new_store();
+                    nodes[j].member.strip(&mut store, g, 0..g.height)?;
+                    stand_ins.push((j, store));
+                }
+            }
+        }
+        let mut store = node.member.new_store();
+        {
+            let mut args: SmallVec<[AnyPlane<'_>; 8]> = SmallVec::new();
+            for a in &node.args {
+                args.push(match *a {
+                    Value::Input(k) => inputs[k],
+                    Value::Node(j) => {
+                        let held = match &constants[j] {
+                            Some(whole) => whole,
+                            None => stand_ins
+                                .iter()
+                                .find(|(k, _)| *k == j)
+                                .map(|(_, s)| s)
+                                .ok_or_else(|| StripError::Group("no stand-in".into()))?,
+                        };
+                        nodes[j].member.view(held, sizes.rows[j])?
+                    }
+                });
+            }
+            let g = sizes.rows[i];
+            let mut out = node.member.strip(&mut store, g, 0..g.height)?;
+            node.member.run(&Inputs::new(&args), &mut out)?;
+        }
+        constants[i] = Some(store);
+    }
+    Ok(constants)
 }

@@ -18,6 +18,11 @@ pub(crate) type Store = Box<dyn Any + Send + Sync>;
 pub(crate) trait Member: Send + Sync {
     fn name(&self) -> &str;
     fn kind(&self) -> Kind;
+    /// Its value depends on its inputs' geometries only
+    /// ([`StripKernel::constant_per_geometry`]).
+    fn constant(&self) -> bool {
+        false
+    }
     /// The geometry of the rows it computes in strips (a reduction's
     /// partials) and of its final value (the same plane for a kernel).
     fn geometries(&self, inputs: &[Geometry]) -> Result<(Geometry, Geometry), StripError>;
@@ -114,6 +119,9 @@ impl<K: StripKernel> Member for KernelMember<K> {
     }
     fn kind(&self) -> Kind {
         self.0.kind()
+    }
+    fn constant(&self) -> bool {
+        self.0.constant_per_geometry()
     }
     fn geometries(&self, inputs: &[Geometry]) -> Result<(Geometry, Geometry), StripError> {
         let g = self.0.geometry(inputs)?;

@@ -20,7 +20,15 @@ pub struct StripRows {
 }
 
 /// The rows of strip `s` of `strips`, given each member's row geometry.
-pub(crate) fn strip_rows(nodes: &[Node], rows: &[Geometry], s: usize, strips: usize) -> StripRows {
+/// A `folded` member computes no rows (its whole value is computed once per
+/// geometry), so it widens none of its producers'.
+pub(crate) fn strip_rows(
+    nodes: &[Node],
+    rows: &[Geometry],
+    folded: &[bool],
+    s: usize,
+    strips: usize,
+) -> StripRows {
     let n = nodes.len();
     let own: Vec<Range<usize>> = nodes
         .iter()
@@ -34,6 +42,10 @@ pub(crate) fn strip_rows(nodes: &[Node], rows: &[Geometry], s: usize, strips: us
     // Consumers come after their producers: walking backwards, a member's
     // needs are final before it widens its producers'.
     for i in (0..n).rev() {
+        if folded.get(i).copied().unwrap_or(false) {
+            need[i] = 0..0;
+            continue;
+        }
         if need[i].is_empty() {
             continue;
         }

@@ -60,6 +60,12 @@ impl StripKernel for CenterStrip {
         Kind::Pointwise
     }
 
+    /// The prior depends on the frame's size only: a fused group computes
+    /// it once per size.
+    fn constant_per_geometry(&self) -> bool {
+        true
+    }
+
     fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
         let g = arity("center", inputs, 1)?[0];
         Ok(Geometry::new(g.width, g.height))
