@@ -707,3 +707,48 @@ fn a_constant_member_is_computed_once_per_geometry() {
         }
     }
 }
+
+#[test]
+fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
+    use cortex_core::strip::tune::{self, StripPolicy};
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let rows = Arc::new(AtomicUsize::new(0));
+    let (w, h) = (40usize, 300usize);
+    let data: Vec<i32> = (0..(w * h) as i32).map(|v| v * 7 - 3).collect();
+    let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
+    let mut reference = ramp_group(&rows);
+    reference.run_unfused(&inputs).unwrap();
+    let same = |g: &cortex_core::strip::FusedGroup| {
+        (0..2).all(|k| {
+            g.output::<i32>(k).unwrap().as_slice() == reference.output::<i32>(k).unwrap().as_slice()
+        })
+    };
+    let mut first = ramp_group(&rows);
+    let mut runs = 0;
+    while first.strips_chosen().is_none() {
+        first.run_tuned(&inputs).unwrap();
+        assert!(same(&first), "run {runs} differs from the unfused run");
+        runs += 1;
+        assert!(runs <= 12, "still measuring after {runs} runs");
+    }
+    assert_eq!(runs, 12, "four heights, three runs each");
+    let decision = tune::decisions()
+        .into_iter()
+        .find(|d| d.group == "affine+stencil+ramp+add" && d.inputs == [Geometry::new(w, h)])
+        .expect("the decision is kept for the process");
+    assert_eq!(Some(decision.strips), first.strips_chosen());
+    assert_eq!(decision.tried.len(), 4);
+    // Another instance of the same group at the same size starts decided.
+    let mut second = ramp_group(&rows);
+    second.run_tuned(&inputs).unwrap();
+    assert_eq!(second.strips_chosen(), first.strips_chosen());
+    assert!(same(&second));
+    // Forced: the given setting, nothing measured.
+    tune::set_policy(Some(StripPolicy::Fixed(Strips::Count(5))));
+    let mut forced = ramp_group(&rows);
+    forced.run_tuned(&inputs).unwrap();
+    tune::set_policy(None);
+    assert_eq!(forced.strips_chosen(), None);
+    assert!(same(&forced));
+}

@@ -14,6 +14,8 @@ use super::group::{FusedGroup, Node, Value};
 use super::member::Store;
 use super::plane::Plane;
 use super::schedule::{strip_rows, StripRows};
+use super::tune::{self, StripPolicy, Tuning};
+use std::time::Instant;
 
 /// How a fused run cuts its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +124,74 @@ impl FusedGroup {
         r
     }
 
+    /// Runs the group fused with the strips the [`tune::policy`] gives: a
+    /// forced setting, or the one measured for this group, input size and
+    /// thread count (measuring it over the first runs at a new size).
+    ///
+    /// # Errors
+    /// As [`FusedGroup::run`].
+    pub fn run_tuned(&mut self, inputs: &[AnyPlane<'_>]) -> Result<(), StripError> {
+        if let StripPolicy::Fixed(s) = tune::policy() {
+            return self.run(inputs, s);
+        }
+        let threads = rayon::current_num_threads();
+        if let Some((known, t, s)) = &self.chosen {
+            let same = known.len() == inputs.len()
+                && known.iter().zip(inputs).all(|(g, x)| *g == x.geometry());
+            if *t == threads && same {
+                let s = *s;
+                return self.run(inputs, s);
+            }
+        }
+        // A new size or thread count: a decision the process knows, or
+        // measure one.
+        let geometries: Vec<Geometry> = inputs.iter().map(|p| p.geometry()).collect();
+        if let Some(s) = tune::lookup(&self.signature, &geometries, threads) {
+            self.chosen = Some((geometries, threads, s));
+            self.tuning = None;
+            return self.run(inputs, s);
+        }
+        let stale = self
+            .tuning
+            .as_ref()
+            .map_or(true, |t| t.threads != threads || t.inputs != geometries);
+        if stale {
+            self.tuning = Some(Tuning::new(geometries, threads, self.widest_window()));
+        }
+        let setting = self.tuning.as_ref().map_or(Strips::Auto, Tuning::next);
+        let started = Instant::now();
+        let r = self.run(inputs, setting);
+        let signature = &self.signature;
+        if let Some(decision) = self
+            .tuning
+            .as_mut()
+            .and_then(|t| t.record(started, r.is_ok(), signature))
+        {
+            self.chosen = Some((decision.inputs.clone(), decision.threads, decision.strips));
+            self.tuning = None;
+            tune::remember(decision);
+        }
+        r
+    }
+
+    /// The strips chosen for the last input size measured or looked up
+    /// ([`FusedGroup::run_tuned`]), once chosen.
+    pub fn strips_chosen(&self) -> Option<Strips> {
+        self.chosen.as_ref().map(|(_, _, s)| *s)
+    }
+
+    /// The rows above plus below of its widest member window.
+    fn widest_window(&self) -> usize {
+        self.nodes
+            .iter()
+            .map(|n| {
+                let w = n.member.kind().window();
+                w.above + w.below
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Computes the sizes and the strips' rows for these inputs, unless the
     /// last run's hold (same input geometries and strip setting): a group
     /// run frame after frame at one size plans once.
@@ -164,18 +234,7 @@ impl FusedGroup {
             .max()
             .unwrap_or(1);
         let count = match strips {
-            Strips::Auto => {
-                let window = self
-                    .nodes
-                    .iter()
-                    .map(|n| {
-                        let w = n.member.kind().window();
-                        w.above + w.below
-                    })
-                    .max()
-                    .unwrap_or(0);
-                Strips::auto_for(tallest, window)
-            }
+            Strips::Auto => Strips::auto_for(tallest, self.widest_window()),
             other => other.count(tallest)?,
         };
         let constants = match fold_constants(&self.nodes, &sizes, inputs) {

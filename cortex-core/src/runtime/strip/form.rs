@@ -4,7 +4,6 @@
 
 use super::erased::AnyPlane;
 use super::error::StripError;
-use super::exec::Strips;
 use super::group::{FusedGroup, GroupBuilder, Value};
 use crate::model::access::StripShape;
 use crate::model::weights::Weights;
@@ -144,12 +143,13 @@ mod arrays {
 #[cfg(feature = "ndarray")]
 pub use arrays::store_array2;
 
-/// Runs `group` on `inputs` when fusion is on: `false` (and nothing
+/// Runs `group` on `inputs` when fusion is on, with the strips the
+/// [`super::tune::policy`] gives: `false` (and nothing
 /// published) when fusion is off or the group declines the frame, so the
 /// caller runs the members' own calls.
 pub fn try_run(group: Option<&mut FusedGroup>, inputs: &[AnyPlane<'_>]) -> bool {
     match group {
-        Some(g) => g.run(inputs, Strips::Auto).is_ok(),
+        Some(g) => g.run_tuned(inputs).is_ok(),
         None => false,
     }
 }

@@ -183,6 +183,12 @@ impl GroupBuilder {
             .iter()
             .map(|&i| self.nodes[i].member.new_out_store())
             .collect();
+        let signature = self
+            .nodes
+            .iter()
+            .map(|n| n.member.name())
+            .collect::<Vec<_>>()
+            .join("+");
         Ok(FusedGroup {
             inputs: self.inputs,
             nodes: self.nodes,
@@ -193,8 +199,11 @@ impl GroupBuilder {
             published_geometry: Vec::new(),
             internal: Vec::new(),
             arenas: Mutex::new(Vec::new()),
+            signature,
             plan: None,
             refused: None,
+            tuning: None,
+            chosen: None,
         })
     }
 }
@@ -223,6 +232,12 @@ pub struct FusedGroup {
     pub(crate) plan: Option<super::exec::RunPlan>,
     /// The input geometries (and strip setting) the last run refused.
     pub(crate) refused: Option<(Vec<super::geometry::Geometry>, super::exec::Strips)>,
+    /// Its members' names joined by `+`: the key of its strip decisions.
+    pub(crate) signature: String,
+    /// The strip heights being measured at the current input size.
+    pub(crate) tuning: Option<super::tune::Tuning>,
+    /// The strips chosen for these input geometries and thread count.
+    pub(crate) chosen: Option<(Vec<super::geometry::Geometry>, usize, super::exec::Strips)>,
 }
 
 impl std::fmt::Debug for FusedGroup {

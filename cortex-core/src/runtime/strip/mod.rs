@@ -10,7 +10,8 @@
 //! [`rows`] (which input rows a strip of output rows reads), [`form`] (how a
 //! graph node's op joins a group), [`error`],
 //! [`group`] (building a group), [`schedule`] (the rows every member computes
-//! in every strip) and [`exec`] (running it, fused or unfused).
+//! in every strip), [`exec`] (running it, fused or unfused) and [`tune`]
+//! (choosing the strip height by measurement).
 
 pub mod erased;
 pub mod error;
@@ -23,6 +24,7 @@ mod member;
 pub mod plane;
 pub mod rows;
 pub mod schedule;
+pub mod tune;
 
 pub use erased::{AnyPlane, Inputs};
 pub use error::StripError;
@@ -32,3 +34,4 @@ pub use geometry::{Element, Geometry};
 pub use group::{FusedGroup, GroupBuilder, Value};
 pub use kernel::{Kind, StripKernel, StripReduction, Window};
 pub use plane::{Plane, StripMut};
+pub use tune::{StripDecision, StripPolicy, STRIPS_ENV};

@@ -1,0 +1,281 @@
+//! Choosing a fused group's strip height by measuring its own runs: the
+//! first runs at a new input size try a few heights, a few runs each, and
+//! the fastest is kept for that group, size and thread count — in the group
+//! and in a process-wide table, so another instance of the same pipeline
+//! (another stream, a restarted run) starts with the decision. Every height
+//! gives bit-identical outputs, so measuring never changes a result.
+//!
+//! Forcing: the `CORTEX_STRIPS` environment variable, or [`set_policy`].
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant};
+
+use super::exec::Strips;
+use super::geometry::Geometry;
+
+/// The environment variable forcing the strip policy: `measure` (the
+/// default), `auto` ([`Strips::Auto`] without measuring), `rows:N` (strips
+/// of N rows) or `count:N` (N strips).
+pub const STRIPS_ENV: &str = "CORTEX_STRIPS";
+
+/// Runs per candidate height while measuring; the first of each block
+/// plans the run (sizes, strip rows, folded constants) and is not counted.
+const BLOCK: usize = 3;
+
+/// How fused groups choose their strips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StripPolicy {
+    /// Measure a few heights on the first runs at each input size and keep
+    /// the fastest (the default).
+    Measure,
+    /// Always this setting.
+    Fixed(Strips),
+}
+
+impl StripPolicy {
+    /// Parses [`STRIPS_ENV`]'s syntax.
+    ///
+    /// # Errors
+    /// A one-line message for anything else, or a count or height of 0.
+    pub fn parse(text: &str) -> Result<StripPolicy, String> {
+        let t = text.trim();
+        let number = |n: &str| match n.parse::<usize>() {
+            Ok(v) if v > 0 => Ok(v),
+            _ => Err(format!(
+                "`{}` is not a positive whole number",
+                n.chars().take(32).collect::<String>()
+            )),
+        };
+        match t {
+            "measure" => Ok(StripPolicy::Measure),
+            "auto" => Ok(StripPolicy::Fixed(Strips::Auto)),
+            _ => match t.split_once(':') {
+                Some(("rows", n)) => Ok(StripPolicy::Fixed(Strips::Rows(number(n)?))),
+                Some(("count", n)) => Ok(StripPolicy::Fixed(Strips::Count(number(n)?))),
+                _ => Err(format!(
+                    "`{}` is not `measure`, `auto`, `rows:N` or `count:N`",
+                    t.chars().take(32).collect::<String>()
+                )),
+            },
+        }
+    }
+}
+
+static SET: RwLock<Option<StripPolicy>> = RwLock::new(None);
+static FROM_ENV: OnceLock<StripPolicy> = OnceLock::new();
+
+/// The policy in force: the one [`set_policy`] gave, else [`STRIPS_ENV`]'s
+/// (read once; an unreadable value is reported once on stderr and
+/// measuring is kept), else [`StripPolicy::Measure`].
+pub fn policy() -> StripPolicy {
+    if let Some(p) = SET.read().ok().and_then(|p| *p) {
+        return p;
+    }
+    *FROM_ENV.get_or_init(|| match std::env::var(STRIPS_ENV) {
+        Ok(text) => StripPolicy::parse(&text).unwrap_or_else(|e| {
+            eprintln!("cortex: {STRIPS_ENV}: {e}; measuring strip heights instead");
+            StripPolicy::Measure
+        }),
+        Err(_) => StripPolicy::Measure,
+    })
+}
+
+/// Sets the policy for the whole process (`None`: back to the environment's).
+pub fn set_policy(policy: Option<StripPolicy>) {
+    if let Ok(mut p) = SET.write() {
+        *p = policy;
+    }
+}
+
+/// A measured choice: for the group of these members, at these input sizes
+/// and this many worker threads, these strips.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StripDecision {
+    /// The group's members, in order (`gray+laplacian+center`).
+    pub group: String,
+    /// Its inputs' geometries.
+    pub inputs: Vec<Geometry>,
+    /// The worker threads it ran on.
+    pub threads: usize,
+    /// The chosen setting.
+    pub strips: Strips,
+    /// The chosen setting's measured run, in milliseconds.
+    pub ms: f64,
+    /// Every candidate tried with its measured run in milliseconds.
+    pub tried: Vec<(Strips, f64)>,
+}
+
+type Key = (String, Vec<Geometry>, usize);
+
+fn table() -> &'static Mutex<HashMap<Key, StripDecision>> {
+    static TABLE: OnceLock<Mutex<HashMap<Key, StripDecision>>> = OnceLock::new();
+    TABLE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The decisions measured (or given with [`remember`]) in this process.
+pub fn decisions() -> Vec<StripDecision> {
+    table()
+        .lock()
+        .map(|t| t.values().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Records a decision, e.g. one loaded from a cache file, so that groups
+/// meeting its key use it without measuring.
+pub fn remember(decision: StripDecision) {
+    if let Ok(mut t) = table().lock() {
+        let key = (
+            decision.group.clone(),
+            decision.inputs.clone(),
+            decision.threads,
+        );
+        t.insert(key, decision);
+    }
+}
+
+/// Forgets every decision (tests and benches that measure afresh).
+pub fn forget_decisions() {
+    if let Ok(mut t) = table().lock() {
+        t.clear();
+    }
+}
+
+pub(crate) fn lookup(group: &str, inputs: &[Geometry], threads: usize) -> Option<Strips> {
+    let t = table().lock().ok()?;
+    t.get(&(group.to_owned(), inputs.to_vec(), threads))
+        .map(|d| d.strips)
+}
+
+/// The candidates for a group whose widest member window spans `window`
+/// rows: the default, and heights half, twice and four times its height.
+pub(crate) fn candidates(window: usize) -> [Strips; 4] {
+    let a = Strips::AUTO_ROWS.max(8 * window);
+    [
+        Strips::Auto,
+        Strips::Rows((a / 2).max(8)),
+        Strips::Rows(2 * a),
+        Strips::Rows(4 * a),
+    ]
+}
+
+/// A measurement in progress for one input size.
+#[derive(Debug)]
+pub(crate) struct Tuning {
+    pub(crate) inputs: Vec<Geometry>,
+    pub(crate) threads: usize,
+    candidates: [Strips; 4],
+    /// Per candidate: the fastest counted run so far.
+    best: [Option<Duration>; 4],
+    runs: usize,
+}
+
+impl Tuning {
+    pub(crate) fn new(inputs: Vec<Geometry>, threads: usize, window: usize) -> Tuning {
+        Tuning {
+            inputs,
+            threads,
+            candidates: candidates(window),
+            best: [None; 4],
+            runs: 0,
+        }
+    }
+
+    /// The setting of the next run.
+    pub(crate) fn next(&self) -> Strips {
+        self.candidates[(self.runs / BLOCK).min(self.candidates.len() - 1)]
+    }
+
+    /// Records the run just made with [`Tuning::next`]'s setting (a failed
+    /// run counts as the slowest); the decision once every candidate ran.
+    pub(crate) fn record(
+        &mut self,
+        started: Instant,
+        ok: bool,
+        group: &str,
+    ) -> Option<StripDecision> {
+        let took = if ok { started.elapsed() } else { Duration::MAX };
+        let c = self.runs / BLOCK;
+        if self.runs % BLOCK != 0 {
+            let b = &mut self.best[c];
+            *b = Some(b.map_or(took, |b| b.min(took)));
+        }
+        self.runs += 1;
+        if self.runs < BLOCK * self.candidates.len() {
+            return None;
+        }
+        let ms = |d: Option<Duration>| d.map_or(f64::INFINITY, |d| d.as_secs_f64() * 1e3);
+        let (pick, time) = self
+            .candidates
+            .iter()
+            .zip(self.best)
+            .min_by_key(|(_, b)| b.unwrap_or(Duration::MAX))
+            .map(|(s, b)| (*s, b))?;
+        Some(StripDecision {
+            group: group.to_owned(),
+            inputs: self.inputs.clone(),
+            threads: self.threads,
+            strips: pick,
+            ms: ms(time),
+            tried: self
+                .candidates
+                .iter()
+                .zip(self.best)
+                .map(|(s, b)| (*s, ms(b)))
+                .collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_syntax() {
+        assert_eq!(StripPolicy::parse("measure"), Ok(StripPolicy::Measure));
+        assert_eq!(
+            StripPolicy::parse(" auto "),
+            Ok(StripPolicy::Fixed(Strips::Auto))
+        );
+        assert_eq!(
+            StripPolicy::parse("rows:48"),
+            Ok(StripPolicy::Fixed(Strips::Rows(48)))
+        );
+        assert_eq!(
+            StripPolicy::parse("count:3"),
+            Ok(StripPolicy::Fixed(Strips::Count(3)))
+        );
+        for bad in ["rows:0", "count:-1", "rows:x", "fast", "", "rows"] {
+            assert!(StripPolicy::parse(bad).is_err(), "{bad}");
+        }
+        let long = "x".repeat(100_000);
+        assert!(StripPolicy::parse(&long).unwrap_err().len() < 100);
+    }
+
+    #[test]
+    fn measuring_tries_every_candidate_and_keeps_the_fastest() {
+        let mut t = Tuning::new(vec![Geometry::new(8, 8)], 2, 1);
+        let mut seen = Vec::new();
+        let mut decision = None;
+        for run in 0..BLOCK * 4 {
+            let s = t.next();
+            seen.push(s);
+            // The third candidate is the fast one: the others sleep.
+            let started = Instant::now();
+            if run / BLOCK != 2 {
+                std::thread::sleep(Duration::from_millis(3));
+            }
+            decision = t.record(started, true, "a+b");
+            assert_eq!(decision.is_some(), run == BLOCK * 4 - 1);
+        }
+        let d = decision.expect("decided");
+        assert_eq!(d.strips, candidates(1)[2]);
+        assert_eq!(d.tried.len(), 4);
+        assert_eq!(seen[0], Strips::Auto);
+        assert!(seen
+            .windows(BLOCK)
+            .step_by(BLOCK)
+            .all(|w| w.iter().all(|s| *s == w[0])));
+    }
+}
