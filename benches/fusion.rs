@@ -10,7 +10,10 @@
 //! - `unfused 2t`: each node a whole-frame pass, each pass cut into strips
 //!   over the pool (parallel, but every intermediate a whole frame);
 //! - `fused 1t`: the chain as one fused group on a one-thread pool;
-//! - `fused 2t rN`: the fused group on the two-thread pool, strips of N rows.
+//! - `fused 2t rN`: the fused group on the two-thread pool, strips of N rows;
+//! - `… prior in group` / `… prior folded`: the prior computed by a member
+//!   of the group from the gray plane's size instead of given as an input:
+//!   every run, or once per size (constant folding).
 //!
 //! Prints medians, ratios to `unfused 1t`, the intermediate values' bytes
 //! (whole frames unfused, every worker's scratch fused) and `uptime`.
@@ -22,7 +25,7 @@
 
 use std::time::{Duration, Instant};
 
-use cortex::ops::strip::{FusionStrip, GrayStrip};
+use cortex::ops::strip::{CenterStrip, FusionStrip, GrayStrip};
 use cortex::ops::{center_crop_with, to_gray, CenterParams, RgbFrame};
 use cortex::sources::SyntheticClip;
 use cortex::strip::{
@@ -181,6 +184,47 @@ fn chain() -> FusedGroup {
     g.build().unwrap()
 }
 
+/// The centre prior with constant folding declined: computed every run.
+struct EveryRun(CenterStrip);
+
+impl StripKernel for EveryRun {
+    type Out = f32;
+    fn name(&self) -> &str {
+        "center (every run)"
+    }
+    fn kind(&self) -> Kind {
+        self.0.kind()
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        self.0.geometry(inputs)
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, f32>) -> Result<(), StripError> {
+        self.0.run(inputs, out)
+    }
+}
+
+/// The chain with the prior a member computed from the gray plane's size
+/// (folded: once per size; else every run); `prev` is an input.
+fn chain_with_prior(folded: bool) -> FusedGroup {
+    let mut g = GroupBuilder::new();
+    let (rgb, prev) = (g.input(), g.input());
+    let gray = g.kernel(GrayStrip, &[rgb]).unwrap();
+    let smooth = g.kernel(Smooth3, &[gray]).unwrap();
+    let diff = g.kernel(AbsDiff, &[smooth, prev]).unwrap();
+    let thr = g.kernel(Threshold, &[diff]).unwrap();
+    let center = CenterStrip::new(CenterParams::DEFAULT).unwrap();
+    let prior = if folded {
+        g.kernel(center, &[gray]).unwrap()
+    } else {
+        g.kernel(EveryRun(center), &[gray]).unwrap()
+    };
+    let score = g
+        .kernel(FusionStrip::new(&[0.7, 0.3]).unwrap(), &[thr, prior])
+        .unwrap();
+    g.output(score).unwrap();
+    g.build().unwrap()
+}
+
 /// The chain as five single-node groups (unfused, each pass in strips).
 struct Passes([FusedGroup; 5]);
 
@@ -297,6 +341,10 @@ fn main() {
         ];
         names.extend(heights.iter().map(|r| format!("fused 2t r{r}")));
         names.push("floor: traffic only 2t r32".into());
+        names.push("fused 2t r32, prior in group".into());
+        names.push("fused 2t r32, prior folded".into());
+        let mut with_prior = [chain_with_prior(false), chain_with_prior(true)];
+        let floor = 3 + heights.len();
         let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
         let count = names.len();
         for round in 0..rounds + 1 {
@@ -312,7 +360,10 @@ fn main() {
                     v if v < 3 + heights.len() => fused2[v - 3]
                         .run(&inputs, Strips::Rows(heights[v - 3]))
                         .unwrap(),
-                    _ => traffic.run(&inputs, Strips::Rows(32)).unwrap(),
+                    v if v == floor => traffic.run(&inputs, Strips::Rows(32)).unwrap(),
+                    v => with_prior[v - floor - 1]
+                        .run(&inputs[..2], Strips::Rows(32))
+                        .unwrap(),
                 }
                 let dt = t.elapsed();
                 // Round 0 warms the buffers and is not counted.
@@ -334,6 +385,7 @@ fn main() {
             && same(fused1.output::<f32>(0).unwrap().as_slice())
             && fused2
                 .iter()
+                .chain(&with_prior)
                 .all(|f| same(f.output::<f32>(0).unwrap().as_slice()));
         let base = median(&mut times[0].clone());
         println!("\n{w}x{h}: outputs bit-identical: {identical}");

@@ -19,6 +19,8 @@ use cortex::ir::NodeId;
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
 use cortex::sources::SyntheticClip;
+use cortex::strip::tune::{self, StripPolicy};
+use cortex::strip::Strips;
 use cortex::Observer;
 
 /// Time in fused groups, and in the whole-frame calls of their members.
@@ -80,28 +82,43 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(15);
     let frames_per_round = 4u64;
-    println!("| size | mode | engine | unfused ms | fused ms | × |");
-    println!("|---|---|---|---:|---:|---:|");
+    println!(
+        "| size | mode | engine | unfused ms | fused, default strips ms | fused, measured strips ms | × (measured) |"
+    );
+    println!("|---|---|---|---:|---:|---:|---:|");
+    let mut chosen = Vec::new();
     let mut group_rows = Vec::new();
     for (w, h) in [(768, 576), (1920, 1080)] {
         let clip = SyntheticClip::new(w, h);
         let frames: Vec<RgbFrame> = (0..frames_per_round).map(|f| clip.frame(f + 2)).collect();
         for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
-            // Variants: (parallel, fused).
-            let variants = [(false, false), (false, true), (true, false), (true, true)];
+            // Variants: (parallel, fused, strips).
+            let auto = StripPolicy::Fixed(Strips::Auto);
+            let measure = StripPolicy::Measure;
+            let variants = [
+                (false, false, auto),
+                (false, true, auto),
+                (false, true, measure),
+                (true, false, auto),
+                (true, true, auto),
+                (true, true, measure),
+            ];
             let mut pipes: Vec<L2> = variants
                 .iter()
-                .map(|&(_, fused)| {
+                .map(|&(_, fused, _)| {
                     let mut p = L2::new();
                     p.set_fusion(fused);
                     p
                 })
                 .collect();
             let mut outs: Vec<Option<L2Outputs>> = vec![None; variants.len()];
-            // Warm up and check: every variant gives the unfused outputs.
-            for f in &frames {
+            // Warm up (long enough for the strips to be measured) and
+            // check: every variant gives the unfused outputs.
+            for f in frames.iter().cycle().take(4 * frames.len()) {
+                tune::set_policy(Some(auto));
                 let want = pipes[0].run(mode, f).expect("frame runs");
-                for (i, &(par, _)) in variants.iter().enumerate().skip(1) {
+                for (i, &(par, _, policy)) in variants.iter().enumerate().skip(1) {
+                    tune::set_policy(Some(policy));
                     let got = if par {
                         pipes[i].run_parallel(mode, f)
                     } else {
@@ -118,7 +135,8 @@ fn main() {
             for r in 0..rounds {
                 for k in 0..variants.len() {
                     let i = (k + r) % variants.len();
-                    let (par, _) = variants[i];
+                    let (par, _, policy) = variants[i];
+                    tune::set_policy(Some(policy));
                     let out = outs[i].as_mut().expect("warmed up");
                     let t = Instant::now();
                     for f in &frames {
@@ -132,13 +150,15 @@ fn main() {
                     times[i].push(t.elapsed() / frames_per_round as u32);
                 }
             }
+            tune::set_policy(Some(auto));
             let med: Vec<Duration> = times.into_iter().map(median).collect();
-            for (engine, a, b) in [("sequential", 0, 1), ("parallel", 2, 3)] {
+            for (engine, a, b, c) in [("sequential", 0, 1, 2), ("parallel", 3, 4, 5)] {
                 println!(
-                    "| {w}x{h} | {mode:?} | {engine} | {:.2} | {:.2} | {:.2}× |",
+                    "| {w}x{h} | {mode:?} | {engine} | {:.2} | {:.2} | {:.2} | {:.2}× |",
                     ms(med[a]),
                     ms(med[b]),
-                    med[a].as_secs_f64() / med[b].as_secs_f64()
+                    ms(med[c]),
+                    med[a].as_secs_f64() / med[c].as_secs_f64()
                 );
             }
             // The groups alone: fused group time against the members'
@@ -208,6 +228,14 @@ fn main() {
                 m.as_secs_f64() / g.as_secs_f64()
             ));
         }
+    }
+    println!();
+    for d in tune::decisions() {
+        chosen.push(format!("  {d}"));
+    }
+    println!("strips measured:");
+    for line in chosen {
+        println!("{line}");
     }
     println!();
     println!("| size | mode | grouped nodes | members' calls ms | fused groups ms | × |");

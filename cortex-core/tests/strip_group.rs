@@ -637,9 +637,10 @@ impl StripKernel for Ramp {
 }
 
 /// input → affine → (stencil, ramp of the affine's geometry) → add; the
-/// ramp and the sum leave the group.
+/// sum and the stencil (or the ramp) leave the group.
 fn ramp_group(
     rows: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ramp_leaves: bool,
 ) -> cortex_core::strip::FusedGroup {
     let mut g = GroupBuilder::new();
     let x = g.input();
@@ -664,7 +665,7 @@ fn ramp_group(
         .unwrap();
     let sum = g.kernel(Add, &[s, r]).unwrap();
     g.output(sum).unwrap();
-    g.output(r).unwrap();
+    g.output(if ramp_leaves { r } else { s }).unwrap();
     g.build().unwrap()
 }
 
@@ -674,8 +675,10 @@ fn a_constant_member_is_computed_once_per_geometry() {
     use std::sync::Arc;
     let fused_rows = Arc::new(AtomicUsize::new(0));
     let reference_rows = Arc::new(AtomicUsize::new(0));
-    let mut fused = ramp_group(&fused_rows);
-    let mut reference = ramp_group(&reference_rows);
+    let mut fused = ramp_group(&fused_rows, false);
+    let mut reference = ramp_group(&reference_rows, false);
+    let leaving_rows = Arc::new(AtomicUsize::new(0));
+    let mut leaving = ramp_group(&leaving_rows, true);
     for (w, h) in [(9usize, 7usize), (4, 13), (1, 1), (9, 7)] {
         for strips in [1, 2, h + 3] {
             let (f0, r0) = (
@@ -687,6 +690,11 @@ fn a_constant_member_is_computed_once_per_geometry() {
                 let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
                 reference.run_unfused(&inputs).unwrap();
                 fused.run(&inputs, Strips::Count(strips)).unwrap();
+                leaving.run(&inputs, Strips::Count(strips)).unwrap();
+                assert_eq!(
+                    leaving.output::<i32>(0).unwrap().as_slice(),
+                    reference.output::<i32>(0).unwrap().as_slice()
+                );
                 for k in 0..2 {
                     assert_eq!(
                         fused.output::<i32>(k).unwrap().as_slice(),
@@ -696,6 +704,9 @@ fn a_constant_member_is_computed_once_per_geometry() {
                 }
             }
             assert_eq!(fused.folded(), ["ramp"]);
+            // A constant that leaves the group is computed where it is
+            // written, every run.
+            assert!(leaving.folded().is_empty());
             // Four frames at one size and strip count are one plan: the
             // ramp's rows once, where the unfused run computes them each time.
             assert_eq!(
@@ -706,6 +717,7 @@ fn a_constant_member_is_computed_once_per_geometry() {
             assert_eq!(reference_rows.load(Ordering::Relaxed) - r0, 4 * h);
         }
     }
+    assert!(leaving_rows.load(Ordering::Relaxed) >= 4 * 3 * (7 + 13 + 1 + 7));
 }
 
 #[test]
@@ -717,22 +729,25 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
     let (w, h) = (40usize, 300usize);
     let data: Vec<i32> = (0..(w * h) as i32).map(|v| v * 7 - 3).collect();
     let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
-    let mut reference = ramp_group(&rows);
+    let mut reference = ramp_group(&rows, false);
     reference.run_unfused(&inputs).unwrap();
     let same = |g: &cortex_core::strip::FusedGroup| {
         (0..2).all(|k| {
             g.output::<i32>(k).unwrap().as_slice() == reference.output::<i32>(k).unwrap().as_slice()
         })
     };
-    let mut first = ramp_group(&rows);
+    let mut first = ramp_group(&rows, false);
     let mut runs = 0;
     while first.strips_chosen().is_none() {
         first.run_tuned(&inputs).unwrap();
         assert!(same(&first), "run {runs} differs from the unfused run");
         runs += 1;
-        assert!(runs <= 12, "still measuring after {runs} runs");
+        assert!(
+            runs <= tune::MEASURED_RUNS,
+            "still measuring after {runs} runs"
+        );
     }
-    assert_eq!(runs, 12, "four heights, three runs each");
+    assert_eq!(runs, tune::MEASURED_RUNS);
     let decision = tune::decisions()
         .into_iter()
         .find(|d| d.group == "affine+stencil+ramp+add" && d.inputs == [Geometry::new(w, h)])
@@ -740,13 +755,13 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
     assert_eq!(Some(decision.strips), first.strips_chosen());
     assert_eq!(decision.tried.len(), 4);
     // Another instance of the same group at the same size starts decided.
-    let mut second = ramp_group(&rows);
+    let mut second = ramp_group(&rows, false);
     second.run_tuned(&inputs).unwrap();
     assert_eq!(second.strips_chosen(), first.strips_chosen());
     assert!(same(&second));
     // Forced: the given setting, nothing measured.
     tune::set_policy(Some(StripPolicy::Fixed(Strips::Count(5))));
-    let mut forced = ramp_group(&rows);
+    let mut forced = ramp_group(&rows, false);
     forced.run_tuned(&inputs).unwrap();
     tune::set_policy(None);
     assert_eq!(forced.strips_chosen(), None);

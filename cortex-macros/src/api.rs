@@ -367,6 +367,8 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
 
     let run_weights_observed = pick(|b| &b.run_weights_observed);
     let run_plan_observed = pick(|b| &b.run_plan_observed);
+    let run_weights_into_observed = pick(|b| &b.run_weights_into_observed);
+    let run_plan_into_observed = pick(|b| &b.run_plan_into_observed);
     let private = bodies.as_ref().map(|b| b.private.clone());
 
     let struct_doc = format!(
@@ -586,6 +588,30 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
             /// [`Self::run_plan`], reporting each node to `observer`.
             pub fn run_plan_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 #run_plan_observed
+            }
+
+            /// [`Self::run_weights`] into `outputs` from an earlier frame,
+            /// reusing their memory as [`Self::run_into`] does. On error the
+            /// state and `outputs` are left as they were.
+            pub fn run_weights_into(&mut self, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_weights_into_observed(weights, &mut #c::NoopObserver, #args_c outputs)
+            }
+
+            /// [`Self::run_weights_into`], reporting each node to `observer`.
+            pub fn run_weights_into_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #run_weights_into_observed
+            }
+
+            /// [`Self::run_plan`] into `outputs` from an earlier frame, reusing
+            /// their memory as [`Self::run_into`] does. On error the state and
+            /// `outputs` are left as they were.
+            pub fn run_plan_into(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_plan_into_observed(plan, weights, &mut #c::NoopObserver, #args_c outputs)
+            }
+
+            /// [`Self::run_plan_into`], reporting each node to `observer`.
+            pub fn run_plan_into_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #run_plan_into_observed
             }
 
             /// The buffers the pipeline owns for its buffer-filling nodes, each

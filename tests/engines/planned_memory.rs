@@ -97,6 +97,67 @@ fn run_weights_and_run_plan_match_the_value_returning_graph() {
     }
 }
 
+#[test]
+fn run_weights_into_and_run_plan_into_match_their_fresh_forms() {
+    let (mut fresh, mut into) = (L2::new(), L2::new());
+    let (mut fresh_plan, mut into_plan) = (L2::new(), L2::new());
+    let tables = [
+        weights(&[("wc", 0.5), ("wt", 0.0), ("ws", 0.25), ("wm", 0.25)]),
+        weights(&[("wc", 0.0), ("wt", 1.0), ("ws", 0.0), ("wm", 0.0)]),
+        weights(&[("wc", 0.1), ("wt", 0.2), ("ws", 0.3), ("wm", 0.4)]),
+    ];
+    let (mut out, mut out_plan) = (None, None);
+    let mut compared = 0;
+    for (f, (m, frame)) in frames().into_iter().enumerate() {
+        let w = &tables[m];
+        let want = fresh.run_weights(w, &frame).unwrap();
+        match out.as_mut() {
+            None => out = Some(into.run_weights(w, &frame).unwrap()),
+            Some(o) => into.run_weights_into(w, &frame, o).unwrap(),
+        }
+        let got = out.as_ref().unwrap();
+        assert_eq!(got.fused, want.fused, "frame {f}");
+        assert_eq!(got.roi, want.roi, "frame {f}");
+        assert_eq!(got.regions, want.regions, "frame {f}");
+        assert_eq!(got.qp_map, want.qp_map, "frame {f}");
+        assert_eq!(got.blur, want.blur, "frame {f}");
+        let plan = fresh_plan.pattern_plan(1 << (f % 4));
+        let mode = MODES[m].0;
+        let want = fresh_plan.run_plan(&plan, mode.weights(), &frame);
+        let got = match out_plan.as_mut() {
+            None => into_plan.run_plan(&plan, mode.weights(), &frame).map(|o| {
+                out_plan = Some(o);
+            }),
+            Some(o) => into_plan.run_plan_into(&plan, mode.weights(), &frame, o),
+        };
+        // A plan whose zero pattern the mode's weights contradict is refused
+        // by both forms alike.
+        match (want, got) {
+            (Ok(want), Ok(())) => {
+                compared += 1;
+                let got = out_plan.as_ref().unwrap();
+                assert_eq!(got.fused, want.fused, "frame {f}: run_plan");
+                assert_eq!(got.blur, want.blur, "frame {f}: run_plan");
+                assert_eq!(got.scene, want.scene, "frame {f}: run_plan");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "frame {f}"),
+            (a, b) => panic!(
+                "frame {f}: run_plan {:?} against run_plan_into {:?}",
+                a.err(),
+                b.err()
+            ),
+        }
+    }
+    assert!(compared >= 24, "only {compared} plans ran");
+    // A failing frame (a size over the limits) leaves the outputs as they were.
+    let before = out.clone();
+    let huge = cortex::ops::RgbFrame::zeros((1, 70_000, 3));
+    assert!(into
+        .run_weights_into(&tables[0], &huge, out.as_mut().unwrap())
+        .is_err());
+    assert_eq!(out.as_ref().unwrap().fused, before.as_ref().unwrap().fused);
+}
+
 fn weights(entries: &[(&str, f64)]) -> Weights {
     entries
         .iter()

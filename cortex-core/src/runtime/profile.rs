@@ -347,7 +347,14 @@ impl fmt::Display for Report<'_, '_> {
             let covered = nodes_total as f64 / frame_total as f64 * 100.0;
             write!(f, "; nodes account for {covered:.1}% of frame time")?;
         }
-        writeln!(f)
+        writeln!(f)?;
+        // The fused groups' strip heights, as measured in this process.
+        if !p.groups.is_empty() {
+            for d in crate::runtime::strip::tune::decisions() {
+                writeln!(f, "strips: {d}")?;
+            }
+        }
+        Ok(())
     }
 }
 

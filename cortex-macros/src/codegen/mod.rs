@@ -40,6 +40,8 @@ pub struct Bodies {
     pub run_into_observed: TokenStream,
     pub run_weights_observed: TokenStream,
     pub run_plan_observed: TokenStream,
+    pub run_weights_into_observed: TokenStream,
+    pub run_plan_into_observed: TokenStream,
     /// `run_parallel_into_observed` (`#[parallel]` pipelines only).
     pub run_parallel_observed: TokenStream,
     /// `run_stream` (`#[parallel]` pipelines only).
@@ -524,6 +526,14 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             weights.zero_pattern(&Self::ir().weight_keys)?;
             plan.validate(Self::ir())?;
             #plan_call
+        },
+        run_weights_into_observed: quote! {
+            self.__run_weights(weights, observer, #c::__private::Sink::Into(outputs), #args)
+        },
+        run_plan_into_observed: quote! {
+            weights.zero_pattern(&Self::ir().weight_keys)?;
+            plan.validate(Self::ir())?;
+            self.__run_plan(plan, weights, observer, #c::__private::Sink::Into(outputs), #args)
         },
         private: quote! {
             #(

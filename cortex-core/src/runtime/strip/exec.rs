@@ -67,6 +67,16 @@ impl Strips {
     }
 }
 
+impl std::fmt::Display for Strips {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Strips::Auto => f.write_str("default"),
+            Strips::Rows(r) => write!(f, "{r}-row strips"),
+            Strips::Count(n) => write!(f, "{n} strips"),
+        }
+    }
+}
+
 /// Per member: the geometry of the rows it computes and of its value.
 pub(crate) struct Sizes {
     rows: Vec<Geometry>,
@@ -514,13 +524,7 @@ fn run_strip(
     let mut args: SmallVec<[AnyPlane<'_>; 8]> = SmallVec::new();
     for (i, (node, slot)) in nodes.iter().zip(arena.iter_mut()).enumerate() {
         if let Some(whole) = &run.constants[i] {
-            let view = node.member.view(whole, sizes.rows[i])?;
-            if let Some(mut out) = chunks[i].take() {
-                if !out.rows().is_empty() {
-                    node.member.copy(&view, &mut out)?;
-                }
-            }
-            views[i] = Some(view);
+            views[i] = Some(node.member.view(whole, sizes.rows[i])?);
             continue;
         }
         let rows = plan.need[i].clone();
@@ -574,9 +578,12 @@ pub(crate) struct RunPlan {
 }
 
 /// Computes the whole value of every member whose value depends only on
-/// its inputs' geometries ([`super::StripKernel::constant_per_geometry`]),
-/// its computed arguments given as zeroed planes of the right geometry
-/// (or, for a folded argument, its folded value).
+/// its inputs' geometries ([`super::StripKernel::constant_per_geometry`])
+/// and stays in the group, its computed arguments given as zeroed planes of
+/// the right geometry (or, for a folded argument, its folded value). A
+/// constant that leaves the group is computed each run as before: it would
+/// have to be copied into the leaving buffer every run anyway, which costs
+/// as much memory traffic as computing it there.
 fn fold_constants(
     nodes: &[Node],
     sizes: &Sizes,
@@ -584,7 +591,7 @@ fn fold_constants(
 ) -> Result<Vec<Option<Store>>, StripError> {
     let mut constants: Vec<Option<Store>> = (0..nodes.len()).map(|_| None).collect();
     for (i, node) in nodes.iter().enumerate() {
-        if !node.member.constant() {
+        if !node.member.constant() || node.output.is_some() {
             continue;
         }
         let mut stand_ins: Vec<(usize, Store)> = Vec::new();

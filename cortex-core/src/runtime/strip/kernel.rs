@@ -34,9 +34,9 @@ pub trait StripKernel: Send + Sync {
 
     /// `true` when the output depends only on the inputs' geometries and
     /// the kernel's own parameters, never on the inputs' values (a prior, a
-    /// coordinate ramp). A fused group then computes the whole plane once
-    /// per input geometry and its strips read it, instead of computing it
-    /// every frame (constant folding). The kernel is then run with its
+    /// coordinate ramp). When its value stays in a fused group, the group
+    /// computes the whole plane once per input geometry and its strips read
+    /// it, instead of computing it every frame (constant folding). The kernel is then run with its
     /// inputs' values zeroed: if it reads them, its results differ from the
     /// unfused run, which always calls it on the real inputs.
     fn constant_per_geometry(&self) -> bool {

@@ -19,9 +19,20 @@ use super::geometry::Geometry;
 /// of N rows) or `count:N` (N strips).
 pub const STRIPS_ENV: &str = "CORTEX_STRIPS";
 
-/// Runs per candidate height while measuring; the first of each block
-/// plans the run (sizes, strip rows, folded constants) and is not counted.
-const BLOCK: usize = 3;
+/// Runs before measuring, not counted: the first runs at a size allocate
+/// the group's scratch and warm the pool, which would count against
+/// whichever setting came first.
+const WARM_UP: usize = 2;
+/// Rounds over the candidates, the second in reverse order, so that a
+/// trend during the measurement (the machine getting busier) does not
+/// favour the first or the last candidate; each keeps its fastest run.
+const ROUNDS: usize = 2;
+/// Runs per candidate per round; the first of each block plans the run
+/// (sizes, strip rows, folded constants) and is not counted.
+const BLOCK: usize = 2;
+
+/// Runs a measurement takes.
+pub const MEASURED_RUNS: usize = WARM_UP + ROUNDS * BLOCK * 4;
 
 /// How fused groups choose their strips.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +117,23 @@ pub struct StripDecision {
     pub tried: Vec<(Strips, f64)>,
 }
 
+impl std::fmt::Display for StripDecision {
+    /// `gray+center at 768x576, 2 threads: 40-row strips (default 1.21 ms, …)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at ", self.group)?;
+        for (i, g) in self.inputs.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "+" };
+            write!(f, "{sep}{}x{}", g.width, g.height)?;
+        }
+        write!(f, ", {} threads: {} (", self.threads, self.strips)?;
+        for (i, (s, ms)) in self.tried.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{s} {ms:.3} ms")?;
+        }
+        f.write_str(")")
+    }
+}
+
 type Key = (String, Vec<Geometry>, usize);
 
 fn table() -> &'static Mutex<HashMap<Key, StripDecision>> {
@@ -181,9 +209,26 @@ impl Tuning {
         }
     }
 
+    /// The candidate of run `run`, and whether its time counts.
+    fn slot(&self, run: usize) -> (usize, bool) {
+        let n = self.candidates.len();
+        if run < WARM_UP {
+            return (0, false);
+        }
+        let r = run - WARM_UP;
+        let block = r / BLOCK;
+        let pos = block % n;
+        let c = if (block / n) % 2 == 0 {
+            pos
+        } else {
+            n - 1 - pos
+        };
+        (c.min(n - 1), r % BLOCK != 0)
+    }
+
     /// The setting of the next run.
     pub(crate) fn next(&self) -> Strips {
-        self.candidates[(self.runs / BLOCK).min(self.candidates.len() - 1)]
+        self.candidates[self.slot(self.runs).0]
     }
 
     /// Records the run just made with [`Tuning::next`]'s setting (a failed
@@ -195,13 +240,13 @@ impl Tuning {
         group: &str,
     ) -> Option<StripDecision> {
         let took = if ok { started.elapsed() } else { Duration::MAX };
-        let c = self.runs / BLOCK;
-        if self.runs % BLOCK != 0 {
+        let (c, counted) = self.slot(self.runs);
+        if counted {
             let b = &mut self.best[c];
             *b = Some(b.map_or(took, |b| b.min(took)));
         }
         self.runs += 1;
-        if self.runs < BLOCK * self.candidates.len() {
+        if self.runs < MEASURED_RUNS {
             return None;
         }
         let ms = |d: Option<Duration>| d.map_or(f64::INFINITY, |d| d.as_secs_f64() * 1e3);
@@ -256,26 +301,28 @@ mod tests {
     #[test]
     fn measuring_tries_every_candidate_and_keeps_the_fastest() {
         let mut t = Tuning::new(vec![Geometry::new(8, 8)], 2, 1);
+        let fast = candidates(1)[2];
         let mut seen = Vec::new();
         let mut decision = None;
-        for run in 0..BLOCK * 4 {
+        for run in 0..MEASURED_RUNS {
             let s = t.next();
             seen.push(s);
             // The third candidate is the fast one: the others sleep.
             let started = Instant::now();
-            if run / BLOCK != 2 {
+            if s != fast {
                 std::thread::sleep(Duration::from_millis(3));
             }
             decision = t.record(started, true, "a+b");
-            assert_eq!(decision.is_some(), run == BLOCK * 4 - 1);
+            assert_eq!(decision.is_some(), run == MEASURED_RUNS - 1);
         }
         let d = decision.expect("decided");
-        assert_eq!(d.strips, candidates(1)[2]);
+        assert_eq!(d.strips, fast);
         assert_eq!(d.tried.len(), 4);
-        assert_eq!(seen[0], Strips::Auto);
-        assert!(seen
-            .windows(BLOCK)
-            .step_by(BLOCK)
-            .all(|w| w.iter().all(|s| *s == w[0])));
+        assert_eq!(seen[..WARM_UP], [Strips::Auto; WARM_UP]);
+        // Every candidate ran, ROUNDS blocks of BLOCK runs each.
+        for c in candidates(1) {
+            let n = seen[WARM_UP..].iter().filter(|s| **s == c).count();
+            assert_eq!(n, ROUNDS * BLOCK, "{c}");
+        }
     }
 }
