@@ -1,0 +1,140 @@
+//! What `#[parallel]` adds: `run_parallel` (and its `_into` and
+//! `_observed` forms), `run_stream`, and `cortex::ParallelPipeline`; without
+//! the attribute, `run_parallel` and `run_stream` stubs whose call is one
+//! error saying to add it.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+
+use super::context::Api;
+
+/// The parallel run methods of the inherent impl (or the stubs).
+pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
+    let (ast, c) = (cx.ast, &cx.c);
+    let (mode_ty, outputs_ty) = (&cx.n.mode, &cx.n.outputs);
+    let (params, args, params_c, args_c) = (&cx.params, &cx.args, &cx.params_c, &cx.args_c);
+    let input_tys = &cx.input_tys;
+    if ast.parallel {
+        let dispatch = cx.pick(|b| &b.run_parallel_observed);
+        let fresh = cx.body(|| {
+            quote! {
+                let mut __slot = ::core::option::Option::None;
+                self.__run_parallel(mode, observer, #c::__private::Sink::Fresh(&mut __slot), #args)?;
+                match __slot {
+                    ::core::option::Option::Some(__outputs) => ::core::result::Result::Ok(__outputs),
+                    ::core::option::Option::None => ::core::result::Result::Err(#c::PipelineError::Internal("a run returned no outputs")),
+                }
+            }
+        });
+        let stream = cx.pick(|b| &b.run_stream);
+        let into = cx.body(
+            || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::Into(outputs), #args)),
+        );
+        quote! {
+            /// Runs one frame in `mode` with independent nodes at once on the
+            /// engine's persistent worker pool (a wave of nodes whose inputs
+            /// are ready runs together). The outputs and the state are
+            /// bit-identical to [`Self::run`]'s. A failing frame leaves the
+            /// state as it was and is run again sequentially (unobserved), so
+            /// the error is exactly the one [`Self::run`] reports.
+            pub fn run_parallel(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_parallel_observed(mode, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_parallel`], reporting each node to `observer` from
+            /// the thread that runs it (one event at a time, under a lock).
+            pub fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #fresh
+            }
+
+            /// [`Self::run_parallel`] into `outputs` of an earlier frame,
+            /// reusing their memory (see [`Self::run_into`]).
+            pub fn run_parallel_into(&mut self, mode: #mode_ty, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_parallel_into_observed(mode, &mut #c::NoopObserver, #args_c outputs)
+            }
+
+            /// [`Self::run_parallel_into`], reporting each node to `observer`.
+            pub fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #into
+            }
+
+            /// Runs a stream of frames in `mode`, pipelined: while one frame's
+            /// state readers and what follows them run, the next frame's
+            /// state-free nodes already run on the pool. Frames come from
+            /// `frames`, pulled on a producer thread into a bounded queue
+            /// (`options`: frames in flight, queue length, and what to do when
+            /// it is full: wait, or drop the oldest waiting frame or all but
+            /// the latest, counted). Each result reaches `on_result` in order,
+            /// with its inputs, index and the frames dropped before it;
+            /// return `ControlFlow::Break(())` to stop. Outputs and state are
+            /// bit-identical to [`Self::run`] on the frames that were not
+            /// dropped; a failing frame fails alone, and later frames see the
+            /// state of the last good one.
+            pub fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+            {
+                let frames = frames.into_iter();
+                #stream
+            }
+
+            #[allow(clippy::needless_pass_by_value)]
+            fn __run_parallel<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, __sink: #c::__private::Sink<'_, #outputs_ty>, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                #dispatch
+            }
+        }
+    } else {
+        // Spanned at the pipeline's name, where `#[parallel]` goes.
+        let at = ast.name.span();
+        quote_spanned! {at=>
+            /// Only a `#[parallel]` pipeline runs frames in parallel: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_parallel<__M: #c::__private::DeclaredParallel>(&mut self, mode: __M, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                match mode.never() {}
+            }
+
+            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_stream<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
+                match mode.never() {}
+            }
+        }
+    }
+}
+
+/// `impl cortex::ParallelPipeline` (`#[parallel]` pipelines only).
+pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
+    let c = &cx.c;
+    let (pipeline, mode_ty, outputs_ty) = (&cx.n.pipeline, &cx.n.mode, &cx.n.outputs);
+    let (args, args_c) = (&cx.args, &cx.args_c);
+    let (input_names, input_tys) = (&cx.input_names, &cx.input_tys);
+    if cx.ast.parallel {
+        quote! {
+            impl #c::ParallelPipeline for #pipeline {
+                type OwnedInputs = (#(#input_tys,)*);
+                fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                where
+                    __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
+                    __I::IntoIter: ::core::marker::Send,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+                {
+                    #pipeline::run_stream(self, mode, frames, options, on_result)
+                }
+                fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                    let (#(#input_names,)*) = inputs;
+                    #pipeline::run_parallel_observed(self, mode, observer, #args)
+                }
+                fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                    let (#(#input_names,)*) = inputs;
+                    #pipeline::run_parallel_into_observed(self, mode, observer, #args_c outputs)
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    }
+}

@@ -1,0 +1,96 @@
+//! The run methods every pipeline has: `run`, `run_into`, `run_weights`,
+//! `run_plan` (and their `_into` forms), each with an `_observed` twin.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::context::Api;
+
+/// The run methods of the inherent impl.
+pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
+    let c = &cx.c;
+    let (mode_ty, outputs_ty) = (&cx.n.mode, &cx.n.outputs);
+    let (params, args, params_c, args_c) = (&cx.params, &cx.args, &cx.params_c, &cx.args_c);
+    let run_observed = cx.pick(|b| &b.run_observed);
+    let run_into_observed = cx.pick(|b| &b.run_into_observed);
+    let run_weights_observed = cx.pick(|b| &b.run_weights_observed);
+    let run_plan_observed = cx.pick(|b| &b.run_plan_observed);
+    let run_weights_into_observed = cx.pick(|b| &b.run_weights_into_observed);
+    let run_plan_into_observed = cx.pick(|b| &b.run_plan_into_observed);
+    quote! {
+            /// Runs one frame in `mode`. On error the state is left as it was.
+            pub fn run(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_observed(mode, &mut #c::NoopObserver, #args)
+            }
+
+            /// Runs one frame in `mode`, reporting each node to `observer`.
+            pub fn run_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #run_observed
+            }
+
+            /// Runs one frame in `mode` into `outputs` from an earlier frame,
+            /// reusing their memory: a filled output trades buffers with the
+            /// pipeline instead of being allocated. With every node filling
+            /// its own buffer, a steady stream of same-size frames allocates
+            /// nothing. On error the state and `outputs` are left as they were.
+            pub fn run_into(&mut self, mode: #mode_ty, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_into_observed(mode, &mut #c::NoopObserver, #args_c outputs)
+            }
+
+            /// [`Self::run_into`], reporting each node to `observer`.
+            pub fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #run_into_observed
+            }
+
+            /// Runs one frame with weights chosen at run time: validated, then
+            /// the plan of their zero pattern is taken from a bounded cache
+            /// (computed once per pattern by the DCE pass).
+            pub fn run_weights(&mut self, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_weights_observed(weights, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_weights`], reporting each node to `observer`.
+            pub fn run_weights_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #run_weights_observed
+            }
+
+            /// Runs one frame with an explicit plan and weights, e.g. the full
+            /// graph (`self.pattern_plan(0)`) with a mode's weights, to compare
+            /// against that mode's plan. The plan is validated against this
+            /// pipeline (`Plan::validate`) before anything runs: a plan of
+            /// another pipeline, or one that eliminates a non-optional output,
+            /// is an error and the state is untouched.
+            pub fn run_plan(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_plan_observed(plan, weights, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_plan`], reporting each node to `observer`.
+            pub fn run_plan_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #run_plan_observed
+            }
+
+            /// [`Self::run_weights`] into `outputs` from an earlier frame,
+            /// reusing their memory as [`Self::run_into`] does. On error the
+            /// state and `outputs` are left as they were.
+            pub fn run_weights_into(&mut self, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_weights_into_observed(weights, &mut #c::NoopObserver, #args_c outputs)
+            }
+
+            /// [`Self::run_weights_into`], reporting each node to `observer`.
+            pub fn run_weights_into_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #run_weights_into_observed
+            }
+
+            /// [`Self::run_plan`] into `outputs` from an earlier frame, reusing
+            /// their memory as [`Self::run_into`] does. On error the state and
+            /// `outputs` are left as they were.
+            pub fn run_plan_into(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_plan_into_observed(plan, weights, &mut #c::NoopObserver, #args_c outputs)
+            }
+
+            /// [`Self::run_plan_into`], reporting each node to `observer`.
+            pub fn run_plan_into_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #run_plan_into_observed
+            }
+    }
+}

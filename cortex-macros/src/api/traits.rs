@@ -1,0 +1,62 @@
+//! `impl cortex::Pipeline`: the trait every pipeline implements, each
+//! method calling the inherent one.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::context::Api;
+
+/// `impl cortex::Pipeline` for the pipeline.
+pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
+    let c = &cx.c;
+    let (pipeline, mode_ty, outputs_ty, state_ty) =
+        (&cx.n.pipeline, &cx.n.mode, &cx.n.outputs, &cx.n.state);
+    let (args, args_c) = (&cx.args, &cx.args_c);
+    let (input_names, input_tys) = (&cx.input_names, &cx.input_tys);
+    quote! {
+        impl #c::Pipeline for #pipeline {
+            type Mode = #mode_ty;
+            type Inputs<'__a> = (#(&'__a #input_tys,)*);
+            type Outputs = #outputs_ty;
+            type State = #state_ty;
+
+            fn ir() -> &'static #c::ir::GraphIr { #pipeline::ir() }
+            fn state(&self) -> &#state_ty { #pipeline::state(self) }
+            fn reset(&mut self) { #pipeline::reset(self) }
+            fn run_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_observed(self, mode, observer, #args)
+            }
+            fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_into_observed(self, mode, observer, #args_c outputs)
+            }
+            fn run_weights_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_weights_observed(self, weights, observer, #args)
+            }
+            fn run_plan_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_plan_observed(self, plan, weights, observer, #args)
+            }
+            fn pattern_plan(&mut self, pattern: u64) -> ::std::sync::Arc<#c::plan::Plan> {
+                #pipeline::pattern_plan(self, pattern)
+            }
+            fn buffer_bytes(&self) -> ::std::vec::Vec<(&'static str, u32, usize)> {
+                #pipeline::buffer_bytes(self)
+            }
+            fn set_fusion(&mut self, on: bool) {
+                #pipeline::set_fusion(self, on)
+            }
+            fn frame_index(&self) -> u64 {
+                #pipeline::frame_index(self)
+            }
+            fn set_rates(&mut self, on: bool) {
+                #pipeline::set_rates(self, on)
+            }
+            fn holds(&self) -> &[#c::hold::Hold] {
+                #pipeline::holds(self)
+            }
+        }
+    }
+}
