@@ -1,0 +1,301 @@
+//! One generator per run form: each mode's straight-line function, its
+//! parallel function (fused and plain), its pipelined stream, and the
+//! plan-driven function for weights and plans chosen at run time.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::body::run_body;
+use super::plans::Plans;
+use super::stages::{rename_self, stage_a_fills, Part};
+use super::{Cx, Flavor, RatedMode, Real, Shape};
+use crate::names::{input_params, local, variant, ItemNames};
+
+/// What every form's generator reads.
+pub(super) struct Forms<'a> {
+    pub cx: &'a Cx<'a>,
+    pub plans: &'a Plans,
+    pub r: &'a Real<'a>,
+    pub n: &'a ItemNames,
+    /// The mode enum's variants, in declaration order.
+    pub variants: Vec<Ident>,
+    /// Per mode: its rates, when it has some.
+    pub rated: Vec<Option<RatedMode<'a>>>,
+    pub params: TokenStream,
+    pub args: TokenStream,
+    /// Per mode: its straight-line, parallel and pipelined functions.
+    pub mode_fns: Vec<Ident>,
+    pub par_fns: Vec<Ident>,
+    pub stream_fns: Vec<Ident>,
+}
+
+impl<'a> Forms<'a> {
+    pub(super) fn new(cx: &'a Cx<'a>, plans: &'a Plans, r: &'a Real<'a>, n: &'a ItemNames) -> Self {
+        let ast = cx.ast;
+        let mode_ty = &n.mode;
+        let variants: Vec<Ident> =
+            r.ir.modes
+                .iter()
+                .map(|m| variant(&m.name).unwrap_or_else(|| format_ident!("Invalid")))
+                .collect();
+        let rated = plans
+            .rates
+            .iter()
+            .enumerate()
+            .map(|(m, info)| {
+                let info = info.as_ref()?;
+                let rates = &r.ir.modes[m].rates;
+                let v = &variants[m];
+                Some(RatedMode {
+                    rates,
+                    slots: rates
+                        .iter()
+                        .map(|x| {
+                            plans
+                                .hold_slots
+                                .iter()
+                                .position(|&s| s == x.node)
+                                .unwrap_or(0)
+                        })
+                        .collect(),
+                    info,
+                    decls: &ast.modes[m].rates,
+                    phases: quote!(#mode_ty::#v.phase_plans()),
+                })
+            })
+            .collect();
+        let (params, args) = input_params(ast);
+        let parallel_modes = plans.par_bufs.len();
+        Forms {
+            cx,
+            plans,
+            r,
+            n,
+            rated,
+            params,
+            args,
+            mode_fns: (0..variants.len())
+                .map(|i| format_ident!("__run_mode_{}", i))
+                .collect(),
+            par_fns: (0..parallel_modes)
+                .map(|i| format_ident!("__run_parallel_mode_{}", i))
+                .collect(),
+            stream_fns: (0..parallel_modes)
+                .map(|i| format_ident!("__stream_mode_{}", i))
+                .collect(),
+            variants,
+        }
+    }
+
+    /// Each mode's straight-line function body.
+    pub(super) fn mode_bodies(&self) -> Vec<TokenStream> {
+        let mode_ty = &self.n.mode;
+        self.plans
+            .fused_plans
+            .iter()
+            .zip(&self.variants)
+            .zip(&self.plans.mode_bufs)
+            .enumerate()
+            .map(|(m, ((p, v), b))| {
+                run_body(
+                    self.cx,
+                    self.n,
+                    Shape {
+                        flavor: Flavor::Mode(p),
+                        bufs: b,
+                        parallel: None,
+                        part: Part::Whole,
+                        fusion: Some(self.plans.fused_of(m)),
+                        rated: self.rated[m].as_ref(),
+                        forget: &self.plans.forgets[m],
+                    },
+                    quote!(#mode_ty::#v.plan()),
+                    quote!(#mode_ty::#v.weights()),
+                )
+            })
+            .collect()
+    }
+
+    /// Each mode's parallel function body: its fused waves, or with fusion
+    /// off every node its own unit; a rated mode runs sequentially.
+    pub(super) fn parallel_bodies(&self) -> Vec<TokenStream> {
+        let (c, mode_ty, args) = (self.cx.c, &self.n.mode, &self.args);
+        let obs = local("__obs", Span::call_site());
+        let par_bodies: Vec<TokenStream> = self
+            .plans
+            .fused_plans
+            .iter()
+            .zip(&self.variants)
+            .zip(&self.plans.par_bufs)
+            .zip(&self.plans.par_waves)
+            .enumerate()
+            .map(|(m, (((p, v), b), waves))| {
+                run_body(
+                    self.cx,
+                    self.n,
+                    Shape {
+                        flavor: Flavor::Mode(p),
+                        bufs: b,
+                        parallel: Some(waves.clone()),
+                        part: Part::Whole,
+                        fusion: Some(self.plans.fused_of(m)),
+                        rated: None,
+                        forget: &self.plans.forgets[m],
+                    },
+                    quote!(#mode_ty::#v.plan()),
+                    quote!(#mode_ty::#v.weights()),
+                )
+            })
+            .collect();
+        let plain_par_bodies: Vec<TokenStream> = self
+            .r
+            .mode_plans
+            .iter()
+            .zip(&self.variants)
+            .zip(&self.plans.plain_par_bufs)
+            .enumerate()
+            .map(|(m, ((p, v), b))| {
+                let waves = cortex_core::schedule::waves(self.r.ir, p)
+                    .into_iter()
+                    .map(|wave| wave.into_iter().map(|id| vec![id]).collect())
+                    .collect();
+                run_body(
+                    self.cx,
+                    self.n,
+                    Shape {
+                        flavor: Flavor::Mode(p),
+                        bufs: b,
+                        parallel: Some(waves),
+                        part: Part::Whole,
+                        fusion: None,
+                        rated: None,
+                        forget: &self.plans.forgets[m],
+                    },
+                    quote!(#mode_ty::#v.plan()),
+                    quote!(#mode_ty::#v.weights()),
+                )
+            })
+            .collect();
+        // A rated mode runs its frames in order, one node at a time (its fused
+        // groups still use every core): its phase is decided mid-frame.
+        par_bodies
+        .iter()
+        .zip(&plain_par_bodies)
+        .zip(&self.mode_fns[..self.par_fns.len()])
+        .enumerate()
+        .map(|(m, ((fused, plain), seq_fn))| {
+            if self.rated[m].is_some() {
+                return quote!(self.#seq_fn(__observer, __sink, #args));
+            }
+            quote! {
+                let __parallel = {
+                    let #obs = &#c::__private::SharedObserver::new(__observer);
+                    let __sink = __sink.reborrow();
+                    let __fused = self.__fusion_on;
+                    #c::__private::in_pool(|| if __fused { #fused } else { #plain })
+                };
+                match __parallel {
+                    ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
+                    // Nodes of later waves may precede the failing one in
+                    // plan order: the frame runs again, sequentially and
+                    // unobserved (the state is as it was), so the error is
+                    // the one `run` reports.
+                    ::core::result::Result::Err(_) => self.#seq_fn(&mut #c::NoopObserver, __sink, #args),
+                }
+            }
+        })
+        .collect()
+    }
+
+    /// Each mode's pipelined stream body: the state-free stage and the rest.
+    pub(super) fn stream_bodies(&self) -> Vec<TokenStream> {
+        let (ast, c, mode_ty) = (self.cx.ast, self.cx.c, &self.n.mode);
+        let outputs_ty = &self.n.outputs;
+        let obs = local("__obs", Span::call_site());
+        let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
+        let (input_names, input_tys): (Vec<Ident>, Vec<&syn::Type>) = ast
+            .inputs
+            .iter()
+            .map(|i| (crate::names::local_like(&i.name), &i.ty))
+            .unzip();
+        self.plans.stream_plans
+        .iter()
+        .zip(&self.variants)
+        .zip(&self.plans.stream_bufs)
+        .zip(&self.mode_fns)
+        .zip(&self.plans.stages)
+        .enumerate()
+        .map(|(m, ((((p, v), b), seq_fn), a))| {
+            let fused = self.plans.stream_fused_of(m);
+            let stage = |part| {
+                run_body(
+                    self.cx,
+                    self.n,
+                    Shape {
+                        flavor: Flavor::Mode(p),
+                        bufs: b,
+                        parallel: None,
+                        part,
+                        fusion: Some(fused),
+                        rated: self.rated[m].as_ref(),
+                        forget: &self.plans.forgets[m],
+                    },
+                    quote!(#mode_ty::#v.plan()),
+                    quote!(#mode_ty::#v.weights()),
+                )
+            };
+            let a_body = stage(Part::StreamA(a));
+            let b_body = rename_self(stage(Part::StreamB(a)));
+            let slot_ty: syn::Type = syn::parse_quote!(#c::__private::FusionSlot);
+            let a_tys: Vec<syn::Type> = stage_a_fills(self.r.ir, b, Some(a))
+                .iter()
+                .filter_map(|&id| ast.nodes[id as usize].ty.clone())
+                .chain((0..fused.a_slots()).map(|_| slot_ty.clone()))
+                .collect();
+            quote! {
+                let __fusion_on = self.__fusion_on;
+                #c::__private::pipelined(
+                    self,
+                    frames,
+                    options,
+                    on_result,
+                    |__inputs: &(#(#input_tys,)*), __a_bufs: &mut (#(#a_tys,)*)| {
+                        let (#(#input_names,)*) = __inputs;
+                        let #obs = #c::__private::SilentObserver;
+                        #a_body
+                    },
+                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __a_values, __a_bufs: &mut (#(#a_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
+                        let (#(#input_names,)*) = __inputs;
+                        let #obs = #c::__private::SilentObserver;
+                        #b_body
+                    },
+                    || (#(#c::__private::new_buffer::<#a_tys>(),)*),
+                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
+                        let (#(#input_names,)*) = __inputs;
+                        __this.#seq_fn(&mut #c::NoopObserver, __sink, #(#input_names),*)
+                    },
+                )
+            }
+        })
+        .collect()
+    }
+
+    /// The plan-driven function's body (weights and plans chosen at run time).
+    pub(super) fn masked_body(&self) -> TokenStream {
+        run_body(
+            self.cx,
+            self.n,
+            Shape {
+                flavor: Flavor::Masked,
+                bufs: &self.plans.full_bufs,
+                parallel: None,
+                part: Part::Whole,
+                fusion: None,
+                rated: None,
+                forget: &self.plans.forget_all,
+            },
+            quote!(__plan),
+            quote!(__weights),
+        )
+    }
+}

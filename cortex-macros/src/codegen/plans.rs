@@ -1,0 +1,271 @@
+//! Every plan a pipeline's run functions follow, computed once: per mode
+//! its rates, its fused groups and their order, its pipelined stages and
+//! parallel waves, each with its buffer plan; the fused groups' slots in
+//! the pipeline; and the full graph's plan for weights chosen at run time.
+
+use cortex_core::ir::{Arg, Endpoint, NodeId};
+use cortex_core::memory::BufferPlan;
+use cortex_core::passes::fusion::{fused_plan, unit_waves, FusionPlan};
+use cortex_core::passes::rates::{gate_first, hold_slots, mode_fusion_plan, mode_rates, ModeRates};
+use cortex_core::plan::Plan;
+
+use super::{Fused, Real};
+use crate::ast::PipelineAst;
+
+/// The plans of one valid pipeline.
+pub(super) struct Plans {
+    /// The rated nodes, one held-value slot each.
+    pub hold_slots: Vec<NodeId>,
+    /// Per mode with rates: its phases and what gates them.
+    pub rates: Vec<Option<ModeRates>>,
+    /// Per mode: the held-value slots of the nodes it does not rate.
+    pub forgets: Vec<Vec<usize>>,
+    /// Every held-value slot (forgotten by a frame of a run-time plan).
+    pub forget_all: Vec<usize>,
+    /// Per mode: its fused groups, its plan in their order, its buffers,
+    /// and where its groups' slots begin.
+    pub fusion: Vec<FusionPlan>,
+    pub fused_plans: Vec<Plan>,
+    pub mode_bufs: Vec<BufferPlan>,
+    slot_bases: Vec<usize>,
+    /// `#[parallel]` pipelines, per mode: its pipelined first stage (per
+    /// node), that run's groups, plan, buffers and slot base.
+    pub stages: Vec<Vec<bool>>,
+    stream_fusion: Vec<FusionPlan>,
+    pub stream_plans: Vec<Plan>,
+    pub stream_bufs: Vec<BufferPlan>,
+    stream_bases: Vec<usize>,
+    /// `#[parallel]` pipelines, per mode: its waves of units (a fused group
+    /// or a node) and their buffers; and with fusion off, a node per unit.
+    pub par_waves: Vec<Vec<Vec<Vec<NodeId>>>>,
+    pub par_bufs: Vec<BufferPlan>,
+    pub plain_par_bufs: Vec<BufferPlan>,
+    /// The full graph's buffers, valid for every plan (run-time plans).
+    pub full_bufs: BufferPlan,
+    /// Fused-group slots in the pipeline, over every mode and run form.
+    pub fusion_slots: usize,
+}
+
+impl Plans {
+    pub(super) fn new(ast: &PipelineAst, r: &Real<'_>) -> Plans {
+        let ir = r.ir;
+        let hold_slots = hold_slots(ir);
+        // Rated modes: the nodes computing triggers run first and never
+        // share a fused group with the rest, and the work only some phases
+        // run is not fused.
+        let rates: Vec<Option<ModeRates>> =
+            (0..ir.modes.len()).map(|m| mode_rates(ir, m)).collect();
+        let forgets: Vec<Vec<usize>> = ir
+            .modes
+            .iter()
+            .map(|m| {
+                (0..hold_slots.len())
+                    .filter(|&s| !m.rates.iter().any(|x| x.node == hold_slots[s]))
+                    .collect()
+            })
+            .collect();
+        let forget_all: Vec<usize> = (0..hold_slots.len()).collect();
+        let mode_plans: Vec<Plan> = r
+            .mode_plans
+            .iter()
+            .zip(&rates)
+            .map(|(p, info)| match info {
+                Some(info) => gate_first(p, &info.gate),
+                None => p.clone(),
+            })
+            .collect();
+        let part_fusion = |p: &Plan, m: usize, stage_a: Option<&[bool]>| -> FusionPlan {
+            mode_fusion_plan(ir, p, rates[m].as_ref(), stage_a)
+        };
+        // Each mode's fused groups, and its plan reordered so that each
+        // group's members run together; each group has its own slot.
+        let fusion: Vec<FusionPlan> = mode_plans
+            .iter()
+            .enumerate()
+            .map(|(m, p)| part_fusion(p, m, None))
+            .collect();
+        let fused_plans: Vec<Plan> = mode_plans
+            .iter()
+            .zip(&fusion)
+            .map(|(p, f)| fused_plan(ir, p, f))
+            .collect();
+        let slot_bases: Vec<usize> = fusion
+            .iter()
+            .scan(0, |next, f| {
+                let base = *next;
+                *next += f.groups.len();
+                Some(base)
+            })
+            .collect();
+        let mode_slots: usize = fusion.iter().map(|f| f.groups.len()).sum();
+        // Buffers: each mode's own assignment for its straight-line
+        // function (in its fused order).
+        let mode_bufs: Vec<BufferPlan> = fused_plans
+            .iter()
+            .map(|p| BufferPlan::sequential(ir, p))
+            .collect();
+        let stages: Vec<Vec<bool>> = if ast.parallel {
+            mode_plans
+                .iter()
+                .zip(&rates)
+                .enumerate()
+                .map(|(m, (p, info))| first_stage(ir, m, p, info.as_ref()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let stream_fusion: Vec<FusionPlan> = mode_plans
+            .iter()
+            .zip(&stages)
+            .enumerate()
+            .map(|(m, (p, a))| part_fusion(p, m, Some(a)))
+            .collect();
+        let stream_plans: Vec<Plan> = mode_plans
+            .iter()
+            .zip(&stream_fusion)
+            .map(|(p, f)| fused_plan(ir, p, f))
+            .collect();
+        let stream_bufs: Vec<BufferPlan> = stream_plans
+            .iter()
+            .map(|p| BufferPlan::sequential(ir, p))
+            .collect();
+        // Stage A's groups live in each frame's own buffers; stage B's in
+        // the pipeline, after the modes' slots.
+        let mut next_slot = mode_slots;
+        let stream_bases: Vec<usize> = stream_fusion
+            .iter()
+            .zip(&stages)
+            .map(|(f, a)| {
+                let base = next_slot;
+                next_slot += stream_fused(f, base, a).self_slots();
+                base
+            })
+            .collect();
+        let full = cortex_core::dce::plan_for_pattern(ir, 0, "full");
+        let full_bufs = BufferPlan::sequential(ir, &full);
+        // Parallel runs: every unit of a wave at once, so values of one
+        // wave (a group's members included) never share a buffer.
+        let par_waves: Vec<Vec<Vec<Vec<NodeId>>>> = if ast.parallel {
+            r.mode_plans
+                .iter()
+                .zip(&fusion)
+                .map(|(p, f)| unit_waves(ir, p, f))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let par_bufs: Vec<BufferPlan> = r
+            .mode_plans
+            .iter()
+            .zip(&par_waves)
+            .map(|(p, waves)| {
+                let mut steps = vec![usize::MAX; ir.nodes.len()];
+                for (w, wave) in waves.iter().enumerate() {
+                    for &id in wave.iter().flatten() {
+                        steps[id as usize] = w;
+                    }
+                }
+                BufferPlan::from_steps(ir, p, &steps)
+            })
+            .collect();
+        // With fusion off, a parallel run keeps every node its own unit (a
+        // group run unfused would run its members one after the other).
+        let plain_par_bufs: Vec<BufferPlan> = if ast.parallel {
+            r.mode_plans
+                .iter()
+                .map(|p| BufferPlan::parallel(ir, p))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Plans {
+            hold_slots,
+            rates,
+            forgets,
+            forget_all,
+            fusion,
+            fused_plans,
+            mode_bufs,
+            slot_bases,
+            stages,
+            stream_fusion,
+            stream_plans,
+            stream_bufs,
+            stream_bases,
+            par_waves,
+            par_bufs,
+            plain_par_bufs,
+            full_bufs,
+            fusion_slots: next_slot,
+        }
+    }
+
+    /// Mode `m`'s fused groups as its straight-line and parallel runs use
+    /// them.
+    pub(super) fn fused_of(&self, m: usize) -> Fused<'_> {
+        Fused {
+            plan: &self.fusion[m],
+            slot_base: self.slot_bases[m],
+            stage_a: None,
+        }
+    }
+
+    /// Mode `m`'s fused groups in its pipelined run.
+    pub(super) fn stream_fused_of(&self, m: usize) -> Fused<'_> {
+        stream_fused(
+            &self.stream_fusion[m],
+            self.stream_bases[m],
+            &self.stages[m],
+        )
+    }
+
+    /// Every buffer plan, for the layout of the buffers they share.
+    pub(super) fn all_bufs(&self) -> Vec<&BufferPlan> {
+        self.mode_bufs
+            .iter()
+            .chain(&self.par_bufs)
+            .chain(&self.plain_par_bufs)
+            .chain(&self.stream_bufs)
+            .chain([&self.full_bufs])
+            .collect()
+    }
+}
+
+fn stream_fused<'a>(plan: &'a FusionPlan, slot_base: usize, stage_a: &'a [bool]) -> Fused<'a> {
+    Fused {
+        plan,
+        slot_base,
+        stage_a: Some(stage_a),
+    }
+}
+
+/// A pipelined run's first stage in mode `m` (per node): its state-free
+/// work. A rated mode's first stage leaves out its rated work and every
+/// reader of a rated value: phases and held values are decided on the
+/// committed frame, in the second stage.
+fn first_stage(
+    ir: &cortex_core::ir::GraphIr,
+    m: usize,
+    p: &Plan,
+    info: Option<&ModeRates>,
+) -> Vec<bool> {
+    let mut a = cortex_core::schedule::state_free(ir, p);
+    let Some(info) = info else {
+        return a;
+    };
+    let rated = &ir.modes[m].rates;
+    // In topological order, so what reads a second-stage value is in the
+    // second stage too.
+    for &id in ir.topo.iter() {
+        let reads_late = ir.nodes[id as usize].args.iter().any(|arg| match arg {
+            Arg::Value(Endpoint::Node(n)) => {
+                rated.iter().any(|x| x.node == *n) || (p.is_live(*n) && !a[*n as usize])
+            }
+            _ => false,
+        });
+        if info.conditional[id as usize] || reads_late {
+            a[id as usize] = false;
+        }
+    }
+    a
+}
