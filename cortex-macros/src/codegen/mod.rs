@@ -8,9 +8,11 @@
 //! [`waves`]; pipelined stages are [`stages`].
 
 mod body;
+mod commit;
 mod forms;
 mod fused;
 mod layout;
+mod node;
 mod plans;
 mod stages;
 mod waves;

@@ -1,0 +1,316 @@
+//! The end of a run function: its outputs (into the caller's, or new
+//! ones), its state commits and its held values — only once every node
+//! succeeded, so a failing frame commits nothing.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+use super::body::Body;
+use super::{node_local, state_written, Flavor};
+use crate::names::{local, text};
+
+impl Body<'_> {
+    /// Per node: how many sinks (outputs, written states, its hold) take
+    /// its value; the last one takes it, the others a copy.
+    pub(super) fn sink_counts(&self) -> Vec<usize> {
+        let ir = self.cx.ir;
+        // Each live value's sinks: its outputs, then the states it writes. All
+        // but the last take a copy; the last takes the value (a filled value:
+        // swaps buffers with its sink, so nothing is allocated).
+        let mut remaining: Vec<usize> = vec![0; ir.nodes.len()];
+        for s in ir
+            .states
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| state_written(&self.flavor, *i))
+            .map(|(_, s)| s)
+        {
+            remaining[s.writer as usize] += 1;
+        }
+        for o in ir.outputs.iter() {
+            if self.live(o.node) {
+                remaining[o.node as usize] += 1;
+            }
+        }
+        // A rated node's value is kept last (its buffer traded into the hold),
+        // so its outputs and states take copies.
+        for rate in self.rated.iter().flat_map(|r| r.rates.iter()) {
+            remaining[rate.node as usize] += 1;
+        }
+        remaining
+    }
+
+    /// The outputs, each checked against its declared type at that type,
+    /// the same way on every path: into the caller's outputs (reusing their
+    /// buffers) or into new ones.
+    pub(super) fn outputs(&self, remaining: &mut [usize]) -> TokenStream {
+        let (ir, ast, c) = (self.cx.ir, self.cx.ast, self.cx.c);
+        let outputs_ty = &self.n.outputs;
+        // Outputs, each checked against its declared type at that type, the same
+        // way on every path: into the caller's outputs (reusing their buffers)
+        // or into new ones.
+        let mut into_stmts = Vec::new();
+        let mut fresh_fields = Vec::new();
+        let mut fresh_stmts = Vec::new();
+        for (oi, (o, decl)) in ir.outputs.iter().zip(&ast.outputs).enumerate() {
+            let name = &decl.name;
+            let ty = &decl.ty;
+            let at = syn::spanned::Spanned::span(ty);
+            let v = node_local(ir, o.node, at);
+            let x = local("__output", at);
+            let fresh_local = local(&format!("__fresh_output{oi}"), at);
+            let is_live = self.live(o.node);
+            let last = if is_live {
+                remaining[o.node as usize] -= 1;
+                remaining[o.node as usize] == 0
+            } else {
+                false
+            };
+            let missing = self.internal(&format!("output `{}` missing", text(name)));
+            if self.is_ref(o.node) {
+                // A filled value: `#v` is `&T` (or `Option<&T>` when masked);
+                // a rated value too (a copy: the hold keeps the value).
+                let buf = self.buffer(o.node, at).filter(|_| last);
+                let get = if self.masked() {
+                    quote!(match #v { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#x), ::core::option::Option::None => ::core::option::Option::None })
+                } else if is_live {
+                    quote!(::core::option::Option::Some(#v))
+                } else {
+                    quote!(::core::option::Option::None::<&#ty>)
+                };
+                let (into, buf_arg) = match &buf {
+                    Some(buf) => (
+                        quote_spanned!(at=> #c::__private::swap_into::<#ty>),
+                        quote!(&mut #buf),
+                    ),
+                    None => (
+                        quote_spanned!(at=> #c::__private::copy_into::<#ty>),
+                        quote!(#x),
+                    ),
+                };
+                let (into_call, fresh) = if o.optional {
+                    (
+                        quote! {
+                            match (#get) {
+                                ::core::option::Option::Some(#x) => #c::__private::into_option(&mut __o.#name, |__slot| #into(__slot, #buf_arg)),
+                                ::core::option::Option::None => __o.#name = ::core::option::Option::None,
+                            }
+                        },
+                        quote!((#get).map(|#x: &#ty| ::core::clone::Clone::clone(#x))),
+                    )
+                } else {
+                    (
+                        quote! {
+                            let ::core::option::Option::Some(#x) = (#get) else #missing;
+                            #into(&mut __o.#name, #buf_arg);
+                        },
+                        quote! {{
+                            let ::core::option::Option::Some(#x) = (#get) else #missing;
+                            let __typed: &#ty = #x;
+                            ::core::clone::Clone::clone(__typed)
+                        }},
+                    )
+                };
+                into_stmts.push(quote!({ #into_call }));
+                fresh_stmts.push(quote!(let #fresh_local = #fresh;));
+                fresh_fields.push(quote!(#name: #fresh_local));
+                continue;
+            }
+            let typed = quote_spanned!(at=> { let __typed: #ty = #x; __typed });
+            let take = |v: &proc_macro2::Ident| {
+                if last || !is_live {
+                    quote!(#v)
+                } else {
+                    quote!(::core::clone::Clone::clone(&#v))
+                }
+            };
+            let value = match (&self.flavor, o.optional) {
+                (Flavor::Mode(p), true) if p.is_live(o.node) => {
+                    let t = take(&v);
+                    quote!({ let #x = #t; ::core::option::Option::Some(#typed) })
+                }
+                (Flavor::Mode(_), true) => quote!(::core::option::Option::None),
+                (Flavor::Mode(_), false) => {
+                    let t = take(&v);
+                    quote!({ let #x = #t; #typed })
+                }
+                (Flavor::Masked, true) => {
+                    let t = if last {
+                        quote!(#v.take())
+                    } else {
+                        quote!(#v.clone())
+                    };
+                    quote!(match #t { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#typed), ::core::option::Option::None => ::core::option::Option::None })
+                }
+                (Flavor::Masked, false) => {
+                    let t = if last {
+                        quote!(#v.take())
+                    } else {
+                        quote!(#v.clone())
+                    };
+                    quote!(match #t { ::core::option::Option::Some(#x) => #typed, ::core::option::Option::None => #missing })
+                }
+            };
+            fresh_stmts.push(quote!(let #fresh_local = #value;));
+            fresh_fields.push(quote!(#name: #fresh_local));
+            // Into the caller's outputs: the value computed the same way, then
+            // stored (a plain value is moved in; its old value dropped).
+            into_stmts.push(quote!({ let #fresh_local = #value; __o.#name = #fresh_local; }));
+        }
+        quote! {
+            match __sink {
+                #c::__private::Sink::Into(__o) => { #(#into_stmts)* }
+                #c::__private::Sink::Fresh(__slot) => {
+                    #(#fresh_stmts)*
+                    *__slot = ::core::option::Option::Some(#outputs_ty { #(#fresh_fields,)* });
+                }
+            }
+        }
+    }
+
+    /// State commits.
+    pub(super) fn state_commits(&self, stmts: &mut Vec<TokenStream>, remaining: &mut [usize]) {
+        let (ir, ast) = (self.cx.ir, self.cx.ast);
+        // State commits: only now, after every node succeeded. The assignment is
+        // spanned at the state in its write (`gray -> _prev_gray`) with a local
+        // of the same name and span on every path, so a type mismatch is one
+        // error there, not one per run function.
+        for (si, s) in ir.states.iter().enumerate() {
+            let decl = &ast.states[si];
+            let f = &decl.name;
+            let init_fn = crate::names::state_init_fn(si);
+            let at = ast
+                .writes
+                .iter()
+                .find(|w| text(&w.to) == *s.name)
+                .map_or(f.span(), |w| w.to.span());
+            let w = s.writer;
+            let v = node_local(ir, w, at);
+            let new = local("__new_state", at);
+            let reset = quote! {
+                if self.__fresh[#si] {
+                    self.state.#f = Self::#init_fn();
+                    self.__fresh[#si] = false;
+                }
+            };
+            if !state_written(&self.flavor, si) {
+                stmts.push(reset);
+                continue;
+            }
+            remaining[w as usize] -= 1;
+            let last = remaining[w as usize] == 0;
+            // The field named at `at` too, so the error's span is one token.
+            let mut f_at = f.clone();
+            f_at.set_span(at);
+            let bail = self.internal(&format!("state `{}` written without its writer", s.name));
+            if self.is_ref(w) {
+                // Double-buffered: the state and the writer's buffer trade
+                // places, so last frame's state becomes next frame's buffer.
+                let commit = match self.buffer(w, at).filter(|_| last) {
+                    Some(buf) => {
+                        quote_spanned!(at=> ::core::mem::swap(&mut self.state.#f_at, &mut #buf);)
+                    }
+                    None => {
+                        quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut self.state.#f_at, #new);)
+                    }
+                };
+                let get = if self.masked() || self.cond(w) {
+                    quote!(let ::core::option::Option::Some(#new) = #v else #bail;)
+                } else {
+                    quote!(let #new = #v;)
+                };
+                let body = quote! {
+                    #get
+                    let _ = &#new;
+                    #commit
+                    self.__fresh[#si] = true;
+                };
+                stmts.push(if self.masked() {
+                    quote!(if __plan.writes_state(#si as u32) { #body } else #reset)
+                } else if self.cond(w) {
+                    // A writer only some phases run: the state is kept on the
+                    // others.
+                    quote!(if #v.is_some() { #body })
+                } else {
+                    body
+                });
+                continue;
+            }
+            let assign = quote_spanned!(at=> self.state.#f_at = #new;);
+            if self.masked() {
+                let take = if last {
+                    quote!(#v.take())
+                } else {
+                    quote!(#v.clone())
+                };
+                stmts.push(quote! {
+                    if __plan.writes_state(#si as u32) {
+                        let ::core::option::Option::Some(#new) = #take else #bail;
+                        #assign
+                        self.__fresh[#si] = true;
+                    } else #reset
+                });
+            } else if self.cond(w) {
+                let take = if last {
+                    quote!(#v)
+                } else {
+                    quote!(::core::clone::Clone::clone(&#v))
+                };
+                stmts.push(quote! {
+                    if let ::core::option::Option::Some(#new) = #take {
+                        #assign
+                        self.__fresh[#si] = true;
+                    }
+                });
+            } else {
+                let value = if last {
+                    quote!(#v)
+                } else {
+                    quote!(::core::clone::Clone::clone(&#v))
+                };
+                stmts.push(quote! {
+                    let #new = #value;
+                    #assign
+                    self.__fresh[#si] = true;
+                });
+            }
+        }
+    }
+
+    /// Held values.
+    pub(super) fn hold_commits(&self, stmts: &mut Vec<TokenStream>) {
+        let ast = self.cx.ast;
+        // Held values: what a rated node computed this frame is kept (its
+        // buffer traded in); a hold this mode does not rate is forgotten, so a
+        // held value never spans a frame whose trigger was not checked.
+        if let Some(r) = self.rated {
+            for (i, &slot) in r.slots.iter().enumerate() {
+                let id = r.rates[i].node;
+                let decl = &ast.nodes[id as usize];
+                let fresh = local(&format!("__fresh{i}"), decl.name.span());
+                let s = syn::Index::from(slot);
+                let keep = match self.buffer(id, Span::call_site()) {
+                    Some(buf) if self.fills(id) => quote! {
+                        if #fresh.is_some() {
+                            ::core::mem::swap(&mut self.__held.#s, &mut #buf);
+                            self.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
+                        }
+                    },
+                    _ => quote! {
+                        if let ::core::option::Option::Some(__v) = #fresh {
+                            self.__held.#s = __v;
+                            self.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
+                        }
+                    },
+                };
+                stmts.push(quote! {
+                    #keep
+                    self.__holds[#slot].held_last_frame = __held_mask & (1u64 << #i) != 0;
+                });
+            }
+        }
+        for &slot in self.forget {
+            stmts.push(quote!(self.__holds[#slot].forget();));
+        }
+    }
+}
