@@ -169,6 +169,11 @@ pub(crate) struct RunArgs {
     /// Write pictures of each frame's results into DIR.
     #[arg(long, value_name = "DIR")]
     pub(crate) dump: Option<PathBuf>,
+    /// Report a frame the pipeline fails on and go on with the next one;
+    /// exit 1 at the end if any failed (without it, the first failing
+    /// frame ends the run).
+    #[arg(long)]
+    pub(crate) keep_going: bool,
     /// Re-encode the input into FILE (container from its extension) with
     /// FFmpeg, each frame carrying the pipeline's regions of interest
     /// (feature ffmpeg).

@@ -296,9 +296,19 @@ impl<P: Pipeline + 'static> App<P> {
         Ok(())
     }
 
-    /// `run --dump DIR` needs the program's dump function ([`App::dump`]).
+    /// `run --dump DIR` needs the program's dump function ([`App::dump`]);
+    /// `run --keep-going` skips failed frames, which an encoded video
+    /// cannot do without.
     fn check_dump(&self, cli: &Cli) -> Result<(), RunnerError> {
         match &cli.command {
+            Some(Command::Run(RunArgs {
+                keep_going: true,
+                encode: Some(file),
+                ..
+            })) => Err(RunnerError::Usage(format!(
+                "--keep-going with --encode {}: a skipped frame would be missing from the video; encode without --keep-going",
+                file.display()
+            ))),
             Some(Command::Run(RunArgs {
                 dump: Some(dir), ..
             })) if self.dump.is_none() => Err(RunnerError::Usage(format!(

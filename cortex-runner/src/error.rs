@@ -61,6 +61,17 @@ pub enum RunnerError {
     /// Writing a picture failed.
     #[error("--dump: {0}")]
     Dump(#[from] DumpError),
+    /// `--keep-going`: frames failed (each reported when it did); the
+    /// others ran.
+    #[error("{failed} of {frames} frames failed (the first: frame {first}); the others ran")]
+    FramesFailed {
+        /// How many failed.
+        failed: u64,
+        /// Frames read.
+        frames: u64,
+        /// The first that failed.
+        first: u64,
+    },
     /// The source delivered no frame at all.
     #[error("{0}: no frames")]
     NoFrames(String),

@@ -21,12 +21,17 @@ pub(crate) struct FrameByFrame<'r, P: Pipeline + 'static> {
     pub(crate) parallel: Option<ParallelRunFn<P>>,
     pub(crate) adapter: &'r mut dyn FrameAdapter<P>,
     pub(crate) obs: &'r mut RunObserver,
+    /// `--keep-going`: a failing frame is reported and skipped.
+    pub(crate) keep_going: bool,
 }
 
 impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
     /// Frames from `source` until its end or `limit` frames, each shown
     /// through `out`; `done` counts the frames shown (also when a later
-    /// one fails).
+    /// one fails). With `keep_going`, a frame the pipeline (or the
+    /// adapter) fails on is reported in the output and skipped (the pipeline's state and the last
+    /// outputs are as the frame before left them), and the run ends with
+    /// [`RunnerError::FramesFailed`] if any did.
     pub(crate) fn run(
         mut self,
         source: &mut dyn FrameSource,
@@ -34,11 +39,13 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
         out: &mut FrameOut<'_, '_, P>,
         done: &mut u64,
     ) -> Result<(), RunnerError> {
+        let mut failed = 0u64;
+        let mut first_failure = None;
         let mut last_size: Option<(usize, usize)> = None;
         // The previous frame's outputs, which the next frame fills again
         // (`run_into`): no outputs allocated per frame.
         let mut slot: Option<P::Outputs> = None;
-        while limit.map_or(true, |l| *done < l) {
+        while limit.map_or(true, |l| *done + failed < l) {
             let Some(frame) = source.next_frame() else {
                 break;
             };
@@ -52,7 +59,18 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
             }
             let resized_from = last_size.filter(|_| reset);
             last_size = Some(size);
-            let outputs = self.one(&frame, &mut slot)?;
+            let outputs = match self.one(&frame, &mut slot) {
+                Ok(outputs) => outputs,
+                Err(e @ (RunnerError::Frame { .. } | RunnerError::Adapter { .. }))
+                    if self.keep_going =>
+                {
+                    out.failed(&frame, &e)?;
+                    failed += 1;
+                    first_failure.get_or_insert(frame.index);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let shown = Shown {
                 frame: &frame,
                 resized_from,
@@ -64,7 +82,14 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
             out.frame(&shown, outputs)?;
             *done += 1;
         }
-        Ok(())
+        match first_failure {
+            Some(first) => Err(RunnerError::FramesFailed {
+                failed,
+                frames: *done + failed,
+                first,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Runs `frame` into `slot` (through the adapter, which builds its

@@ -97,6 +97,7 @@ impl<P: Pipeline + 'static> App<P> {
                     parallel,
                     adapter: &mut *self.adapter,
                     obs: &mut obs,
+                    keep_going: args.keep_going,
                 }
                 .run(&mut *source, limit, &mut out, &mut done)
             }

@@ -197,6 +197,32 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
     }
 }
 
+impl<P: Pipeline> FrameOut<'_, '_, P> {
+    /// A frame skipped by `--keep-going`, in the output itself: a `# frame
+    /// N: failed: …` line in the table, a `{"frame": N, "error": …}` line
+    /// in JSON, so a reader of either sees which frames are missing and why.
+    pub(crate) fn failed(&mut self, frame: &Frame, error: &RunnerError) -> Result<(), RunnerError> {
+        let line = match &*self.sink {
+            Sink::Silent => String::new(),
+            Sink::Table(..) => format!("# frame {}: failed: {error}\n", frame.index),
+            Sink::Json => {
+                let mut m = Map::new();
+                m.insert("frame".into(), json!(frame.index));
+                m.insert("timestamp".into(), json!(frame.timestamp));
+                m.insert("mode".into(), self.labels.mode.clone());
+                m.insert("error".into(), json!(error.to_string()));
+                format!("{}\n", Value::Object(m))
+            }
+        };
+        if !line.is_empty() {
+            let stdout = &mut *self.stdout;
+            self.bar.suspend(|| write_out(stdout, &line))?;
+        }
+        self.bar.inc(1);
+        Ok(())
+    }
+}
+
 /// The `--trace` file, opened before the first frame so that a path that
 /// cannot be written is refused before any work is done (rather than after
 /// the last frame, losing the trace). When the run ends without writing a

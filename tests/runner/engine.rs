@@ -536,3 +536,128 @@ fn fused_runs_time_their_groups() {
         profile.stdout
     );
 }
+
+fn checked_scale(m: &f64, gain: &f64) -> Result<f64, String> {
+    if *gain < 0.0 {
+        return Err(format!("negative gain {gain}"));
+    }
+    Ok(m * gain)
+}
+
+cortex_graph! {
+    /// A pipeline with state whose node fails on a negative gain.
+    #[parallel]
+    pipeline Picky {
+        input frame: RgbFrame;
+        input gain: f64;
+        state _sum: f64 = 0.0;
+        node m = mean(frame);
+        node s = checked_scale(m, gain)?;
+        node t = total(s, _sum);
+        t -> _sum;
+        output t: f64;
+    }
+}
+
+/// A gain of 0.5, and -1 (which `Picky` refuses) on the listed frames.
+struct NegativeAt(Vec<u64>);
+
+impl FrameAdapter<Picky> for NegativeAt {
+    fn with_inputs(
+        &mut self,
+        frame: &Frame,
+        run: &mut dyn FnMut(<Picky as Pipeline>::Inputs<'_>),
+    ) -> Result<(), AdapterError> {
+        let gain = if self.0.contains(&frame.index) {
+            -1.0
+        } else {
+            0.5
+        };
+        run((&frame.image, &gain));
+        Ok(())
+    }
+}
+
+#[test]
+fn keep_going_reports_and_skips_failing_frames_with_the_state_of_the_last_good_one() {
+    let app = || {
+        App::with_adapter(
+            "picky",
+            |o: &PickyOutputs| Record::new().field("t", o.t),
+            NegativeAt(vec![2, 5]),
+        )
+        .parallel_with(|f: &Frame| {
+            let gain = if [2, 5].contains(&f.index) { -1.0 } else { 0.5 };
+            Ok((f.image.clone(), gain))
+        })
+    };
+    let clip = SyntheticClip::new(64, 48);
+    // The running total over the frames that ran: frames 2 and 5 add nothing.
+    let mut sum = 0.0;
+    let want: Vec<(u64, f64)> = (0..8u64)
+        .filter(|f| ![2, 5].contains(f))
+        .map(|f| {
+            sum += mean(&clip.frame(f)) * 0.5;
+            (f, sum)
+        })
+        .collect();
+    let base = ["run", "--json", "--size", "64x48", "--frames", "8"];
+    // Without it, the first failing frame ends the run.
+    let out = run(app(), &base, vec![]);
+    assert_eq!(out.error(), "frame 2: node `s` failed: negative gain -1");
+    assert_eq!(out.json_lines().len(), 2);
+    for engine in ["sequential", "parallel"] {
+        let mut args = base.to_vec();
+        args.extend(["--keep-going", "--engine", engine]);
+        let out = run(app(), &args, vec![]);
+        assert_eq!(
+            out.error(),
+            "2 of 8 frames failed (the first: frame 2); the others ran",
+            "{engine}"
+        );
+        let lines = out.json_lines();
+        assert_eq!(lines.len(), 8, "{engine}: {lines:?}");
+        let mut got = Vec::new();
+        for l in &lines {
+            let f = l["frame"].as_u64().unwrap();
+            match l.get("error") {
+                Some(e) => {
+                    assert!([2, 5].contains(&f), "{engine}: {l}");
+                    assert_eq!(
+                        e.as_str().unwrap(),
+                        format!("frame {f}: node `s` failed: negative gain -1")
+                    );
+                }
+                None => got.push((f, l["outputs"]["t"].as_f64().unwrap())),
+            }
+        }
+        assert_eq!(got.len(), want.len(), "{engine}");
+        for ((f, t), (wf, wt)) in got.iter().zip(&want) {
+            assert_eq!(f, wf, "{engine}");
+            assert!(
+                (t - wt).abs() < 1e-9,
+                "{engine} frame {f}: {t} against {wt}"
+            );
+        }
+    }
+    // The table says it too.
+    let out = run(
+        app(),
+        &["run", "--size", "64x48", "--frames", "8", "--keep-going"],
+        vec![],
+    );
+    assert!(out
+        .stdout
+        .contains("# frame 5: failed: frame 5: node `s` failed: negative gain -1"));
+    // An encoded video cannot skip a frame.
+    let out = run(
+        app(),
+        &["run", "--keep-going", "--encode", "/tmp/never.mkv"],
+        vec![],
+    );
+    assert!(
+        matches!(out.result, Err(RunnerError::Usage(_))),
+        "{:?}",
+        out.result
+    );
+}
