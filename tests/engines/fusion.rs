@@ -422,3 +422,52 @@ fn a_rated_mode_keeps_its_trigger_work_in_groups_of_its_own() {
     assert!(!together(L2Mode::PowerSave, "scene", "laplacian"));
     assert!(!together(L2Mode::PowerSave, "gray", "center"));
 }
+
+#[test]
+fn run_weights_with_a_modes_zero_pattern_runs_that_modes_fused_groups() {
+    use cortex::l2::L2Fresh;
+    let table = |wc: f64, wt: f64, ws: f64, wm: f64| {
+        Weights::new()
+            .with("wc", wc)
+            .with("wt", wt)
+            .with("ws", ws)
+            .with("wm", wm)
+    };
+    // BALANCED's zero pattern (none zero) with other values, then TEXT_FOCUS's
+    // (wm zero), then a pattern no mode has (wc zero), then BALANCED's again
+    // with new values: the groups are built again for new weights.
+    let tables = [
+        table(0.1, 0.5, 0.3, 0.1),
+        table(0.3, 0.3, 0.4, 0.0),
+        table(0.0, 0.5, 0.25, 0.25),
+        table(0.25, 0.25, 0.25, 0.25),
+    ];
+    let (mut fused, mut reference) = (L2::new(), L2Fresh::new());
+    for (f, (_, frame)) in frames().into_iter().enumerate() {
+        let k = (f / 5) % tables.len();
+        let mut groups = Groups::default();
+        let got = fused.run_weights_observed(&tables[k], &mut groups, &frame);
+        let want = reference.run_weights(&tables[k], &frame);
+        match (&got, &want) {
+            (Ok(g), Ok(w)) => {
+                assert_eq!(g.fused, w.fused, "frame {f}, table {k}");
+                assert_eq!(g.blur, w.blur, "frame {f}, table {k}");
+                assert_eq!(g.roi, w.roi, "frame {f}, table {k}");
+                assert_eq!(g.regions, w.regions, "frame {f}, table {k}");
+            }
+            (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "frame {f}"),
+            _ => panic!("frame {f}: {} vs {}", got.is_ok(), want.is_ok()),
+        }
+        if let (Ok(_), true) = (&got, frame.dim().0 >= 16) {
+            // Frame 0 of each size has no previous frame and its group
+            // declines; after that, a mode's pattern runs fused groups and
+            // the other pattern none.
+            let expect_groups = k != 2;
+            assert_eq!(
+                groups.fused + groups.declined > 0,
+                expect_groups,
+                "frame {f}, table {k}"
+            );
+        }
+    }
+}

@@ -291,6 +291,7 @@ pub use super::strip::GroupBuilder;
 
 use super::strip::form::{Map, Reduce};
 use super::strip::{FusedGroup, StripError};
+use crate::weights::Weights;
 
 /// What a buffer-filling node's declared type must be: the pipeline creates
 /// its buffers with `Default::default()`.
@@ -330,23 +331,39 @@ pub fn reduce_form<F: StripForm<Shape = Reduce>>(form: F) -> F {
 }
 
 /// One fused group of one plan in a pipeline: built on its first fused
-/// run, kept (with its worker scratch) for the next frames.
+/// run, kept (with its worker scratch) for the next frames; built again
+/// when the weights it was built with change (a weighted member, such as
+/// score fusion, takes them when it joins the group).
 #[derive(Debug, Default)]
 pub struct FusionSlot {
     group: Option<FusedGroup>,
-    /// Building failed: the plan runs this group unfused from now on.
+    /// The weights the group (or the refusal) was built with.
+    weights: Option<Weights>,
+    /// Building failed: the plan runs this group unfused until the weights
+    /// change.
     refused: bool,
 }
 
 impl FusionSlot {
-    /// The group, built by `build` on first use; `None` when fusion is off
-    /// or building failed.
+    /// The group, built by `build` with `weights` on first use or when the
+    /// weights differ from the last build's; `None` when fusion is off or
+    /// building failed. A mode's weights never change, so its groups are
+    /// built once; weights given at run time rebuild them only on a change.
     pub fn get(
         &mut self,
         on: bool,
+        weights: &Weights,
         build: impl FnOnce(&mut GroupBuilder) -> Result<(), StripError>,
     ) -> Option<&mut FusedGroup> {
-        if !on || self.refused {
+        if !on {
+            return None;
+        }
+        if self.weights.as_ref() != Some(weights) {
+            self.group = None;
+            self.refused = false;
+            self.weights = Some(weights.clone());
+        }
+        if self.refused {
             return None;
         }
         if self.group.is_none() {

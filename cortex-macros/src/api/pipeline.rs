@@ -178,7 +178,8 @@ pub(super) fn impl_block(cx: &Api<'_>) -> TokenStream {
             /// (`true`, the default), or every node as its own whole-frame
             /// call (`false`: for comparing and debugging). The outputs and
             /// the state are the same either way. Plans chosen at run time
-            /// (`run_weights`, `run_plan`) always run unfused.
+            /// (`run_weights` with a zero pattern no mode has, `run_plan`)
+            /// run unfused.
             pub fn set_fusion(&mut self, on: bool) {
                 self.__fusion_on = on;
             }

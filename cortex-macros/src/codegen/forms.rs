@@ -110,7 +110,7 @@ impl<'a> Forms<'a> {
                         forget: &self.plans.forgets[m],
                     },
                     quote!(#mode_ty::#v.plan()),
-                    quote!(#mode_ty::#v.weights()),
+                    quote!(__weights),
                 )
             })
             .collect()
@@ -184,8 +184,10 @@ impl<'a> Forms<'a> {
         .zip(&self.mode_fns[..self.par_fns.len()])
         .enumerate()
         .map(|(m, ((fused, plain), seq_fn))| {
+            let v = &self.variants[m];
+            let weights = quote!(#mode_ty::#v.weights());
             if self.rated[m].is_some() {
-                return quote!(self.#seq_fn(__observer, __sink, #args));
+                return quote!(self.#seq_fn(__observer, __sink, #weights, #args));
             }
             quote! {
                 let __parallel = {
@@ -200,7 +202,7 @@ impl<'a> Forms<'a> {
                     // plan order: the frame runs again, sequentially and
                     // unobserved (the state is as it was), so the error is
                     // the one `run` reports.
-                    ::core::result::Result::Err(_) => self.#seq_fn(&mut #c::NoopObserver, __sink, #args),
+                    ::core::result::Result::Err(_) => self.#seq_fn(&mut #c::NoopObserver, __sink, #weights, #args),
                 }
             }
         })
@@ -272,7 +274,7 @@ impl<'a> Forms<'a> {
                     || (#(#c::__private::new_buffer::<#a_tys>(),)*),
                     |__this: &mut Self, __inputs: &(#(#input_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
                         let (#(#input_names,)*) = __inputs;
-                        __this.#seq_fn(&mut #c::NoopObserver, __sink, #(#input_names),*)
+                        __this.#seq_fn(&mut #c::NoopObserver, __sink, #mode_ty::#v.weights(), #(#input_names),*)
                     },
                 )
             }

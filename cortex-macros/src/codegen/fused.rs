@@ -142,7 +142,7 @@ pub(super) fn group_block(
     quote! {
         #(#fresh_decls)*
         #obs.group_begin(&[#(#members),*]);
-        let __fused = match #slot.get(#on, |__b: &mut #c::__private::GroupBuilder| {
+        let __fused = match #slot.get(#on, #weights, |__b: &mut #c::__private::GroupBuilder| {
             let __inputs: [#c::__private::GroupValue; #n_inputs] = ::core::array::from_fn(|_| __b.input());
             #(#adds)*
             #(#outputs)*

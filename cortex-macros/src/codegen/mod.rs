@@ -110,6 +110,33 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     } = forms;
     let (mode_ty, outputs_ty) = (&n.mode, &n.outputs);
     let fusion_slots = plans.fusion_slots;
+    // Weights chosen at run time whose zero pattern is a mode's run that
+    // mode's function (its plan, fused groups and buffers) with those
+    // weights: the same plan as the pattern's, computed by the same DCE.
+    // Not a rated mode's (`run_weights` runs every node every frame).
+    let mut patterns: Vec<u64> = Vec::new();
+    let weight_arms: Vec<TokenStream> =
+        r.ir.modes
+            .iter()
+            .enumerate()
+            .filter(|(m, _)| plans.rates[*m].is_none())
+            .filter_map(|(m, mode)| {
+                let table =
+                    r.ir.weight_keys
+                        .iter()
+                        .zip(mode.weights.iter())
+                        .fold(cortex_core::weights::Weights::new(), |w, (k, v)| {
+                            w.with(k.clone(), *v)
+                        });
+                let pattern = table.zero_pattern(&r.ir.weight_keys).ok()?;
+                if patterns.contains(&pattern) {
+                    return None;
+                }
+                patterns.push(pattern);
+                let f = &mode_fns[m];
+                Some(quote!(#pattern => return self.#f(observer, __sink, weights, #args),))
+            })
+            .collect();
     let obs = local("__obs", Span::call_site());
     let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
     let input_tys: Vec<&syn::Type> = ast.inputs.iter().map(|i| &i.ty).collect();
@@ -126,7 +153,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let fresh_sink = quote!(#c::__private::Sink::Fresh(&mut __slot));
     let run_observed = fresh(quote! {
         match mode {
-            #(#mode_ty::#variants => self.#mode_fns(observer, #fresh_sink, #args),)*
+            #(#mode_ty::#variants => self.#mode_fns(observer, #fresh_sink, #mode_ty::#variants.weights(), #args),)*
         }
     });
     let weights_call = fresh(quote!(self.__run_weights(weights, observer, #fresh_sink, #args)));
@@ -148,7 +175,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         run_observed,
         run_into_observed: quote! {
             match mode {
-                #(#mode_ty::#variants => self.#mode_fns(observer, #c::__private::Sink::Into(outputs), #args),)*
+                #(#mode_ty::#variants => self.#mode_fns(observer, #c::__private::Sink::Into(outputs), #mode_ty::#variants.weights(), #args),)*
             }
         },
         run_weights_observed: weights_call,
@@ -169,7 +196,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             #(
                 #[inline]
                 #[allow(unused_variables, unused_mut)]
-                fn #mode_fns<__O: #c::Observer>(&mut self, #obs: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                fn #mode_fns<__O: #c::Observer>(&mut self, #obs: &mut __O, __sink: #sink, __weights: &#c::Weights, #params) -> ::core::result::Result<(), #c::PipelineError> {
                     #mode_bodies
                 }
             )*
@@ -197,6 +224,10 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             /// their zero pattern.
             fn __run_weights<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                 let __pattern = weights.zero_pattern(&Self::ir().weight_keys)?;
+                match __pattern {
+                    #(#weight_arms)*
+                    _ => {}
+                }
                 let __plan = self.__plans.get(__pattern);
                 if let ::core::option::Option::Some(&__missing) = __plan.missing_outputs.first() {
                     let output: &'static str = Self::ir().nodes.get(__missing as usize).map_or("?", |n| n.name.as_ref());
