@@ -10,10 +10,11 @@ use std::sync::{Mutex, PoisonError};
 
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::{ParallelPipeline, Pipeline};
-use cortex_core::stream::{StreamFrame, StreamOptions, StreamReport};
+use cortex_core::stream::{memory_budget, StreamError, StreamFrame, StreamOptions, StreamReport};
 use cortex_vision::ops::RgbFrame;
 
 use crate::app::{AdapterError, App, FrameResult, ParallelFns, StreamRunFn};
+use crate::cli::Common;
 use crate::error::RunnerError;
 use crate::frames::run_parallel_slot;
 use crate::sink::{FrameOut, Shown};
@@ -142,9 +143,43 @@ where
     })
 }
 
+/// Bytes one frame of `width × height` takes in the pipelined engine: the
+/// image, RGB at one byte a channel (the rest of a frame is a few words).
+fn frame_bytes((width, height): (usize, usize)) -> u64 {
+    (width as u64).saturating_mul(height as u64).saturating_mul(3)
+}
+
+/// Refuses `common`'s pipelined options when the frames they hold at once,
+/// at `size`, cannot fit in the memory budget (`--memory-budget`, default
+/// the library's): a usage error naming the numbers and what to change.
+pub(crate) fn check_memory(common: &Common, size: (usize, usize)) -> Result<(), RunnerError> {
+    check_options(&common.stream_options(), budget(common), size)
+}
+
+/// The memory budget of a pipelined run.
+pub(crate) fn budget(common: &Common) -> u64 {
+    common.memory_budget.unwrap_or_else(memory_budget)
+}
+
+fn check_options(
+    options: &StreamOptions,
+    budget: u64,
+    (width, height): (usize, usize),
+) -> Result<(), RunnerError> {
+    match options.check_memory(frame_bytes((width, height)), budget) {
+        Err(StreamError::OverBudget(over)) => Err(RunnerError::Usage(format!(
+            "--engine pipelined: {width}x{height} frames do not fit: {over}; \
+             lower --queue or --in-flight, or raise --memory-budget"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The source of a pipelined run, read on the producer thread: it ends a
 /// stream at the first frame of another size (kept in `carry` for the next
-/// stream), at `limit` frames, or at a source error (kept in `error`).
+/// stream), at `limit` frames, at a source error (kept in `error`), or at a
+/// frame whose size the options cannot hold in the memory budget (kept in
+/// `refused`; checked on the first frame of each size, before it is queued).
 struct Feeder<'s> {
     source: &'s mut (dyn FrameSource + Send),
     limit: Option<u64>,
@@ -153,6 +188,9 @@ struct Feeder<'s> {
     first: Option<Frame>,
     carry: Option<Frame>,
     error: Option<SourceError>,
+    options: StreamOptions,
+    budget: u64,
+    refused: Option<RunnerError>,
 }
 
 impl Iterator for Feeder<'_> {
@@ -164,6 +202,7 @@ impl Iterator for Feeder<'_> {
         }
         if self.carry.is_some()
             || self.error.is_some()
+            || self.refused.is_some()
             || self.limit.is_some_and(|l| self.pulled >= l)
         {
             return None;
@@ -177,6 +216,12 @@ impl Iterator for Feeder<'_> {
         };
         self.pulled += 1;
         let size = frame.size();
+        if self.size != Some(size) {
+            if let Err(e) = check_options(&self.options, self.budget, size) {
+                self.refused = Some(e);
+                return None;
+            }
+        }
         if self.size.is_some_and(|s| s != size) {
             self.carry = Some(frame);
             return None;
@@ -202,6 +247,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
     source: &mut (dyn FrameSource + Send),
     limit: Option<u64>,
     options: &StreamOptions,
+    budget: u64,
     stream: &StreamRunFn<P>,
     out: &mut FrameOut<'_, '_, P>,
 ) -> Pipelined {
@@ -213,6 +259,9 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         first: None,
         carry: None,
         error: None,
+        options: *options,
+        budget,
+        refused: None,
     };
     let mut total = StreamReport::default();
     let mut resized_from: Option<(usize, usize)> = None;
@@ -260,6 +309,9 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         total.dropped += report.dropped;
         total.discarded += report.discarded;
         if let Some(e) = failed.or(adapter_failed) {
+            break Err(e);
+        }
+        if let Some(e) = feeder.refused.take() {
             break Err(e);
         }
         if let Some(e) = feeder.error.take() {
