@@ -618,3 +618,35 @@ fn memory_budget_sets_the_bound_and_frames_read_from_a_file_are_checked_too() {
     );
     assert!(e.contains("131072 bytes (128.0 KiB)"), "{e}");
 }
+
+#[test]
+fn a_panicking_record_on_the_pipelined_engine_ends_the_run_with_one_error_line() {
+    // The program's record function runs in the stream's result callback:
+    // a panic there on the fourth frame stops the stream, the three frames
+    // before it are printed, and the run fails (exit 1) naming the frame.
+    let calls = std::sync::atomic::AtomicU64::new(0);
+    let app = App::with_adapter(
+        "gain",
+        move |o: &GainOutputs| {
+            if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 3 {
+                panic!("record broke");
+            }
+            Record::new().field("s", o.s).field("t", o.t)
+        },
+        WithGain(0.5),
+    )
+    .parallel_with(|f: &Frame| Ok((f.image.clone(), 0.5)));
+    let out = run(
+        app,
+        &[
+            "run", "--json", "--size", "64x48", "--frames", "8", "--engine", "pipelined",
+        ],
+        vec![],
+    );
+    assert_eq!(out.json_lines().len(), 3, "{}", out.stdout);
+    assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 1);
+    assert_eq!(
+        out.error(),
+        "--engine pipelined: the result callback panicked on frame 3: record broke"
+    );
+}

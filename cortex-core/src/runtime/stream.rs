@@ -228,6 +228,21 @@ pub enum StreamError {
     /// were delivered (or dropped) as usual.
     #[error("the frame source panicked: {0}")]
     SourcePanicked(String),
+    /// The result callback of a pipelined run (`run_stream`'s `on_result`)
+    /// panicked on frame `frame`: the stream stopped there. That frame
+    /// was handed to the callback and its state committed; the frames
+    /// behind it (staged or waiting) were discarded without touching the
+    /// state. `report` counts them all (`received = processed + failed +
+    /// dropped + discarded`).
+    #[error("the result callback panicked on frame {frame}: {message}")]
+    CallbackPanicked {
+        /// The frame whose delivery panicked.
+        frame: u64,
+        /// The panic's message.
+        message: String,
+        /// The stream's counts up to the stop.
+        report: StreamReport,
+    },
     /// The frames the options hold at once do not fit in the memory budget
     /// ([`StreamOptions::check_memory`], and [`feed_sized`] for every
     /// frame it reads).
