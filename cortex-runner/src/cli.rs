@@ -91,6 +91,12 @@ pub(crate) struct Common {
         help_heading = "Engine"
     )]
     pub(crate) overflow: Option<OverflowArg>,
+    /// Pipelined: the most bytes the frames in flight, waiting and being
+    /// read may take together, e.g. `4G` or `512M` (K, M, G, T: powers of
+    /// 1024); a run whose frames cannot fit is refused before the first
+    /// frame [default: 2G]
+    #[arg(long, global = true, value_name = "BYTES", value_parser = parse_bytes, help_heading = "Engine")]
+    pub(crate) memory_budget: Option<u64>,
 }
 
 /// `--engine`.
@@ -235,6 +241,31 @@ fn parse_size(s: &str) -> Result<(usize, usize), String> {
     Ok((parse(w)?, parse(h)?))
 }
 
+/// `N`, or `N` followed by `K`, `M`, `G` or `T` (powers of 1024): a
+/// positive number of bytes.
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("`{s}`: the unit is K, M, G or T")),
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("`{s}` is not a positive number of bytes (e.g. 4G, 512M)"))
+}
+
 /// Parses `key=value,…` over `base`: each key must be one of the pipeline's
 /// weight keys, each value a finite number ≥ 0.
 pub fn parse_weights(
@@ -264,6 +295,17 @@ pub(crate) fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("4g"), Ok(4 << 30));
+        assert_eq!(parse_bytes("1T"), Ok(1 << 40));
+        for bad in ["0", "", "G", "-1G", "2X", "1.5G", "99999999999T"] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn sizes() {

@@ -10,10 +10,11 @@ use std::sync::{Mutex, PoisonError};
 
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::{ParallelPipeline, Pipeline};
-use cortex_core::stream::{StreamFrame, StreamOptions, StreamReport};
+use cortex_core::stream::{memory_budget, StreamError, StreamFrame, StreamOptions, StreamReport};
 use cortex_vision::ops::RgbFrame;
 
 use crate::app::{AdapterError, App, FrameResult, ParallelFns, StreamRunFn};
+use crate::cli::Common;
 use crate::error::RunnerError;
 use crate::frames::run_parallel_slot;
 use crate::sink::{FrameOut, Shown};
@@ -142,9 +143,45 @@ where
     })
 }
 
+/// Bytes one frame of `width × height` takes in the pipelined engine: the
+/// image, RGB at one byte a channel (the rest of a frame is a few words).
+fn frame_bytes((width, height): (usize, usize)) -> u64 {
+    (width as u64)
+        .saturating_mul(height as u64)
+        .saturating_mul(3)
+}
+
+/// Refuses `common`'s pipelined options when the frames they hold at once,
+/// at `size`, cannot fit in the memory budget (`--memory-budget`, default
+/// the library's): a usage error naming the numbers and what to change.
+pub(crate) fn check_memory(common: &Common, size: (usize, usize)) -> Result<(), RunnerError> {
+    check_options(&common.stream_options(), budget(common), size)
+}
+
+/// The memory budget of a pipelined run.
+pub(crate) fn budget(common: &Common) -> u64 {
+    common.memory_budget.unwrap_or_else(memory_budget)
+}
+
+fn check_options(
+    options: &StreamOptions,
+    budget: u64,
+    (width, height): (usize, usize),
+) -> Result<(), RunnerError> {
+    match options.check_memory(frame_bytes((width, height)), budget) {
+        Err(StreamError::OverBudget(over)) => Err(RunnerError::Usage(format!(
+            "--engine pipelined: {width}x{height} frames do not fit: {over}; \
+             lower --queue or --in-flight, or raise --memory-budget"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The source of a pipelined run, read on the producer thread: it ends a
 /// stream at the first frame of another size (kept in `carry` for the next
-/// stream), at `limit` frames, or at a source error (kept in `error`).
+/// stream), at `limit` frames, at a source error (kept in `error`), or at a
+/// frame whose size the options cannot hold in the memory budget (kept in
+/// `refused`; checked on the first frame of each size, before it is queued).
 struct Feeder<'s> {
     source: &'s mut (dyn FrameSource + Send),
     limit: Option<u64>,
@@ -153,6 +190,9 @@ struct Feeder<'s> {
     first: Option<Frame>,
     carry: Option<Frame>,
     error: Option<SourceError>,
+    options: StreamOptions,
+    budget: u64,
+    refused: Option<RunnerError>,
 }
 
 impl Iterator for Feeder<'_> {
@@ -164,6 +204,7 @@ impl Iterator for Feeder<'_> {
         }
         if self.carry.is_some()
             || self.error.is_some()
+            || self.refused.is_some()
             || self.limit.is_some_and(|l| self.pulled >= l)
         {
             return None;
@@ -177,6 +218,12 @@ impl Iterator for Feeder<'_> {
         };
         self.pulled += 1;
         let size = frame.size();
+        if self.size != Some(size) {
+            if let Err(e) = check_options(&self.options, self.budget, size) {
+                self.refused = Some(e);
+                return None;
+            }
+        }
         if self.size.is_some_and(|s| s != size) {
             self.carry = Some(frame);
             return None;
@@ -192,6 +239,18 @@ pub(crate) struct Pipelined {
     pub(crate) result: Result<(), RunnerError>,
 }
 
+/// What a pipelined run is given besides its pipeline, source and output.
+pub(crate) struct PipelinedSettings {
+    /// `--frames`.
+    pub(crate) limit: Option<u64>,
+    /// `--in-flight`, `--queue`, `--overflow`.
+    pub(crate) options: StreamOptions,
+    /// `--memory-budget`, in bytes.
+    pub(crate) budget: u64,
+    /// `--keep-going`: a failing frame is reported and skipped.
+    pub(crate) keep_going: bool,
+}
+
 /// Frames through the pipelined engine. A stream cannot reset its pipeline
 /// mid-flight, so a resolution change ends the stream: the frames in flight
 /// finish, the pipeline is reset, and a new stream starts with the frame of
@@ -200,11 +259,16 @@ pub(crate) fn run_pipelined<P: Pipeline>(
     pipeline: &mut P,
     mode: P::Mode,
     source: &mut (dyn FrameSource + Send),
-    limit: Option<u64>,
-    options: &StreamOptions,
+    settings: &PipelinedSettings,
     stream: &StreamRunFn<P>,
     out: &mut FrameOut<'_, '_, P>,
 ) -> Pipelined {
+    let PipelinedSettings {
+        limit,
+        ref options,
+        budget,
+        keep_going,
+    } = *settings;
     let mut feeder = Feeder {
         source,
         limit,
@@ -213,9 +277,15 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         first: None,
         carry: None,
         error: None,
+        options: *options,
+        budget,
+        refused: None,
     };
     let mut total = StreamReport::default();
     let mut resized_from: Option<(usize, usize)> = None;
+    // `--keep-going`: frames the pipeline failed on, and the first.
+    let mut skipped = 0u64;
+    let mut first_skipped: Option<u64> = None;
     let result = loop {
         let mut failed: Option<RunnerError> = None;
         let mut on_result = |r: FrameResult<P>| {
@@ -236,10 +306,19 @@ pub(crate) fn run_pipelined<P: Pipeline>(
             };
             let done = match &result {
                 Ok(outputs) => out.frame(&shown, outputs),
-                Err(_) => Err(RunnerError::Frame {
-                    frame: frame.index,
-                    source: result.err().unwrap_or(PipelineError::Internal("no error")),
-                }),
+                Err(_) => {
+                    let e = RunnerError::Frame {
+                        frame: frame.index,
+                        source: result.err().unwrap_or(PipelineError::Internal("no error")),
+                    };
+                    if keep_going {
+                        skipped += 1;
+                        first_skipped.get_or_insert(frame.index);
+                        out.failed(&frame, &e)
+                    } else {
+                        Err(e)
+                    }
+                }
             };
             match done {
                 Ok(()) => ControlFlow::Continue(()),
@@ -262,6 +341,9 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         if let Some(e) = failed.or(adapter_failed) {
             break Err(e);
         }
+        if let Some(e) = feeder.refused.take() {
+            break Err(e);
+        }
         if let Some(e) = feeder.error.take() {
             break Err(e.into());
         }
@@ -274,6 +356,14 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         resized_from = feeder.size;
         feeder.size = Some(frame.size());
         feeder.first = Some(frame);
+    };
+    let result = match (result, first_skipped) {
+        (Ok(()), Some(first)) => Err(RunnerError::FramesFailed {
+            failed: skipped,
+            frames: total.received,
+            first,
+        }),
+        (r, _) => r,
     };
     Pipelined {
         report: total,

@@ -12,7 +12,7 @@ use crate::cli::{Common, Engine, RunArgs, Selection};
 use crate::error::RunnerError;
 use crate::frames::FrameByFrame;
 use crate::observer::{progress_bar, RunObserver, RunSummary};
-use crate::pipelined::run_pipelined;
+use crate::pipelined::{check_memory, run_pipelined, PipelinedSettings};
 use crate::sink::{FrameOut, Labels, Sink, TraceFile};
 use crate::sources::{self, FrameSource};
 
@@ -33,6 +33,12 @@ impl<P: Pipeline + 'static> App<P> {
     ) -> Result<(RunObserver, RunSummary), RunnerError> {
         let ir = P::ir();
         let limit = common.frames.or(self.default_frames);
+        // The synthetic clip's frame size is known now: options whose
+        // frames cannot fit are refused before anything is allocated (a
+        // file's frames are checked as they are read, in the feeder).
+        if common.engine == Engine::Pipelined && common.input.is_empty() {
+            check_memory(common, common.size)?;
+        }
         // Before the source (which may read stdin) and the first frame.
         let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
         // The codec and the output file are checked before the input opens.
@@ -72,12 +78,17 @@ impl<P: Pipeline + 'static> App<P> {
         let mut done = 0u64;
         let result = match (common.engine, &selection, &self.parallel) {
             (Engine::Pipelined, Selection::Mode(mode), Some(fns)) => {
+                let settings = PipelinedSettings {
+                    limit,
+                    options: common.stream_options(),
+                    budget: crate::pipelined::budget(common),
+                    keep_going: args.keep_going,
+                };
                 let run = run_pipelined(
                     &mut pipeline,
                     *mode,
                     &mut *source,
-                    limit,
-                    &common.stream_options(),
+                    &settings,
                     &fns.stream,
                     &mut out,
                 );

@@ -411,3 +411,91 @@ fn a_panicking_source_loses_no_frame_in_flight() {
         }
     }
 }
+
+/// A result callback that panics on its sixth delivery (or on the last
+/// frame, which the dropping policies always deliver) stops the stream
+/// with a typed error, at every depth and overflow policy: the frame it was
+/// handed counts (its state is committed), the frames behind it are
+/// discarded without touching the state, the counts add up, and the
+/// pipeline goes on from the state of the delivered frames.
+#[test]
+fn a_panicking_callback_stops_the_stream_and_every_frame_is_accounted_for() {
+    for overflow in POLICIES {
+        for in_flight in [1, 2, 4] {
+            let case = format!("{overflow:?}, {in_flight} in flight");
+            let mut p = Boom::new();
+            let mut got = Vec::new();
+            let opts = StreamOptions {
+                in_flight,
+                queue: 1,
+                overflow,
+            };
+            let r = p.run_stream(BoomMode::Full, BOOM.iter().map(|&x| (x,)), &opts, |r| {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                got.push((
+                    r.index,
+                    r.dropped_before,
+                    r.result.map(|o| o.out).map_err(|e| e.to_string()),
+                ));
+                if got.len() == 6 || r.index == BOOM.len() as u64 - 1 {
+                    panic!("the callback gave up");
+                }
+                ControlFlow::Continue(())
+            });
+            let report = match r {
+                Err(cortex::stream::StreamError::CallbackPanicked {
+                    frame,
+                    message,
+                    report,
+                }) => {
+                    assert!(message.contains("gave up"), "{case}: {message}");
+                    assert_eq!(Some(frame), got.last().map(|g| g.0), "{case}");
+                    report
+                }
+                other => panic!("{case}: {other:?}"),
+            };
+            assert!(got.len() <= 6, "{case}: no delivery after the panic");
+            let kept: Vec<i64> = got.iter().map(|(i, _, _)| BOOM[*i as usize]).collect();
+            let (want_kept, seq_kept) = sequential_boom(&kept);
+            let results: Vec<_> = got.iter().map(|(_, _, r)| r.clone()).collect();
+            assert_eq!(results, want_kept, "{case}");
+            assert_eq!(
+                p.state(),
+                seq_kept.state(),
+                "{case}: state of the delivered frames"
+            );
+            let failed = results.iter().filter(|r| r.is_err()).count() as u64;
+            assert_eq!(
+                (report.processed, report.failed),
+                (got.len() as u64 - failed, failed),
+                "{case}"
+            );
+            let dropped: u64 = got.iter().map(|(_, d, _)| d).sum();
+            assert_eq!(report.dropped, dropped, "{case}");
+            assert_eq!(
+                report.received,
+                report.processed + report.failed + report.dropped + report.discarded,
+                "{case}: {report:?}"
+            );
+            assert!(report.received <= BOOM.len() as u64, "{case}");
+            if overflow == Overflow::Block {
+                assert_eq!(report.dropped, 0, "{case}");
+            }
+            // The pipeline goes on from the last delivered state, in a
+            // direct run and in a new stream.
+            let mut q = seq_kept;
+            assert_eq!(run_caught(&mut p, 3), run_caught(&mut q, 3), "{case}");
+            let mut again = Vec::new();
+            p.run_stream(BoomMode::Full, [(4,), (5,)], &opts, |r| {
+                again.push(r.result.map(|o| o.out).map_err(|e| e.to_string()));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+            assert_eq!(
+                again,
+                vec![run_caught(&mut q, 4), run_caught(&mut q, 5)],
+                "{case}"
+            );
+        }
+    }
+}

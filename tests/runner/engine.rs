@@ -606,7 +606,7 @@ fn keep_going_reports_and_skips_failing_frames_with_the_state_of_the_last_good_o
     let out = run(app(), &base, vec![]);
     assert_eq!(out.error(), "frame 2: node `s` failed: negative gain -1");
     assert_eq!(out.json_lines().len(), 2);
-    for engine in ["sequential", "parallel"] {
+    for engine in ["sequential", "parallel", "pipelined"] {
         let mut args = base.to_vec();
         args.extend(["--keep-going", "--engine", engine]);
         let out = run(app(), &args, vec![]);
@@ -659,5 +659,179 @@ fn keep_going_reports_and_skips_failing_frames_with_the_state_of_the_last_good_o
         matches!(out.result, Err(RunnerError::Usage(_))),
         "{:?}",
         out.result
+    );
+}
+
+#[test]
+fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_first_frame() {
+    // Each value is inside its range; together, at 8192x8192 (192 MiB a
+    // frame), they would hold 193 GiB and 12.4 GiB of frames.
+    for (extra, frames, held) in [
+        (
+            ["--queue", "1024"],
+            "1027 frames",
+            "2 in flight + 1024 waiting + 1 being read",
+        ),
+        (
+            ["--in-flight", "64"],
+            "69 frames",
+            "64 in flight + 4 waiting + 1 being read",
+        ),
+    ] {
+        let mut args = vec!["run", "--size", "8192x8192", "--engine", "pipelined"];
+        args.extend_from_slice(&extra);
+        let t = std::time::Instant::now();
+        let out = run(l2::app(), &args, vec![]);
+        let took = t.elapsed();
+        assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2);
+        let e = usage_error(l2::app(), &args);
+        assert!(
+            e.starts_with("--engine pipelined: 8192x8192 frames do not fit: "),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("{frames} of 201326592 bytes (192.0 MiB)")),
+            "{e}"
+        );
+        assert!(e.contains(held), "{e}");
+        assert!(
+            e.contains("over the memory budget of 2147483648 bytes (2.0 GiB)"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with("lower --queue or --in-flight, or raise --memory-budget"),
+            "{e}"
+        );
+        // Refused before a frame is drawn (an 8192x8192 frame alone takes
+        // longer than this to render and run).
+        assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+    }
+    // The second command line: 64 in flight and a queue of 1.
+    let e = usage_error(
+        l2::app(),
+        &[
+            "run",
+            "--size",
+            "8192x8192",
+            "--engine",
+            "pipelined",
+            "--in-flight",
+            "64",
+            "--queue",
+            "1",
+        ],
+    );
+    assert!(e.contains("66 frames of 201326592 bytes"), "{e}");
+    // The largest options fit at 640x480 (1 GiB).
+    run(
+        l2::app(),
+        &[
+            "run",
+            "--json",
+            "--frames",
+            "2",
+            "--size",
+            "640x480",
+            "--engine",
+            "pipelined",
+            "--in-flight",
+            "64",
+            "--queue",
+            "1024",
+        ],
+        vec![],
+    )
+    .ok();
+}
+
+#[test]
+fn memory_budget_sets_the_bound_and_frames_read_from_a_file_are_checked_too() {
+    // 1027 frames of 1024x1024 RGB: 3.0 GiB, over the default, under 4G.
+    let big = [
+        "run",
+        "--json",
+        "--frames",
+        "1",
+        "--size",
+        "1024x1024",
+        "--engine",
+        "pipelined",
+        "--queue",
+        "1024",
+    ];
+    let e = usage_error(l2::app(), &big);
+    assert!(e.contains("1027 frames of 3145728 bytes"), "{e}");
+    let mut raised = big.to_vec();
+    raised.extend_from_slice(&["--memory-budget", "4G"]);
+    assert_eq!(run(l2::app(), &raised, vec![]).json_lines().len(), 1);
+    // Y4M on stdin, 96x64 frames (18432 bytes): the default 7 frames fit
+    // in 128 KiB, 8 do not; the size is known at the first frame, which is
+    // refused before it is queued.
+    let c = SyntheticClip::new(96, 64);
+    let frames: Vec<_> = (0..3).map(|f| c.frame(f)).collect();
+    let stream = y4m(&frames, "420jpeg");
+    let args = |queue: &'static str| {
+        vec![
+            "run",
+            "--json",
+            "-i",
+            "-",
+            "--engine",
+            "pipelined",
+            "--memory-budget",
+            "128K",
+            "--queue",
+            queue,
+        ]
+    };
+    let fits = run(l2::app(), &args("4"), stream.clone());
+    assert_eq!(fits.json_lines().len(), 3);
+    let out = run(l2::app(), &args("5"), stream);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2);
+    let e = out.error();
+    assert!(
+        e.starts_with("--engine pipelined: 96x64 frames do not fit: 8 frames of 18432 bytes"),
+        "{e}"
+    );
+    assert!(e.contains("131072 bytes (128.0 KiB)"), "{e}");
+}
+
+#[test]
+fn a_panicking_record_on_the_pipelined_engine_ends_the_run_with_one_error_line() {
+    // The program's record function runs in the stream's result callback:
+    // a panic there on the fourth frame stops the stream, the three frames
+    // before it are printed, and the run fails (exit 1) naming the frame.
+    let calls = std::sync::atomic::AtomicU64::new(0);
+    let app = App::with_adapter(
+        "gain",
+        move |o: &GainOutputs| {
+            if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 3 {
+                panic!("record broke");
+            }
+            Record::new().field("s", o.s).field("t", o.t)
+        },
+        WithGain(0.5),
+    )
+    .parallel_with(|f: &Frame| Ok((f.image.clone(), 0.5)));
+    let out = run(
+        app,
+        &[
+            "run",
+            "--json",
+            "--size",
+            "64x48",
+            "--frames",
+            "8",
+            "--engine",
+            "pipelined",
+        ],
+        vec![],
+    );
+    assert_eq!(out.json_lines().len(), 3, "{}", out.stdout);
+    assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 1);
+    assert_eq!(
+        out.error(),
+        "--engine pipelined: the result callback panicked on frame 3: record broke"
     );
 }

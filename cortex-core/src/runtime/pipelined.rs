@@ -11,7 +11,11 @@
 //! ([`PipelineError::Panicked`]; nothing of the frame was committed, so the
 //! state stays that of the last good frame), and a source that panics ends
 //! the stream only after every frame already pulled has been finished and
-//! delivered. A panic in the caller's `on_result` unwinds to the caller.
+//! delivered. A panic in the caller's `on_result` stops the stream: the
+//! frame it was handed counts as delivered (its state is committed), the
+//! frames staged behind it (first stage only, nothing committed) and those
+//! waiting are discarded, and the run returns
+//! [`StreamError::CallbackPanicked`] with the counts.
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -155,11 +159,17 @@ where
             };
             (frame, clean.then_some(bufs))
         };
+    // The callback's panic, caught: it stops the stream like a `Break`.
+    let mut callback_panic: Option<(u64, String)> = None;
     let mut deliver = |frame: StreamFrame<In, Out>, failed: &mut u64| {
         if frame.result.is_err() {
             *failed += 1;
         }
-        on_result(frame)
+        let index = frame.index;
+        catch_unwind(AssertUnwindSafe(|| on_result(frame))).unwrap_or_else(|payload| {
+            callback_panic = Some((index, panic_message(&*payload)));
+            ControlFlow::Break(())
+        })
     };
 
     let fed = feed(frames, options, |arrival| {
@@ -227,5 +237,12 @@ where
     let unfinished = pending.len() as u64;
     report.discarded += unfinished;
     report.processed = report.processed.saturating_sub(unfinished);
-    Ok(report)
+    match callback_panic {
+        Some((frame, message)) => Err(StreamError::CallbackPanicked {
+            frame,
+            message,
+            report,
+        }),
+        None => Ok(report),
+    }
 }

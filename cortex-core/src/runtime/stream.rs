@@ -18,6 +18,7 @@
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 // What a pipelined run (`runtime::pipelined`, fed by this queue) hands back
@@ -82,6 +83,139 @@ impl Default for StreamOptions {
     }
 }
 
+/// The default [`memory_budget`]: 2 GiB for the frames one stream holds at
+/// once.
+///
+/// A fixed figure rather than a share of the machine's memory, so that a
+/// command line accepted on one machine is accepted on every other (and the
+/// figure is known without reading anything from the system). 2 GiB holds
+/// the [default options](StreamOptions::DEFAULT) — 7 frames — at the
+/// largest frame the default frame limits accept (8192×8192 RGB, 192 MiB a
+/// frame: 1.3 GiB), and the largest options (64 in flight, 1024 waiting) at
+/// 640×480 RGB (1 GiB); it refuses e.g. 1031 frames of 8192×8192 (193 GiB),
+/// which no machine running this has.
+pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
+
+static MEMORY_BUDGET: AtomicU64 = AtomicU64::new(DEFAULT_MEMORY_BUDGET);
+
+/// The bytes the frames one stream holds at once may take (process-wide,
+/// like the frame limits: a deployment decision taken once). Default
+/// [`DEFAULT_MEMORY_BUDGET`].
+pub fn memory_budget() -> u64 {
+    MEMORY_BUDGET.load(Ordering::Relaxed)
+}
+
+/// Sets [`memory_budget`] for the whole process.
+pub fn set_memory_budget(bytes: u64) {
+    MEMORY_BUDGET.store(bytes, Ordering::Relaxed);
+}
+
+/// Why a stream's options cannot fit its frames in the memory budget: the
+/// numbers, for a message that says what to change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverBudget {
+    /// Bytes of one frame.
+    pub frame_bytes: u64,
+    /// Frames in flight ([`StreamOptions::in_flight`]).
+    pub in_flight: u64,
+    /// Frames that can wait in the queue ([`StreamOptions::queue`], 1 with
+    /// [`Overflow::KeepLatest`]).
+    pub waiting: u64,
+    /// The budget they were checked against.
+    pub budget: u64,
+}
+
+impl OverBudget {
+    /// Frames held at once: in flight, waiting, and one in the source's
+    /// hand (read, waiting for room).
+    pub fn frames(&self) -> u64 {
+        self.in_flight
+            .saturating_add(self.waiting)
+            .saturating_add(1)
+    }
+
+    /// Bytes those frames take.
+    pub fn needed(&self) -> u64 {
+        self.frame_bytes.saturating_mul(self.frames())
+    }
+}
+
+impl std::fmt::Display for OverBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} frames of {} ({} in flight + {} waiting + 1 being read) need {}, over the memory budget of {}",
+            self.frames(),
+            bytes_text(self.frame_bytes),
+            self.in_flight,
+            self.waiting,
+            bytes_text(self.needed()),
+            bytes_text(self.budget),
+        )
+    }
+}
+
+/// A byte count for people: `201326592 bytes (192.0 MiB)`.
+fn bytes_text(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = "";
+    for u in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = u;
+    }
+    if unit.is_empty() {
+        format!("{bytes} bytes")
+    } else {
+        format!("{bytes} bytes ({value:.1} {unit})")
+    }
+}
+
+impl StreamOptions {
+    /// Frames a stream with these options holds at once: [`in_flight`],
+    /// those waiting in the queue ([`queue`], or 1 with
+    /// [`Overflow::KeepLatest`]), and one the source has read and waits to
+    /// queue.
+    ///
+    /// [`in_flight`]: StreamOptions::in_flight
+    /// [`queue`]: StreamOptions::queue
+    pub fn frames_held(&self) -> u64 {
+        self.over(0, 0).frames()
+    }
+
+    fn over(&self, frame_bytes: u64, budget: u64) -> OverBudget {
+        let waiting = match self.overflow {
+            Overflow::KeepLatest => 1,
+            _ => self.queue,
+        };
+        OverBudget {
+            frame_bytes,
+            in_flight: self.in_flight as u64,
+            waiting: waiting as u64,
+            budget,
+        }
+    }
+
+    /// Checks that [`frames_held`](StreamOptions::frames_held) frames of
+    /// `frame_bytes` each fit in `budget` bytes (usually
+    /// [`memory_budget`]): call it before the first frame, when the frame
+    /// size is known (a header, a configured resolution), to refuse options
+    /// that would exhaust memory before anything is allocated.
+    ///
+    /// # Errors
+    /// [`StreamError::OverBudget`], with the numbers.
+    pub fn check_memory(&self, frame_bytes: u64, budget: u64) -> Result<(), StreamError> {
+        let over = self.over(frame_bytes, budget);
+        if over.needed() > budget {
+            return Err(StreamError::OverBudget(over));
+        }
+        Ok(())
+    }
+}
+
 /// Why a stream could not run or ended abnormally.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -96,6 +230,26 @@ pub enum StreamError {
     /// were delivered (or dropped) as usual.
     #[error("the frame source panicked: {0}")]
     SourcePanicked(String),
+    /// The result callback of a pipelined run (`run_stream`'s `on_result`)
+    /// panicked on frame `frame`: the stream stopped there. That frame
+    /// was handed to the callback and its state committed; the frames
+    /// behind it (staged or waiting) were discarded without touching the
+    /// state. `report` counts them all (`received = processed + failed +
+    /// dropped + discarded`).
+    #[error("the result callback panicked on frame {frame}: {message}")]
+    CallbackPanicked {
+        /// The frame whose delivery panicked.
+        frame: u64,
+        /// The panic's message.
+        message: String,
+        /// The stream's counts up to the stop.
+        report: StreamReport,
+    },
+    /// The frames the options hold at once do not fit in the memory budget
+    /// ([`StreamOptions::check_memory`], and [`feed_sized`] for every
+    /// frame it reads).
+    #[error("{0}")]
+    OverBudget(OverBudget),
 }
 
 /// The counts of a whole stream. `received = processed + failed + dropped
@@ -174,6 +328,30 @@ pub struct Arrival<T> {
 pub fn feed<T, I>(
     source: I,
     opts: &StreamOptions,
+    consume: impl FnMut(Arrival<T>) -> ControlFlow<()>,
+) -> Result<FeedReport, StreamError>
+where
+    T: Send,
+    I: Iterator<Item = T> + Send,
+{
+    feed_sized(source, opts, u64::MAX, |_| 0, consume)
+}
+
+/// [`feed`] under a memory budget: each item is sized with `bytes_of` on
+/// the producer as soon as it is read, before it is queued, and the first
+/// one whose [`frames_held`](StreamOptions::frames_held) copies would not
+/// fit in `budget` bytes (usually [`memory_budget`]) ends the stream: it is
+/// dropped, nothing more is read, the items before it are delivered, and
+/// the result is [`StreamError::OverBudget`]. The first item is checked
+/// before anything is queued, so options that cannot fit cost one item.
+///
+/// # Errors
+/// As [`feed`], and [`StreamError::OverBudget`].
+pub fn feed_sized<T, I>(
+    source: I,
+    opts: &StreamOptions,
+    budget: u64,
+    bytes_of: impl Fn(&T) -> u64 + Send,
     mut consume: impl FnMut(Arrival<T>) -> ControlFlow<()>,
 ) -> Result<FeedReport, StreamError>
 where
@@ -181,13 +359,17 @@ where
     I: Iterator<Item = T> + Send,
 {
     opts.validate()?;
-    let queue = FrameQueue::new(opts.queue, opts.overflow);
+    let queue = &FrameQueue::new(opts.queue, opts.overflow);
     std::thread::scope(|scope| {
-        let producer = scope.spawn(|| {
+        let producer = scope.spawn(move || {
             // Closing on the way out, unwinding included, is what keeps a
             // panicking source from leaving the consumer waiting forever.
-            let _close = CloseOnDrop(&queue);
+            let _close = CloseOnDrop(queue);
             for item in source {
+                let over = opts.over(bytes_of(&item), budget);
+                if over.needed() > budget {
+                    return Err(over);
+                }
                 if queue.push(item).is_err() {
                     break;
                 }
@@ -195,11 +377,12 @@ where
                     break;
                 }
             }
+            Ok(())
         });
         // Stopping on the way out, unwinding included, is what keeps a
         // panicking consumer from leaving the producer blocked on a full
         // queue (the scope would then never finish joining it).
-        let stop = StopOnDrop(&queue);
+        let stop = StopOnDrop(queue);
         let mut last: Option<u64> = None;
         let mut stopped = false;
         while let Some((index, item)) = queue.pop() {
@@ -220,13 +403,14 @@ where
         let joined = producer.join();
         let counts = queue.counts();
         match joined {
-            Ok(()) => Ok(FeedReport {
+            Ok(Ok(())) => Ok(FeedReport {
                 received: counts.received,
                 delivered: counts.delivered,
                 dropped: counts.dropped,
                 discarded: counts.discarded,
                 stopped,
             }),
+            Ok(Err(over)) => Err(StreamError::OverBudget(over)),
             Err(payload) => Err(StreamError::SourcePanicked(panic_message(&*payload))),
         }
     })

@@ -59,7 +59,7 @@ use std::time::{Duration, Instant};
 
 use crate::runtime::error::PipelineError;
 use crate::runtime::pipeline::Pipeline;
-use crate::runtime::stream::Overflow;
+use crate::runtime::stream::{OverBudget, Overflow, StreamError, StreamOptions};
 
 use queue::{lock, Pushed, State, Stream, Work};
 pub use stats::{StreamEnd, StreamStats};
@@ -152,6 +152,29 @@ impl LiveOptions {
     };
 }
 
+impl LiveOptions {
+    /// Checks that the frames a live stream holds at once fit in `budget`
+    /// bytes (usually [`memory_budget`](crate::runtime::stream::memory_budget)):
+    /// one running, those waiting ([`LiveOptions::queue`], 1 with
+    /// [`Overflow::KeepLatest`]) and one the producer is pushing. The pool
+    /// cannot see inside `T`: call it before adding the stream, with the
+    /// frame size the camera or file announces.
+    ///
+    /// # Errors
+    /// [`StreamsError::OverBudget`], with the numbers.
+    pub fn check_memory(&self, frame_bytes: u64, budget: u64) -> Result<(), StreamsError> {
+        let as_stream = StreamOptions {
+            in_flight: 1,
+            queue: self.queue,
+            overflow: self.overflow,
+        };
+        match as_stream.check_memory(frame_bytes, budget) {
+            Err(StreamError::OverBudget(over)) => Err(StreamsError::OverBudget(over)),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Default for LiveOptions {
     fn default() -> Self {
         Self::LATEST
@@ -171,6 +194,10 @@ pub enum StreamsError {
     /// No stream of this number was ever added to the pool.
     #[error("no {0} in this pool")]
     UnknownStream(StreamId),
+    /// A live stream's frames do not fit in the memory budget
+    /// ([`LiveOptions::check_memory`]).
+    #[error("{0}")]
+    OverBudget(OverBudget),
 }
 
 /// What the pool's handle, the live inputs and the running tasks share.

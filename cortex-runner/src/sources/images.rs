@@ -10,6 +10,8 @@ use ndarray::Array3;
 use super::{check_frame_size, Frame, FrameSource, SourceError};
 use cortex_core::limits::FrameLimits;
 
+mod scan;
+
 /// The largest image file read, in bytes (a compressed frame of the
 /// largest accepted size is far smaller).
 const MAX_FILE_BYTES: u64 = 1 << 30;
@@ -139,9 +141,10 @@ fn min_jpeg_bytes(width: u64, height: u64) -> u64 {
 }
 
 /// Decodes one file: size checked from the header before the pixels are
-/// decoded; a JPEG without its end-of-image marker, or too short for the
-/// size its header claims, is refused as truncated (the JPEG decoder would
-/// otherwise fill the missing part in silently, at the claimed size).
+/// decoded; a JPEG without its end-of-image marker, too short for the size
+/// its header claims, or whose scans end before all their blocks (cut short
+/// and an end marker appended) is refused as truncated: the JPEG decoder
+/// would otherwise fill the missing part in silently, at the claimed size.
 fn decode(path: &Path) -> Result<Array3<u8>, SourceError> {
     let what = path.display().to_string();
     let io = |source| SourceError::Io {
@@ -191,6 +194,9 @@ fn decode(path: &Path) -> Result<Array3<u8>, SourceError> {
             bytes.len()
         )));
     }
+    if format == ImageFormat::Jpeg {
+        scan::check(&bytes).map_err(fail)?;
+    }
     let img = reader(&bytes)
         .decode()
         .map_err(|e| fail(e.to_string()))?
@@ -230,7 +236,7 @@ impl FrameSource for ImageSource {
 
 #[cfg(test)]
 mod tests {
-    use super::{decode, wildcard, SourceError};
+    use super::{decode, wildcard, Array3, ImageFormat, SourceError};
 
     /// A small JPEG whose header is patched to claim 8000×8000 (64 M
     /// pixels, within the frame limits) decodes in the decoder's lenient
@@ -273,6 +279,168 @@ mod tests {
             Ok(frame) => panic!("decoded as a {:?} frame", frame.dim()),
         }
         assert!(took < std::time::Duration::from_millis(100), "{took:?}");
+    }
+
+    /// A 96×64 frame with detail everywhere, as JPEG (the `image` crate's
+    /// baseline encoder).
+    fn baseline_jpeg() -> Vec<u8> {
+        let (w, h) = (96u32, 64u32);
+        let rgb: Vec<u8> = (0..w * h * 3)
+            .map(|i| ((i * 37 + (i / 291) * 11) % 253) as u8)
+            .collect();
+        let mut jpeg = Vec::new();
+        image::RgbImage::from_raw(w, h, rgb)
+            .unwrap()
+            .write_to(
+                &mut std::io::Cursor::new(&mut jpeg),
+                image::ImageFormat::Jpeg,
+            )
+            .unwrap();
+        jpeg
+    }
+
+    /// Where the entropy-coded data of the first scan starts: after the
+    /// start-of-scan segment.
+    fn first_scan_data(jpeg: &[u8]) -> usize {
+        let sos = jpeg.windows(2).position(|m| m == [0xFF, 0xDA]).unwrap();
+        sos + 2 + usize::from(u16::from_be_bytes([jpeg[sos + 2], jpeg[sos + 3]]))
+    }
+
+    /// `jpeg` cut after `keep` bytes, then (if `eoi`) an end marker.
+    fn cut(jpeg: &[u8], keep: usize, eoi: bool) -> Vec<u8> {
+        let mut v = jpeg[..keep].to_vec();
+        if eoi {
+            v.extend_from_slice(&[0xFF, 0xD9]);
+        }
+        v
+    }
+
+    fn decode_bytes(name: &str, bytes: &[u8]) -> Result<Array3<u8>, SourceError> {
+        let dir =
+            std::env::temp_dir().join(format!("cortex-jpeg-cut-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.jpg");
+        std::fs::write(&path, bytes).unwrap();
+        let r = decode(&path);
+        let _ = std::fs::remove_dir_all(&dir);
+        r
+    }
+
+    /// Cut short, with or without its end marker put back, at points all
+    /// through the data: always an error, though the decoder alone returns
+    /// a whole frame for the version with the marker.
+    fn assert_cuts_refused(name: &str, jpeg: &[u8]) {
+        assert_eq!(
+            decode_bytes(name, jpeg).unwrap().dim(),
+            (64, 96, 3),
+            "{name}"
+        );
+        let data = first_scan_data(jpeg);
+        let end = jpeg.len() - 2;
+        for tenth in 1..10 {
+            let keep = data + (end - data) * tenth / 10;
+            for eoi in [false, true] {
+                let bytes = cut(jpeg, keep, eoi);
+                if eoi {
+                    // The reason for the check: the decoder fills in.
+                    let alone = image::load_from_memory_with_format(&bytes, ImageFormat::Jpeg);
+                    assert!(
+                        alone.is_ok_and(|i| (i.width(), i.height()) == (96, 64)),
+                        "{name}: the decoder refused a cut at {keep} itself"
+                    );
+                }
+                match decode_bytes(name, &bytes) {
+                    Err(SourceError::Decode { why, .. }) => {
+                        assert!(why.contains("truncated JPEG"), "{name} at {keep}: {why}")
+                    }
+                    Err(e) => panic!("{name} at {keep}: another error: {e}"),
+                    Ok(_) => panic!("{name} cut at {keep}/{} (eoi {eoi}) decoded", jpeg.len()),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_jpeg_cut_short_is_an_error_with_or_without_its_end_marker() {
+        let jpeg = baseline_jpeg();
+        assert_cuts_refused("baseline", &jpeg);
+        // One byte short of the whole data, the marker put back.
+        let bytes = cut(&jpeg, jpeg.len() - 3, true);
+        let why = decode_bytes("baseline-3", &bytes).unwrap_err().to_string();
+        assert!(why.contains("truncated JPEG: scan 1 ends after"), "{why}");
+    }
+
+    /// Made with the `jpeg-encoder` crate from a 96×64 gradient: 4:2:0
+    /// progressive (spectral selection); 4:2:2 baseline with a restart
+    /// marker every 3 MCUs; 4:4:4 progressive with restarts every 2.
+    const PROGRESSIVE: &[u8] = include_bytes!("images/progressive.jpg");
+    const RESTART: &[u8] = include_bytes!("images/restart.jpg");
+    const PROGRESSIVE_RESTART: &[u8] = include_bytes!("images/progressive_restart.jpg");
+
+    #[test]
+    fn progressive_and_restart_jpegs_cut_short_are_errors() {
+        assert_cuts_refused("progressive", PROGRESSIVE);
+        assert_cuts_refused("restart", RESTART);
+        assert_cuts_refused("progressive-restart", PROGRESSIVE_RESTART);
+    }
+
+    #[test]
+    fn a_progressive_jpeg_cut_between_its_scans_is_an_error() {
+        // Every scan before the cut is whole; the later ones, which carry
+        // the finer coefficients of each component, are missing. The
+        // decoder shows a blurred whole frame.
+        let scans: Vec<usize> = PROGRESSIVE
+            .windows(2)
+            .enumerate()
+            .filter(|(_, m)| *m == [0xFF, 0xDA])
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(scans.len(), 12);
+        for &at in &scans[1..] {
+            let bytes = cut(PROGRESSIVE, at, true);
+            assert!(image::load_from_memory_with_format(&bytes, ImageFormat::Jpeg).is_ok());
+            let why = decode_bytes("between", &bytes).unwrap_err().to_string();
+            assert!(why.contains("is missing scans"), "cut at {at}: {why}");
+        }
+    }
+
+    /// Every JPEG listed (one path a line) in the file `CORTEX_JPEG_LIST`
+    /// that the decoder reads passes the scan check, and the same file cut
+    /// in its data with its end marker put back does not.
+    #[test]
+    #[ignore = "needs CORTEX_JPEG_LIST"]
+    fn real_jpegs_pass_and_their_cuts_do_not() {
+        let list = std::env::var("CORTEX_JPEG_LIST").expect("CORTEX_JPEG_LIST");
+        let (mut checked, mut cuts) = (0, 0);
+        for path in std::fs::read_to_string(list).unwrap().lines() {
+            let Ok(bytes) = std::fs::read(path) else {
+                continue;
+            };
+            if image::load_from_memory_with_format(&bytes, ImageFormat::Jpeg).is_err() {
+                continue;
+            }
+            if let Err(e) = super::scan::check(&bytes) {
+                panic!("{path}: {e}");
+            }
+            checked += 1;
+            let Some(data) = bytes
+                .windows(2)
+                .position(|m| m == [0xFF, 0xDA])
+                .map(|_| first_scan_data(&bytes))
+            else {
+                continue;
+            };
+            let end = bytes.len() - 2;
+            for tenth in [2, 5, 8] {
+                let keep = data + (end - data) * tenth / 10;
+                assert!(
+                    super::scan::check(&cut(&bytes, keep, true)).is_err(),
+                    "{path} cut at {keep} passes"
+                );
+                cuts += 1;
+            }
+        }
+        eprintln!("{checked} files and {cuts} cuts checked");
     }
 
     #[test]

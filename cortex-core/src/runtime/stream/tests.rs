@@ -269,3 +269,125 @@ fn the_queue_counts_every_item_once() {
         }
     );
 }
+
+#[test]
+fn memory_budget_counts_in_flight_waiting_and_the_frame_being_read() {
+    let frame = 8192 * 8192 * 3; // the largest default frame, RGB
+    assert_eq!(StreamOptions::DEFAULT.frames_held(), 2 + 4 + 1);
+    // The defaults fit the largest default frame in the default budget.
+    assert_eq!(
+        StreamOptions::DEFAULT.check_memory(frame, DEFAULT_MEMORY_BUDGET),
+        Ok(())
+    );
+    for (in_flight, queue, overflow, held) in [
+        (2, 1024, Overflow::Block, 1027),
+        (64, 1, Overflow::DropOldest, 66),
+        // Keep-latest never holds more than one waiting frame.
+        (2, 1024, Overflow::KeepLatest, 4),
+    ] {
+        let o = StreamOptions {
+            in_flight,
+            queue,
+            overflow,
+        };
+        assert_eq!(o.frames_held(), held);
+        let budget = held * 1000;
+        assert_eq!(o.check_memory(1000, budget), Ok(()));
+        match o.check_memory(1001, budget) {
+            Err(StreamError::OverBudget(over)) => {
+                assert_eq!(over.frames(), held);
+                assert_eq!(over.needed(), held * 1001);
+                assert_eq!((over.frame_bytes, over.budget), (1001, budget));
+                let text = over.to_string();
+                assert!(
+                    text.starts_with(&format!("{held} frames of 1001 bytes")),
+                    "{text}"
+                );
+                assert!(text.contains(&format!("{budget} bytes")), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let big = StreamOptions {
+        in_flight: 2,
+        queue: 1024,
+        overflow: Overflow::Block,
+    };
+    let text = big
+        .check_memory(frame, DEFAULT_MEMORY_BUDGET)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        text,
+        "1027 frames of 201326592 bytes (192.0 MiB) (2 in flight + 1024 waiting + 1 being read) \
+         need 206762409984 bytes (192.6 GiB), over the memory budget of 2147483648 bytes (2.0 GiB)"
+    );
+    assert_eq!(memory_budget(), DEFAULT_MEMORY_BUDGET);
+}
+
+#[test]
+fn feed_sized_refuses_a_first_frame_that_cannot_fit_before_queueing_it() {
+    let pulled = AtomicU64::new(0);
+    let source = (0..100u64).inspect(|_| {
+        pulled.fetch_add(1, Ordering::Relaxed);
+    });
+    let o = opts(8, Overflow::Block);
+    // 10 frames held (1 + 8 + 1) of 100 bytes: 1000 > 999.
+    let mut seen = 0;
+    let r = feed_sized(
+        source,
+        &o,
+        999,
+        |_| 100,
+        |_| {
+            seen += 1;
+            ControlFlow::Continue(())
+        },
+    );
+    match r {
+        Err(StreamError::OverBudget(over)) => assert_eq!(over.needed(), 1000),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(seen, 0);
+    assert_eq!(pulled.load(Ordering::Relaxed), 1);
+    // At the budget exactly, everything runs.
+    let r = feed_sized(0..100u64, &o, 1000, |_| 100, |_| ControlFlow::Continue(()));
+    assert_eq!(r.map(|r| r.delivered), Ok(100));
+}
+
+#[test]
+fn feed_sized_delivers_the_frames_before_one_that_grows_past_the_budget() {
+    // Frames 0..5 are small, frame 5 is too big (a resolution change).
+    let mut seen = Vec::new();
+    let r = feed_sized(
+        0..10u64,
+        &opts(2, Overflow::Block),
+        400,
+        |&i| if i < 5 { 100 } else { 101 },
+        |a| {
+            seen.push(a.item);
+            ControlFlow::Continue(())
+        },
+    );
+    assert!(matches!(r, Err(StreamError::OverBudget(o)) if o.frame_bytes == 101));
+    assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn a_live_stream_of_the_pool_holds_its_queue_one_running_and_one_pushed() {
+    use crate::runtime::streams::{LiveOptions, StreamsError};
+    let live = LiveOptions {
+        queue: 8,
+        overflow: Overflow::DropOldest,
+    };
+    // 1 running + 8 waiting + 1 being pushed.
+    assert_eq!(live.check_memory(100, 1000), Ok(()));
+    assert!(matches!(
+        live.check_memory(101, 1000),
+        Err(StreamsError::OverBudget(o)) if o.frames() == 10 && o.needed() == 1010
+    ));
+    // The default (keep the latest) holds three frames whatever the size
+    // of its queue field.
+    assert_eq!(LiveOptions::LATEST.check_memory(100, 300), Ok(()));
+    assert!(LiveOptions::LATEST.check_memory(101, 300).is_err());
+}
