@@ -62,41 +62,26 @@ struct Message<O> {
     finished: Instant,
 }
 
-/// The frames of `source`, at most `limit`, each the size of the first: a
-/// pipeline's state is per size, and a stream sharing a pool cannot be
-/// reset between frames from outside.
+/// The frames of `source`, at most `limit`.
 fn frames(
     mut source: Box<dyn FrameSource + Send>,
     limit: Option<u64>,
 ) -> impl Iterator<Item = Result<Frame, String>> + Send {
-    let mut first: Option<(usize, usize)> = None;
     let mut taken = 0u64;
     std::iter::from_fn(move || {
         if limit.is_some_and(|l| taken >= l) {
             return None;
         }
         taken += 1;
-        let frame = match source.next_frame()? {
-            Ok(frame) => frame,
-            Err(e) => return Some(Err(e.to_string())),
-        };
-        let size = frame.size();
-        match first {
-            Some(f) if f != size => Some(Err(format!(
-                "{}: frame {} is {}x{}, the stream started at {}x{} (several inputs: one size per input)",
-                source.describe(),
-                frame.index,
-                size.0,
-                size.1,
-                f.0,
-                f.1
-            ))),
-            _ => {
-                first = Some(size);
-                Some(Ok(frame))
-            }
-        }
+        Some(source.next_frame()?.map_err(|e| e.to_string()))
     })
+}
+
+/// A frame's size as the pool's reset key: a stream whose frames change
+/// size starts over (state reset) at the first frame of the new size.
+fn size_key(frame: &Frame) -> u64 {
+    let (w, h) = frame.size();
+    ((w as u64) << 32) | (h as u64 & 0xffff_ffff)
 }
 
 /// The session of a pipeline whose one input is the frame.
@@ -123,6 +108,10 @@ where
     // (which waits for the frames in flight) can finish.
     let pool = StreamPool::<P, Frame>::new(threads, |f| (&f.image,))
         .map_err(|e| RunnerError::Usage(format!("--threads: {e}")))?;
+    pool.reset_on(size_key);
+    // Per stream, the size of its last frame shown: a change is noted as
+    // on the single-stream engines.
+    let mut sizes: Vec<Option<(usize, usize)>> = Vec::new();
     let (tx, rx) = mpsc::sync_channel::<Message<P::Outputs>>(pool.threads() * 2);
     let mut labels = Vec::new();
     for (label, source) in inputs {
@@ -169,11 +158,18 @@ where
                 m.index,
             );
         }
+        let at = m.stream as usize;
+        if sizes.len() <= at {
+            sizes.resize(at + 1, None);
+        }
+        let size = m.frame.size();
+        let resized_from = sizes[at].filter(|s| *s != size);
+        sizes[at] = Some(size);
         match &m.result {
             Ok(outputs) => {
                 let shown = Shown {
                     frame: &m.frame,
-                    resized_from: None,
+                    resized_from,
                     dropped_before: m.dropped_before,
                     node_ms: None,
                     held: crate::sink::held_names(P::ir(), m.held),

@@ -236,3 +236,55 @@ fn the_table_gets_a_stream_column_and_frames_count_per_stream() {
     }
     assert_eq!(rows.len(), 10);
 }
+
+#[test]
+fn a_stream_whose_frames_change_size_starts_over_as_a_single_run_does() {
+    let dir = temp_dir("streams-resize");
+    let frames_dir = dir.join("frames");
+    std::fs::create_dir_all(&frames_dir).unwrap();
+    let (small, large) = (SyntheticClip::new(64, 48), SyntheticClip::new(80, 60));
+    for (i, frame) in [
+        small.frame(0),
+        small.frame(1),
+        small.frame(2),
+        large.frame(3),
+        large.frame(4),
+        small.frame(5),
+    ]
+    .iter()
+    .enumerate()
+    {
+        write_png(&frames_dir.join(format!("{i:02}.png")), frame);
+    }
+    let resizing = frames_dir.to_str().unwrap().to_string();
+    let other = y4m_file(&dir, "other.y4m", 0, 6);
+    let without_times = |lines: Vec<&Value>| -> Vec<Value> {
+        lines
+            .into_iter()
+            .map(|l| {
+                let mut l = l.clone();
+                let m = l.as_object_mut().unwrap();
+                m.remove("node_ms");
+                m.remove("stream");
+                l
+            })
+            .collect()
+    };
+    let both = run(
+        l2::app(),
+        &["run", "--json", "-i", &resizing, "-i", &other],
+        vec![],
+    );
+    both.ok();
+    let lines = both.json_lines();
+    let alone = run(l2::app(), &["run", "--json", "-i", &resizing], vec![]);
+    let alone_lines = alone.json_lines();
+    let got = without_times(of_stream(&lines, 0));
+    let want = without_times(alone_lines.iter().collect());
+    assert_eq!(got.len(), 6);
+    assert_eq!(got, want);
+    let resets: Vec<bool> = got.iter().map(|l| l["reset"].as_bool().unwrap()).collect();
+    assert_eq!(resets, [false, false, false, true, false, true]);
+    assert_eq!(of_stream(&lines, 1).len(), 6);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -68,6 +68,10 @@ pub use stats::{StreamEnd, StreamStats};
 /// pipeline of one input, for instance.
 pub type InputsOf<P, T> = for<'a> fn(&'a T) -> <P as Pipeline>::Inputs<'a>;
 
+/// What a frame's state depends on (e.g. its size): see
+/// [`StreamPool::reset_on`].
+pub type ResetKeyOf<T> = fn(&T) -> u64;
+
 /// A stream's number in its pool, from 0 in the order streams were added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StreamId(pub u32);
@@ -209,6 +213,8 @@ pub(crate) struct Shared<P: Pipeline, T> {
     ready: Mutex<VecDeque<Arc<Stream<P, T>>>>,
     /// Tasks that found their worker inside a frame (see `worker::run_one`).
     deferred: AtomicUsize,
+    /// [`StreamPool::reset_on`]'s key.
+    reset_key: std::sync::OnceLock<ResetKeyOf<T>>,
 }
 
 impl<P, T> Shared<P, T>
@@ -360,11 +366,23 @@ where
                 inputs,
                 ready: Mutex::new(VecDeque::new()),
                 deferred: AtomicUsize::new(0),
+                reset_key: std::sync::OnceLock::new(),
             }),
             threads,
             streams: Mutex::new(BTreeMap::new()),
             next_id: AtomicU32::new(0),
         })
+    }
+
+    /// Resets a stream's pipeline (its state back to the initial values)
+    /// before a frame whose `key` differs from the stream's previous
+    /// frame's: temporal state computed at one frame size means nothing at
+    /// another, so a camera that changes resolution goes on as if its
+    /// stream started again, instead of failing or comparing frames of two
+    /// sizes. Set once, before or while streams run; later calls are
+    /// ignored (returns `false`).
+    pub fn reset_on(&self, key: ResetKeyOf<T>) -> bool {
+        self.shared.reset_key.set(key).is_ok()
     }
 
     /// The number of worker threads.
@@ -404,6 +422,7 @@ where
                 outputs: None,
                 source,
                 on_result: Some(on_result),
+                last_key: None,
             }),
         });
         lock(&self.streams).insert(id, Arc::clone(&stream));

@@ -76,6 +76,8 @@ pub(crate) struct Work<P: Pipeline, T> {
     pub(crate) source: Option<Source<T>>,
     /// `None` once the stream has ended.
     pub(crate) on_result: Option<OnResult<T, P::Outputs>>,
+    /// The reset key of the last frame run (`StreamPool::reset_on`).
+    pub(crate) last_key: Option<u64>,
 }
 
 /// One stream.

@@ -86,6 +86,15 @@ where
         let started = Instant::now();
         let w = &mut *work;
         let inputs = shared.inputs;
+        if let Some(key) = shared.reset_key.get() {
+            let k = key(&frame);
+            if w.last_key.is_some_and(|last| last != k) {
+                w.pipeline.reset();
+                // Outputs of another size would be reshaped anyway.
+                w.outputs = None;
+            }
+            w.last_key = Some(k);
+        }
         let result = catch_unwind(AssertUnwindSafe(|| match w.outputs.as_mut() {
             Some(out) => w.pipeline.run_into(w.mode, inputs(&frame), out),
             None => w
