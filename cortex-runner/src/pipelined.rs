@@ -146,7 +146,9 @@ where
 /// Bytes one frame of `width × height` takes in the pipelined engine: the
 /// image, RGB at one byte a channel (the rest of a frame is a few words).
 fn frame_bytes((width, height): (usize, usize)) -> u64 {
-    (width as u64).saturating_mul(height as u64).saturating_mul(3)
+    (width as u64)
+        .saturating_mul(height as u64)
+        .saturating_mul(3)
 }
 
 /// Refuses `common`'s pipelined options when the frames they hold at once,
@@ -157,7 +159,7 @@ pub(crate) fn check_memory(common: &Common, size: (usize, usize)) -> Result<(), 
 }
 
 /// The memory budget of a pipelined run.
-pub(crate) fn budget(common: &Common) -> u64 {
+fn budget(common: &Common) -> u64 {
     common.memory_budget.unwrap_or_else(memory_budget)
 }
 
@@ -237,7 +239,8 @@ pub(crate) struct Pipelined {
     pub(crate) result: Result<(), RunnerError>,
 }
 
-/// Frames through the pipelined engine. A stream cannot reset its pipeline
+/// Frames through the pipelined engine, with `common`'s stream options and
+/// memory budget. A stream cannot reset its pipeline
 /// mid-flight, so a resolution change ends the stream: the frames in flight
 /// finish, the pipeline is reset, and a new stream starts with the frame of
 /// the new size (its queue and look-ahead start empty again).
@@ -246,11 +249,11 @@ pub(crate) fn run_pipelined<P: Pipeline>(
     mode: P::Mode,
     source: &mut (dyn FrameSource + Send),
     limit: Option<u64>,
-    options: &StreamOptions,
-    budget: u64,
+    common: &Common,
     stream: &StreamRunFn<P>,
     out: &mut FrameOut<'_, '_, P>,
 ) -> Pipelined {
+    let options = &common.stream_options();
     let mut feeder = Feeder {
         source,
         limit,
@@ -260,7 +263,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         carry: None,
         error: None,
         options: *options,
-        budget,
+        budget: budget(common),
         refused: None,
     };
     let mut total = StreamReport::default();

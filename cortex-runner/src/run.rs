@@ -83,8 +83,7 @@ impl<P: Pipeline + 'static> App<P> {
                     *mode,
                     &mut *source,
                     limit,
-                    &common.stream_options(),
-                    crate::pipelined::budget(common),
+                    common,
                     &fns.stream,
                     &mut out,
                 );

@@ -459,7 +459,11 @@ fn a_panicking_callback_stops_the_stream_and_every_frame_is_accounted_for() {
             let (want_kept, seq_kept) = sequential_boom(&kept);
             let results: Vec<_> = got.iter().map(|(_, _, r)| r.clone()).collect();
             assert_eq!(results, want_kept, "{case}");
-            assert_eq!(p.state(), seq_kept.state(), "{case}: state of the delivered frames");
+            assert_eq!(
+                p.state(),
+                seq_kept.state(),
+                "{case}: state of the delivered frames"
+            );
             let failed = results.iter().filter(|r| r.is_err()).count() as u64;
             assert_eq!(
                 (report.processed, report.failed),
@@ -487,7 +491,11 @@ fn a_panicking_callback_stops_the_stream_and_every_frame_is_accounted_for() {
                 ControlFlow::Continue(())
             })
             .unwrap();
-            assert_eq!(again, vec![run_caught(&mut q, 4), run_caught(&mut q, 5)], "{case}");
+            assert_eq!(
+                again,
+                vec![run_caught(&mut q, 4), run_caught(&mut q, 5)],
+                "{case}"
+            );
         }
     }
 }

@@ -542,8 +542,16 @@ fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_fi
     // Each value is inside its range; together, at 8192x8192 (192 MiB a
     // frame), they would hold 193 GiB and 12.4 GiB of frames.
     for (extra, frames, held) in [
-        (["--queue", "1024"], "1027 frames", "2 in flight + 1024 waiting + 1 being read"),
-        (["--in-flight", "64"], "69 frames", "64 in flight + 4 waiting + 1 being read"),
+        (
+            ["--queue", "1024"],
+            "1027 frames",
+            "2 in flight + 1024 waiting + 1 being read",
+        ),
+        (
+            ["--in-flight", "64"],
+            "69 frames",
+            "64 in flight + 4 waiting + 1 being read",
+        ),
     ] {
         let mut args = vec!["run", "--size", "8192x8192", "--engine", "pipelined"];
         args.extend_from_slice(&extra);
@@ -552,11 +560,23 @@ fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_fi
         let took = t.elapsed();
         assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2);
         let e = usage_error(l2::app(), &args);
-        assert!(e.starts_with("--engine pipelined: 8192x8192 frames do not fit: "), "{e}");
-        assert!(e.contains(&format!("{frames} of 201326592 bytes (192.0 MiB)")), "{e}");
+        assert!(
+            e.starts_with("--engine pipelined: 8192x8192 frames do not fit: "),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("{frames} of 201326592 bytes (192.0 MiB)")),
+            "{e}"
+        );
         assert!(e.contains(held), "{e}");
-        assert!(e.contains("over the memory budget of 2147483648 bytes (2.0 GiB)"), "{e}");
-        assert!(e.ends_with("lower --queue or --in-flight, or raise --memory-budget"), "{e}");
+        assert!(
+            e.contains("over the memory budget of 2147483648 bytes (2.0 GiB)"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with("lower --queue or --in-flight, or raise --memory-budget"),
+            "{e}"
+        );
         // Refused before a frame is drawn (an 8192x8192 frame alone takes
         // longer than this to render and run).
         assert!(took < std::time::Duration::from_secs(1), "{took:?}");
@@ -565,7 +585,14 @@ fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_fi
     let e = usage_error(
         l2::app(),
         &[
-            "run", "--size", "8192x8192", "--engine", "pipelined", "--in-flight", "64", "--queue",
+            "run",
+            "--size",
+            "8192x8192",
+            "--engine",
+            "pipelined",
+            "--in-flight",
+            "64",
+            "--queue",
             "1",
         ],
     );
@@ -574,8 +601,18 @@ fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_fi
     run(
         l2::app(),
         &[
-            "run", "--json", "--frames", "2", "--size", "640x480", "--engine", "pipelined",
-            "--in-flight", "64", "--queue", "1024",
+            "run",
+            "--json",
+            "--frames",
+            "2",
+            "--size",
+            "640x480",
+            "--engine",
+            "pipelined",
+            "--in-flight",
+            "64",
+            "--queue",
+            "1024",
         ],
         vec![],
     )
@@ -586,8 +623,16 @@ fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_fi
 fn memory_budget_sets_the_bound_and_frames_read_from_a_file_are_checked_too() {
     // 1027 frames of 1024x1024 RGB: 3.0 GiB, over the default, under 4G.
     let big = [
-        "run", "--json", "--frames", "1", "--size", "1024x1024", "--engine", "pipelined",
-        "--queue", "1024",
+        "run",
+        "--json",
+        "--frames",
+        "1",
+        "--size",
+        "1024x1024",
+        "--engine",
+        "pipelined",
+        "--queue",
+        "1024",
     ];
     let e = usage_error(l2::app(), &big);
     assert!(e.contains("1027 frames of 3145728 bytes"), "{e}");
@@ -602,8 +647,16 @@ fn memory_budget_sets_the_bound_and_frames_read_from_a_file_are_checked_too() {
     let stream = y4m(&frames, "420jpeg");
     let args = |queue: &'static str| {
         vec![
-            "run", "--json", "-i", "-", "--engine", "pipelined", "--memory-budget", "128K",
-            "--queue", queue,
+            "run",
+            "--json",
+            "-i",
+            "-",
+            "--engine",
+            "pipelined",
+            "--memory-budget",
+            "128K",
+            "--queue",
+            queue,
         ]
     };
     let fits = run(l2::app(), &args("4"), stream.clone());
@@ -639,7 +692,14 @@ fn a_panicking_record_on_the_pipelined_engine_ends_the_run_with_one_error_line()
     let out = run(
         app,
         &[
-            "run", "--json", "--size", "64x48", "--frames", "8", "--engine", "pipelined",
+            "run",
+            "--json",
+            "--size",
+            "64x48",
+            "--frames",
+            "8",
+            "--engine",
+            "pipelined",
         ],
         vec![],
     );

@@ -129,7 +129,9 @@ impl OverBudget {
     /// Frames held at once: in flight, waiting, and one in the source's
     /// hand (read, waiting for room).
     pub fn frames(&self) -> u64 {
-        self.in_flight.saturating_add(self.waiting).saturating_add(1)
+        self.in_flight
+            .saturating_add(self.waiting)
+            .saturating_add(1)
     }
 
     /// Bytes those frames take.

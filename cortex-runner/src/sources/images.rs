@@ -316,10 +316,8 @@ mod tests {
     }
 
     fn decode_bytes(name: &str, bytes: &[u8]) -> Result<Array3<u8>, SourceError> {
-        let dir = std::env::temp_dir().join(format!(
-            "cortex-jpeg-cut-{}-{name}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("cortex-jpeg-cut-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("f.jpg");
         std::fs::write(&path, bytes).unwrap();
@@ -332,7 +330,11 @@ mod tests {
     /// through the data: always an error, though the decoder alone returns
     /// a whole frame for the version with the marker.
     fn assert_cuts_refused(name: &str, jpeg: &[u8]) {
-        assert_eq!(decode_bytes(name, jpeg).unwrap().dim(), (64, 96, 3), "{name}");
+        assert_eq!(
+            decode_bytes(name, jpeg).unwrap().dim(),
+            (64, 96, 3),
+            "{name}"
+        );
         let data = first_scan_data(jpeg);
         let end = jpeg.len() - 2;
         for tenth in 1..10 {

@@ -299,7 +299,10 @@ fn memory_budget_counts_in_flight_waiting_and_the_frame_being_read() {
                 assert_eq!(over.needed(), held * 1001);
                 assert_eq!((over.frame_bytes, over.budget), (1001, budget));
                 let text = over.to_string();
-                assert!(text.starts_with(&format!("{held} frames of 1001 bytes")), "{text}");
+                assert!(
+                    text.starts_with(&format!("{held} frames of 1001 bytes")),
+                    "{text}"
+                );
                 assert!(text.contains(&format!("{budget} bytes")), "{text}");
             }
             other => panic!("{other:?}"),

@@ -281,7 +281,7 @@ pub(super) fn check(data: &[u8]) -> Result<(), ScanError> {
             .ok_or("truncated JPEG header")?;
         pos += len.max(2);
         match marker {
-            0xC0 | 0xC1 | 0xC2 => w.frame(marker == 0xC2, body)?,
+            0xC0..=0xC2 => w.frame(marker == 0xC2, body)?,
             // Lossless, hierarchical and arithmetic-coded frames: the
             // decoder's to refuse.
             0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF => return Ok(()),
@@ -356,9 +356,7 @@ impl Walk<'_> {
             let (class, id) = (head[0] >> 4, usize::from(head[0] & 15));
             let counts: [u8; 16] = head[1..17].try_into().unwrap_or([0; 16]);
             let n: usize = counts.iter().map(|&c| usize::from(c)).sum();
-            let values = body
-                .get(17..17 + n)
-                .ok_or("truncated JPEG Huffman table")?;
+            let values = body.get(17..17 + n).ok_or("truncated JPEG Huffman table")?;
             if id > 3 || class > 1 {
                 return Err("JPEG Huffman table out of range".into());
             }
