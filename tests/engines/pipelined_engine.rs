@@ -470,8 +470,10 @@ fn a_panicking_callback_stops_the_stream_and_every_frame_is_accounted_for() {
                 (got.len() as u64 - failed, failed),
                 "{case}"
             );
+            // The policy may still drop a frame between the last delivery
+            // and the stop: counted in the report, before no delivery.
             let dropped: u64 = got.iter().map(|(_, d, _)| d).sum();
-            assert_eq!(report.dropped, dropped, "{case}");
+            assert!(report.dropped >= dropped, "{case}: {report:?}");
             assert_eq!(
                 report.received,
                 report.processed + report.failed + report.dropped + report.discarded,
@@ -486,7 +488,12 @@ fn a_panicking_callback_stops_the_stream_and_every_frame_is_accounted_for() {
             let mut q = seq_kept;
             assert_eq!(run_caught(&mut p, 3), run_caught(&mut q, 3), "{case}");
             let mut again = Vec::new();
-            p.run_stream(BoomMode::Full, [(4,), (5,)], &opts, |r| {
+            // (Blocking, so that neither frame is dropped.)
+            let block = StreamOptions {
+                overflow: Overflow::Block,
+                ..opts
+            };
+            p.run_stream(BoomMode::Full, [(4,), (5,)], &block, |r| {
                 again.push(r.result.map(|o| o.out).map_err(|e| e.to_string()));
                 ControlFlow::Continue(())
             })

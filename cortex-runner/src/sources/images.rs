@@ -404,6 +404,62 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_jpeg_with_hundreds_of_scans_is_refused() {
+        // The first scan (DC of the first component) repeated 200 times:
+        // each repeat is valid on its own.
+        let scans: Vec<usize> = PROGRESSIVE
+            .windows(2)
+            .enumerate()
+            .filter(|(_, m)| *m == [0xFF, 0xDA])
+            .map(|(i, _)| i)
+            .collect();
+        let first = &PROGRESSIVE[scans[0]..scans[1]];
+        let mut bytes = PROGRESSIVE[..scans[1]].to_vec();
+        for _ in 0..200 {
+            bytes.extend_from_slice(first);
+        }
+        bytes.extend_from_slice(&PROGRESSIVE[scans[1]..]);
+        let why = decode_bytes("scans", &bytes).unwrap_err().to_string();
+        assert!(why.contains("more than 128 scans"), "{why}");
+        // 100 repeats are a valid file.
+        let mut bytes = PROGRESSIVE[..scans[1]].to_vec();
+        for _ in 0..100 {
+            bytes.extend_from_slice(first);
+        }
+        bytes.extend_from_slice(&PROGRESSIVE[scans[1]..]);
+        assert!(super::scan::check(&bytes).is_ok());
+    }
+
+    /// Damaged files (bytes overwritten, cut anywhere) give an answer,
+    /// never a panic or a hang.
+    #[test]
+    fn the_scan_walk_survives_damaged_files() {
+        let base = baseline_jpeg();
+        let mut x = 0x2545_F491u32;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as usize
+        };
+        for jpeg in [&base[..], PROGRESSIVE, RESTART, PROGRESSIVE_RESTART] {
+            assert_eq!(super::scan::check(jpeg), Ok(()));
+            for round in 0..500 {
+                let mut bytes = jpeg.to_vec();
+                for _ in 0..1 + next() % 4 {
+                    let at = next() % bytes.len();
+                    bytes[at] = next() as u8;
+                }
+                if round % 2 == 1 {
+                    bytes.truncate(next() % bytes.len());
+                }
+                // Any answer will do; the test is that there is one.
+                let _ = super::scan::check(&bytes);
+            }
+        }
+    }
+
     /// Every JPEG listed (one path a line) in the file `CORTEX_JPEG_LIST`
     /// that the decoder reads passes the scan check, and the same file cut
     /// in its data with its end marker put back does not.

@@ -13,6 +13,13 @@
 /// decoder reads at most 4).
 const MAX_COMPONENTS: usize = 4;
 
+/// The most scans a file may have. Encoders write 1 (sequential) to
+/// about 20 (progressive: libjpeg's default script has 10); each scan
+/// visits every block of its components, and a progressive scan can cover
+/// thousands of blocks with one code, so the bound keeps a small hostile
+/// file from costing minutes.
+const MAX_SCANS: usize = 128;
+
 /// Why a JPEG is refused: the message of a decode error.
 pub(super) type ScanError = String;
 
@@ -378,6 +385,9 @@ impl Walk<'_> {
             return Err("JPEG scan before the frame header".into());
         }
         self.scans += 1;
+        if self.scans > MAX_SCANS {
+            return Err(format!("JPEG with more than {MAX_SCANS} scans"));
+        }
         let ns = usize::from(*body.first().ok_or("truncated JPEG scan header")?);
         let mut comps = Vec::with_capacity(ns);
         for i in 0..ns {
