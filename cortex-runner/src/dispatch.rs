@@ -247,6 +247,7 @@ impl<P: Pipeline + 'static> App<P> {
                 ("--in-flight", c.in_flight.is_some()),
                 ("--queue", c.queue.is_some()),
                 ("--overflow", c.overflow.is_some()),
+                ("--memory-budget", c.memory_budget.is_some()),
             ] {
                 if given {
                     return usage(format!("{flag} needs --engine pipelined"));

@@ -368,6 +368,10 @@ fn impossible_engine_options_are_usage_errors() {
             "--overflow",
         ),
         (
+            &["run", "--memory-budget", "1000000"][..],
+            "--memory-budget needs --engine pipelined",
+        ),
+        (
             &["run", "--engine", "parallel", "--weights", "wc=0"][..],
             "--weights",
         ),
