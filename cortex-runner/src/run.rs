@@ -84,6 +84,8 @@ impl<P: Pipeline + 'static> App<P> {
                     budget: crate::pipelined::budget(common),
                     keep_going: args.keep_going,
                 };
+                // `run_stream` sizes each frame against the process's budget.
+                cortex_core::stream::set_memory_budget(settings.budget);
                 let run = run_pipelined(
                     &mut pipeline,
                     *mode,

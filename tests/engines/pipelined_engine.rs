@@ -506,3 +506,39 @@ fn a_panicking_callback_stops_the_stream_and_every_frame_is_accounted_for() {
         }
     }
 }
+
+#[test]
+fn run_stream_refuses_options_whose_frames_cannot_fit_the_memory_budget() {
+    // 1000x1000 RGB frames are 3 MB; 64 in flight and 1024 waiting would hold
+    // 1089 of them, 3.3 GB, over the default 2 GiB budget.
+    let clip = SyntheticClip::new(1000, 1000);
+    let frames = (0..3u64).map(|f| (clip.frame(f),));
+    let options = StreamOptions {
+        in_flight: 64,
+        queue: 1024,
+        overflow: Overflow::Block,
+    };
+    let mut p = L2::new();
+    let mut delivered = 0;
+    let r = p.run_stream(L2Mode::Balanced, frames, &options, |_| {
+        delivered += 1;
+        ControlFlow::Continue(())
+    });
+    match r {
+        Err(cortex::stream::StreamError::OverBudget(over)) => {
+            assert_eq!(over.frame_bytes, 3_000_000);
+            assert!(over.needed() > over.budget, "{over:?}");
+        }
+        other => panic!("expected OverBudget, got {other:?}"),
+    }
+    assert_eq!(delivered, 0);
+    assert_eq!(p.frame_index(), 0, "no frame ran");
+    // The same frames with the default options run.
+    let frames = (0..3u64).map(|f| (clip.frame(f),));
+    let report = p
+        .run_stream(L2Mode::Balanced, frames, &StreamOptions::default(), |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(report.processed, 3);
+}

@@ -26,7 +26,7 @@ use crate::runtime::generated::Sink;
 use crate::runtime::hold::held_mask;
 use crate::runtime::pipeline::Pipeline;
 use crate::runtime::stream::{
-    feed, panic_message, Arrival, StreamError, StreamOptions, StreamReport,
+    feed_sized, memory_budget, panic_message, Arrival, StreamError, StreamOptions, StreamReport,
 };
 
 /// One frame's result from a pipelined run, in source order.
@@ -76,7 +76,7 @@ fn panicked<T>(r: &Result<T, PipelineError>) -> bool {
 ///
 /// Not public API: called by the generated `run_stream`.
 #[allow(clippy::too_many_arguments)]
-pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB, FR>(
+pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     pipeline: &mut P,
     frames: I,
     options: &StreamOptions,
@@ -85,6 +85,7 @@ pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB, FR>(
     stage_b: FB,
     new_bufs: NB,
     rerun: FR,
+    bytes_of: FS,
 ) -> Result<StreamReport, StreamError>
 where
     P: Pipeline + Send,
@@ -98,6 +99,7 @@ where
     FB: Fn(&mut P, &In, AV, &mut AB, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
     NB: Fn() -> AB,
     FR: Fn(&mut P, &In, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
+    FS: Fn(&In) -> u64 + Send,
 {
     let mut pending: VecDeque<Staged<In, AV, AB>> = VecDeque::new();
     let mut spare: Vec<AB> = Vec::new();
@@ -172,7 +174,10 @@ where
         })
     };
 
-    let fed = feed(frames, options, |arrival| {
+    // Every frame is sized before it is queued: options whose frames
+    // cannot fit in the process's memory budget end the stream at its
+    // first frame (`StreamError::OverBudget`), not at an allocation failure.
+    let fed = feed_sized(frames, options, memory_budget(), bytes_of, |arrival| {
         let mut bufs = spare.pop().unwrap_or_else(&new_bufs);
         if pending.len() + 1 < options.in_flight {
             let values = guarded(|| stage_a(&arrival.item, &mut bufs));

@@ -276,6 +276,12 @@ impl<'a> Forms<'a> {
                         let (#(#input_names,)*) = __inputs;
                         __this.#seq_fn(&mut #c::NoopObserver, __sink, #mode_ty::#v.weights(), #(#input_names),*)
                     },
+                    |__inputs: &(#(#input_tys,)*)| -> u64 {
+                        #[allow(unused_imports)]
+                        use #c::__private::{ViaHeapBytes as _, ViaInlineSize as _};
+                        let (#(#input_names,)*) = __inputs;
+                        0u64 #(+ (&#c::__private::Probe(#input_names)).bytes() as u64)*
+                    },
                 )
             }
         })
