@@ -84,16 +84,17 @@ impl<P: Pipeline + 'static> App<P> {
                     budget: crate::pipelined::budget(common),
                     keep_going: args.keep_going,
                 };
-                // `run_stream` sizes each frame against the process's budget.
-                cortex_core::stream::set_memory_budget(settings.budget);
-                let run = run_pipelined(
-                    &mut pipeline,
-                    *mode,
-                    &mut *source,
-                    &settings,
-                    &fns.stream,
-                    &mut out,
-                );
+                // `run_stream` sizes each frame against this run's budget.
+                let run = cortex_core::stream::with_memory_budget(settings.budget, || {
+                    run_pipelined(
+                        &mut pipeline,
+                        *mode,
+                        &mut *source,
+                        &settings,
+                        &fns.stream,
+                        &mut out,
+                    )
+                });
                 stream_report = Some(run.report);
                 done = run.report.processed;
                 run.result

@@ -98,16 +98,39 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
 
 static MEMORY_BUDGET: AtomicU64 = AtomicU64::new(DEFAULT_MEMORY_BUDGET);
 
+thread_local! {
+    /// [`with_memory_budget`]'s budget on this thread.
+    static BUDGET_HERE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
 /// The bytes the frames one stream holds at once may take (process-wide,
-/// like the frame limits: a deployment decision taken once). Default
+/// like the frame limits: a deployment decision taken once, unless
+/// [`with_memory_budget`] gives this thread another). Default
 /// [`DEFAULT_MEMORY_BUDGET`].
 pub fn memory_budget() -> u64 {
-    MEMORY_BUDGET.load(Ordering::Relaxed)
+    BUDGET_HERE
+        .with(std::cell::Cell::get)
+        .unwrap_or_else(|| MEMORY_BUDGET.load(Ordering::Relaxed))
 }
 
 /// Sets [`memory_budget`] for the whole process.
 pub fn set_memory_budget(bytes: u64) {
     MEMORY_BUDGET.store(bytes, Ordering::Relaxed);
+}
+
+/// Runs `f` with [`memory_budget`] at `bytes` on this thread (e.g. one run
+/// of a program given its budget on the command line), the process's
+/// budget untouched; the thread's previous one is back afterwards, also
+/// when `f` unwinds.
+pub fn with_memory_budget<R>(bytes: u64, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BUDGET_HERE.with(|b| b.set(self.0));
+        }
+    }
+    let _restore = Restore(BUDGET_HERE.with(|b| b.replace(Some(bytes))));
+    f()
 }
 
 /// Why a stream's options cannot fit its frames in the memory budget: the
