@@ -10,6 +10,8 @@ use super::plans::Plans;
 use super::stages::{rename_self, stage_a_fills, Part};
 use super::{Cx, Flavor, RatedMode, Real, Shape};
 use crate::names::{input_params, local, variant, ItemNames};
+use cortex_core::memory::BufferPlan;
+use cortex_core::plan::Plan;
 
 /// What every form's generator reads.
 pub(super) struct Forms<'a> {
@@ -97,18 +99,15 @@ impl<'a> Forms<'a> {
             .zip(&self.plans.mode_bufs)
             .enumerate()
             .map(|(m, ((p, v), b))| {
+                let shape = Shape {
+                    fusion: Some(self.plans.fused_of(m)),
+                    rated: self.rated[m].as_ref(),
+                    ..self.shape(m, p, b)
+                };
                 run_body(
                     self.cx,
                     self.n,
-                    Shape {
-                        flavor: Flavor::Mode(p),
-                        bufs: b,
-                        parallel: None,
-                        part: Part::Whole,
-                        fusion: Some(self.plans.fused_of(m)),
-                        rated: self.rated[m].as_ref(),
-                        forget: &self.plans.forgets[m],
-                    },
+                    shape,
                     quote!(#mode_ty::#v.plan()),
                     quote!(__weights),
                 )
@@ -130,21 +129,12 @@ impl<'a> Forms<'a> {
             .zip(&self.plans.par_waves)
             .enumerate()
             .map(|(m, (((p, v), b), waves))| {
-                run_body(
-                    self.cx,
-                    self.n,
-                    Shape {
-                        flavor: Flavor::Mode(p),
-                        bufs: b,
-                        parallel: Some(waves.clone()),
-                        part: Part::Whole,
-                        fusion: Some(self.plans.fused_of(m)),
-                        rated: None,
-                        forget: &self.plans.forgets[m],
-                    },
-                    quote!(#mode_ty::#v.plan()),
-                    quote!(#mode_ty::#v.weights()),
-                )
+                let shape = Shape {
+                    parallel: Some(waves.clone()),
+                    fusion: Some(self.plans.fused_of(m)),
+                    ..self.shape(m, p, b)
+                };
+                self.declared(v, shape)
             })
             .collect();
         let plain_par_bodies: Vec<TokenStream> = self
@@ -159,21 +149,11 @@ impl<'a> Forms<'a> {
                     .into_iter()
                     .map(|wave| wave.into_iter().map(|id| vec![id]).collect())
                     .collect();
-                run_body(
-                    self.cx,
-                    self.n,
-                    Shape {
-                        flavor: Flavor::Mode(p),
-                        bufs: b,
-                        parallel: Some(waves),
-                        part: Part::Whole,
-                        fusion: None,
-                        rated: None,
-                        forget: &self.plans.forgets[m],
-                    },
-                    quote!(#mode_ty::#v.plan()),
-                    quote!(#mode_ty::#v.weights()),
-                )
+                let shape = Shape {
+                    parallel: Some(waves),
+                    ..self.shape(m, p, b)
+                };
+                self.declared(v, shape)
             })
             .collect();
         // A rated mode runs its frames in order, one node at a time (its fused
@@ -230,21 +210,13 @@ impl<'a> Forms<'a> {
         .map(|(m, ((((p, v), b), seq_fn), a))| {
             let fused = self.plans.stream_fused_of(m);
             let stage = |part| {
-                run_body(
-                    self.cx,
-                    self.n,
-                    Shape {
-                        flavor: Flavor::Mode(p),
-                        bufs: b,
-                        parallel: None,
-                        part,
-                        fusion: Some(fused),
-                        rated: self.rated[m].as_ref(),
-                        forget: &self.plans.forgets[m],
-                    },
-                    quote!(#mode_ty::#v.plan()),
-                    quote!(#mode_ty::#v.weights()),
-                )
+                let shape = Shape {
+                    part,
+                    fusion: Some(fused),
+                    rated: self.rated[m].as_ref(),
+                    ..self.shape(m, p, b)
+                };
+                self.declared(v, shape)
             };
             let a_body = stage(Part::StreamA(a));
             let b_body = rename_self(stage(Part::StreamB(a)));
@@ -286,6 +258,32 @@ impl<'a> Forms<'a> {
             }
         })
         .collect()
+    }
+
+    /// Mode `m`'s run over plan `p` with buffers `bufs`: whole, unfused,
+    /// sequential and without rates until the caller says otherwise.
+    fn shape<'s>(&'s self, m: usize, p: &'s Plan, bufs: &'s BufferPlan) -> Shape<'s> {
+        Shape {
+            flavor: Flavor::Mode(p),
+            bufs,
+            parallel: None,
+            part: Part::Whole,
+            fusion: None,
+            rated: None,
+            forget: &self.plans.forgets[m],
+        }
+    }
+
+    /// A body of the mode of variant `v`, with the mode's own plan and weights.
+    fn declared(&self, v: &Ident, shape: Shape<'_>) -> TokenStream {
+        let mode_ty = &self.n.mode;
+        run_body(
+            self.cx,
+            self.n,
+            shape,
+            quote!(#mode_ty::#v.plan()),
+            quote!(#mode_ty::#v.weights()),
+        )
     }
 
     /// The plan-driven function's body (weights and plans chosen at run time).
