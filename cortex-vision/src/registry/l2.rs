@@ -28,7 +28,7 @@ fn layout_of(standard: bool) -> Layout {
     }
 }
 
-fn pure<O: Op>(run: super::KernelFn<O>) -> Kernel<O> {
+fn pure<O: Op>(run: super::op::KernelFn<O>) -> Kernel<O> {
     Kernel {
         name: "pure-rust",
         backend: Backend::PureRust,
@@ -45,7 +45,7 @@ const OPENCV: Supports = Supports {
 };
 
 #[cfg(feature = "opencv")]
-fn opencv<O: Op>(run: super::KernelFn<O>) -> Kernel<O> {
+fn opencv<O: Op>(run: super::op::KernelFn<O>) -> Kernel<O> {
     Kernel {
         name: "opencv",
         backend: Backend::OpenCv,

@@ -8,11 +8,12 @@
 //! #[external_call] node roi = registry::ops::encode_roi(frame, fused)?;
 //! ```
 
+use super::error::RegistryError;
+use super::global::current;
 use super::l2::{
     BlurDetector, CenterCrop, EncodeRoi, MotionMap, SaliencyDft, SceneChangeOp, ScoreFusion,
     TextMap, ToGray,
 };
-use super::{current, RegistryError};
 use crate::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
 use cortex_core::weights::Weights;
 
