@@ -10,7 +10,9 @@
 use super::op::{Backend, Kernel, KernelFn, Layout, Op, Shape, Supports};
 #[cfg(feature = "opencv")]
 use crate::ops::opencv as cv;
-use crate::ops::{self, BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
+use crate::ops::{
+    self, BlurReport, EncodedRoi, GrayImage, OpsError, RgbFrame, SceneChange, ScoreMap,
+};
 use cortex_core::weights::Weights;
 
 /// The OpenCV kernel of `encode_roi`: the region from [`ops::select_roi`],
@@ -26,7 +28,8 @@ pub const FIRST_FRAME: &str = "first-frame";
 
 /// Declares a registry op: a marker type, its [`Op`] impl and its kernels,
 /// each kernel a backend constructor (`pure`, `opencv`, …) applied to a
-/// closure with the op's entry-point signature.
+/// closure with the op's entry-point signature ([`KernelFn`]: the
+/// arguments and the output to fill).
 macro_rules! registry_op {
     (
         $(#[$doc:meta])*
@@ -76,6 +79,13 @@ fn two_frame_shape(cur: &GrayImage, prev: &GrayImage) -> Shape {
     } else {
         s.tagged(FIRST_FRAME)
     }
+}
+
+/// The entry of a kernel that returns a new value (a small result, or a
+/// backend that allocates its own): stores it in the caller's output.
+fn set<T>(out: &mut T, value: Result<T, OpsError>) -> Result<(), OpsError> {
+    *out = value?;
+    Ok(())
 }
 
 fn layout_of(standard: bool) -> Layout {
@@ -140,8 +150,8 @@ registry_op! {
     shape |f| frame_size(f);
     layout |f| layout_of(f.is_standard_layout());
     kernels {
-        pure(|f| ops::to_gray(f)),
-        #[cfg(feature = "opencv")] opencv(|f| cv::to_gray(f)),
+        pure(|f, out| ops::to_gray_into(f, out)),
+        #[cfg(feature = "opencv")] opencv(|f, out| set(out, cv::to_gray(f))),
     }
 }
 
@@ -151,8 +161,8 @@ registry_op! {
     shape |g| gray_shape(g);
     layout |g| layout_of(g.is_standard_layout());
     kernels {
-        pure(|g| ops::blur_detector(g)),
-        #[cfg(feature = "opencv")] opencv(|g| cv::blur_detector(g, &ops::BlurParams::default())),
+        pure(|g, out| set(out, ops::blur_detector(g))),
+        #[cfg(feature = "opencv")] opencv(|g, out| set(out, cv::blur_detector(g, &ops::BlurParams::default()))),
     }
 }
 
@@ -162,9 +172,9 @@ registry_op! {
     shape |(cur, prev)| two_frame_shape(cur, prev);
     layout |(cur, prev)| layout_of(cur.is_standard_layout() && prev.is_standard_layout());
     kernels {
-        pure(|(cur, prev)| ops::scene_change(cur, prev)),
+        pure(|(cur, prev), out| set(out, ops::scene_change(cur, prev))),
         #[cfg(feature = "opencv")]
-        opencv(|(cur, prev)| cv::scene_change(cur, prev, &ops::SceneParams::default())),
+        opencv(|(cur, prev), out| set(out, cv::scene_change(cur, prev, &ops::SceneParams::default()))),
     }
 }
 
@@ -172,7 +182,7 @@ registry_op! {
     /// `center_crop`: the centre prior (pure Rust only).
     CenterCrop = "center_crop", for<'a> &'a GrayImage => ScoreMap;
     shape |g| gray_shape(g);
-    kernels { pure(|g| ops::center_crop(g)) }
+    kernels { pure(|g, out| ops::center_crop_into(g, &ops::CenterParams::DEFAULT, out)) }
 }
 
 registry_op! {
@@ -180,7 +190,7 @@ registry_op! {
     /// backend returns regions, not the map).
     TextMap = "text_map", for<'a> &'a GrayImage => ScoreMap;
     shape |g| gray_shape(g);
-    kernels { pure(|g| ops::text_roi::text_map(g)) }
+    kernels { pure(|g, out| ops::text_roi::text_map_into(g, &ops::text_roi::TextRoiParams::DEFAULT, out)) }
 }
 
 registry_op! {
@@ -189,8 +199,8 @@ registry_op! {
     shape |g| gray_shape(g);
     layout |g| layout_of(g.is_standard_layout());
     kernels {
-        pure(|g| ops::saliency_dft(g)),
-        #[cfg(feature = "opencv")] opencv(|g| cv::saliency_dft(g)),
+        pure(|g, out| ops::saliency_dft_into(g, &ops::SaliencyParams::DEFAULT, out)),
+        #[cfg(feature = "opencv")] opencv(|g, out| set(out, cv::saliency_dft(g))),
     }
 }
 
@@ -200,9 +210,9 @@ registry_op! {
     shape |(cur, prev)| two_frame_shape(cur, prev);
     layout |(cur, prev)| layout_of(cur.is_standard_layout() && prev.is_standard_layout());
     kernels {
-        pure(|(cur, prev)| ops::motion_map(cur, prev)),
+        pure(|(cur, prev), out| ops::motion_map_into(cur, prev, &ops::MotionParams::DEFAULT, out)),
         #[cfg(feature = "opencv")]
-        opencv(|(cur, prev)| cv::motion_map(cur, prev, &ops::MotionParams::default())),
+        opencv(|(cur, prev), out| set(out, cv::motion_map(cur, prev, &ops::MotionParams::default()))),
     }
 }
 
@@ -229,7 +239,7 @@ registry_op! {
     /// `score_fusion`: the weighted sum of the score maps (pure Rust only).
     ScoreFusion = "score_fusion", for<'a> FusionArgs<'a> => ScoreMap;
     shape |a| fusion_shape(a);
-    kernels { pure(|&(c, t, s, m, w)| ops::score_fusion(c, t, s, m, w)) }
+    kernels { pure(|&(c, t, s, m, w), out| ops::score_fusion_into(c, t, s, m, w, out)) }
 }
 
 registry_op! {
@@ -238,10 +248,10 @@ registry_op! {
     shape |(f, _)| frame_size(f);
     layout |(f, _)| layout_of(f.is_standard_layout());
     kernels {
-        pure(|(f, s)| ops::encode_roi(f, s)),
+        pure(|(f, s), out| ops::encode_roi_into(f, s, &ops::EncoderParams::DEFAULT, out)),
         #[cfg(feature = "opencv")]
-        opencv_copying(|(f, s)| cv::encode_roi_with(f, s, &ops::EncoderParams::default())),
+        opencv_copying(|(f, s), out| cv::encode_roi_into(f, s, &ops::EncoderParams::DEFAULT, out)),
         #[cfg(feature = "turbojpeg")]
-        turbojpeg(|(f, s)| super::turbo::encode_roi_with(f, s, &ops::EncoderParams::default())),
+        turbojpeg(|(f, s), out| super::turbo::encode_roi_into(f, s, &ops::EncoderParams::DEFAULT, out)),
     }
 }

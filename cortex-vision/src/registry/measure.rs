@@ -9,8 +9,8 @@ use super::error::RegistryError;
 use super::op::{Kernel, Op};
 use crate::ops::OpsError;
 
-/// Runs `args` with the kernels of `order` in turn until one succeeds;
-/// returns its output, its position in `order` and the failures before it.
+/// Runs `args` with the kernels of `order` in turn into `out` until one
+/// succeeds; returns its position in `order` and the failures before it.
 /// `first_error` is the error of `order[0]` when it already ran.
 ///
 /// When every kernel fails the input is at fault (every implementation
@@ -19,8 +19,9 @@ pub(super) fn run_along<O: Op>(
     kernels: &[Kernel<O>],
     order: &[usize],
     args: &O::Args<'_>,
+    out: &mut O::Output,
     first_error: Option<OpsError>,
-) -> Result<(O::Output, usize, Vec<Failure>), RegistryError> {
+) -> Result<(usize, Vec<Failure>), RegistryError> {
     let mut errors: Vec<(&'static str, OpsError)> = Vec::new();
     let skip = usize::from(first_error.is_some());
     if let Some(e) = first_error {
@@ -34,8 +35,8 @@ pub(super) fn run_along<O: Op>(
     }
     for (pos, &i) in order.iter().enumerate().skip(skip) {
         let Some(k) = kernels.get(i) else { continue };
-        match (k.run)(args) {
-            Ok(out) => {
+        match (k.run)(args, out) {
+            Ok(()) => {
                 let failures = errors
                     .into_iter()
                     .map(|(kernel, e)| Failure {
@@ -44,7 +45,7 @@ pub(super) fn run_along<O: Op>(
                         fallback: k.name,
                     })
                     .collect();
-                return Ok((out, pos, failures));
+                return Ok((pos, failures));
             }
             Err(e) => errors.push((k.name, e)),
         }
@@ -63,21 +64,27 @@ pub(super) fn run_along<O: Op>(
     })
 }
 
-pub(super) type Measured<T> = (T, Vec<usize>, Vec<Failure>, Vec<(&'static str, Duration)>);
+/// A measurement's ranking (kernel indices, winner first), the failures
+/// and the medians, fastest first.
+pub(super) type Measured = (Vec<usize>, Vec<Failure>, Vec<(&'static str, Duration)>);
 
 /// Times each candidate on `args`: `warmup` untimed rounds, then `runs`
 /// rounds (more within the time budget) interleaving the candidates; ranks
-/// them by median (with the tie band) and returns the winner's last output,
-/// the ranking, the failures and the medians, fastest first.
+/// them by median (with the tie band), leaves the winner's last output in
+/// `out` and returns the ranking, the failures and the medians, fastest
+/// first. Each candidate fills an output of its own, so that the timed runs
+/// reuse its allocations as steady-state calls do.
 pub(super) fn measure<O: Op>(
     kernels: &[Kernel<O>],
     candidates: &[usize],
     args: &O::Args<'_>,
+    out: &mut O::Output,
     tune: &TuneConfig,
-) -> Result<Measured<O::Output>, RegistryError> {
+) -> Result<Measured, RegistryError> {
     let n = candidates.len();
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); n];
-    let mut outputs: Vec<Option<O::Output>> = (0..n).map(|_| None).collect();
+    let mut outputs: Vec<O::Output> = (0..n).map(|_| O::Output::default()).collect();
+    let mut filled = vec![false; n];
     let mut errors: Vec<Option<OpsError>> = vec![None; n];
     let (min_runs, max_runs) = (tune.runs.max(1), tune.max_runs.max(tune.runs.max(1)));
     let mut timed = Duration::ZERO;
@@ -93,15 +100,15 @@ pub(super) fn measure<O: Op>(
                 continue;
             }
             let t = Instant::now();
-            let r = (k.run)(args);
+            let r = (k.run)(args, &mut outputs[c]);
             let dt = t.elapsed();
             match r {
-                Ok(out) => {
+                Ok(()) => {
                     if round >= tune.warmup {
                         samples[c].push(dt);
                         timed += dt;
                     }
-                    outputs[c] = Some(out);
+                    filled[c] = true;
                 }
                 Err(e) => errors[c] = Some(e),
             }
@@ -160,10 +167,12 @@ pub(super) fn measure<O: Op>(
         })
         .collect();
     let times = medians.iter().map(|&(c, d)| (name(c), d)).collect();
-    let out = outputs[winner].take();
-    match out {
-        Some(out) => Ok((out, ranked, failures, times)),
-        None => Err(RegistryError::NoKernel {
+    match (filled.get(winner), outputs.get_mut(winner)) {
+        (Some(true), Some(won)) => {
+            std::mem::swap(out, won);
+            Ok((ranked, failures, times))
+        }
+        _ => Err(RegistryError::NoKernel {
             op: O::NAME,
             shape: String::new(),
             why: "internal: the winner has no output".into(),

@@ -193,12 +193,31 @@ impl Registry {
     }
 
     /// Calls op `O` on `args` with the kernel selected for their shape,
-    /// selecting it first if this is the shape's first call.
+    /// selecting it first if this is the shape's first call; returns a new
+    /// output ([`Registry::call_into`] from a default one).
+    ///
+    /// # Errors
+    /// As [`Registry::call_into`].
+    pub fn call<O: Op>(&self, args: &O::Args<'_>) -> Result<O::Output, RegistryError> {
+        let mut out = O::Output::default();
+        self.call_into::<O>(args, &mut out)?;
+        Ok(out)
+    }
+
+    /// Calls op `O` on `args` into `out`, reusing its allocations, with the
+    /// kernel selected for their shape (selecting it first if this is the
+    /// shape's first call). After selection a call is one look-up and one
+    /// pointer call, and allocates nothing beyond what the kernel does.
     ///
     /// # Errors
     /// [`RegistryError::NoKernel`] when no kernel supports the call;
-    /// [`RegistryError::Kernel`] when every kernel tried refused it.
-    pub fn call<O: Op>(&self, args: &O::Args<'_>) -> Result<O::Output, RegistryError> {
+    /// [`RegistryError::Kernel`] when every kernel tried refused it. `out`
+    /// is unspecified after an error.
+    pub fn call_into<O: Op>(
+        &self,
+        args: &O::Args<'_>,
+        out: &mut O::Output,
+    ) -> Result<(), RegistryError> {
         let shape = O::shape(args);
         let first = {
             let mut inner = self.lock();
@@ -209,11 +228,11 @@ impl Registry {
         };
         match first {
             // The hot path: one look-up above, one pointer call here.
-            Some(k) => match (k.run)(args) {
-                Ok(out) => Ok(out),
-                Err(e) => self.fall_back::<O>(shape, args, e),
+            Some(k) => match (k.run)(args, out) {
+                Ok(()) => Ok(()),
+                Err(e) => self.fall_back::<O>(shape, args, out, e),
             },
-            None => self.select_and_call::<O>(shape, args),
+            None => self.select_and_call::<O>(shape, args, out),
         }
     }
 

@@ -18,6 +18,7 @@ impl Registry {
         let path = path.split(['(', '<']).next().unwrap_or("");
         let mut segments: Vec<&str> = path.split("::").collect();
         let op = segments.pop()?;
+        let op = op.strip_suffix("_into").unwrap_or(op);
         if !segments.contains(&"registry") {
             return None;
         }

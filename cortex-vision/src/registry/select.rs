@@ -154,36 +154,40 @@ impl Registry {
         Ok(Plan::Measure { candidates, rest })
     }
 
+    /// The first call at `shape`: selects a kernel, computes the call into
+    /// `out` on the way (the measurement's winner's output) and records the
+    /// decision.
     pub(super) fn select_and_call<O: Op>(
         &self,
         shape: Shape,
         args: &O::Args<'_>,
-    ) -> Result<O::Output, RegistryError> {
+        out: &mut O::Output,
+    ) -> Result<(), RegistryError> {
         let kernels = O::kernels();
         let plan = self.plan(&kernels, shape, O::layout(args))?;
-        let (order, chosen, reason, out, failures) = match plan {
+        let (order, chosen, reason, failures) = match plan {
             Plan::Run(order, reason) => {
                 let chosen = order.first().copied();
-                let (out, used, failures) = run_along(&kernels, &order, args, None)?;
+                let (used, failures) = run_along(&kernels, &order, args, out, None)?;
                 let order = order[used..].to_vec();
-                (order, chosen, reason, out, failures)
+                (order, chosen, reason, failures)
             }
             Plan::Measure { candidates, rest } => {
-                let (out, mut ranked, failures, medians) =
-                    measure(&kernels, &candidates, args, &self.config.tune)?;
+                let (mut ranked, failures, medians) =
+                    measure(&kernels, &candidates, args, out, &self.config.tune)?;
                 ranked.extend(rest);
                 let chosen = ranked.first().copied();
-                (ranked, chosen, Reason::Measured(medians), out, failures)
+                (ranked, chosen, Reason::Measured(medians), failures)
             }
         };
         let mut inner = self.lock();
         let Some(table) = inner.table::<O>() else {
-            return Ok(out);
+            return Ok(());
         };
         // Another thread may have decided this shape meanwhile: its decision
         // stands, this call's result is still good.
         if table.by_shape.contains_key(&shape) {
-            return Ok(out);
+            return Ok(());
         }
         let decision_index = inner.decisions.len();
         if let Some(table) = inner.table::<O>() {
@@ -241,7 +245,7 @@ impl Registry {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The chosen kernel failed: compute the call with the next ones; when
@@ -250,8 +254,9 @@ impl Registry {
         &self,
         shape: Shape,
         args: &O::Args<'_>,
+        out: &mut O::Output,
         first_error: OpsError,
-    ) -> Result<O::Output, RegistryError> {
+    ) -> Result<(), RegistryError> {
         let (kernels, order) = {
             let mut inner = self.lock();
             let Some(t) = inner.table::<O>() else {
@@ -264,7 +269,7 @@ impl Registry {
             let order = t.by_shape.get(&shape).map(|s| s.order.clone());
             (t.kernels.clone(), order.unwrap_or_default())
         };
-        let (out, used, failures) = run_along(&kernels, &order, args, Some(first_error))?;
+        let (used, failures) = run_along(&kernels, &order, args, out, Some(first_error))?;
         let mut inner = self.lock();
         let decision = inner.table::<O>().and_then(|t| {
             let slot = t.by_shape.get_mut(&shape)?;
@@ -281,6 +286,6 @@ impl Registry {
             d.fallbacks = d.fallbacks.iter().copied().skip(used).collect();
             d.failures.extend(failures);
         }
-        Ok(out)
+        Ok(())
     }
 }
