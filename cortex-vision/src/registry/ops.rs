@@ -17,8 +17,23 @@ use super::l2::{
     BlurDetector, CenterCrop, EncodeRoi, MotionMap, SaliencyDft, SceneChangeOp, ScoreFusion,
     TextMap, ToGray,
 };
+use super::op::Op;
 use crate::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
 use cortex_core::weights::Weights;
+
+/// The name of every op with a function here: a node calling
+/// `registry::ops::NAME` or `registry::ops::NAME_into` dispatches op `NAME`.
+pub(super) const OP_NAMES: [&str; 9] = [
+    ToGray::NAME,
+    BlurDetector::NAME,
+    SceneChangeOp::NAME,
+    CenterCrop::NAME,
+    TextMap::NAME,
+    SaliencyDft::NAME,
+    MotionMap::NAME,
+    ScoreFusion::NAME,
+    EncodeRoi::NAME,
+];
 
 /// [`crate::ops::to_gray`] through the registry.
 ///
