@@ -5,7 +5,7 @@
 //! [`crate::registry::Registry`]. The maps and the region are filled into
 //! buffers the pipeline owns (`registry::ops::…_into(…, &mut map)`), so
 //! `run_into` reuses them frame after frame as [`crate::l2::L2`]'s does.
-//! Used by `examples/l2_registry.rs` and `tests/registry`.
+//! Used by `examples/l2_registry.rs` and `cortex-vision/tests/registry`.
 
 use crate::l2::{blur_verdict, BlurVerdict};
 use crate::ops::{EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};

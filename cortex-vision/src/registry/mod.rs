@@ -7,6 +7,9 @@
 //!   [`Backend`] it needs. The L2 ops and their kernels are in [`l2`]: pure
 //!   Rust always, OpenCV with feature `opencv`, libjpeg-turbo for
 //!   `encode_roi` with feature `turbojpeg`.
+//! * A kernel fills the caller's output ([`KernelFn`]), reusing what it
+//!   holds: [`Registry::call_into`] serves a pipeline's own buffers;
+//!   [`Registry::call`] returns a new value.
 //! * Selection, on the first call of an op at a shape: the rules first
 //!   (what each kernel supports, then the [`Preference`] and any forced
 //!   kernel), then, among two or more candidates, a cached decision if the
@@ -19,8 +22,9 @@
 //!   input is at fault: the first kernel's error is returned and nothing is
 //!   disabled.
 //! * In the DSL, a node calls an op through the registry by a path in
-//!   [`ops`] (`node roi = registry::ops::encode_roi(frame, fused)?;`); those
-//!   functions use the thread's registry ([`with_registry`]) or the
+//!   [`ops`] (`node roi: EncodedRoi = registry::ops::encode_roi_into(frame,
+//!   fused, &mut roi)?;`, or `registry::ops::encode_roi(frame, fused)` for
+//!   a new value); those functions use the thread's registry ([`with_registry`]) or the
 //!   process's ([`global`]).
 //! * [`report`] prints what runs where and why; [`Registry::kernel_for`]
 //!   and [`Registry::annotate`] give tools the kernel of a node's op path.

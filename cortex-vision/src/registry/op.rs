@@ -12,7 +12,7 @@ use crate::ops::OpsError;
 /// Implement it for a marker type; the L2 ops are in
 /// [`super::l2`]. Kernels must agree on their results within the op's
 /// documented tolerance (the OpenCV kernels of the L2 ops are held to the
-/// pure-Rust ones by `tests/ops_reference.rs`).
+/// pure-Rust ones by `cortex-vision/tests/kernels/opencv.rs`).
 pub trait Op: Sized + 'static {
     /// The op's name: the key of its decisions in the cache and the report,
     /// and the last segment of its DSL path (`registry::ops::NAME`).
