@@ -53,10 +53,7 @@ macro_rules! registry_op {
                 $layout
             })?
             fn kernels() -> Vec<Kernel<Self>> {
-                #[allow(unused_mut)]
-                let mut kernels = Vec::new();
-                $($(#[$cfg])* kernels.push($backend::<Self>($run));)+
-                kernels
+                Vec::from([$($(#[$cfg])* $backend::<Self>($run)),+])
             }
         }
     };
