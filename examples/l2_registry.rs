@@ -54,11 +54,20 @@ fn run() -> Result<(), String> {
     cortex::ops::opencv::single_threaded().map_err(|e| e.to_string())?;
     let clip = demo_clip(frames, width, height);
     let mut pipeline = RegL2::new();
+    // The outputs of one frame are filled again by the next (`run_into`),
+    // as the pipeline's own buffers are.
+    let mut out = None;
     for (i, frame) in clip.iter().enumerate() {
         let t = Instant::now();
-        let out = pipeline
-            .run(RegL2Mode::Balanced, frame)
-            .map_err(|e| format!("frame {i}: {e}"))?;
+        let out = match &mut out {
+            Some(out) => pipeline
+                .run_into(RegL2Mode::Balanced, frame, out)
+                .map(|()| out),
+            None => pipeline
+                .run(RegL2Mode::Balanced, frame)
+                .map(|first| out.insert(first)),
+        }
+        .map_err(|e| format!("frame {i}: {e}"))?;
         println!(
             "frame {i:3}: {:8.2} ms  roi {}x{} at ({}, {}), {} bytes",
             t.elapsed().as_secs_f64() * 1e3,

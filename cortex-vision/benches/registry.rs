@@ -77,6 +77,9 @@ fn bench_op<O: Op>(args: &O::Args<'_>) {
     let chosen = reg.decision(O::NAME, shape).map_or("?", |d| d.kernel);
     let n = kernels.len() + 1;
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); n];
+    // Each contender fills an output of its own, reused round after round,
+    // as a pipeline's buffers are.
+    let mut outputs: Vec<O::Output> = (0..n).map(|_| O::Output::default()).collect();
     for round in 0..rounds() {
         // The starting contender rotates: a kernel that leaves the caches or
         // the allocator in a bad state must not always tax the same one.
@@ -84,8 +87,8 @@ fn bench_op<O: Op>(args: &O::Args<'_>) {
             let i = (round + j) % n;
             let t = Instant::now();
             let ok = match kernels.get(i) {
-                Some(k) => (k.run)(args).is_ok(),
-                None => reg.call::<O>(args).is_ok(),
+                Some(k) => (k.run)(args, &mut outputs[i]).is_ok(),
+                None => reg.call_into::<O>(args, &mut outputs[i]).is_ok(),
             };
             let dt = t.elapsed();
             if ok {

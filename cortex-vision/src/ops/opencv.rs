@@ -5,6 +5,7 @@
 //! that other kernels can reuse them.
 
 use super::blur::{BlurParams, BlurReport};
+use super::encoder::{EncodedRoi, EncoderParams};
 use super::motion::MotionParams;
 use super::ssim::{SceneChange, SceneParams, SsimVariant};
 use super::types::{GrayImage, OpsError, RgbFrame, ScoreMap};
@@ -393,4 +394,46 @@ pub fn encode_jpeg(rgb: &RgbFrame, quality: u8) -> Result<Vec<u8>, OpsError> {
 pub fn single_threaded() -> Result<(), OpsError> {
     core::set_num_threads(1).map_err(cv_err)?;
     core::set_use_opencl(false).map_err(cv_err)
+}
+
+/// `encode_roi` on OpenCV, into a caller-owned result: the region and the
+/// checks every `encode_roi` kernel makes ([`super::encoder::roi_of`]),
+/// the crop copied out and encoded by `cv::imencode` ([`encode_jpeg`]: RGB
+/// to BGR, then libjpeg(-turbo) inside OpenCV).
+///
+/// # Errors
+/// As [`super::encode_roi_with`], or OpenCV's error; `out` is unspecified
+/// after an error.
+pub fn encode_roi_into(
+    frame: &RgbFrame,
+    score: &ScoreMap,
+    params: &EncoderParams,
+    out: &mut EncodedRoi,
+) -> Result<(), OpsError> {
+    let (bbox, peak) = super::encoder::roi_of(frame, score, params)?;
+    let crop = frame
+        .slice(ndarray::s![
+            bbox.y..bbox.y + bbox.height,
+            bbox.x..bbox.x + bbox.width,
+            ..
+        ])
+        .to_owned();
+    out.jpeg = encode_jpeg(&crop, params.quality)?;
+    out.bbox = bbox;
+    out.score = peak;
+    Ok(())
+}
+
+/// [`encode_roi_into`] returning a new result.
+///
+/// # Errors
+/// As [`encode_roi_into`].
+pub fn encode_roi_with(
+    frame: &RgbFrame,
+    score: &ScoreMap,
+    params: &EncoderParams,
+) -> Result<EncodedRoi, OpsError> {
+    let mut out = EncodedRoi::default();
+    encode_roi_into(frame, score, params, &mut out)?;
+    Ok(out)
 }

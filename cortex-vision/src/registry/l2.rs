@@ -3,12 +3,22 @@
 //! with feature `opencv`, and libjpeg-turbo for [`EncodeRoi`] with feature
 //! `turbojpeg`. Every kernel uses the op's default parameters, as the L2
 //! graph's nodes do.
+//!
+//! Each op is one [`registry_op!`] declaration: its name, arguments and
+//! output, how a call maps to a shape and a layout, and one line per kernel.
 
-use super::op::{Backend, Kernel, Layout, Op, Shape, Supports};
+use super::op::{Backend, Kernel, KernelFn, Layout, Op, Shape, Supports};
+#[cfg(feature = "opencv")]
+use crate::ops::opencv as cv;
 use crate::ops::{
     self, BlurReport, EncodedRoi, GrayImage, OpsError, RgbFrame, SceneChange, ScoreMap,
 };
 use cortex_core::weights::Weights;
+
+/// The OpenCV kernel of `encode_roi`: the region from [`ops::select_roi`],
+/// the crop encoded by `cv::imencode`.
+#[cfg(feature = "opencv")]
+pub use crate::ops::opencv::encode_roi_with as encode_roi_opencv;
 
 /// The tag of a two-frame op's shape when the previous frame is missing or
 /// of another size: the kernels then return the first-frame answer at no
@@ -16,8 +26,63 @@ use cortex_core::weights::Weights;
 /// the real work.
 pub const FIRST_FRAME: &str = "first-frame";
 
+/// Declares a registry op: a marker type, its [`Op`] impl and its kernels,
+/// each kernel a backend constructor (`pure`, `opencv`, …) applied to a
+/// closure with the op's entry-point signature ([`KernelFn`]: the
+/// arguments and the output to fill).
+macro_rules! registry_op {
+    (
+        $(#[$doc:meta])*
+        $name:ident = $op:literal, for<$lt:lifetime> $args:ty => $out:ty;
+        shape |$sa:pat_param| $shape:expr;
+        $(layout |$la:pat_param| $layout:expr;)?
+        kernels { $($(#[$cfg:meta])* $backend:ident($run:expr)),+ $(,)? }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl Op for $name {
+            const NAME: &'static str = $op;
+            type Args<$lt> = $args;
+            type Output = $out;
+            fn shape($sa: &Self::Args<'_>) -> Shape {
+                $shape
+            }
+            $(fn layout($la: &Self::Args<'_>) -> Layout {
+                $layout
+            })?
+            fn kernels() -> Vec<Kernel<Self>> {
+                Vec::from([$($(#[$cfg])* $backend::<Self>($run)),+])
+            }
+        }
+    };
+}
+
 fn gray_shape(g: &GrayImage) -> Shape {
     Shape::new(g.ncols(), g.nrows())
+}
+
+fn frame_size(f: &RgbFrame) -> Shape {
+    Shape::new(f.dim().1, f.dim().0)
+}
+
+/// A two-frame op's shape: tagged [`FIRST_FRAME`] when `prev` is not of
+/// `cur`'s size.
+fn two_frame_shape(cur: &GrayImage, prev: &GrayImage) -> Shape {
+    let s = gray_shape(cur);
+    if prev.dim() == cur.dim() {
+        s
+    } else {
+        s.tagged(FIRST_FRAME)
+    }
+}
+
+/// The entry of a kernel that returns a new value (a small result, or a
+/// backend that allocates its own): stores it in the caller's output.
+fn set<T>(out: &mut T, value: Result<T, OpsError>) -> Result<(), OpsError> {
+    *out = value?;
+    Ok(())
 }
 
 fn layout_of(standard: bool) -> Layout {
@@ -28,7 +93,8 @@ fn layout_of(standard: bool) -> Layout {
     }
 }
 
-fn pure<O: Op>(run: super::KernelFn<O>) -> Kernel<O> {
+/// The pure-Rust kernel: any size and layout.
+fn pure<O: Op>(run: KernelFn<O>) -> Kernel<O> {
     Kernel {
         name: "pure-rust",
         backend: Backend::PureRust,
@@ -37,223 +103,113 @@ fn pure<O: Op>(run: super::KernelFn<O>) -> Kernel<O> {
     }
 }
 
-/// OpenCV shares the pixels of standard-layout images only.
+/// An OpenCV kernel: it shares the pixels of standard-layout images only.
 #[cfg(feature = "opencv")]
-const OPENCV: Supports = Supports {
-    strided: false,
-    ..Supports::ANY
-};
-
-#[cfg(feature = "opencv")]
-fn opencv<O: Op>(run: super::KernelFn<O>) -> Kernel<O> {
+fn opencv<O: Op>(run: KernelFn<O>) -> Kernel<O> {
     Kernel {
         name: "opencv",
         backend: Backend::OpenCv,
-        supports: OPENCV,
+        supports: Supports {
+            strided: false,
+            ..Supports::ANY
+        },
         run,
     }
 }
 
-/// `to_gray`: RGB frame to 8-bit gray.
-#[derive(Debug)]
-pub struct ToGray;
+/// An OpenCV kernel that copies its input first, so any layout will do.
+#[cfg(feature = "opencv")]
+fn opencv_copying<O: Op>(run: KernelFn<O>) -> Kernel<O> {
+    Kernel {
+        supports: Supports::ANY,
+        ..opencv(run)
+    }
+}
 
-impl Op for ToGray {
-    const NAME: &'static str = "to_gray";
-    type Args<'a> = &'a RgbFrame;
-    type Output = GrayImage;
-    fn shape(frame: &&RgbFrame) -> Shape {
-        Shape::new(frame.dim().1, frame.dim().0)
+/// The libjpeg-turbo kernel: it compresses in place through the frame's
+/// row pitch, so standard layout only.
+#[cfg(feature = "turbojpeg")]
+fn turbojpeg<O: Op>(run: KernelFn<O>) -> Kernel<O> {
+    Kernel {
+        name: "turbojpeg",
+        backend: Backend::TurboJpeg,
+        supports: Supports {
+            strided: false,
+            ..Supports::ANY
+        },
+        run,
     }
-    fn layout(frame: &&RgbFrame) -> Layout {
-        layout_of(frame.is_standard_layout())
+}
+
+registry_op! {
+    /// `to_gray`: RGB frame to 8-bit gray.
+    ToGray = "to_gray", for<'a> &'a RgbFrame => GrayImage;
+    shape |f| frame_size(f);
+    layout |f| layout_of(f.is_standard_layout());
+    kernels {
+        pure(|f, out| ops::to_gray_into(f, out)),
+        #[cfg(feature = "opencv")] opencv(|f, out| set(out, cv::to_gray(f))),
     }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(f: &&RgbFrame) -> Result<GrayImage, OpsError> {
-            ops::to_gray(f)
-        }
-        #[allow(unused_mut)]
-        let mut k = vec![pure::<Self>(rust)];
+}
+
+registry_op! {
+    /// `blur_detector`: variance of the Laplacian and the blur decision.
+    BlurDetector = "blur_detector", for<'a> &'a GrayImage => BlurReport;
+    shape |g| gray_shape(g);
+    layout |g| layout_of(g.is_standard_layout());
+    kernels {
+        pure(|g, out| set(out, ops::blur_detector(g))),
+        #[cfg(feature = "opencv")] opencv(|g, out| set(out, cv::blur_detector(g, &ops::BlurParams::default()))),
+    }
+}
+
+registry_op! {
+    /// `scene_change`: SSIM against the previous frame.
+    SceneChangeOp = "scene_change", for<'a> (&'a GrayImage, &'a GrayImage) => SceneChange;
+    shape |(cur, prev)| two_frame_shape(cur, prev);
+    layout |(cur, prev)| layout_of(cur.is_standard_layout() && prev.is_standard_layout());
+    kernels {
+        pure(|(cur, prev), out| set(out, ops::scene_change(cur, prev))),
         #[cfg(feature = "opencv")]
-        {
-            fn cv(f: &&RgbFrame) -> Result<GrayImage, OpsError> {
-                ops::opencv::to_gray(f)
-            }
-            k.push(opencv::<Self>(cv));
-        }
-        k
+        opencv(|(cur, prev), out| set(out, cv::scene_change(cur, prev, &ops::SceneParams::default()))),
     }
 }
 
-/// `blur_detector`: variance of the Laplacian and the blur decision.
-#[derive(Debug)]
-pub struct BlurDetector;
+registry_op! {
+    /// `center_crop`: the centre prior (pure Rust only).
+    CenterCrop = "center_crop", for<'a> &'a GrayImage => ScoreMap;
+    shape |g| gray_shape(g);
+    kernels { pure(|g, out| ops::center_crop_into(g, &ops::CenterParams::DEFAULT, out)) }
+}
 
-impl Op for BlurDetector {
-    const NAME: &'static str = "blur_detector";
-    type Args<'a> = &'a GrayImage;
-    type Output = BlurReport;
-    fn shape(g: &&GrayImage) -> Shape {
-        gray_shape(g)
+registry_op! {
+    /// `text_map`: the MSER text score map (pure Rust only: OpenCV's MSER
+    /// backend returns regions, not the map).
+    TextMap = "text_map", for<'a> &'a GrayImage => ScoreMap;
+    shape |g| gray_shape(g);
+    kernels { pure(|g, out| ops::text_roi::text_map_into(g, &ops::text_roi::TextRoiParams::DEFAULT, out)) }
+}
+
+registry_op! {
+    /// `saliency_dft`: spectral-residual saliency.
+    SaliencyDft = "saliency_dft", for<'a> &'a GrayImage => ScoreMap;
+    shape |g| gray_shape(g);
+    layout |g| layout_of(g.is_standard_layout());
+    kernels {
+        pure(|g, out| ops::saliency_dft_into(g, &ops::SaliencyParams::DEFAULT, out)),
+        #[cfg(feature = "opencv")] opencv(|g, out| set(out, cv::saliency_dft(g))),
     }
-    fn layout(g: &&GrayImage) -> Layout {
-        layout_of(g.is_standard_layout())
-    }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(g: &&GrayImage) -> Result<BlurReport, OpsError> {
-            ops::blur_detector(g)
-        }
-        #[allow(unused_mut)]
-        let mut k = vec![pure::<Self>(rust)];
+}
+
+registry_op! {
+    /// `motion_map`: frame difference pooled on a grid.
+    MotionMap = "motion_map", for<'a> (&'a GrayImage, &'a GrayImage) => ScoreMap;
+    shape |(cur, prev)| two_frame_shape(cur, prev);
+    layout |(cur, prev)| layout_of(cur.is_standard_layout() && prev.is_standard_layout());
+    kernels {
+        pure(|(cur, prev), out| ops::motion_map_into(cur, prev, &ops::MotionParams::DEFAULT, out)),
         #[cfg(feature = "opencv")]
-        {
-            fn cv(g: &&GrayImage) -> Result<BlurReport, OpsError> {
-                ops::opencv::blur_detector(g, &ops::BlurParams::default())
-            }
-            k.push(opencv::<Self>(cv));
-        }
-        k
-    }
-}
-
-fn two_frame_shape(cur: &GrayImage, prev: &GrayImage) -> Shape {
-    let s = gray_shape(cur);
-    if prev.dim() == cur.dim() {
-        s
-    } else {
-        s.tagged(FIRST_FRAME)
-    }
-}
-
-/// `scene_change`: SSIM against the previous frame.
-#[derive(Debug)]
-pub struct SceneChangeOp;
-
-impl Op for SceneChangeOp {
-    const NAME: &'static str = "scene_change";
-    type Args<'a> = (&'a GrayImage, &'a GrayImage);
-    type Output = SceneChange;
-    fn shape(a: &(&GrayImage, &GrayImage)) -> Shape {
-        two_frame_shape(a.0, a.1)
-    }
-    fn layout(a: &(&GrayImage, &GrayImage)) -> Layout {
-        layout_of(a.0.is_standard_layout() && a.1.is_standard_layout())
-    }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(a: &(&GrayImage, &GrayImage)) -> Result<SceneChange, OpsError> {
-            ops::scene_change(a.0, a.1)
-        }
-        #[allow(unused_mut)]
-        let mut k = vec![pure::<Self>(rust)];
-        #[cfg(feature = "opencv")]
-        {
-            fn cv(a: &(&GrayImage, &GrayImage)) -> Result<SceneChange, OpsError> {
-                ops::opencv::scene_change(a.0, a.1, &ops::SceneParams::default())
-            }
-            k.push(opencv::<Self>(cv));
-        }
-        k
-    }
-}
-
-/// `center_crop`: the centre prior (pure Rust only).
-#[derive(Debug)]
-pub struct CenterCrop;
-
-impl Op for CenterCrop {
-    const NAME: &'static str = "center_crop";
-    type Args<'a> = &'a GrayImage;
-    type Output = ScoreMap;
-    fn shape(g: &&GrayImage) -> Shape {
-        gray_shape(g)
-    }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(g: &&GrayImage) -> Result<ScoreMap, OpsError> {
-            ops::center_crop(g)
-        }
-        vec![pure::<Self>(rust)]
-    }
-}
-
-/// `text_map`: the MSER text score map (pure Rust only: OpenCV's MSER
-/// backend returns regions, not the map).
-#[derive(Debug)]
-pub struct TextMap;
-
-impl Op for TextMap {
-    const NAME: &'static str = "text_map";
-    type Args<'a> = &'a GrayImage;
-    type Output = ScoreMap;
-    fn shape(g: &&GrayImage) -> Shape {
-        gray_shape(g)
-    }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(g: &&GrayImage) -> Result<ScoreMap, OpsError> {
-            ops::text_roi::text_map(g)
-        }
-        vec![pure::<Self>(rust)]
-    }
-}
-
-/// `saliency_dft`: spectral-residual saliency.
-#[derive(Debug)]
-pub struct SaliencyDft;
-
-impl Op for SaliencyDft {
-    const NAME: &'static str = "saliency_dft";
-    type Args<'a> = &'a GrayImage;
-    type Output = ScoreMap;
-    fn shape(g: &&GrayImage) -> Shape {
-        gray_shape(g)
-    }
-    fn layout(g: &&GrayImage) -> Layout {
-        layout_of(g.is_standard_layout())
-    }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(g: &&GrayImage) -> Result<ScoreMap, OpsError> {
-            ops::saliency_dft(g)
-        }
-        #[allow(unused_mut)]
-        let mut k = vec![pure::<Self>(rust)];
-        #[cfg(feature = "opencv")]
-        {
-            fn cv(g: &&GrayImage) -> Result<ScoreMap, OpsError> {
-                ops::opencv::saliency_dft(g)
-            }
-            k.push(opencv::<Self>(cv));
-        }
-        k
-    }
-}
-
-/// `motion_map`: frame difference pooled on a grid.
-#[derive(Debug)]
-pub struct MotionMap;
-
-impl Op for MotionMap {
-    const NAME: &'static str = "motion_map";
-    type Args<'a> = (&'a GrayImage, &'a GrayImage);
-    type Output = ScoreMap;
-    fn shape(a: &(&GrayImage, &GrayImage)) -> Shape {
-        two_frame_shape(a.0, a.1)
-    }
-    fn layout(a: &(&GrayImage, &GrayImage)) -> Layout {
-        layout_of(a.0.is_standard_layout() && a.1.is_standard_layout())
-    }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(a: &(&GrayImage, &GrayImage)) -> Result<ScoreMap, OpsError> {
-            ops::motion_map(a.0, a.1)
-        }
-        #[allow(unused_mut)]
-        let mut k = vec![pure::<Self>(rust)];
-        #[cfg(feature = "opencv")]
-        {
-            fn cv(a: &(&GrayImage, &GrayImage)) -> Result<ScoreMap, OpsError> {
-                ops::opencv::motion_map(a.0, a.1, &ops::MotionParams::default())
-            }
-            k.push(opencv::<Self>(cv));
-        }
-        k
+        opencv(|(cur, prev), out| set(out, cv::motion_map(cur, prev, &ops::MotionParams::default()))),
     }
 }
 
@@ -267,105 +223,32 @@ pub type FusionArgs<'a> = (
     &'a Weights,
 );
 
-/// `score_fusion`: the weighted sum of the score maps (pure Rust only).
-#[derive(Debug)]
-pub struct ScoreFusion;
-
-impl Op for ScoreFusion {
-    const NAME: &'static str = "score_fusion";
-    type Args<'a> = FusionArgs<'a>;
-    type Output = ScoreMap;
-    fn shape(a: &FusionArgs<'_>) -> Shape {
-        [a.0, a.1, a.2, a.3]
-            .into_iter()
-            .flatten()
-            .next()
-            .map_or(Shape::new(0, 0), |m| Shape::new(m.ncols(), m.nrows()))
-    }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(a: &FusionArgs<'_>) -> Result<ScoreMap, OpsError> {
-            ops::score_fusion(a.0, a.1, a.2, a.3, a.4)
-        }
-        vec![pure::<Self>(rust)]
-    }
+/// The shape of a fusion: the first map present (0×0 when none is).
+fn fusion_shape(a: &FusionArgs<'_>) -> Shape {
+    [a.0, a.1, a.2, a.3]
+        .into_iter()
+        .flatten()
+        .next()
+        .map_or(Shape::new(0, 0), |m| Shape::new(m.ncols(), m.nrows()))
 }
 
-/// `encode_roi`: select the region of interest, crop it, JPEG-encode it.
-#[derive(Debug)]
-pub struct EncodeRoi;
+registry_op! {
+    /// `score_fusion`: the weighted sum of the score maps (pure Rust only).
+    ScoreFusion = "score_fusion", for<'a> FusionArgs<'a> => ScoreMap;
+    shape |a| fusion_shape(a);
+    kernels { pure(|&(c, t, s, m, w), out| ops::score_fusion_into(c, t, s, m, w, out)) }
+}
 
-impl Op for EncodeRoi {
-    const NAME: &'static str = "encode_roi";
-    type Args<'a> = (&'a RgbFrame, &'a ScoreMap);
-    type Output = EncodedRoi;
-    fn shape(a: &(&RgbFrame, &ScoreMap)) -> Shape {
-        Shape::new(a.0.dim().1, a.0.dim().0)
-    }
-    fn layout(a: &(&RgbFrame, &ScoreMap)) -> Layout {
-        layout_of(a.0.is_standard_layout())
-    }
-    fn kernels() -> Vec<Kernel<Self>> {
-        fn rust(a: &(&RgbFrame, &ScoreMap)) -> Result<EncodedRoi, OpsError> {
-            ops::encode_roi(a.0, a.1)
-        }
-        #[allow(unused_mut)]
-        let mut k = vec![pure::<Self>(rust)];
+registry_op! {
+    /// `encode_roi`: select the region of interest, crop it, JPEG-encode it.
+    EncodeRoi = "encode_roi", for<'a> (&'a RgbFrame, &'a ScoreMap) => EncodedRoi;
+    shape |(f, _)| frame_size(f);
+    layout |(f, _)| layout_of(f.is_standard_layout());
+    kernels {
+        pure(|(f, s), out| ops::encode_roi_into(f, s, &ops::EncoderParams::DEFAULT, out)),
         #[cfg(feature = "opencv")]
-        {
-            fn cv(a: &(&RgbFrame, &ScoreMap)) -> Result<EncodedRoi, OpsError> {
-                encode_roi_opencv(a.0, a.1, &ops::EncoderParams::default())
-            }
-            // Crops by copy, so any layout will do.
-            k.push(Kernel {
-                supports: Supports::ANY,
-                ..opencv::<Self>(cv)
-            });
-        }
+        opencv_copying(|(f, s), out| cv::encode_roi_into(f, s, &ops::EncoderParams::DEFAULT, out)),
         #[cfg(feature = "turbojpeg")]
-        {
-            fn turbo(a: &(&RgbFrame, &ScoreMap)) -> Result<EncodedRoi, OpsError> {
-                super::turbo::encode_roi_with(a.0, a.1, &ops::EncoderParams::default())
-            }
-            k.push(Kernel {
-                name: "turbojpeg",
-                backend: Backend::TurboJpeg,
-                // Compresses the crop in place through the frame's row pitch.
-                supports: Supports {
-                    strided: false,
-                    ..Supports::ANY
-                },
-                run: turbo,
-            });
-        }
-        k
+        turbojpeg(|(f, s), out| super::turbo::encode_roi_into(f, s, &ops::EncoderParams::DEFAULT, out)),
     }
-}
-
-/// `encode_roi` on OpenCV: the region from [`ops::select_roi`], the crop
-/// encoded by `cv::imencode` ([`ops::opencv::encode_jpeg`]: RGB to BGR,
-/// then libjpeg(-turbo) inside OpenCV).
-///
-/// # Errors
-/// As [`ops::encode_roi_with`], or OpenCV's error.
-#[cfg(feature = "opencv")]
-pub fn encode_roi_opencv(
-    frame: &RgbFrame,
-    score: &ScoreMap,
-    params: &ops::EncoderParams,
-) -> Result<EncodedRoi, OpsError> {
-    use ndarray::s;
-    let (bbox, peak) = ops::encoder::roi_of(frame, score, params)?;
-    let crop = frame
-        .slice(s![
-            bbox.y..bbox.y + bbox.height,
-            bbox.x..bbox.x + bbox.width,
-            ..
-        ])
-        .to_owned();
-    let jpeg = ops::opencv::encode_jpeg(&crop, params.quality)?;
-    Ok(EncodedRoi {
-        bbox,
-        score: peak,
-        jpeg,
-    })
 }

@@ -12,15 +12,17 @@ use crate::ops::OpsError;
 /// Implement it for a marker type; the L2 ops are in
 /// [`super::l2`]. Kernels must agree on their results within the op's
 /// documented tolerance (the OpenCV kernels of the L2 ops are held to the
-/// pure-Rust ones by `tests/ops_reference.rs`).
+/// pure-Rust ones by `cortex-vision/tests/kernels/opencv.rs`).
 pub trait Op: Sized + 'static {
     /// The op's name: the key of its decisions in the cache and the report,
     /// and the last segment of its DSL path (`registry::ops::NAME`).
     const NAME: &'static str;
     /// The arguments of one call (references to the node's inputs).
     type Args<'a>;
-    /// What a call returns.
-    type Output;
+    /// What a call fills: every kernel writes its result into a caller's
+    /// value, reusing what it holds (a buffer of the right size is filled
+    /// without allocating); an owned call starts from `Default`.
+    type Output: Default;
     /// The problem shape of a call: decisions are made and cached per shape.
     fn shape(args: &Self::Args<'_>) -> Shape;
     /// The memory layout of the call's images; kernels that need the
@@ -34,8 +36,11 @@ pub trait Op: Sized + 'static {
 }
 
 /// A kernel's entry point: one plain function pointer, so that dispatch
-/// after selection is a pointer call.
-pub type KernelFn<O> = for<'a> fn(&<O as Op>::Args<'a>) -> Result<<O as Op>::Output, OpsError>;
+/// after selection is a pointer call. It writes the call's result into the
+/// caller's output (reusing its allocations); on an error the output is
+/// unspecified and the next kernel overwrites it.
+pub type KernelFn<O> =
+    for<'a> fn(&<O as Op>::Args<'a>, &mut <O as Op>::Output) -> Result<(), OpsError>;
 
 /// One implementation of op `O`.
 pub struct Kernel<O: Op> {
@@ -47,6 +52,18 @@ pub struct Kernel<O: Op> {
     pub supports: Supports,
     /// Its entry point.
     pub run: KernelFn<O>,
+}
+
+impl<O: Op> Kernel<O> {
+    /// Runs the kernel alone (no registry) into a new output.
+    ///
+    /// # Errors
+    /// The kernel's error.
+    pub fn call(&self, args: &O::Args<'_>) -> Result<O::Output, OpsError> {
+        let mut out = O::Output::default();
+        (self.run)(args, &mut out)?;
+        Ok(out)
+    }
 }
 
 // Manual impls: a derive would require `O: Clone`, which marker types need not be.

@@ -23,18 +23,21 @@ thread_local! {
     static COMPRESSOR: RefCell<Option<Compressor>> = const { RefCell::new(None) };
 }
 
-/// Selects, crops and encodes the ROI as [`crate::ops::encode_roi_with`]
-/// does, the JPEG coming from libjpeg-turbo.
+/// Selects, crops and encodes the ROI as [`crate::ops::encode_roi_into`]
+/// does, the JPEG coming from libjpeg-turbo, into a caller-owned result:
+/// its JPEG buffer is grown to libjpeg-turbo's worst-case size for the crop
+/// once and reused.
 ///
 /// # Errors
 /// As [`crate::ops::encode_roi_with`]; [`OpsError::InvalidParam`] for a
 /// frame not in standard layout; [`OpsError::Encode`] for libjpeg-turbo's
-/// errors.
-pub fn encode_roi_with(
+/// errors. `out` is unspecified after an error.
+pub fn encode_roi_into(
     frame: &RgbFrame,
     score: &ScoreMap,
     params: &EncoderParams,
-) -> Result<EncodedRoi, OpsError> {
+    out: &mut EncodedRoi,
+) -> Result<(), OpsError> {
     let (bbox, peak) = crate::ops::encoder::roi_of(frame, score, params)?;
     let w = frame.dim().1;
     let px = frame.as_slice().ok_or(OpsError::InvalidParam {
@@ -59,7 +62,7 @@ pub fn encode_roi_with(
     } else {
         Subsamp::None
     };
-    let jpeg = COMPRESSOR.with(|cell| {
+    let len = COMPRESSOR.with(|cell| {
         let mut slot = cell.try_borrow_mut().map_err(|_| {
             OpsError::Encode("libjpeg-turbo compressor re-entered on this thread".into())
         })?;
@@ -69,11 +72,26 @@ pub fn encode_roi_with(
         };
         c.set_quality(i32::from(params.quality));
         c.set_subsamp(subsamp);
-        c.compress_to_vec(image).map_err(tj_err)
+        let room = c.buf_len(bbox.width, bbox.height).map_err(tj_err)?;
+        out.jpeg.resize(room, 0);
+        c.compress_to_slice(image, &mut out.jpeg).map_err(tj_err)
     })?;
-    Ok(EncodedRoi {
-        bbox,
-        score: peak,
-        jpeg,
-    })
+    out.jpeg.truncate(len);
+    out.bbox = bbox;
+    out.score = peak;
+    Ok(())
+}
+
+/// [`encode_roi_into`] returning a new result.
+///
+/// # Errors
+/// As [`encode_roi_into`].
+pub fn encode_roi_with(
+    frame: &RgbFrame,
+    score: &ScoreMap,
+    params: &EncoderParams,
+) -> Result<EncodedRoi, OpsError> {
+    let mut out = EncodedRoi::default();
+    encode_roi_into(frame, score, params, &mut out)?;
+    Ok(out)
 }

@@ -53,15 +53,17 @@ macro_rules! timed_op {
                 Shape::new(*w, 2)
             }
             fn kernels() -> Vec<Kernel<Self>> {
-                fn slow(_: &usize) -> Result<&'static str, OpsError> {
+                fn slow(_: &usize, out: &mut &'static str) -> Result<(), OpsError> {
                     $calls[0].fetch_add(1, Ordering::SeqCst);
                     spin(Duration::from_millis(4));
-                    Ok("slow")
+                    *out = "slow";
+                    Ok(())
                 }
-                fn fast(_: &usize) -> Result<&'static str, OpsError> {
+                fn fast(_: &usize, out: &mut &'static str) -> Result<(), OpsError> {
                     $calls[1].fetch_add(1, Ordering::SeqCst);
                     spin(Duration::from_millis(1));
-                    Ok("fast")
+                    *out = "fast";
+                    Ok(())
                 }
                 vec![
                     Kernel {
@@ -502,13 +504,15 @@ impl Op for RaceOp {
         Shape::new(*w, 2)
     }
     fn kernels() -> Vec<Kernel<Self>> {
-        fn a(w: &usize) -> Result<usize, OpsError> {
+        fn a(w: &usize, out: &mut usize) -> Result<(), OpsError> {
             RACE[0].fetch_add(1, Ordering::Relaxed);
-            Ok(*w)
+            *out = *w;
+            Ok(())
         }
-        fn b(w: &usize) -> Result<usize, OpsError> {
+        fn b(w: &usize, out: &mut usize) -> Result<(), OpsError> {
             RACE[1].fetch_add(1, Ordering::Relaxed);
-            Ok(*w)
+            *out = *w;
+            Ok(())
         }
         vec![
             Kernel {

@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use cortex_vision::l2::{demo_clip, L2Mode, L2};
+use cortex_testkit::thread_allocs_during;
+use cortex_vision::l2::{demo_clip, L2Fresh, L2Mode, L2};
 use cortex_vision::l2_registry::{RegL2, RegL2Mode};
 use cortex_vision::registry::{self, Config, Preference, Registry};
 
@@ -65,6 +66,67 @@ fn pure_rust_registry_pipeline_matches_the_direct_one_bit_for_bit() {
             node.name
         );
     }
+}
+
+#[test]
+fn nodes_calling_kernels_directly_are_not_annotated() {
+    let reg = registry(Preference::PureRustOnly);
+    let mut via = RegL2::new();
+    for frame in demo_clip(2, 64, 48) {
+        registry::with_registry(&reg, || via.run(RegL2Mode::Balanced, &frame)).unwrap();
+    }
+    assert!(reg.kernel_for("registry::ops::to_gray").is_some());
+    assert!(reg.kernel_for("registry::ops::to_gray_into").is_some());
+    // Every op has decisions now, yet the same ops called directly
+    // (`ops::to_gray_into` in L2, `ops::to_gray` in L2Fresh) are not the
+    // registry's.
+    assert_eq!(reg.kernel_for("ops::to_gray"), None);
+    for ir in [L2::ir(), L2Fresh::ir()] {
+        assert!(ir.nodes.iter().any(|n| n.op.starts_with("ops::to_gray")));
+        for (node, note) in ir.nodes.iter().zip(reg.annotate(ir)) {
+            assert!(note.is_none(), "{} ({}): {note:?}", node.name, node.op);
+        }
+    }
+}
+
+#[test]
+fn registry_pipeline_allocates_nothing_per_frame_after_warm_up() {
+    let reg = registry(Preference::PureRustOnly);
+    // The blurred stretch from frame 10 included, so every kernel's scratch
+    // reaches the clip's high-water mark during the warm-up.
+    let frames = demo_clip(16, 160, 120);
+    let mut p = RegL2::new();
+    registry::with_registry(&reg, || {
+        let mut out = p.run(RegL2Mode::Balanced, &frames[0]).unwrap();
+        // Warm-up: every op decided at this shape (and at its first-frame
+        // shape), every buffer and per-thread scratch at its size.
+        for f in &frames {
+            p.run_into(RegL2Mode::Balanced, f, &mut out).unwrap();
+        }
+        // The counter sees a frame's allocations when outputs are new.
+        let (_, fresh, _) =
+            thread_allocs_during(|| p.run(RegL2Mode::Balanced, &frames[3]).unwrap());
+        assert!(fresh > 0, "a new output allocates");
+        let ((), n, bytes) = thread_allocs_during(|| {
+            for f in &frames {
+                p.run_into(RegL2Mode::Balanced, f, &mut out).unwrap();
+            }
+        });
+        assert_eq!(
+            n,
+            0,
+            "{n} allocations ({bytes} bytes) over {} frames",
+            frames.len()
+        );
+        assert!(!out.roi.jpeg.is_empty());
+    });
+    // Every op went through the registry, none measured again.
+    assert!(
+        reg.report().contains("kernel failures: 0"),
+        "{}",
+        reg.report()
+    );
+    assert_eq!(reg.decisions().len(), 9 + 2, "{}", reg.report());
 }
 
 #[test]

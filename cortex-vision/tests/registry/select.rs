@@ -33,6 +33,12 @@ fn quiet(preference: Preference) -> Config {
     }
 }
 
+/// The entry of a test kernel written as returning its value.
+fn fill<T>(out: &mut T, value: Result<T, OpsError>) -> Result<(), OpsError> {
+    *out = value?;
+    Ok(())
+}
+
 fn kernel<O: Op>(name: &'static str, backend: Backend, run: registry::KernelFn<O>) -> Kernel<O> {
     Kernel {
         name,
@@ -77,9 +83,11 @@ impl Op for Spin {
             Ok("medium")
         }
         vec![
-            kernel::<Self>("slow", Backend::PureRust, slow),
-            kernel::<Self>("fast", Backend::Other("fake-fast"), fast),
-            kernel::<Self>("medium", Backend::OpenCv, medium),
+            kernel::<Self>("slow", Backend::PureRust, |x, out| fill(out, slow(x))),
+            kernel::<Self>("fast", Backend::Other("fake-fast"), |x, out| {
+                fill(out, fast(x))
+            }),
+            kernel::<Self>("medium", Backend::OpenCv, |x, out| fill(out, medium(x))),
         ]
     }
 }
@@ -190,16 +198,18 @@ impl Op for Ruled {
                     max_width: 100,
                     ..Supports::ANY
                 },
-                ..kernel::<Self>("small", Backend::PureRust, small)
+                ..kernel::<Self>("small", Backend::PureRust, |x, out| fill(out, small(x)))
             },
             Kernel {
                 supports: Supports {
                     cpu: &MISSING,
                     ..Supports::ANY
                 },
-                ..kernel::<Self>("alien", Backend::Other("alien"), alien)
+                ..kernel::<Self>("alien", Backend::Other("alien"), |x, out| {
+                    fill(out, alien(x))
+                })
             },
-            kernel::<Self>("any", Backend::PureRust, any),
+            kernel::<Self>("any", Backend::PureRust, |x, out| fill(out, any(x))),
         ]
     }
 }
@@ -243,7 +253,9 @@ impl Op for Nothing {
         fn k(_: &()) -> Result<(), OpsError> {
             Ok(())
         }
-        vec![kernel::<Self>("k", Backend::PureRust, k)]
+        vec![kernel::<Self>("k", Backend::PureRust, |x, out| {
+            fill(out, k(x))
+        })]
     }
 }
 
@@ -289,8 +301,8 @@ impl Op for Flaky {
             Ok("flaky")
         }
         vec![
-            kernel::<Self>("steady", Backend::PureRust, steady),
-            kernel::<Self>("flaky", Backend::OpenCv, flaky),
+            kernel::<Self>("steady", Backend::PureRust, |x, out| fill(out, steady(x))),
+            kernel::<Self>("flaky", Backend::OpenCv, |x, out| fill(out, flaky(x))),
         ]
     }
 }
@@ -352,8 +364,8 @@ impl Op for Refuses {
             Err(OpsError::Channels(4))
         }
         vec![
-            kernel::<Self>("a", Backend::PureRust, a),
-            kernel::<Self>("b", Backend::OpenCv, b),
+            kernel::<Self>("a", Backend::PureRust, |x, out| fill(out, a(x))),
+            kernel::<Self>("b", Backend::OpenCv, |x, out| fill(out, b(x))),
         ]
     }
 }
