@@ -1,7 +1,8 @@
 //! `run --encode`: the L2 program encodes the synthetic clip with its
-//! regions as `AVRegionOfInterest` side data; the decoded output against the
-//! source shows the regions got the bits. And every bad encode option gives
-//! one line and its exit code.
+//! regions, or its per-block quantiser-offset map, as `AVRegionOfInterest`
+//! side data; the decoded output against the source shows the regions (the
+//! map's finer blocks) got the bits. And every bad encode option gives one
+//! line and its exit code.
 
 #![cfg(feature = "ffmpeg")]
 
@@ -11,6 +12,7 @@ use cortex_runner::sources::{FfmpegSource, FrameSource};
 use cortex_runner::{App, Io, Record, RunnerError};
 use cortex_vision::clip::SyntheticClip;
 use cortex_vision::l2::{L2Mode, L2Outputs, L2};
+use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
 
@@ -27,6 +29,7 @@ fn app(with_regions: bool) -> App<L2> {
     });
     if with_regions {
         app.encode_regions(|o: &L2Outputs| o.regions.regions.clone())
+            .encode_qp_map(|o: &L2Outputs| &o.qp_map)
     } else {
         app
     }
@@ -51,32 +54,22 @@ const W: usize = 320;
 const H: usize = 240;
 const FRAMES: u64 = 24;
 
-fn encode(path: &Path, roi: &str, background: &str) -> u64 {
+/// Encodes the synthetic clip with `--roi roi` (shown as `shown` in the
+/// summary) and `extra` options; the file's size.
+fn encode(path: &Path, codec: &str, roi: &str, shown: &str, extra: &[&str]) -> u64 {
     let p = path.to_str().unwrap();
     let frames = FRAMES.to_string();
-    let (result, stderr) = run(
-        app(true),
-        &[
-            "run",
-            "--size",
-            "320x240",
-            "--frames",
-            &frames,
-            "--encode",
-            p,
-            "--codec",
-            "libx264",
-            "--crf",
-            "30",
-            "--roi",
-            roi,
-            "--roi-background",
-            background,
-        ],
-    );
+    let mut args = vec![
+        "run", "--size", "320x240", "--frames", &frames, "--encode", p, "--codec", codec, "--roi",
+        roi,
+    ];
+    args.extend_from_slice(extra);
+    let (result, stderr) = run(app(true), &args);
     result.unwrap();
     assert!(
-        stderr.contains(&format!("{FRAMES} frames encoded with libx264 (ROI {roi})")),
+        stderr.contains(&format!(
+            "{FRAMES} frames encoded with {codec} (ROI {shown})"
+        )),
         "{stderr}"
     );
     std::fs::metadata(path).unwrap().len()
@@ -120,9 +113,23 @@ fn mask_of(regions: &[Region]) -> Vec<bool> {
 fn regions_get_the_bits_when_the_side_data_is_attached() {
     let dir = scratch("roi");
     let (on, off, bg) = (dir.join("on.mkv"), dir.join("off.mkv"), dir.join("bg.mkv"));
-    let bytes_on = encode(&on, "on", "0");
-    let bytes_off = encode(&off, "off", "0");
-    let bytes_bg = encode(&bg, "on", "0.2");
+    let crf: &[&str] = &["--crf", "30"];
+    // `on` is the older name of `regions`.
+    let bytes_on = encode(
+        &on,
+        "libx264",
+        "on",
+        "regions",
+        &[crf, &["--roi-background", "0"]].concat(),
+    );
+    let bytes_off = encode(&off, "libx264", "off", "off", crf);
+    let bytes_bg = encode(
+        &bg,
+        "libx264",
+        "regions",
+        "regions",
+        &[crf, &["--roi-background", "0.2"]].concat(),
+    );
     // The source frames and their regions, as the encoder saw them.
     let clip = SyntheticClip::new(W, H);
     let mut l2 = L2::new();
@@ -175,6 +182,79 @@ fn regions_get_the_bits_when_the_side_data_is_attached() {
         out_bg < out_on - 1.0,
         "rest: background {out_bg:.2} dB, on {out_on:.2} dB"
     );
+}
+
+/// Pixels of the blocks the map gives a finer quantiser (negative offset).
+fn finer_blocks(map: &QpMap, w: usize, h: usize) -> Vec<bool> {
+    let mut mask = vec![false; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            mask[y * w + x] = map.at(y / map.block, x / map.block) < 0.0;
+        }
+    }
+    mask
+}
+
+/// Encodes with `--roi map` and `--roi off` on `codec` at `crf`; per encode,
+/// bytes and PSNR inside the map's finer blocks and outside them.
+fn map_against_plain(codec: &str, crf: &str) -> [(u64, f64, f64); 2] {
+    let dir = scratch(&format!("map-{codec}"));
+    let clip = SyntheticClip::new(W, H);
+    let mut l2 = L2::new();
+    let mut masks = Vec::new();
+    let mut finer = 0usize;
+    for f in 0..FRAMES {
+        let out = l2.run(L2Mode::Balanced, &clip.frame(f)).unwrap();
+        assert_eq!(out.qp_map.block, 16);
+        let mask = finer_blocks(&out.qp_map, W, H);
+        finer += mask.iter().filter(|&&m| m).count();
+        masks.push(mask);
+    }
+    // The finer blocks are a part of the frame, not all of it.
+    let share = finer as f64 / (W * H * FRAMES as usize) as f64;
+    assert!(share > 0.02 && share < 0.8, "finer blocks cover {share:.3}");
+    let mut out = [(0, 0.0, 0.0); 2];
+    for (k, roi) in ["map", "off"].into_iter().enumerate() {
+        let path = dir.join(format!("{roi}.mkv"));
+        let bytes = encode(&path, codec, roi, roi, &["--crf", crf]);
+        let mut acc = [(0.0, 0u64); 2];
+        let mut src = FfmpegSource::open(path.to_str().unwrap()).unwrap();
+        let mut n = 0;
+        while let Some(frame) = src.next_frame() {
+            let frame = frame.unwrap();
+            let i = frame.index as usize;
+            errors(&frame.image, &clip.frame(i as u64), &masks[i], &mut acc);
+            n += 1;
+        }
+        assert_eq!(n, FRAMES);
+        out[k] = (bytes, psnr(acc[0]), psnr(acc[1]));
+    }
+    let [(b_map, in_map, out_map), (b_off, in_off, out_off)] = out;
+    eprintln!(
+        "{codec} CRF {crf}: map {b_map} B, finer blocks {in_map:.2} dB, rest {out_map:.2} dB; \
+         off {b_off} B, finer blocks {in_off:.2} dB, rest {out_off:.2} dB"
+    );
+    out
+}
+
+#[test]
+fn map_blocks_get_the_bits_when_the_side_data_is_attached() {
+    let codec = "libx264";
+    let [(b_map, in_map, out_map), (b_off, in_off, out_off)] = map_against_plain(codec, "30");
+    // Dropping the side data makes the two encodes identical, and these
+    // fail.
+    assert!(
+        in_map > in_off + 1.0,
+        "{codec}: finer blocks: map {in_map:.2} dB, off {in_off:.2} dB"
+    );
+    // The map moves bits: the rest (positive offsets) loses quality,
+    // less than the finer blocks gain.
+    assert!(
+        out_map < out_off,
+        "{codec}: rest: map {out_map:.2} dB, off {out_off:.2} dB"
+    );
+    assert!(in_map - in_off > out_off - out_map);
+    assert_ne!(b_map, b_off);
 }
 
 #[test]
@@ -240,6 +320,24 @@ fn bad_encode_options_are_one_line_with_their_exit_code() {
             vec!["--codec", "libx264"],
             2,
             "--codec needs --encode FILE",
+        ),
+        (
+            false,
+            vec!["--encode", out, "--roi", "map"],
+            2,
+            "--roi map: program `l2` names no quantiser-offset map",
+        ),
+        (
+            true,
+            vec!["--encode", out, "--roi", "map", "--roi-strength", "0.1"],
+            2,
+            "--roi-strength applies to --roi regions",
+        ),
+        (
+            true,
+            vec!["--encode", out, "--roi", "map", "--codec", "mpeg4"],
+            2,
+            "does not read region-of-interest side data",
         ),
         (
             true,
