@@ -54,6 +54,7 @@ pub fn app() -> App<L2> {
         .about("The L2 region-of-interest pipeline: blur, scene cuts, ROI score and crop")
         .dump(dump)
         .encode_regions(|out: &L2Outputs| out.regions.regions.clone())
+        .encode_qp_map(|out: &L2Outputs| &out.qp_map)
         .parallel()
 }
 

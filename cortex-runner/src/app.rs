@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::Pipeline;
 use cortex_core::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
+use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
 
@@ -63,6 +64,10 @@ pub(crate) type DumpFn<P> =
 /// ([`App::encode_regions`]).
 pub(crate) type RegionsFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Vec<Region>>;
 
+/// The quantiser-offset map `run --encode --roi map` attaches to a frame
+/// ([`App::encode_qp_map`]).
+pub(crate) type QpMapFn<P> = Box<dyn for<'o> Fn(&'o <P as Pipeline>::Outputs) -> &'o QpMap>;
+
 /// One frame on the parallel engine, into the outputs of the previous frame
 /// when there are some (see [`crate::frames::run_parallel_slot`]).
 pub(crate) type ParallelRunFn<P> = for<'a, 'b> fn(
@@ -109,6 +114,7 @@ pub struct App<P: Pipeline> {
     pub(crate) adapter: Box<dyn FrameAdapter<P>>,
     pub(crate) dump: Option<DumpFn<P>>,
     pub(crate) regions: Option<RegionsFn<P>>,
+    pub(crate) qp_map: Option<QpMapFn<P>>,
     pub(crate) default_frames: Option<u64>,
     pub(crate) parallel: Option<ParallelFns<P>>,
 }
@@ -150,6 +156,7 @@ impl<P: Pipeline + 'static> App<P> {
             adapter: Box::new(adapter),
             dump: None,
             regions: None,
+            qp_map: None,
             default_frames: None,
             parallel: None,
         }
@@ -178,6 +185,16 @@ impl<P: Pipeline + 'static> App<P> {
         regions: impl Fn(&P::Outputs) -> Vec<Region> + 'static,
     ) -> Self {
         self.regions = Some(Box::new(regions));
+        self
+    }
+
+    /// The per-block quantiser-offset map of a frame's outputs that
+    /// `run --encode --roi map` attaches to the frame (feature `ffmpeg`).
+    pub fn encode_qp_map(
+        mut self,
+        map: impl for<'o> Fn(&'o P::Outputs) -> &'o QpMap + 'static,
+    ) -> Self {
+        self.qp_map = Some(Box::new(map));
         self
     }
 

@@ -181,17 +181,24 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) keep_going: bool,
     /// Re-encode the input into FILE (container from its extension) with
-    /// FFmpeg, each frame carrying the pipeline's regions of interest
-    /// (feature ffmpeg).
+    /// FFmpeg, each frame carrying the pipeline's regions of interest or its
+    /// quantiser-offset map (feature ffmpeg).
     #[arg(long, value_name = "FILE", help_heading = "Encoding")]
     pub(crate) encode: Option<PathBuf>,
     /// FFmpeg encoder: libx264, libx265, libvpx-vp9 (read the regions), or
     /// any other with --roi off [default: libx264]
     #[arg(long, value_name = "NAME", help_heading = "Encoding")]
     pub(crate) codec: Option<String>,
-    /// `on`: regions as AVRegionOfInterest side data; `off`: the plain
-    /// encode at the same settings [default: on]
-    #[arg(long, value_enum, value_name = "ON|OFF", help_heading = "Encoding")]
+    /// `regions` (or `on`): the regions as AVRegionOfInterest side data;
+    /// `map`: the per-block quantiser-offset map, as rectangles the codec
+    /// reads back into the same block offsets; `off`: the plain encode at
+    /// the same settings [default: regions]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "REGIONS|MAP|OFF",
+        help_heading = "Encoding"
+    )]
     pub(crate) roi: Option<RoiSwitch>,
     /// Quantiser offset of the strongest region, as a fraction of the
     /// codec's QP range, in (0, 1] [default: 0.2]
@@ -210,14 +217,27 @@ pub(crate) struct RunArgs {
 /// `--roi`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RoiSwitch {
-    On,
+    #[value(alias = "on")]
+    Regions,
+    Map,
     Off,
 }
 
+impl RoiSwitch {
+    /// The name `--roi` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            RoiSwitch::Regions => "regions",
+            RoiSwitch::Map => "map",
+            RoiSwitch::Off => "off",
+        }
+    }
+}
+
 impl RunArgs {
-    /// Whether an encode attaches the regions.
-    pub(crate) fn roi_on(&self) -> bool {
-        self.roi != Some(RoiSwitch::Off)
+    /// What an encode attaches.
+    pub(crate) fn roi_mode(&self) -> RoiSwitch {
+        self.roi.unwrap_or(RoiSwitch::Regions)
     }
 }
 

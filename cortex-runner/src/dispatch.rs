@@ -75,7 +75,12 @@ impl<P: Pipeline + 'static> App<P> {
         self.check_dump(&cli)?;
         self.check_streams(&cli)?;
         if let Some(Command::Run(args)) = &cli.command {
-            crate::encode::check_args(args, self.regions.is_some(), &self.name)?;
+            crate::encode::check_args(
+                args,
+                self.regions.is_some(),
+                self.qp_map.is_some(),
+                &self.name,
+            )?;
         }
         let selection = match &weights {
             Some(w) => Selection::Weights(w.clone()),

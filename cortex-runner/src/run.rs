@@ -8,12 +8,12 @@ use std::time::Instant;
 use cortex_core::pipeline::Pipeline;
 
 use crate::app::App;
-use crate::cli::{Common, Engine, RunArgs, Selection};
+use crate::cli::{Common, Engine, RoiSwitch, RunArgs, Selection};
 use crate::error::RunnerError;
 use crate::frames::FrameByFrame;
 use crate::observer::{progress_bar, RunObserver, RunSummary};
 use crate::pipelined::{check_memory, run_pipelined, PipelinedSettings};
-use crate::sink::{FrameOut, Labels, Sink, TraceFile};
+use crate::sink::{FrameOut, Labels, RoiFrom, Sink, TraceFile};
 use crate::sources::{self, FrameSource};
 
 impl<P: Pipeline + 'static> App<P> {
@@ -68,8 +68,12 @@ impl<P: Pipeline + 'static> App<P> {
             dump: args.dump.as_deref().zip(self.dump.as_ref()),
             dir_made: false,
             encode: encoder.as_mut().map(|e| {
-                let regions = self.regions.as_ref().filter(|_| args.roi_on());
-                (e, regions)
+                let from = match (args.roi_mode(), &self.regions, &self.qp_map) {
+                    (RoiSwitch::Regions, Some(f), _) => RoiFrom::Regions(f),
+                    (RoiSwitch::Map, _, Some(f)) => RoiFrom::Map(f),
+                    _ => RoiFrom::Nothing,
+                };
+                (e, from)
             }),
             stdout,
             bar: &bar,

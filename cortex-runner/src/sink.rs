@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use serde_json::{json, Map, Value};
 
-use crate::app::{DumpFn, RecordFn, RegionsFn};
+use crate::app::{DumpFn, QpMapFn, RecordFn, RegionsFn};
 use crate::cli::Selection;
 use crate::dump::DumpSink;
-use crate::encode::Encoder;
+use crate::encode::{Encoder, FrameRoi};
 use crate::error::RunnerError;
 use crate::record;
 use crate::sources::Frame;
@@ -84,6 +84,16 @@ pub(crate) fn held_names(ir: &cortex_core::ir::GraphIr, mask: u64) -> Option<Val
     })
 }
 
+/// Where `--encode` takes a frame's side data from.
+pub(crate) enum RoiFrom<'a, P: Pipeline> {
+    /// `--roi off`, or a program without it.
+    Nothing,
+    /// `--roi regions`.
+    Regions(&'a RegionsFn<P>),
+    /// `--roi map`.
+    Map(&'a QpMapFn<P>),
+}
+
 /// Where each frame's results go, the same for every engine.
 pub(crate) struct FrameOut<'a, 'w, P: Pipeline> {
     pub(crate) sink: &'a mut Sink,
@@ -91,8 +101,8 @@ pub(crate) struct FrameOut<'a, 'w, P: Pipeline> {
     pub(crate) record: &'a RecordFn<P>,
     pub(crate) dump: Option<(&'a Path, &'a DumpFn<P>)>,
     pub(crate) dir_made: bool,
-    /// `--encode`, and the regions it attaches (`None`: `--roi off`).
-    pub(crate) encode: Option<(&'a mut Encoder, Option<&'a RegionsFn<P>>)>,
+    /// `--encode`, and what it attaches.
+    pub(crate) encode: Option<(&'a mut Encoder, RoiFrom<'a, P>)>,
     pub(crate) stdout: &'w mut dyn Write,
     pub(crate) bar: &'a indicatif::ProgressBar,
 }
@@ -182,9 +192,12 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
             }
             dump(&DumpSink::new(dir, frame.index), frame, outputs)?;
         }
-        if let Some((encoder, regions)) = &mut self.encode {
-            let regions = regions.map(|f| f(outputs)).unwrap_or_default();
-            encoder.frame(frame, &regions)?;
+        if let Some((encoder, from)) = &mut self.encode {
+            match from {
+                RoiFrom::Nothing => encoder.frame(frame, FrameRoi::Nothing)?,
+                RoiFrom::Regions(f) => encoder.frame(frame, FrameRoi::Regions(&f(outputs)))?,
+                RoiFrom::Map(f) => encoder.frame(frame, FrameRoi::Map(f(outputs)))?,
+            }
         }
         if !lines.is_empty() {
             // One write per frame: a failure later never leaves half a line

@@ -1,7 +1,8 @@
 //! `run --encode`: the L2 program encodes the synthetic clip with its
-//! regions as `AVRegionOfInterest` side data; the decoded output against the
-//! source shows the regions got the bits. And every bad encode option gives
-//! one line and its exit code.
+//! regions, or its per-block quantiser-offset map, as `AVRegionOfInterest`
+//! side data; the decoded output against the source shows the regions (the
+//! map's finer blocks) got the bits. And every bad encode option gives one
+//! line and its exit code.
 
 #![cfg(feature = "ffmpeg")]
 
@@ -11,6 +12,7 @@ use cortex_runner::sources::{FfmpegSource, FrameSource};
 use cortex_runner::{App, Io, Record, RunnerError};
 use cortex_vision::clip::SyntheticClip;
 use cortex_vision::l2::{L2Mode, L2Outputs, L2};
+use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
 
@@ -27,6 +29,7 @@ fn app(with_regions: bool) -> App<L2> {
     });
     if with_regions {
         app.encode_regions(|o: &L2Outputs| o.regions.regions.clone())
+            .encode_qp_map(|o: &L2Outputs| &o.qp_map)
     } else {
         app
     }
@@ -51,32 +54,22 @@ const W: usize = 320;
 const H: usize = 240;
 const FRAMES: u64 = 24;
 
-fn encode(path: &Path, roi: &str, background: &str) -> u64 {
+/// Encodes the synthetic clip with `--roi roi` (shown as `shown` in the
+/// summary) and `extra` options; the file's size.
+fn encode(path: &Path, codec: &str, roi: &str, shown: &str, extra: &[&str]) -> u64 {
     let p = path.to_str().unwrap();
     let frames = FRAMES.to_string();
-    let (result, stderr) = run(
-        app(true),
-        &[
-            "run",
-            "--size",
-            "320x240",
-            "--frames",
-            &frames,
-            "--encode",
-            p,
-            "--codec",
-            "libx264",
-            "--crf",
-            "30",
-            "--roi",
-            roi,
-            "--roi-background",
-            background,
-        ],
-    );
+    let mut args = vec![
+        "run", "--size", "320x240", "--frames", &frames, "--encode", p, "--codec", codec, "--roi",
+        roi,
+    ];
+    args.extend_from_slice(extra);
+    let (result, stderr) = run(app(true), &args);
     result.unwrap();
     assert!(
-        stderr.contains(&format!("{FRAMES} frames encoded with libx264 (ROI {roi})")),
+        stderr.contains(&format!(
+            "{FRAMES} frames encoded with {codec} (ROI {shown})"
+        )),
         "{stderr}"
     );
     std::fs::metadata(path).unwrap().len()
@@ -105,6 +98,99 @@ fn psnr((sse, n): (f64, u64)) -> f64 {
     10.0 * (255.0f64 * 255.0 / mse.max(1e-12)).log10()
 }
 
+/// Luma (BT.601) of an RGB frame, as f32.
+fn luma(f: &RgbFrame) -> Vec<f32> {
+    f.as_slice()
+        .unwrap()
+        .chunks_exact(3)
+        .map(|p| 0.299 * f32::from(p[0]) + 0.587 * f32::from(p[1]) + 0.114 * f32::from(p[2]))
+        .collect()
+}
+
+/// SSIM on luma over 11×11 Gaussian windows (σ = 1.5, the constants of
+/// `cortex_vision::ops::ssim`), one window per pixel whose window lies
+/// inside the frame; each window's SSIM is summed into `acc[0]` when its
+/// centre pixel is inside `mask`, `acc[1]` otherwise (sum, count).
+fn ssim_split(a: &RgbFrame, b: &RgbFrame, mask: &[bool], acc: &mut [(f64, u64); 2]) {
+    use cortex_vision::ops::ssim::{C1, C2};
+    const R: usize = 5;
+    let (h, w) = (a.shape()[0], a.shape()[1]);
+    if w <= 2 * R || h <= 2 * R {
+        return;
+    }
+    let g: Vec<f32> = {
+        let k: Vec<f32> = (0..=2 * R)
+            .map(|i| (-((i as f32 - R as f32).powi(2)) / (2.0 * 1.5 * 1.5)).exp())
+            .collect();
+        let sum: f32 = k.iter().sum();
+        k.iter().map(|v| v / sum).collect()
+    };
+    let (la, lb) = (luma(a), luma(b));
+    let wo = w - 2 * R;
+    // Horizontal pass of a, b, a², b², ab over every row.
+    let mut hz = vec![[0f32; 5]; h * wo];
+    for y in 0..h {
+        for x in 0..wo {
+            let mut s = [0f32; 5];
+            for (k, &gk) in g.iter().enumerate() {
+                let (p, q) = (la[y * w + x + k], lb[y * w + x + k]);
+                s[0] += gk * p;
+                s[1] += gk * q;
+                s[2] += gk * p * p;
+                s[3] += gk * q * q;
+                s[4] += gk * p * q;
+            }
+            hz[y * wo + x] = s;
+        }
+    }
+    let (c1, c2) = (C1 as f32, C2 as f32);
+    for y in 0..h - 2 * R {
+        for x in 0..wo {
+            let mut s = [0f32; 5];
+            for (k, &gk) in g.iter().enumerate() {
+                let v = hz[(y + k) * wo + x];
+                for j in 0..5 {
+                    s[j] += gk * v[j];
+                }
+            }
+            let (ma, mb) = (s[0], s[1]);
+            let (va, vb, cov) = (s[2] - ma * ma, s[3] - mb * mb, s[4] - ma * mb);
+            let ssim = ((2.0 * ma * mb + c1) * (2.0 * cov + c2))
+                / ((ma * ma + mb * mb + c1) * (va + vb + c2));
+            let slot = &mut acc[usize::from(!mask[(y + R) * w + x + R])];
+            slot.0 += f64::from(ssim);
+            slot.1 += 1;
+        }
+    }
+}
+
+fn mean((sum, n): (f64, u64)) -> f64 {
+    sum / n.max(1) as f64
+}
+
+#[test]
+fn masked_ssim_is_one_on_equal_frames_and_drops_where_they_differ() {
+    let clip = SyntheticClip::new(64, 48);
+    let a = clip.frame(3);
+    let mut b = a.clone();
+    // Noise on the left half only.
+    for ((y, x, c), v) in b.indexed_iter_mut() {
+        if x < 32 {
+            *v = v.wrapping_add(((x * 7 + y * 13 + c * 5) % 41) as u8);
+        }
+    }
+    let left: Vec<bool> = (0..64 * 48).map(|i| i % 64 < 32).collect();
+    let mut same = [(0.0, 0u64); 2];
+    ssim_split(&a, &a, &left, &mut same);
+    assert!((mean(same[0]) - 1.0).abs() < 1e-4 && (mean(same[1]) - 1.0).abs() < 1e-4);
+    assert_eq!(same[0].1 + same[1].1, (64 - 10) * (48 - 10));
+    let mut acc = [(0.0, 0u64); 2];
+    ssim_split(&b, &a, &left, &mut acc);
+    assert!(mean(acc[0]) < 0.9, "noisy half {}", mean(acc[0]));
+    // Windows centred right of the noise still reach 5 px into it.
+    assert!(mean(acc[1]) > mean(acc[0]), "{acc:?}");
+}
+
 fn mask_of(regions: &[Region]) -> Vec<bool> {
     let mut mask = vec![false; W * H];
     for r in regions {
@@ -120,9 +206,23 @@ fn mask_of(regions: &[Region]) -> Vec<bool> {
 fn regions_get_the_bits_when_the_side_data_is_attached() {
     let dir = scratch("roi");
     let (on, off, bg) = (dir.join("on.mkv"), dir.join("off.mkv"), dir.join("bg.mkv"));
-    let bytes_on = encode(&on, "on", "0");
-    let bytes_off = encode(&off, "off", "0");
-    let bytes_bg = encode(&bg, "on", "0.2");
+    let crf: &[&str] = &["--crf", "30"];
+    // `on` is the older name of `regions`.
+    let bytes_on = encode(
+        &on,
+        "libx264",
+        "on",
+        "regions",
+        &[crf, &["--roi-background", "0"]].concat(),
+    );
+    let bytes_off = encode(&off, "libx264", "off", "off", crf);
+    let bytes_bg = encode(
+        &bg,
+        "libx264",
+        "regions",
+        "regions",
+        &[crf, &["--roi-background", "0.2"]].concat(),
+    );
     // The source frames and their regions, as the encoder saw them.
     let clip = SyntheticClip::new(W, H);
     let mut l2 = L2::new();
@@ -138,17 +238,28 @@ fn regions_get_the_bits_when_the_side_data_is_attached() {
     let share = covered as f64 / (W * H * FRAMES as usize) as f64;
     assert!(share > 0.02 && share < 0.8, "regions cover {share:.3}");
     let mut acc = [[(0.0, 0u64); 2]; 3];
+    let mut ssim = [[(0.0, 0u64); 2]; 3];
     for (k, path) in [&on, &off, &bg].into_iter().enumerate() {
         let mut src = FfmpegSource::open(path.to_str().unwrap()).unwrap();
         let mut n = 0;
         while let Some(frame) = src.next_frame() {
             let frame = frame.unwrap();
             let i = frame.index as usize;
-            errors(&frame.image, &clip.frame(i as u64), &masks[i], &mut acc[k]);
+            let source = clip.frame(i as u64);
+            errors(&frame.image, &source, &masks[i], &mut acc[k]);
+            ssim_split(&frame.image, &source, &masks[i], &mut ssim[k]);
             n += 1;
         }
         assert_eq!(n, FRAMES);
     }
+    let (s_on, s_off) = (mean(ssim[0][0]), mean(ssim[1][0]));
+    eprintln!(
+        "SSIM in the regions: on {s_on:.4}, off {s_off:.4}; rest: on {:.4}, off {:.4}",
+        mean(ssim[0][1]),
+        mean(ssim[1][1])
+    );
+    // Structural similarity agrees with PSNR on where the bits went.
+    assert!(s_on > s_off, "SSIM regions: on {s_on:.4}, off {s_off:.4}");
     let (in_on, out_on) = (psnr(acc[0][0]), psnr(acc[0][1]));
     let (in_off, out_off) = (psnr(acc[1][0]), psnr(acc[1][1]));
     eprintln!(
@@ -175,6 +286,79 @@ fn regions_get_the_bits_when_the_side_data_is_attached() {
         out_bg < out_on - 1.0,
         "rest: background {out_bg:.2} dB, on {out_on:.2} dB"
     );
+}
+
+/// Pixels of the blocks the map gives a finer quantiser (negative offset).
+fn finer_blocks(map: &QpMap, w: usize, h: usize) -> Vec<bool> {
+    let mut mask = vec![false; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            mask[y * w + x] = map.at(y / map.block, x / map.block) < 0.0;
+        }
+    }
+    mask
+}
+
+/// Encodes with `--roi map` and `--roi off` on `codec` at `crf`; per encode,
+/// bytes and PSNR inside the map's finer blocks and outside them.
+fn map_against_plain(codec: &str, crf: &str) -> [(u64, f64, f64); 2] {
+    let dir = scratch(&format!("map-{codec}"));
+    let clip = SyntheticClip::new(W, H);
+    let mut l2 = L2::new();
+    let mut masks = Vec::new();
+    let mut finer = 0usize;
+    for f in 0..FRAMES {
+        let out = l2.run(L2Mode::Balanced, &clip.frame(f)).unwrap();
+        assert_eq!(out.qp_map.block, 16);
+        let mask = finer_blocks(&out.qp_map, W, H);
+        finer += mask.iter().filter(|&&m| m).count();
+        masks.push(mask);
+    }
+    // The finer blocks are a part of the frame, not all of it.
+    let share = finer as f64 / (W * H * FRAMES as usize) as f64;
+    assert!(share > 0.02 && share < 0.8, "finer blocks cover {share:.3}");
+    let mut out = [(0, 0.0, 0.0); 2];
+    for (k, roi) in ["map", "off"].into_iter().enumerate() {
+        let path = dir.join(format!("{roi}.mkv"));
+        let bytes = encode(&path, codec, roi, roi, &["--crf", crf]);
+        let mut acc = [(0.0, 0u64); 2];
+        let mut src = FfmpegSource::open(path.to_str().unwrap()).unwrap();
+        let mut n = 0;
+        while let Some(frame) = src.next_frame() {
+            let frame = frame.unwrap();
+            let i = frame.index as usize;
+            errors(&frame.image, &clip.frame(i as u64), &masks[i], &mut acc);
+            n += 1;
+        }
+        assert_eq!(n, FRAMES);
+        out[k] = (bytes, psnr(acc[0]), psnr(acc[1]));
+    }
+    let [(b_map, in_map, out_map), (b_off, in_off, out_off)] = out;
+    eprintln!(
+        "{codec} CRF {crf}: map {b_map} B, finer blocks {in_map:.2} dB, rest {out_map:.2} dB; \
+         off {b_off} B, finer blocks {in_off:.2} dB, rest {out_off:.2} dB"
+    );
+    out
+}
+
+#[test]
+fn map_blocks_get_the_bits_when_the_side_data_is_attached() {
+    let codec = "libx264";
+    let [(b_map, in_map, out_map), (b_off, in_off, out_off)] = map_against_plain(codec, "30");
+    // Dropping the side data makes the two encodes identical, and these
+    // fail.
+    assert!(
+        in_map > in_off + 1.0,
+        "{codec}: finer blocks: map {in_map:.2} dB, off {in_off:.2} dB"
+    );
+    // The map moves bits: the rest (positive offsets) loses quality,
+    // less than the finer blocks gain.
+    assert!(
+        out_map < out_off,
+        "{codec}: rest: map {out_map:.2} dB, off {out_off:.2} dB"
+    );
+    assert!(in_map - in_off > out_off - out_map);
+    assert_ne!(b_map, b_off);
 }
 
 #[test]
@@ -242,6 +426,24 @@ fn bad_encode_options_are_one_line_with_their_exit_code() {
             "--codec needs --encode FILE",
         ),
         (
+            false,
+            vec!["--encode", out, "--roi", "map"],
+            2,
+            "--roi map: program `l2` names no quantiser-offset map",
+        ),
+        (
+            true,
+            vec!["--encode", out, "--roi", "map", "--roi-strength", "0.1"],
+            2,
+            "--roi-strength applies to --roi regions",
+        ),
+        (
+            true,
+            vec!["--encode", out, "--roi", "map", "--codec", "mpeg4"],
+            2,
+            "does not read region-of-interest side data",
+        ),
+        (
             true,
             vec!["--encode", out, "--roi-strength", "2"],
             2,
@@ -297,8 +499,10 @@ fn mask_boxes(boxes: &[cortex_vision::ops::BBox], w: usize, h: usize) -> Vec<boo
 /// `CORTEX_ROI_CLIP=clip.avi [CORTEX_ROI_FRAMES=N] [CORTEX_ROI_CODEC=libx264]
 /// [CORTEX_ROI_CRFS=23,26] cargo test --release -p cortex-runner --features
 /// ffmpeg --test ffmpeg_encode -- --ignored --nocapture measure`.
-/// Per CRF: ROI off, then on, each decoded and compared with the source:
-/// bytes, PSNR (RGB) inside the frame's regions and outside.
+/// Per CRF and `CORTEX_ROI_MODES` (default `off,regions,map`), each encode
+/// decoded and compared with the source: bytes, PSNR (RGB) and SSIM (luma,
+/// 11×11 Gaussian windows by their centre pixel) inside the frame's regions
+/// and outside.
 #[test]
 #[ignore = "needs a clip (CORTEX_ROI_CLIP)"]
 fn measure_clip() {
@@ -313,6 +517,7 @@ fn measure_clip() {
     let crfs = std::env::var("CORTEX_ROI_CRFS").unwrap_or_else(|_| "23".into());
     let strength = std::env::var("CORTEX_ROI_STRENGTH").unwrap_or_else(|_| "0.2".into());
     let background = std::env::var("CORTEX_ROI_BACKGROUND").unwrap_or_else(|_| "0".into());
+    let modes = std::env::var("CORTEX_ROI_MODES").unwrap_or_else(|_| "off,regions,map".into());
     let dir = scratch("measure");
     // The regions of every frame, as the encodes see them.
     let mut src = FfmpegSource::open(&clip).unwrap();
@@ -347,37 +552,24 @@ fn measure_clip() {
         l2_s * 1e3 / n as f64,
         100.0 * covered as f64 / (w * h * n) as f64
     );
-    println!("| codec | crf | ROI | bytes | bytes/frame | PSNR regions | PSNR rest | run s |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| codec | crf | ROI | bytes | bytes/frame | PSNR regions | PSNR rest | SSIM regions | SSIM rest | run s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let nframes = n.to_string();
     for crf in crfs.split(',') {
-        for roi in ["off", "on"] {
+        for roi in modes.split(',') {
             let path = dir.join(format!("{crf}-{roi}.mkv"));
             let p = path.to_str().unwrap();
             let t = std::time::Instant::now();
-            let (result, stderr) = run(
-                app(true),
-                &[
-                    "run",
-                    "-q",
-                    "-i",
-                    &clip,
-                    "--frames",
-                    &nframes,
-                    "--encode",
-                    p,
-                    "--codec",
-                    &codec,
-                    "--crf",
-                    crf,
-                    "--roi",
-                    roi,
-                    "--roi-strength",
-                    &strength,
-                    "--roi-background",
-                    &background,
-                ],
-            );
+            let mut args = vec![
+                "run", "-q", "-i", &clip, "--frames", &nframes, "--encode", p, "--codec", &codec,
+                "--crf", crf, "--roi", roi,
+            ];
+            if roi == "regions" || roi == "on" {
+                args.extend(["--roi-strength", &strength, "--roi-background", &background]);
+            }
+            let (result, stderr) = run(app(true), &args);
             let secs = t.elapsed().as_secs_f64();
             if let Err(e) = result {
                 panic!("{e}\n{stderr}");
@@ -386,17 +578,22 @@ fn measure_clip() {
             let mut orig = FfmpegSource::open(&clip).unwrap();
             let mut dec = FfmpegSource::open(p).unwrap();
             let mut acc = [(0.0, 0u64); 2];
+            let mut ssim = [(0.0, 0u64); 2];
             for b in &boxes {
                 let (Some(Ok(a)), Some(Ok(d))) = (orig.next_frame(), dec.next_frame()) else {
                     panic!("short decode");
                 };
-                errors(&d.image, &a.image, &mask_boxes(b, w, h), &mut acc);
+                let mask = mask_boxes(b, w, h);
+                errors(&d.image, &a.image, &mask, &mut acc);
+                ssim_split(&d.image, &a.image, &mask, &mut ssim);
             }
             println!(
-                "| {codec} | {crf} | {roi} | {bytes} | {:.0} | {:.2} | {:.2} | {secs:.1} |",
+                "| {codec} | {crf} | {roi} | {bytes} | {:.0} | {:.2} | {:.2} | {:.4} | {:.4} | {secs:.1} |",
                 bytes as f64 / n as f64,
                 psnr(acc[0]),
-                psnr(acc[1])
+                psnr(acc[1]),
+                mean(ssim[0]),
+                mean(ssim[1])
             );
         }
     }

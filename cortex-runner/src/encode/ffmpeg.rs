@@ -1,0 +1,386 @@
+//! The FFmpeg encoder behind `run --encode`: opens the codec with the
+//! settings ROI needs, converts frames to 4:2:0 and attaches each frame's
+//! side data.
+
+use super::blocks::{self, CodecGrid};
+use super::*;
+use ff::format::Pixel;
+use ffmpeg_next as ff;
+use std::path::Path;
+
+/// Output time base: milliseconds.
+const TIME_BASE: (i32, i32) = (1, 1000);
+
+/// The encoder of one run, opened on the first frame (its size).
+pub(crate) struct Encoder {
+    path: PathBuf,
+    codec_name: String,
+    codec: ff::Codec,
+    roi: RoiSwitch,
+    /// How the codec reads rectangles back into blocks (`--roi map`).
+    grid: Option<CodecGrid>,
+    /// `--roi map`: rectangles sent, and those left out past the bound.
+    rects: u64,
+    dropped: u64,
+    strength: f32,
+    background: f32,
+    crf: Option<u32>,
+    octx: ff::format::context::Output,
+    open: Option<Opened>,
+    frames: u64,
+    first_pts: Option<i64>,
+    last_pts: i64,
+    /// The last step between frames, in ms: the duration of packets
+    /// the encoder leaves without one (MP4's edit list would cut the
+    /// last frame otherwise).
+    step: i64,
+}
+
+struct Opened {
+    enc: ff::encoder::Video,
+    scaler: ff::software::scaling::Context,
+    rgb: ff::frame::Video,
+    size: (u32, u32),
+    stream_tb: ff::Rational,
+}
+
+fn fail(path: &Path, why: impl std::fmt::Display) -> RunnerError {
+    RunnerError::Encode(format!("{}: {why}", path.display()))
+}
+
+impl Encoder {
+    /// Finds the codec and creates the output file (both before the
+    /// input opens, so a wrong name or path costs nothing); `None`
+    /// without `--encode`.
+    pub(crate) fn open(args: &RunArgs) -> Result<Option<Encoder>, RunnerError> {
+        let Some(path) = args.encode.clone() else {
+            return Ok(None);
+        };
+        ff::init().map_err(|e| fail(&path, e))?;
+        ff::log::set_level(ff::log::Level::Quiet);
+        let codec_name = args.codec.clone().unwrap_or_else(|| "libx264".into());
+        let codec = ff::encoder::find_by_name(&codec_name)
+            .filter(|c| c.medium() == ff::media::Type::Video)
+            .ok_or_else(|| {
+                RunnerError::Usage(format!(
+                    "--codec {codec_name}: this FFmpeg has no video encoder of that name (e.g. {})",
+                    ROI_ENCODERS.join(", ")
+                ))
+            })?;
+        let octx = match ff::format::output(&path) {
+            Ok(o) => o,
+            // No muxer matches the name (EINVAL from
+            // `avformat_alloc_output_context2`).
+            Err(ff::Error::Other {
+                errno: ff::error::EINVAL,
+            })
+            | Err(ff::Error::MuxerNotFound) => {
+                return Err(RunnerError::Usage(format!(
+                    "--encode {}: FFmpeg knows no container for this file name (use .mkv, .mp4, .webm…)",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(fail(&path, format!("cannot write it: {e}"))),
+        };
+        Ok(Some(Encoder {
+            path,
+            codec,
+            roi: args.roi_mode(),
+            grid: CodecGrid::of(&codec_name),
+            rects: 0,
+            dropped: 0,
+            codec_name,
+            strength: args.roi_strength.unwrap_or(DEFAULT_STRENGTH),
+            background: args.roi_background.unwrap_or(0.0),
+            crf: args.crf,
+            octx,
+            open: None,
+            frames: 0,
+            first_pts: None,
+            last_pts: -1,
+            step: 33,
+        }))
+    }
+
+    /// The encoder for frames of `w × h`, with the settings ROI needs.
+    fn start(&mut self, w: u32, h: u32) -> Result<Opened, RunnerError> {
+        let path = self.path.clone();
+        if w % 2 == 1 || h % 2 == 1 {
+            return Err(fail(
+                &path,
+                format!("frames of {w}x{h}: 4:2:0 encoding needs even sides"),
+            ));
+        }
+        let global = self
+            .octx
+            .format()
+            .flags()
+            .contains(ff::format::flag::Flags::GLOBAL_HEADER);
+        self.octx
+            .add_stream(self.codec)
+            .map_err(|e| fail(&path, e))?;
+        let mut enc = ff::codec::context::Context::new_with_codec(self.codec)
+            .encoder()
+            .video()
+            .map_err(|e| fail(&path, e))?;
+        enc.set_width(w);
+        enc.set_height(h);
+        enc.set_format(Pixel::YUV420P);
+        enc.set_time_base(TIME_BASE);
+        enc.set_frame_rate(Some((30, 1)));
+        if global {
+            enc.set_flags(ff::codec::flag::Flags::GLOBAL_HEADER);
+        }
+        let mut opts = ff::Dictionary::new();
+        match self.codec_name.as_str() {
+            "libx264" => {
+                opts.set("crf", &self.crf.unwrap_or(23).to_string());
+                opts.set("preset", "medium");
+                // Variance AQ: x264 ignores the regions without AQ.
+                opts.set("aq-mode", "1");
+            }
+            "libx265" => {
+                opts.set("crf", &self.crf.unwrap_or(28).to_string());
+                opts.set("preset", "medium");
+                opts.set("x265-params", "aq-mode=1:log-level=error");
+            }
+            "libvpx-vp9" | "libvpx" => {
+                // Constant quality (b:v 0), and what libvpx's ROI
+                // needs: real-time, cpu-used >= 5, no AQ of its own.
+                opts.set("crf", &self.crf.unwrap_or(32).to_string());
+                opts.set("b", "0");
+                opts.set("deadline", "realtime");
+                opts.set("cpu-used", "5");
+                opts.set("aq-mode", "0");
+            }
+            _ => {
+                if let Some(crf) = self.crf {
+                    opts.set("crf", &crf.to_string());
+                }
+            }
+        }
+        let enc = enc
+            .open_with(opts)
+            .map_err(|e| fail(&path, format!("{} refused {w}x{h}: {e}", self.codec_name)))?;
+        let mut st = self
+            .octx
+            .stream_mut(0)
+            .ok_or_else(|| fail(&path, "no stream"))?;
+        st.set_parameters(ff::codec::Parameters::from(&enc));
+        st.set_time_base(TIME_BASE);
+        self.octx
+            .write_header()
+            .map_err(|e| fail(&path, format!("writing the header: {e}")))?;
+        let stream_tb = self
+            .octx
+            .stream(0)
+            .map(|s| s.time_base())
+            .ok_or_else(|| fail(&path, "no stream"))?;
+        let scaler = ff::software::scaling::Context::get(
+            Pixel::RGB24,
+            w,
+            h,
+            Pixel::YUV420P,
+            w,
+            h,
+            ff::software::scaling::Flags::BILINEAR | ff::software::scaling::Flags::ACCURATE_RND,
+        )
+        .map_err(|e| fail(&path, e))?;
+        Ok(Opened {
+            enc,
+            scaler,
+            rgb: ff::frame::Video::new(Pixel::RGB24, w, h),
+            size: (w, h),
+            stream_tb,
+        })
+    }
+
+    /// Encodes one frame with `roi` as its side data.
+    pub(crate) fn frame(&mut self, frame: &Frame, roi: FrameRoi<'_>) -> Result<(), RunnerError> {
+        let (w, h) = frame.size();
+        let (w, h) = (w as u32, h as u32);
+        if self.open.is_none() {
+            let opened = self.start(w, h)?;
+            self.open = Some(opened);
+        }
+        let path = self.path.clone();
+        let Some(o) = self.open.as_mut() else {
+            return Err(fail(&path, "the encoder did not open"));
+        };
+        if o.size != (w, h) {
+            return Err(fail(
+                &path,
+                format!(
+                    "frame {} is {w}x{h}, the encode started at {}x{}",
+                    frame.index, o.size.0, o.size.1
+                ),
+            ));
+        }
+        let stride = o.rgb.stride(0);
+        let row = w as usize * 3;
+        let src = frame
+            .image
+            .as_slice()
+            .ok_or_else(|| fail(&path, "frame not contiguous"))?;
+        let dst = o.rgb.data_mut(0);
+        for (y, line) in src.chunks_exact(row).enumerate() {
+            dst[y * stride..y * stride + row].copy_from_slice(line);
+        }
+        let mut yuv = ff::frame::Video::empty();
+        o.scaler.run(&o.rgb, &mut yuv).map_err(|e| fail(&path, e))?;
+        // Milliseconds from the first frame, strictly increasing.
+        let t = frame.timestamp.unwrap_or(frame.index as f64 / 30.0);
+        let ms = (t * 1000.0).round() as i64;
+        let first = *self.first_pts.get_or_insert(ms);
+        let pts = (ms - first).max(self.last_pts + 1);
+        if self.last_pts >= 0 {
+            self.step = pts - self.last_pts;
+        }
+        self.last_pts = pts;
+        yuv.set_pts(Some(pts));
+        let rois = match roi {
+            FrameRoi::Nothing => Vec::new(),
+            FrameRoi::Regions(regions) => {
+                region_rois(regions, self.strength, self.background, (w, h))
+            }
+            FrameRoi::Map(map) => {
+                let grid = self.grid.ok_or_else(|| {
+                    fail(&path, format!("{} reads no ROI side data", self.codec_name))
+                })?;
+                let size = (w as usize, h as usize);
+                let sent = blocks::map_rois(map, &grid, size, blocks::MAX_RECTS)
+                    .map_err(|e| fail(&path, format!("frame {}: {}", frame.index, e.0)))?;
+                self.rects += sent.rois.len() as u64;
+                self.dropped += sent.dropped as u64;
+                sent.rois.iter().map(to_av).collect()
+            }
+        };
+        if !rois.is_empty() {
+            attach(&mut yuv, &rois).ok_or_else(|| fail(&path, "cannot attach the side data"))?;
+        }
+        o.enc
+            .send_frame(&yuv)
+            .map_err(|e| fail(&path, format!("encoding frame {}: {e}", frame.index)))?;
+        self.frames += 1;
+        self.drain()
+    }
+
+    fn drain(&mut self) -> Result<(), RunnerError> {
+        let path = self.path.clone();
+        let Some(o) = self.open.as_mut() else {
+            return Ok(());
+        };
+        let mut packet = ff::Packet::empty();
+        while o.enc.receive_packet(&mut packet).is_ok() {
+            packet.set_stream(0);
+            if packet.duration() <= 0 {
+                packet.set_duration(self.step);
+            }
+            packet.rescale_ts(TIME_BASE, o.stream_tb);
+            packet
+                .write_interleaved(&mut self.octx)
+                .map_err(|e| fail(&path, format!("writing: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the encoder and closes the file.
+    pub(crate) fn finish(mut self) -> Result<EncodeReport, RunnerError> {
+        let path = self.path.clone();
+        if let Some(o) = self.open.as_mut() {
+            o.enc.send_eof().map_err(|e| fail(&path, e))?;
+            self.drain()?;
+            self.octx
+                .write_trailer()
+                .map_err(|e| fail(&path, format!("closing: {e}")))?;
+        }
+        // The file is closed when the context drops.
+        let frames = self.frames;
+        let seconds = if frames > 1 {
+            (self.last_pts + self.step) as f64 / 1000.0
+        } else {
+            frames as f64 / 30.0
+        };
+        let (codec, roi) = (self.codec_name.clone(), self.roi);
+        let (rects, dropped) = (self.rects, self.dropped);
+        drop(self);
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        Ok(EncodeReport {
+            path,
+            codec,
+            roi,
+            frames,
+            bytes,
+            seconds,
+            rects,
+            dropped,
+        })
+    }
+}
+
+/// One `AVRegionOfInterest` per region, in the order given (most important
+/// first), clamped to the frame; then, with a `background` offset, the whole
+/// frame at `+background` — last, so the regions take precedence where they
+/// overlap it (the encoders apply the list from its end).
+fn region_rois(
+    regions: &[Region],
+    strength: f32,
+    background: f32,
+    (w, h): (u32, u32),
+) -> Vec<ff::ffi::AVRegionOfInterest> {
+    const DEN: i32 = 1000;
+    let rois = regions.iter().map(|r| {
+        let b = r.bbox;
+        let clamp = |v: usize, max: u32| v.min(max as usize) as i32;
+        to_av(&blocks::Roi {
+            top: clamp(b.y, h),
+            bottom: clamp(b.y + b.height, h),
+            left: clamp(b.x, w),
+            right: clamp(b.x + b.width, w),
+            num: (r.qp_offset(strength) * DEN as f32).round() as i32,
+            den: DEN,
+        })
+    });
+    let whole = (background > 0.0 && !regions.is_empty()).then(|| {
+        to_av(&blocks::Roi {
+            top: 0,
+            bottom: h as i32,
+            left: 0,
+            right: w as i32,
+            num: (background * DEN as f32).round() as i32,
+            den: DEN,
+        })
+    });
+    rois.chain(whole).collect()
+}
+
+fn to_av(r: &blocks::Roi) -> ff::ffi::AVRegionOfInterest {
+    ff::ffi::AVRegionOfInterest {
+        self_size: std::mem::size_of::<ff::ffi::AVRegionOfInterest>() as u32,
+        top: r.top,
+        bottom: r.bottom,
+        left: r.left,
+        right: r.right,
+        qoffset: ff::ffi::AVRational {
+            num: r.num,
+            den: r.den,
+        },
+    }
+}
+
+/// Adds `rois` as the frame's `AVRegionOfInterest` side data.
+fn attach(frame: &mut ff::frame::Video, rois: &[ff::ffi::AVRegionOfInterest]) -> Option<()> {
+    let bytes = std::mem::size_of_val(rois);
+    let mut sd = frame.new_side_data(ff::frame::side_data::Type::REGIONS_OF_INTEREST, bytes)?;
+    // SAFETY: `new_side_data` allocated `bytes` bytes for this side data
+    // (checked below); the source is a live slice of exactly that many
+    // bytes, and the regions do not overlap FFmpeg's buffer.
+    unsafe {
+        let sd = sd.as_mut_ptr();
+        if (*sd).data.is_null() || ((*sd).size as usize) < bytes {
+            return None;
+        }
+        std::ptr::copy_nonoverlapping(rois.as_ptr().cast::<u8>(), (*sd).data, bytes);
+    }
+    Some(())
+}
