@@ -710,7 +710,7 @@ fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_fi
         // longer than this to render and run).
         assert!(took < std::time::Duration::from_secs(1), "{took:?}");
     }
-    // The second command line: 64 in flight and a queue of 1.
+    // Many frames in flight and a short queue: 64 in flight, a queue of 1.
     let e = usage_error(
         l2::app(),
         &[
