@@ -684,9 +684,7 @@ fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_fi
     ] {
         let mut args = vec!["run", "--size", "8192x8192", "--engine", "pipelined"];
         args.extend_from_slice(&extra);
-        let t = std::time::Instant::now();
         let out = run(l2::app(), &args, vec![]);
-        let took = t.elapsed();
         assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2);
         let e = usage_error(l2::app(), &args);
         assert!(
@@ -706,9 +704,8 @@ fn pipelined_options_whose_frames_cannot_fit_in_memory_are_refused_before_the_fi
             e.ends_with("lower --queue or --in-flight, or raise --memory-budget"),
             "{e}"
         );
-        // Refused before a frame is drawn (an 8192x8192 frame alone takes
-        // longer than this to render and run).
-        assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+        // Refused before a frame is drawn: no result was printed.
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
     }
     // Many frames in flight and a short queue: 64 in flight, a queue of 1.
     let e = usage_error(
