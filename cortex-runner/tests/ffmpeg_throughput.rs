@@ -1,4 +1,4 @@
-//! Throughput of decode → L2 → encode at 1080p, the whole chain and each
+//! Throughput of decode → L2 → encode at 1080p (or `CORTEX_THROUGHPUT_SIZE`), the whole chain and each
 //! stage alone (an ignored test: run it in release with `--nocapture`).
 //!
 //! Debian ships no 1080p recording, so a real clip (default
@@ -41,8 +41,19 @@ use cortex_vision::ops::RgbFrame;
 use ff::format::Pixel;
 use ffmpeg_next as ff;
 
-const W: u32 = 1920;
-const H: u32 = 1080;
+/// The measured size: `CORTEX_THROUGHPUT_SIZE=WxH`, default 1920x1080.
+fn dims() -> (u32, u32) {
+    static DIMS: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    *DIMS.get_or_init(|| {
+        std::env::var("CORTEX_THROUGHPUT_SIZE")
+            .ok()
+            .and_then(|s| {
+                let (w, h) = s.split_once('x')?;
+                Some((w.parse().ok()?, h.parse().ok()?))
+            })
+            .unwrap_or((1920, 1080))
+    })
+}
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -74,8 +85,8 @@ impl X264 {
             .encoder()
             .video()
             .unwrap();
-        enc.set_width(W);
-        enc.set_height(H);
+        enc.set_width(dims().0);
+        enc.set_height(dims().1);
         enc.set_format(Pixel::YUV420P);
         enc.set_time_base((1, 1000));
         enc.set_frame_rate(Some((30, 1)));
@@ -94,11 +105,11 @@ impl X264 {
         let stream_tb = octx.stream(0).unwrap().time_base();
         let scaler = ff::software::scaling::Context::get(
             Pixel::RGB24,
-            W,
-            H,
+            dims().0,
+            dims().1,
             Pixel::YUV420P,
-            W,
-            H,
+            dims().0,
+            dims().1,
             ff::software::scaling::Flags::BILINEAR | ff::software::scaling::Flags::ACCURATE_RND,
         )
         .unwrap();
@@ -106,7 +117,7 @@ impl X264 {
             octx,
             enc,
             scaler,
-            rgb: ff::frame::Video::new(Pixel::RGB24, W, H),
+            rgb: ff::frame::Video::new(Pixel::RGB24, dims().0, dims().1),
             stream_tb,
             pts: 0,
         }
@@ -114,7 +125,7 @@ impl X264 {
 
     fn frame(&mut self, image: &RgbFrame, regions: &[Region]) {
         let stride = self.rgb.stride(0);
-        let row = W as usize * 3;
+        let row = dims().0 as usize * 3;
         let dst = self.rgb.data_mut(0);
         for (y, line) in image.as_slice().unwrap().chunks_exact(row).enumerate() {
             dst[y * stride..y * stride + row].copy_from_slice(line);
@@ -128,10 +139,10 @@ impl X264 {
                 .iter()
                 .map(|r| ff::ffi::AVRegionOfInterest {
                     self_size: std::mem::size_of::<ff::ffi::AVRegionOfInterest>() as u32,
-                    top: r.bbox.y.min(H as usize) as i32,
-                    bottom: (r.bbox.y + r.bbox.height).min(H as usize) as i32,
-                    left: r.bbox.x.min(W as usize) as i32,
-                    right: (r.bbox.x + r.bbox.width).min(W as usize) as i32,
+                    top: r.bbox.y.min(dims().1 as usize) as i32,
+                    bottom: (r.bbox.y + r.bbox.height).min(dims().1 as usize) as i32,
+                    left: r.bbox.x.min(dims().0 as usize) as i32,
+                    right: (r.bbox.x + r.bbox.width).min(dims().0 as usize) as i32,
                     qoffset: ff::ffi::AVRational {
                         num: (r.qp_offset(DEFAULT_QP_STRENGTH) * 1000.0).round() as i32,
                         den: 1000,
@@ -188,8 +199,8 @@ fn make_1080p(clip: &str, n: usize, out: &Path) {
                 w as u32,
                 h as u32,
                 Pixel::RGB24,
-                W,
-                H,
+                dims().0,
+                dims().1,
                 ff::software::scaling::Flags::BICUBIC,
             )
             .unwrap()
@@ -207,9 +218,9 @@ fn make_1080p(clip: &str, n: usize, out: &Path) {
         }
         let mut big = ff::frame::Video::empty();
         scaler.run(&small, &mut big).unwrap();
-        let mut image = RgbFrame::zeros((H as usize, W as usize, 3));
+        let mut image = RgbFrame::zeros((dims().1 as usize, dims().0 as usize, 3));
         let stride = big.stride(0);
-        let row = W as usize * 3;
+        let row = dims().0 as usize * 3;
         for (y, line) in image
             .as_slice_mut()
             .unwrap()
@@ -294,14 +305,18 @@ fn throughput_1080p() {
         .collect();
     let n = frames.len();
     assert!(n > 0);
-    assert_eq!(frames[0].shape(), [H as usize, W as usize, 3]);
+    assert_eq!(frames[0].shape(), [dims().1 as usize, dims().0 as usize, 3]);
     let mut l2 = L2::new();
     let regions: Vec<Vec<Region>> = frames
         .iter()
         .map(|f| l2.run(L2Mode::Balanced, f).unwrap().regions.regions.clone())
         .collect();
     let with_regions = regions.iter().filter(|r| !r.is_empty()).count();
-    println!("{clip} upscaled to {W}x{H}: {n} frames, {with_regions} with regions");
+    println!(
+        "{clip} scaled to {}x{}: {n} frames, {with_regions} with regions",
+        dims().0,
+        dims().1
+    );
 
     type Stage<'a> = (&'a str, Box<dyn Fn() -> f64 + 'a>);
     let timed = |f: &dyn Fn()| {
@@ -324,7 +339,7 @@ fn throughput_1080p() {
     };
     let stages: Vec<Stage> = vec![
         (
-            "decode (FFmpeg source, H.264 → RGB)",
+            "decode (FFmpeg source, dims().1.264 → RGB)",
             Box::new(|| {
                 timed(&|| {
                     let mut src = FfmpegSource::open(big.to_str().unwrap()).unwrap();
