@@ -339,7 +339,7 @@ fn throughput_1080p() {
     };
     let stages: Vec<Stage> = vec![
         (
-            "decode (FFmpeg source, dims().1.264 → RGB)",
+            "decode (FFmpeg source, H.264 → RGB)",
             Box::new(|| {
                 timed(&|| {
                     let mut src = FfmpegSource::open(big.to_str().unwrap()).unwrap();
