@@ -384,17 +384,21 @@ mod tests {
         assert_cuts_refused("progressive-restart", PROGRESSIVE_RESTART);
     }
 
+    /// Where each scan of `jpeg` starts (its SOS marker).
+    fn scan_starts(jpeg: &[u8]) -> Vec<usize> {
+        jpeg.windows(2)
+            .enumerate()
+            .filter(|(_, m)| *m == [0xFF, 0xDA])
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     #[test]
     fn a_progressive_jpeg_cut_between_its_scans_is_an_error() {
         // Every scan before the cut is whole; the later ones, which carry
         // the finer coefficients of each component, are missing. The
         // decoder shows a blurred whole frame.
-        let scans: Vec<usize> = PROGRESSIVE
-            .windows(2)
-            .enumerate()
-            .filter(|(_, m)| *m == [0xFF, 0xDA])
-            .map(|(i, _)| i)
-            .collect();
+        let scans = scan_starts(PROGRESSIVE);
         assert_eq!(scans.len(), 12);
         for &at in &scans[1..] {
             let bytes = cut(PROGRESSIVE, at, true);
@@ -408,12 +412,7 @@ mod tests {
     fn a_jpeg_with_hundreds_of_scans_is_refused() {
         // The first scan (DC of the first component) repeated 200 times:
         // each repeat is valid on its own.
-        let scans: Vec<usize> = PROGRESSIVE
-            .windows(2)
-            .enumerate()
-            .filter(|(_, m)| *m == [0xFF, 0xDA])
-            .map(|(i, _)| i)
-            .collect();
+        let scans = scan_starts(PROGRESSIVE);
         let first = &PROGRESSIVE[scans[0]..scans[1]];
         let mut bytes = PROGRESSIVE[..scans[1]].to_vec();
         for _ in 0..200 {
