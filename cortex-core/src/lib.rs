@@ -31,7 +31,7 @@ pub use model::{access, ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag, memory, rates, schedule};
 #[cfg(feature = "runtime")]
 pub use runtime::{
-    error, heap, hold, observe, pipeline, plan_cache, profile, stream, streams, strip,
+    autotune, error, heap, hold, observe, pipeline, plan_cache, profile, stream, streams, strip,
 };
 pub use tools::{export, viz};
 

@@ -725,6 +725,13 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
     use cortex_core::strip::tune::{self, StripPolicy};
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
+    // A cache file of this test's own, so that a decision an earlier run
+    // saved does not spare the measuring checked here.
+    let dir = std::env::temp_dir().join(format!("cortex-strips-{}", std::process::id()));
+    let path = dir.join("autotune.json");
+    let _ = std::fs::remove_dir_all(&dir);
+    tune::set_cache_path(Some(path.clone()));
+    tune::forget_decisions();
     let rows = Arc::new(AtomicUsize::new(0));
     let (w, h) = (40usize, 300usize);
     let data: Vec<i32> = (0..(w * h) as i32).map(|v| v * 7 - 3).collect();
@@ -766,4 +773,45 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
     tune::set_policy(None);
     assert_eq!(forced.strips_chosen(), None);
     assert!(same(&forced));
+
+    // The decision is in the cache file, keyed by members, sizes and
+    // threads; a new process (here: the decisions forgotten and the file
+    // read again) starts decided without measuring.
+    let threads = rayon::current_num_threads();
+    let key = cortex_core::autotune::CacheKey::current();
+    let section = cortex_core::autotune::Section::Strips;
+    let saved = cortex_core::autotune::load(&path, &key, section).unwrap();
+    let entry = saved
+        .iter()
+        .find(|e| e.op == "affine+stencil+ramp+add")
+        .expect("the decision is saved");
+    assert_eq!(entry.shape, tune::shape(&[Geometry::new(w, h)], threads));
+    assert_eq!(entry.kernel, tune::setting(decision.strips));
+    assert_eq!(entry.median_ns.len(), 4);
+    tune::forget_decisions();
+    tune::set_cache_path(Some(path.clone()));
+    let mut restarted = ramp_group(&rows, false);
+    restarted.run_tuned(&inputs).unwrap();
+    assert_eq!(restarted.strips_chosen(), Some(decision.strips));
+    assert!(same(&restarted));
+    let reloaded = tune::decisions()
+        .into_iter()
+        .find(|d| d.group == "affine+stencil+ramp+add")
+        .expect("the cached decision is listed");
+    assert_eq!(reloaded.cached, Some(tune::Cached::Measured));
+
+    // A setting a user pins in the file is used as it is.
+    let mut pinned = entry.clone();
+    pinned.kernel = "count:3".into();
+    pinned.forced = true;
+    cortex_core::autotune::save(&path, &key, section, &[pinned]).unwrap();
+    tune::forget_decisions();
+    tune::set_cache_path(Some(path.clone()));
+    let mut user = ramp_group(&rows, false);
+    user.run_tuned(&inputs).unwrap();
+    assert_eq!(user.strips_chosen(), Some(Strips::Count(3)));
+    assert!(same(&user));
+    tune::set_cache_path(None);
+    tune::forget_decisions();
+    let _ = std::fs::remove_dir_all(&dir);
 }

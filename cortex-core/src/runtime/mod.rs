@@ -3,8 +3,10 @@
 //! hook ([`observe`]) and the profiler built on it ([`profile`]); flow
 //! control between a frame source and a pipeline ([`stream`]) and the
 //! pipelined loop built on it ([`pipelined`]); many streams on one worker
-//! pool ([`streams`]); the heap size of planned buffers ([`heap`]).
+//! pool ([`streams`]); the heap size of planned buffers ([`heap`]); decisions
+//! measured on this machine, kept across runs ([`autotune`]).
 
+pub mod autotune;
 pub mod error;
 pub(crate) mod generated;
 pub mod heap;

@@ -125,59 +125,7 @@ pub enum Layout {
     Strided,
 }
 
-/// A CPU feature a kernel may need.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CpuFeature {
-    /// x86-64 SSE4.1.
-    Sse41,
-    /// x86-64 AVX2.
-    Avx2,
-    /// x86-64 FMA.
-    Fma,
-    /// AArch64 NEON.
-    Neon,
-}
-
-impl CpuFeature {
-    /// Every feature the registry knows, in the order the cache lists them.
-    pub const ALL: [CpuFeature; 4] = [
-        CpuFeature::Sse41,
-        CpuFeature::Avx2,
-        CpuFeature::Fma,
-        CpuFeature::Neon,
-    ];
-
-    /// Its name in the cache file.
-    pub fn name(self) -> &'static str {
-        match self {
-            CpuFeature::Sse41 => "sse4.1",
-            CpuFeature::Avx2 => "avx2",
-            CpuFeature::Fma => "fma",
-            CpuFeature::Neon => "neon",
-        }
-    }
-
-    /// Whether this CPU has it (detected at run time).
-    pub fn detected(self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            match self {
-                CpuFeature::Sse41 => std::arch::is_x86_feature_detected!("sse4.1"),
-                CpuFeature::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-                CpuFeature::Fma => std::arch::is_x86_feature_detected!("fma"),
-                CpuFeature::Neon => false,
-            }
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            matches!(self, CpuFeature::Neon)
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        {
-            false
-        }
-    }
-}
+pub use cortex_core::autotune::CpuFeature;
 
 /// What a kernel supports; the first rule of selection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -419,6 +419,7 @@ fn warnings_do_not_echo_unbounded_values() {
             ..CacheKey::current()
         },
         entries: vec![],
+        strips: vec![],
     };
     std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
     let reg = Registry::new(config(&path));

@@ -179,7 +179,7 @@ impl FusedGroup {
         {
             self.chosen = Some((decision.inputs.clone(), decision.threads, decision.strips));
             self.tuning = None;
-            tune::remember(decision);
+            tune::decided(decision);
         }
         r
     }

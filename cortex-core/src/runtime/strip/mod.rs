@@ -34,4 +34,4 @@ pub use geometry::{Element, Geometry};
 pub use group::{FusedGroup, GroupBuilder, Value};
 pub use kernel::{Kind, StripKernel, StripReduction, Window};
 pub use plane::{Plane, StripMut};
-pub use tune::{StripDecision, StripPolicy, STRIPS_ENV};
+pub use tune::{Cached, StripDecision, StripPolicy, STRIPS_ENV};

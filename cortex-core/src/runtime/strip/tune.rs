@@ -5,14 +5,21 @@
 //! (another stream, a restarted run) starts with the decision. Every height
 //! gives bit-identical outputs, so measuring never changes a result.
 //!
+//! Decisions are kept in the autotune cache file ([`crate::autotune`]),
+//! beside the kernel registry's, keyed by the group's members, its input
+//! sizes and the thread count, so the next process starts decided too; a
+//! user may pin a setting there (`"forced": true`).
+//!
 //! Forcing: the `CORTEX_STRIPS` environment variable, or [`set_policy`].
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use super::exec::Strips;
 use super::geometry::Geometry;
+use crate::autotune::{self, CacheEntry, CacheKey, Section};
 
 /// The environment variable forcing the strip policy: `measure` (the
 /// default), `auto` ([`Strips::Auto`] without measuring), `rows:N` (strips
@@ -99,6 +106,16 @@ pub fn set_policy(policy: Option<StripPolicy>) {
     }
 }
 
+/// `strips` in [`STRIPS_ENV`]'s syntax (`auto`, `rows:N`, `count:N`), as the
+/// cache file writes it.
+pub fn setting(strips: Strips) -> String {
+    match strips {
+        Strips::Auto => "auto".to_string(),
+        Strips::Rows(n) => format!("rows:{n}"),
+        Strips::Count(n) => format!("count:{n}"),
+    }
+}
+
 /// A measured choice: for the group of these members, at these input sizes
 /// and this many worker threads, these strips.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,6 +132,18 @@ pub struct StripDecision {
     pub ms: f64,
     /// Every candidate tried with its measured run in milliseconds.
     pub tried: Vec<(Strips, f64)>,
+    /// Taken from the autotune cache file rather than measured in this
+    /// process (`forced` when a user pinned it there).
+    pub cached: Option<Cached>,
+}
+
+/// How a decision taken from the autotune cache file got there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cached {
+    /// Measured by an earlier process.
+    Measured,
+    /// Pinned by a user (`"forced": true`).
+    Forced,
 }
 
 impl std::fmt::Display for StripDecision {
@@ -130,7 +159,48 @@ impl std::fmt::Display for StripDecision {
             let sep = if i == 0 { "" } else { ", " };
             write!(f, "{sep}{s} {ms:.3} ms")?;
         }
-        f.write_str(")")
+        f.write_str(")")?;
+        match self.cached {
+            None => Ok(()),
+            Some(Cached::Measured) => f.write_str(" [autotune cache]"),
+            Some(Cached::Forced) => f.write_str(" [forced in the autotune cache]"),
+        }
+    }
+}
+
+/// A decision's key in the cache file: its input sizes and thread count
+/// (`768x576, 2 threads`; `640x480+640x480x3, 1 thread`).
+pub fn shape(inputs: &[Geometry], threads: usize) -> String {
+    let mut out = String::new();
+    for (i, g) in inputs.iter().enumerate() {
+        if i > 0 {
+            out.push('+');
+        }
+        out.push_str(&format!("{}x{}", g.width, g.height));
+        if g.channels != 1 {
+            out.push_str(&format!("x{}", g.channels));
+        }
+    }
+    let s = if threads == 1 { "" } else { "s" };
+    out.push_str(&format!(", {threads} thread{s}"));
+    out
+}
+
+impl StripDecision {
+    /// Its entry in the cache file.
+    fn entry(&self) -> CacheEntry {
+        CacheEntry {
+            op: self.group.clone(),
+            shape: shape(&self.inputs, self.threads),
+            kernel: setting(self.strips),
+            forced: self.cached == Some(Cached::Forced),
+            median_ns: self
+                .tried
+                .iter()
+                .filter(|(_, ms)| ms.is_finite())
+                .map(|(s, ms)| (setting(*s), (ms * 1e6).round() as u64))
+                .collect(),
+        }
     }
 }
 
@@ -149,6 +219,82 @@ pub fn decisions() -> Vec<StripDecision> {
         .unwrap_or_default()
 }
 
+/// The cache file decisions are read from and written to.
+#[derive(Debug, Default)]
+struct CacheState {
+    /// The path [`set_cache_path`] gave (`Some(None)`: no file).
+    set: Option<Option<PathBuf>>,
+    /// The file's entries by group and shape, once read (empty when there
+    /// is no file, it cannot be read, or decisions were forgotten).
+    entries: Option<HashMap<(String, String), CacheEntry>>,
+}
+
+fn cache() -> &'static Mutex<CacheState> {
+    static CACHE: OnceLock<Mutex<CacheState>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(CacheState::default()))
+}
+
+fn cache_path(state: &CacheState) -> Option<PathBuf> {
+    match &state.set {
+        Some(p) => p.clone(),
+        None => autotune::default_path(),
+    }
+}
+
+/// Sets the autotune cache file strip decisions are kept in for the whole
+/// process (`None`: in memory only); by default
+/// [`autotune::default_path`]'s. The file is read again at the next lookup.
+pub fn set_cache_path(path: Option<PathBuf>) {
+    if let Ok(mut c) = cache().lock() {
+        c.set = Some(path);
+        c.entries = None;
+    }
+}
+
+/// The file's decision for `group` at `shape`, reading the file the first
+/// time; a file that cannot be read is reported once on stderr and ignored.
+fn cached(group: &str, shape: &str) -> Option<CacheEntry> {
+    let mut c = cache().lock().ok()?;
+    if c.entries.is_none() {
+        let entries = match cache_path(&c) {
+            None => Vec::new(),
+            Some(path) => autotune::load(&path, &CacheKey::current(), Section::Strips)
+                .unwrap_or_else(|e| {
+                    eprintln!("cortex: {e}; measuring strip heights again");
+                    Vec::new()
+                }),
+        };
+        c.entries = Some(
+            entries
+                .into_iter()
+                .map(|e| ((e.op.clone(), e.shape.clone()), e))
+                .collect(),
+        );
+    }
+    c.entries
+        .as_ref()?
+        .get(&(group.to_owned(), shape.to_owned()))
+        .cloned()
+}
+
+/// Writes a measured decision to the cache file; a failure is reported once
+/// on stderr (the decision stays for this process).
+fn save(decision: &StripDecision) {
+    static WARNED: OnceLock<()> = OnceLock::new();
+    let Some(path) = cache().lock().ok().and_then(|c| cache_path(&c)) else {
+        return;
+    };
+    let entry = decision.entry();
+    if let Ok(mut c) = cache().lock() {
+        if let Some(entries) = c.entries.as_mut() {
+            entries.insert((entry.op.clone(), entry.shape.clone()), entry.clone());
+        }
+    }
+    if let Err(e) = autotune::save(&path, &CacheKey::current(), Section::Strips, &[entry]) {
+        WARNED.get_or_init(|| eprintln!("cortex: {e}; strip heights are not kept"));
+    }
+}
+
 /// Records a decision, e.g. one loaded from a cache file, so that groups
 /// meeting its key use it without measuring.
 pub fn remember(decision: StripDecision) {
@@ -162,17 +308,67 @@ pub fn remember(decision: StripDecision) {
     }
 }
 
-/// Forgets every decision (tests and benches that measure afresh).
+/// Forgets every decision, and ignores those the cache file holds for the
+/// rest of the process (tests and benches that measure afresh; decisions
+/// measured from then on are still written to it).
 pub fn forget_decisions() {
     if let Ok(mut t) = table().lock() {
         t.clear();
     }
+    if let Ok(mut c) = cache().lock() {
+        c.entries = Some(HashMap::new());
+    }
 }
 
+/// The strips decided for `group` at these inputs and threads: measured in
+/// this process, else taken from the cache file (then remembered).
 pub(crate) fn lookup(group: &str, inputs: &[Geometry], threads: usize) -> Option<Strips> {
-    let t = table().lock().ok()?;
-    t.get(&(group.to_owned(), inputs.to_vec(), threads))
-        .map(|d| d.strips)
+    let known = table()
+        .lock()
+        .ok()?
+        .get(&(group.to_owned(), inputs.to_vec(), threads))
+        .map(|d| d.strips);
+    if known.is_some() {
+        return known;
+    }
+    let entry = cached(group, &shape(inputs, threads))?;
+    let strips = match StripPolicy::parse(&entry.kernel) {
+        Ok(StripPolicy::Fixed(s)) => s,
+        // A setting this version cannot read (or `measure`): measure again.
+        _ => return None,
+    };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let tried: Vec<(Strips, f64)> = entry
+        .median_ns
+        .iter()
+        .filter_map(|(k, ns)| match StripPolicy::parse(k) {
+            Ok(StripPolicy::Fixed(s)) => Some((s, ms(*ns))),
+            _ => None,
+        })
+        .collect();
+    remember(StripDecision {
+        group: group.to_owned(),
+        inputs: inputs.to_vec(),
+        threads,
+        strips,
+        ms: entry
+            .median_ns
+            .get(&entry.kernel)
+            .map_or(f64::NAN, |ns| ms(*ns)),
+        tried,
+        cached: Some(if entry.forced {
+            Cached::Forced
+        } else {
+            Cached::Measured
+        }),
+    });
+    Some(strips)
+}
+
+/// Keeps a decision just measured: for the process and in the cache file.
+pub(crate) fn decided(decision: StripDecision) {
+    save(&decision);
+    remember(decision);
 }
 
 /// The candidates for a group whose widest member window spans `window`
@@ -268,6 +464,7 @@ impl Tuning {
                 .zip(self.best)
                 .map(|(s, b)| (*s, ms(b)))
                 .collect(),
+            cached: None,
         })
     }
 }
