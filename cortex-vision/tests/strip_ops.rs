@@ -4,9 +4,10 @@
 
 use cortex_core::strip::{AnyPlane, Geometry, GroupBuilder, StripError, Strips};
 use cortex_vision::clip::SyntheticClip;
+use cortex_vision::ops::resize::{resize_gray_into, resize_map_into};
 use cortex_vision::ops::strip::{
     CenterStrip, FusionStrip, GrayStrip, Laplacian, LaplacianVariance, MotionCells, MotionExpand,
-    SsimReduction,
+    ResizeMapStrip, ResizeStrip, SsimReduction,
 };
 use cortex_vision::ops::{
     center_crop_with, fuse_into, laplacian_variance, motion_map_with, ssim, to_gray, CenterParams,
@@ -265,4 +266,89 @@ fn ssim_reduction_matches_the_whole_frame_ssim() {
     assert!(group
         .run(&[gray_plane(&a), gray_plane(&b)], Strips::Auto)
         .is_err());
+}
+
+/// gray → resize (8-bit, bit-exact linear) and gray → centre prior → resize
+/// (`f32` linear) in one group, down, up, to exactly half, to the same size
+/// and to a single pixel: every output equal to the whole-frame resizes.
+#[test]
+fn resizes_match_the_whole_frame_resizes() {
+    for (w, h) in SIZES {
+        let (cur, _) = frames(w, h);
+        let gray = to_gray(&cur).unwrap();
+        let prior = center_crop_with(&gray, &CenterParams::DEFAULT).unwrap();
+        let targets = [
+            (64, 64),
+            (h.div_ceil(2), w.div_ceil(2)),
+            (2 * h + 1, 3 * w),
+            (h, w),
+            (1, 1),
+            (h / 3 + 1, 7),
+        ];
+        for (th, tw) in targets {
+            let mut want_gray = GrayImage::default((0, 0));
+            resize_gray_into(&gray, (th, tw), &mut want_gray).unwrap();
+            let mut want_map = ScoreMap::default((0, 0));
+            resize_map_into(&prior, (th, tw), &mut want_map).unwrap();
+            let mut g = GroupBuilder::new();
+            let rgb = g.input();
+            let gr = g.kernel(GrayStrip, &[rgb]).unwrap();
+            let small = g.kernel(ResizeStrip::to(th, tw), &[gr]).unwrap();
+            let pri = g
+                .kernel(CenterStrip::new(CenterParams::DEFAULT).unwrap(), &[gr])
+                .unwrap();
+            let map = g.kernel(ResizeMapStrip::to(th, tw), &[pri]).unwrap();
+            // A stencil reading the resampled rows inside the strip.
+            let lap = g.kernel(Laplacian, &[small]).unwrap();
+            for v in [small, map, lap] {
+                g.output(v).unwrap();
+            }
+            let mut group = g.build().unwrap();
+            let mut lap_ref = GroupBuilder::new();
+            let li = lap_ref.input();
+            let lo = lap_ref.kernel(Laplacian, &[li]).unwrap();
+            lap_ref.output(lo).unwrap();
+            let mut lap_ref = lap_ref.build().unwrap();
+            lap_ref.run_unfused(&[gray_plane(&want_gray)]).unwrap();
+            for strips in strip_counts(th) {
+                group.run(&[rgb_plane(&cur)], strips).unwrap();
+                let ctx = format!("{w}x{h} -> {tw}x{th} {strips:?}");
+                assert_eq!(
+                    group.output::<u8>(0).unwrap().as_slice(),
+                    want_gray.as_slice().unwrap(),
+                    "{ctx}"
+                );
+                assert_eq!(
+                    bits(group.output::<f32>(1).unwrap().as_slice()),
+                    bits(want_map.as_slice().unwrap()),
+                    "{ctx}"
+                );
+                assert_eq!(
+                    group.output::<i16>(2).unwrap().as_slice(),
+                    lap_ref.output::<i16>(0).unwrap().as_slice(),
+                    "{ctx}"
+                );
+            }
+        }
+    }
+}
+
+/// A zero or oversized target is refused when the group plans the run, in
+/// the kernel's words, and the whole-frame function leaves its output alone.
+#[test]
+fn resize_targets_are_checked() {
+    let gray = GrayImage::from_elem((4, 4), 9);
+    let mut out = GrayImage::from_elem((2, 2), 1);
+    assert!(resize_gray_into(&gray, (0, 3), &mut out).is_err());
+    assert!(resize_gray_into(&gray, (1 << 20, 1 << 20), &mut out).is_err());
+    assert_eq!(out, GrayImage::from_elem((2, 2), 1));
+    let mut g = GroupBuilder::new();
+    let i = g.input();
+    let r = g.kernel(ResizeStrip::to(0, 3), &[i]).unwrap();
+    g.output(r).unwrap();
+    let mut group = g.build().unwrap();
+    let err = group
+        .run(&[gray_plane(&gray)], Strips::Auto)
+        .expect_err("a zero side");
+    assert!(err.to_string().contains("resize"), "{err}");
 }

@@ -242,6 +242,50 @@ fn a_group_that_declines_a_frame_runs_its_nodes_own_calls() {
     );
 }
 
+cortex_graph! {
+    /// A thumbnail and a map brought back up, both resized inside the
+    /// group that computes their sources.
+    pipeline Thumbnails {
+        input frame: RgbFrame;
+        #[compilable(strip = GrayStrip)]
+        node gray: GrayImage = ops::to_gray_into(frame, &mut gray)?;
+        #[compilable(strip = ops::strip::ResizeStrip::to(36, 48))]
+        node small: GrayImage = ops::resize::resize_gray_into(gray, (36, 48), &mut small)?;
+        #[compilable(strip = ops::strip::CenterForm(ops::CenterParams::DEFAULT))]
+        node prior: ops::ScoreMap = ops::center_crop_into(small, &ops::CenterParams::DEFAULT, &mut prior)?;
+        #[compilable(strip = ops::strip::ResizeMapStrip::to(100, 90))]
+        node big: ops::ScoreMap = ops::resize::resize_map_into(prior, (100, 90), &mut big)?;
+        output small: GrayImage, big: ops::ScoreMap;
+    }
+}
+
+#[test]
+fn resizes_run_inside_their_group_bit_identical_to_the_whole_frame_calls() {
+    let (mut fused, mut plain) = (Thumbnails::new(), Thumbnails::new());
+    fused.set_fusion(true);
+    plain.set_fusion(false);
+    let mut groups = Groups::default();
+    for (w, h) in [(160, 120), (97, 61), (48, 36), (1, 1)] {
+        let clip = SyntheticClip::new(w, h);
+        for i in [3, 11, 30] {
+            let frame = clip.frame(i);
+            let before = groups.fused;
+            let got = fused
+                .run_observed(ThumbnailsMode::Full, &mut groups, &frame)
+                .unwrap();
+            let want = plain.run(ThumbnailsMode::Full, &frame).unwrap();
+            assert_eq!(got.small, want.small, "{w}x{h} frame {i}");
+            assert_eq!(
+                got.big.mapv(f32::to_bits),
+                want.big.mapv(f32::to_bits),
+                "{w}x{h} frame {i}"
+            );
+            assert_eq!(groups.fused - before, 1, "one group, run fused");
+        }
+    }
+    assert_eq!(groups.declined, 0);
+}
+
 #[test]
 fn l2_fused_stream_is_bit_identical_to_unfused_at_every_depth() {
     use cortex::stream::{Overflow, StreamOptions};

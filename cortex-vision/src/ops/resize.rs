@@ -11,9 +11,14 @@
 //! horizontally but only rows vertically (`f32` path). Those details are
 //! reproduced here and pinned by tests against OpenCV.
 
-use super::border::{check_frame, check_nonempty};
-use super::scratch::vec_bytes;
-use super::types::OpsError;
+use super::border::{check_frame, check_nonempty, prepare_out};
+use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
+use super::types::{GrayImage, OpsError, ScoreMap};
+
+thread_local! {
+    /// This thread's working rows of the resizes called as nodes.
+    pub(crate) static SCRATCH: Slot<ResizeScratch> = const { Slot::new(None) };
+}
 
 /// One output index of one axis: source indices and the fraction `f ∈ [0,1)`
 /// of the second one, as OpenCV computes them (in `f32`).
@@ -70,7 +75,7 @@ pub(crate) fn linear_taps(
 
 /// Whether OpenCV turns this `INTER_LINEAR` resize into its 2×2 `INTER_AREA`
 /// fast path (exactly half size on both axes).
-fn is_half(src_h: usize, src_w: usize, dst_h: usize, dst_w: usize) -> bool {
+pub(crate) fn is_half(src_h: usize, src_w: usize, dst_h: usize, dst_w: usize) -> bool {
     dst_w.checked_mul(2) == Some(src_w) && dst_h.checked_mul(2) == Some(src_h)
 }
 
@@ -99,15 +104,14 @@ fn check_buffers(
 /// 4096 output columns.
 #[derive(Debug, Default, Clone)]
 pub struct ResizeScratch {
-    xt: Vec<Tap>,
-    xe: Vec<ExactTap>,
-    hi: Vec<u32>,
-    hf: Vec<f32>,
+    pub(crate) xt: Vec<Tap>,
+    pub(crate) xe: Vec<ExactTap>,
+    pub(crate) hi: Vec<u32>,
+    pub(crate) hf: Vec<f32>,
 }
 
-impl ResizeScratch {
-    /// Heap bytes held.
-    pub(crate) fn heap_bytes(&self) -> usize {
+impl Scratch for ResizeScratch {
+    fn heap_bytes(&self) -> usize {
         vec_bytes(&self.xt) + vec_bytes(&self.xe) + vec_bytes(&self.hi) + vec_bytes(&self.hf)
     }
 }
@@ -181,14 +185,6 @@ pub(crate) fn resize_linear_exact_u8_within(
         dst.copy_from_slice(src);
         return Ok(());
     }
-    let hrow = |row: &[u8], out: &mut [u32], xt: &[ExactTap]| {
-        for (o, t) in out.iter_mut().zip(xt) {
-            *o = match *t {
-                ExactTap::Copy(i) => u32::from(row[i]) << 8,
-                ExactTap::Mix(i, w1) => u32::from(row[i]) * (256 - w1) + u32::from(row[i + 1]) * w1,
-            };
-        }
-    };
     let mut x0 = 0;
     while x0 < dst_w {
         let x1 = dst_w.min(x0 + STRIP);
@@ -198,28 +194,60 @@ pub(crate) fn resize_linear_exact_u8_within(
         s.hi.resize(2 * sw, 0);
         let (h0, h1) = s.hi.split_at_mut(sw);
         for (y, drow) in dst.chunks_exact_mut(dst_w).enumerate() {
-            let drow = &mut drow[x0..x1];
-            match exact_tap(y, src_h, dst_h) {
-                ExactTap::Copy(i) => {
-                    hrow(&src[i * src_w..(i + 1) * src_w], h0, &s.xe);
-                    for (d, &p) in drow.iter_mut().zip(h0.iter()) {
-                        *d = ((p + 128) >> 8) as u8;
-                    }
-                }
-                ExactTap::Mix(i, w1) => {
-                    hrow(&src[i * src_w..(i + 1) * src_w], h0, &s.xe);
-                    hrow(&src[(i + 1) * src_w..(i + 2) * src_w], h1, &s.xe);
-                    let w0 = 256 - w1;
-                    for ((d, &p), &q) in drow.iter_mut().zip(h0.iter()).zip(h1.iter()) {
-                        // At most 255·2^16: the shifted value fits a byte.
-                        *d = ((p * w0 + q * w1 + (1 << 15)) >> 16) as u8;
-                    }
-                }
-            }
+            let row = |i: usize| &src[i * src_w..(i + 1) * src_w];
+            exact_row(
+                exact_tap(y, src_h, dst_h),
+                row,
+                &s.xe,
+                h0,
+                h1,
+                &mut drow[x0..x1],
+            );
         }
         x0 = x1;
     }
     Ok(())
+}
+
+/// Source row `row` resampled horizontally through `xt`, in 1/256ths.
+fn exact_hrow(row: &[u8], out: &mut [u32], xt: &[ExactTap]) {
+    for (o, t) in out.iter_mut().zip(xt) {
+        *o = match *t {
+            ExactTap::Copy(i) => u32::from(row[i]) << 8,
+            ExactTap::Mix(i, w1) => u32::from(row[i]) * (256 - w1) + u32::from(row[i + 1]) * w1,
+        };
+    }
+}
+
+/// One output row of [`resize_linear_exact_u8`]: the source rows vertical tap
+/// `tap` names (`row(i)` is source row `i`), each resampled horizontally
+/// through `xt` into `h0`/`h1`, then blended and rounded into `drow`. What the
+/// fused group's strip form computes for each of its rows, too.
+pub(crate) fn exact_row<'a>(
+    tap: ExactTap,
+    row: impl Fn(usize) -> &'a [u8],
+    xt: &[ExactTap],
+    h0: &mut [u32],
+    h1: &mut [u32],
+    drow: &mut [u8],
+) {
+    match tap {
+        ExactTap::Copy(i) => {
+            exact_hrow(row(i), h0, xt);
+            for (d, &p) in drow.iter_mut().zip(h0.iter()) {
+                *d = ((p + 128) >> 8) as u8;
+            }
+        }
+        ExactTap::Mix(i, w1) => {
+            exact_hrow(row(i), h0, xt);
+            exact_hrow(row(i + 1), h1, xt);
+            let w0 = 256 - w1;
+            for ((d, &p), &q) in drow.iter_mut().zip(h0.iter()).zip(h1.iter()) {
+                // At most 255·2^16: the shifted value fits a byte.
+                *d = ((p * w0 + q * w1 + (1 << 15)) >> 16) as u8;
+            }
+        }
+    }
 }
 
 /// `cv::resize(src, dst, (dst_w, dst_h), INTER_LINEAR)` on `f32`, with
@@ -256,10 +284,9 @@ pub(crate) fn resize_linear_f32_within(
     }
     if is_half(src_h, src_w, dst_h, dst_w) {
         for (y, row) in dst.chunks_exact_mut(dst_w).enumerate() {
-            let (r0, r1) = (&src[2 * y * src_w..], &src[(2 * y + 1) * src_w..]);
-            for (x, d) in row.iter_mut().enumerate() {
-                *d = (r0[2 * x] + r0[2 * x + 1] + r1[2 * x] + r1[2 * x + 1]) * 0.25;
-            }
+            let r0 = &src[2 * y * src_w..(2 * y + 1) * src_w];
+            let r1 = &src[(2 * y + 1) * src_w..(2 * y + 2) * src_w];
+            half_row(r0, r1, row);
         }
         return Ok(());
     }
@@ -276,10 +303,7 @@ pub(crate) fn resize_linear_f32_within(
         // Source rows held by `a` and `b`.
         let (mut ra, mut rb) = (usize::MAX, usize::MAX);
         let hrow = |y: usize, out: &mut [f32], xt: &[Tap]| {
-            let row = &src[y * src_w..(y + 1) * src_w];
-            for (o, t) in out.iter_mut().zip(xt) {
-                *o = row[t.i0] * (1.0 - t.f) + row[t.i1] * t.f;
-            }
+            linear_hrow(&src[y * src_w..(y + 1) * src_w], out, xt);
         };
         for (y, drow) in dst.chunks_exact_mut(dst_w).enumerate() {
             let t = linear_tap(y, src_h, dst_h, false);
@@ -303,13 +327,74 @@ pub(crate) fn resize_linear_f32_within(
     Ok(())
 }
 
+/// Output row `y` of an exactly-half-size [`resize_linear_f32`] from source
+/// rows `2y` and `2y + 1`: OpenCV's 2×2 `INTER_AREA` mean.
+pub(crate) fn half_row(r0: &[f32], r1: &[f32], row: &mut [f32]) {
+    for (x, d) in row.iter_mut().enumerate() {
+        *d = (r0[2 * x] + r0[2 * x + 1] + r1[2 * x] + r1[2 * x + 1]) * 0.25;
+    }
+}
+
+/// Source row `row` resampled horizontally through `xt` (the first pass of
+/// [`resize_linear_f32`]).
+pub(crate) fn linear_hrow(row: &[f32], out: &mut [f32], xt: &[Tap]) {
+    for (o, t) in out.iter_mut().zip(xt) {
+        *o = row[t.i0] * (1.0 - t.f) + row[t.i1] * t.f;
+    }
+}
+
 super::simd::multiversion! {
     /// `d = a·wa + b·wb`, unfused (as OpenCV's baseline SIMD).
-    fn blend(d: &mut [f32], a: &[f32], b: &[f32], wa: f32, wb: f32) {
+    pub(crate) fn blend(d: &mut [f32], a: &[f32], b: &[f32], wa: f32, wb: f32) {
         for ((o, &p), &q) in d.iter_mut().zip(a).zip(b) {
             *o = p * wa + q * wb;
         }
     }
+}
+
+/// `gray` resized to `height × width` into `out` (reshaped as needed) as
+/// `cv::resize(INTER_LINEAR_EXACT)`; the whole-frame form of
+/// [`crate::ops::strip::ResizeStrip`].
+///
+/// # Errors
+/// [`OpsError::Empty`] for a zero side, [`OpsError::TooLarge`] over the frame
+/// limits; `out` is untouched then.
+pub fn resize_gray_into(
+    gray: &GrayImage,
+    (height, width): (usize, usize),
+    out: &mut GrayImage,
+) -> Result<(), OpsError> {
+    check_frame("resize output", height, width)?;
+    let src = gray.as_standard_layout();
+    let data = src.as_slice().unwrap_or_default();
+    let dims = src.dim();
+    check_frame("resize input", dims.0, dims.1)?;
+    let dst = prepare_out(out, height, width);
+    with_scratch(&SCRATCH, |s| {
+        resize_linear_exact_u8(data, dims, dst, (height, width), s)
+    })
+}
+
+/// `map` resized to `height × width` into `out` (reshaped as needed) as
+/// `cv::resize(INTER_LINEAR)`; the whole-frame form of
+/// [`crate::ops::strip::ResizeMapStrip`].
+///
+/// # Errors
+/// As [`resize_gray_into`].
+pub fn resize_map_into(
+    map: &ScoreMap,
+    (height, width): (usize, usize),
+    out: &mut ScoreMap,
+) -> Result<(), OpsError> {
+    check_frame("resize output", height, width)?;
+    let src = map.as_standard_layout();
+    let data = src.as_slice().unwrap_or_default();
+    let dims = src.dim();
+    check_frame("resize input", dims.0, dims.1)?;
+    let dst = prepare_out(out, height, width);
+    with_scratch(&SCRATCH, |s| {
+        resize_linear_f32(data, dims, dst, (height, width), s)
+    })
 }
 
 /// OpenCV's `computeResizeAreaTab`: for each destination cell of a

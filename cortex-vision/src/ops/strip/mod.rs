@@ -10,6 +10,7 @@ pub mod fusion;
 pub mod gray;
 pub mod laplacian;
 pub mod motion;
+pub mod resize;
 pub mod ssim;
 
 pub use center::CenterStrip;
@@ -18,4 +19,5 @@ pub use fusion::FusionStrip;
 pub use gray::GrayStrip;
 pub use laplacian::{Laplacian, LaplacianVariance};
 pub use motion::{MotionCells, MotionExpand};
+pub use resize::{ResizeMapStrip, ResizeStrip};
 pub use ssim::{SceneForm, SsimReduction};
