@@ -815,3 +815,106 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
     tune::forget_decisions();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `x + 1`, refusing planes of odd width (a kernel whose parameters must
+/// divide the frame).
+struct EvenOnly;
+
+impl StripKernel for EvenOnly {
+    type Out = i32;
+    fn name(&self) -> &str {
+        "even"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Pointwise
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        if inputs[0].width % 2 == 1 {
+            return Err(StripError::failed("even", "odd width"));
+        }
+        Ok(inputs[0])
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, i32>) -> Result<(), StripError> {
+        let src = inputs.plane::<i32>(0)?.span(out.rows())?;
+        for (d, &s) in out.as_mut_slice().iter_mut().zip(src) {
+            *d = s.wrapping_add(1);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_member_nothing_reads_declines_alone_and_the_rest_runs_fused() {
+    // x → affine (leaves) → stencil (leaves); affine → even (leaves, read by
+    // no member, reading only a leaving value): it may decline alone.
+    let detached = || {
+        let mut g = GroupBuilder::new();
+        let x = g.input();
+        let a = g.kernel(Affine(3, -1), &[x]).unwrap();
+        let s = g
+            .kernel(
+                Stencil {
+                    window: Window::symmetric(1),
+                    replicate: false,
+                },
+                &[a],
+            )
+            .unwrap();
+        let e = g.kernel(EvenOnly, &[a]).unwrap();
+        for v in [a, s, e] {
+            g.output(v).unwrap();
+        }
+        g.build().unwrap()
+    };
+    // The same refusal inside the chain (its value read by a member): the
+    // whole group refuses.
+    let inside = || {
+        let mut g = GroupBuilder::new();
+        let x = g.input();
+        let e = g.kernel(EvenOnly, &[x]).unwrap();
+        let a = g.kernel(Add, &[e, x]).unwrap();
+        g.output(a).unwrap();
+        g.build().unwrap()
+    };
+    for (w, h) in [(6, 5), (7, 5), (1, 1), (8, 9)] {
+        let data: Vec<i32> = (0..(w * h) as i32).map(|v| v * 5 - 11).collect();
+        let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
+        let mut reference = detached();
+        reference.run_unfused(&inputs).unwrap();
+        let odd = w % 2 == 1;
+        assert_eq!(reference.published(2), !odd, "{w}x{h}");
+        for strips in [Strips::Count(1), Strips::Count(3), Strips::Count(h + 2)] {
+            let mut fused = detached();
+            fused.run(&inputs, strips).unwrap();
+            for k in 0..2 {
+                assert_eq!(
+                    fused.output::<i32>(k).unwrap().as_slice(),
+                    reference.output::<i32>(k).unwrap().as_slice(),
+                    "{w}x{h} {strips:?} output {k}"
+                );
+            }
+            assert_eq!(fused.published(2), !odd);
+            if odd {
+                assert_eq!(fused.declined(), ["even"]);
+                assert!(fused.output::<i32>(2).is_err());
+            } else {
+                assert!(fused.declined().is_empty());
+                assert_eq!(
+                    fused.output::<i32>(2).unwrap().as_slice(),
+                    reference.output::<i32>(2).unwrap().as_slice()
+                );
+            }
+        }
+        let mut whole = inside();
+        assert_eq!(whole.run(&inputs, Strips::Auto).is_err(), odd, "{w}x{h}");
+    }
+    // A group whose every leaving member declines does not run at all.
+    let mut only = GroupBuilder::new();
+    let x = only.input();
+    let e = only.kernel(EvenOnly, &[x]).unwrap();
+    only.output(e).unwrap();
+    let mut only = only.build().unwrap();
+    let data = vec![1i32; 7];
+    let plane = [AnyPlane::new(&data, Geometry::new(7, 1)).unwrap()];
+    assert!(only.run(&plane, Strips::Auto).is_err());
+}

@@ -83,6 +83,9 @@ pub(crate) struct Sizes {
     values: Vec<Geometry>,
     /// Per member: its arguments' geometries.
     args: Vec<Vec<Geometry>>,
+    /// Per member: whether it declined these inputs alone (it computes
+    /// nothing; its rows and value are empty).
+    declined: Vec<bool>,
 }
 
 impl FusedGroup {
@@ -119,6 +122,9 @@ impl FusedGroup {
         let mut outs: Outs<'_> = SmallVec::new();
         for (k, store) in self.staging.iter_mut().enumerate() {
             let i = self.outputs[k];
+            if plan.sizes.declined[i] {
+                continue;
+            }
             let g = plan.sizes.rows[i];
             outs.push((i, nodes[i].member.strip(store, g, 0..g.height)?));
         }
@@ -281,6 +287,9 @@ impl FusedGroup {
             self.internal = self.nodes.iter().map(|n| n.member.new_store()).collect();
         }
         for i in 0..self.nodes.len() {
+            if sizes.declined[i] {
+                continue;
+            }
             let (done, rest) = self.internal.split_at_mut(i);
             let node = &self.nodes[i];
             let mut args = Vec::with_capacity(node.args.len());
@@ -314,8 +323,35 @@ impl FusedGroup {
             .ok_or_else(|| {
                 StripError::Group(format!("no value for output {k} (run the group first)"))
             })?;
+        if self.declined.get(k).copied().unwrap_or(false) {
+            return Err(StripError::Group(format!(
+                "`{}` declined the last run: no value for output {k}",
+                self.nodes[self.outputs[k]].member.name()
+            )));
+        }
         let i = self.outputs[k];
         self.nodes[i].member.view(store, *g)?.typed::<T>()
+    }
+
+    /// Whether output `k` has a value from the last run: `false` before any
+    /// run and when its member declined that run alone
+    /// ([`FusedGroup::declined`]).
+    pub fn published(&self, k: usize) -> bool {
+        k < self.published_geometry.len() && !self.declined.get(k).copied().unwrap_or(false)
+    }
+
+    /// The members that declined the last run alone: their inputs were of a
+    /// geometry they refuse (a first frame without a previous one, a size
+    /// their parameters do not divide), while the rest of the group ran
+    /// fused. Such a member's value leaves the group and none of the others
+    /// reads it, so its caller computes it with the member's own call.
+    pub fn declined(&self) -> Vec<&str> {
+        self.outputs
+            .iter()
+            .zip(&self.declined)
+            .filter(|(_, d)| **d)
+            .map(|(&i, _)| self.nodes[i].member.name())
+            .collect()
     }
 
     /// Exchanges output `k`'s buffer with `buf` (no copy): `buf` receives the
@@ -413,6 +449,8 @@ impl FusedGroup {
         let mut rows = Vec::with_capacity(self.nodes.len());
         let mut values = Vec::with_capacity(self.nodes.len());
         let mut all_args = Vec::with_capacity(self.nodes.len());
+        let mut declined = Vec::with_capacity(self.nodes.len());
+        let mut refusal = None;
         for node in &self.nodes {
             let mut args = Vec::with_capacity(node.args.len());
             for a in &node.args {
@@ -421,15 +459,34 @@ impl FusedGroup {
                     Value::Node(j) => values[j],
                 });
             }
-            let (r, v) = node.member.geometries(&args)?;
-            rows.push(r);
-            values.push(v);
+            match node.member.geometries(&args) {
+                Ok((r, v)) => {
+                    rows.push(r);
+                    values.push(v);
+                    declined.push(false);
+                }
+                // A member nothing in the group reads may decline alone;
+                // the group runs if anything is left to compute.
+                Err(e) if self.detachable[rows.len()] => {
+                    refusal.get_or_insert(e);
+                    rows.push(Geometry::new(0, 0));
+                    values.push(Geometry::new(0, 0));
+                    declined.push(true);
+                }
+                Err(e) => return Err(e),
+            }
             all_args.push(args);
+        }
+        if let Some(e) = refusal {
+            if self.outputs.iter().all(|&i| declined[i]) {
+                return Err(e);
+            }
         }
         Ok(Sizes {
             rows,
             values,
             args: all_args,
+            declined,
         })
     }
 
@@ -438,6 +495,9 @@ impl FusedGroup {
     fn fold_and_publish(&mut self, sizes: &Sizes) -> Result<(), StripError> {
         for (k, &i) in self.outputs.iter().enumerate() {
             let m = &self.nodes[i].member;
+            if sizes.declined[i] {
+                continue;
+            }
             if matches!(m.kind(), super::kernel::Kind::Reduction(_)) {
                 m.fold(
                     &sizes.args[i],
@@ -449,8 +509,14 @@ impl FusedGroup {
             }
         }
         self.published_geometry.clear();
+        self.declined.clear();
         for (k, &i) in self.outputs.iter().enumerate() {
             let m = &self.nodes[i].member;
+            self.declined.push(sizes.declined[i]);
+            if sizes.declined[i] {
+                self.published_geometry.push(Geometry::new(0, 0));
+                continue;
+            }
             if matches!(m.kind(), super::kernel::Kind::Reduction(_)) {
                 std::mem::swap(&mut self.folded[k], &mut self.published[k]);
             } else {

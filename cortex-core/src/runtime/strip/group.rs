@@ -189,6 +189,7 @@ impl GroupBuilder {
             .map(|n| n.member.name())
             .collect::<Vec<_>>()
             .join("+");
+        let detachable = detachable(&self.nodes);
         Ok(FusedGroup {
             inputs: self.inputs,
             nodes: self.nodes,
@@ -197,6 +198,8 @@ impl GroupBuilder {
             folded,
             published,
             published_geometry: Vec::new(),
+            declined: Vec::new(),
+            detachable,
             internal: Vec::new(),
             arenas: Mutex::new(Vec::new()),
             signature,
@@ -224,6 +227,10 @@ pub struct FusedGroup {
     pub(crate) published: Vec<Store>,
     /// Per output: that value's geometry (empty before the first run).
     pub(crate) published_geometry: Vec<Geometry>,
+    /// Per output: whether its member declined the last run (no value).
+    pub(crate) declined: Vec<bool>,
+    /// Per member: whether it may decline a frame alone ([`detachable`]).
+    pub(crate) detachable: Vec<bool>,
     /// Per member: a whole-frame buffer, used by unfused runs only.
     pub(crate) internal: Vec<Store>,
     /// Per-worker scratch: one buffer per member, of a strip's rows plus halo.
@@ -255,4 +262,34 @@ impl std::fmt::Debug for FusedGroup {
             .field("outputs", &self.outputs)
             .finish()
     }
+}
+
+/// Per member: whether it may decline a frame alone while the rest of its
+/// group runs fused — its value leaves the group, no member reads it, and
+/// every value it reads is a group input or another leaving value, so its
+/// own whole-frame call can run after the group from values that exist
+/// outside it. The macro's code generation applies the same rule
+/// (`passes::fusion::Group::detachable`) to decide which members get a call
+/// of their own after a fused run.
+pub(crate) fn detachable(nodes: &[Node]) -> Vec<bool> {
+    let mut read = vec![false; nodes.len()];
+    for node in nodes {
+        for a in &node.args {
+            if let Value::Node(j) = *a {
+                read[j] = true;
+            }
+        }
+    }
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            node.output.is_some()
+                && !read[i]
+                && node.args.iter().all(|a| match *a {
+                    Value::Input(_) => true,
+                    Value::Node(j) => nodes[j].output.is_some(),
+                })
+        })
+        .collect()
 }
