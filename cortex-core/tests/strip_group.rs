@@ -908,6 +908,31 @@ fn a_member_nothing_reads_declines_alone_and_the_rest_runs_fused() {
         let mut whole = inside();
         assert_eq!(whole.run(&inputs, Strips::Auto).is_err(), odd, "{w}x{h}");
     }
+    // An empty input (a previous frame that does not exist yet) read only
+    // by a member that may decline alone: that member declines.
+    let with_prev = || {
+        let mut g = GroupBuilder::new();
+        let (x, prev) = (g.input(), g.input());
+        let a = g.kernel(Affine(2, 1), &[x]).unwrap();
+        let d = g.kernel(Add, &[a, prev]).unwrap();
+        g.output(a).unwrap();
+        g.output(d).unwrap();
+        g.build().unwrap()
+    };
+    let data: Vec<i32> = (0..20).collect();
+    let none: Vec<i32> = Vec::new();
+    let inputs = [
+        AnyPlane::new(&data, Geometry::new(5, 4)).unwrap(),
+        AnyPlane::new(&none, Geometry::new(0, 0)).unwrap(),
+    ];
+    let mut first = with_prev();
+    first.run(&inputs, Strips::Count(2)).unwrap();
+    assert_eq!(first.declined(), ["add"]);
+    let doubled: Vec<i32> = data.iter().map(|v| v * 2 + 1).collect();
+    assert_eq!(first.output::<i32>(0).unwrap().as_slice(), doubled);
+    let mut unfused = with_prev();
+    unfused.run_unfused(&inputs).unwrap();
+    assert_eq!(unfused.declined(), ["add"]);
     // A group whose every leaving member declines does not run at all.
     let mut only = GroupBuilder::new();
     let x = only.input();

@@ -286,6 +286,76 @@ fn resizes_run_inside_their_group_bit_identical_to_the_whole_frame_calls() {
     assert_eq!(groups.declined, 0);
 }
 
+/// What each frame's groups did, and which nodes ran their own calls.
+#[derive(Default)]
+struct Calls {
+    ir: Option<&'static cortex::GraphIr>,
+    fused: usize,
+    declined: usize,
+    own: Vec<String>,
+}
+
+impl Observer for Calls {
+    fn frame_begin(&mut self, ir: &'static cortex::GraphIr, _plan: &cortex::Plan) {
+        self.ir = Some(ir);
+    }
+    fn node_end(&mut self, node: cortex::ir::NodeId) {
+        if let Some(ir) = self.ir {
+            self.own.push(ir.nodes[node as usize].name.to_string());
+        }
+    }
+    fn group_end(&mut self, fused: bool) {
+        if fused {
+            self.fused += 1;
+        } else {
+            self.declined += 1;
+        }
+    }
+}
+
+#[test]
+fn motion_declines_alone_and_the_rest_of_its_group_runs_fused() {
+    // 97×61: the 16×12 motion grid does not divide the frame; 160×120 does,
+    // but its first frame has no previous one. Either way motion runs its
+    // own call and the rest of {gray, laplacian, scene, center, motion}
+    // stays fused — bit-identical to the unfused pipeline.
+    for (w, h) in [(97, 61), (160, 120)] {
+        let clip = SyntheticClip::new(w, h);
+        let (mut fused, mut plain) = (L2::new(), L2::new());
+        plain.set_fusion(false);
+        for i in 0..3 {
+            let frame = clip.frame(i);
+            let mut calls = Calls::default();
+            let got = fused
+                .run_observed(L2Mode::Balanced, &mut calls, &frame)
+                .unwrap();
+            let want = plain.run(L2Mode::Balanced, &frame).unwrap();
+            assert_eq!(got.fused.mapv(f32::to_bits), want.fused.mapv(f32::to_bits));
+            assert_eq!(got.blur, want.blur);
+            assert_eq!(got.scene, want.scene);
+            assert_eq!(got.qp_map, want.qp_map);
+            let ctx = format!("{w}x{h} frame {i}");
+            assert_eq!(calls.declined, 0, "{ctx}: no group fell back whole");
+            assert!(calls.fused >= 2, "{ctx}");
+            // Scene reads the previous frame too: alone on the first frame.
+            for (member, alone) in [
+                ("motion", w == 97 || i == 0),
+                ("scene", i == 0),
+                ("gray", false),
+                ("laplacian", false),
+                ("center", false),
+            ] {
+                assert_eq!(
+                    calls.own.iter().any(|n| n == member),
+                    alone,
+                    "{ctx}: {member} in {:?}",
+                    calls.own
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn l2_fused_stream_is_bit_identical_to_unfused_at_every_depth() {
     use cortex::stream::{Overflow, StreamOptions};

@@ -59,6 +59,39 @@ impl Group {
             .filter(|(_, v)| matches!(v, ValueRole::Internal))
             .map(|(&n, _)| n)
     }
+
+    /// Per member, in the order of `nodes`: whether it may decline a frame
+    /// alone while the rest of the group runs fused — its value leaves the
+    /// group, no member reads it, and every member value it reads leaves the
+    /// group too, so its own call can run after the group from values that
+    /// exist outside it. The runtime's fused group applies the same rule to
+    /// the members it builds.
+    pub fn detachable(&self, ir: &GraphIr) -> Vec<bool> {
+        let args_of = |id: NodeId| {
+            ir.nodes
+                .get(id as usize)
+                .into_iter()
+                .flat_map(|n| n.args.iter())
+                .filter_map(|a| match a {
+                    crate::model::ir::Arg::Value(Endpoint::Node(p)) => Some(*p),
+                    _ => None,
+                })
+        };
+        let leaving = |id: NodeId| {
+            self.nodes
+                .iter()
+                .position(|&n| n == id)
+                .is_some_and(|i| matches!(self.values[i], ValueRole::Leaving { .. }))
+        };
+        self.nodes
+            .iter()
+            .map(|&m| {
+                leaving(m)
+                    && !self.nodes.iter().any(|&n| args_of(n).any(|p| p == m))
+                    && args_of(m).all(|p| !self.contains(p) || leaving(p))
+            })
+            .collect()
+    }
 }
 
 /// Where a member's value goes.

@@ -278,7 +278,7 @@ impl Body<'_> {
             groups: std::collections::HashMap::new(),
         });
         // Per fused group: its members' own calls, gathered in order.
-        let mut fallbacks: Vec<Vec<TokenStream>> = self
+        let mut fallbacks: Vec<Vec<(NodeId, TokenStream)>> = self
             .fusion
             .map_or_else(Vec::new, |f| vec![Vec::new(); f.plan.groups.len()]);
         let live = |id: NodeId| self.live(id);
@@ -314,13 +314,16 @@ impl Body<'_> {
             {
                 // A fused group's member: its call is the group's unfused path;
                 // the group is emitted once its last member is reached.
-                fallbacks[k].push(quote! {
-                    #(#guards)*
-                    #obs.node_begin(#id);
-                    #compute
-                    #obs.node_end(#id);
-                    let #v = #result;
-                });
+                fallbacks[k].push((
+                    id,
+                    quote! {
+                        #(#guards)*
+                        #obs.node_begin(#id);
+                        #compute
+                        #obs.node_end(#id);
+                        let #v = #result;
+                    },
+                ));
                 let group = &f.plan.groups[k];
                 if group.nodes.last() == Some(&id) {
                     // Stage A of a pipelined run has no `self`: its groups live in

@@ -3,6 +3,8 @@
 //! strip by strip on the pool, move its leaving values into the members'
 //! values — or, when fusion is off or the group declines the frame, run the
 //! members' own calls one after the other, exactly as an unfused plan does.
+//! A member that may decline alone (`Group::detachable`) and did gets its
+//! own call after the group, from the values the group published.
 
 use cortex_core::access::StripShape;
 use cortex_core::ir::{Arg, Endpoint, GraphIr, NodeId};
@@ -19,8 +21,9 @@ pub(super) struct GroupSite<'a> {
     pub slot: TokenStream,
     /// Whether fusion is on (a `bool` expression).
     pub on: TokenStream,
-    /// The members' own calls, in order: the unfused path.
-    pub fallback: Vec<TokenStream>,
+    /// The members' own calls, in order, each with its member: the
+    /// unfused path.
+    pub fallback: Vec<(NodeId, TokenStream)>,
     /// Whether node `id` runs in the plan.
     pub live: &'a dyn Fn(NodeId) -> bool,
     /// The buffer field node `id` fills, if it fills one.
@@ -70,10 +73,20 @@ pub(super) fn group_block(
     let mut stores = Vec::new();
     let mut fresh_decls = Vec::new();
     let mut fresh_pats = Vec::new();
-    let mut tuple_fused = Vec::new();
+    // The leaving members' bindings once the group ran, in order.
+    let mut bindings = Vec::new();
+    // The outputs the group must publish for its run to count.
+    let mut required = Vec::new();
     let mut locals = Vec::new();
     let mut out_index = 0usize;
-    for (&m, role) in g.nodes.iter().zip(&g.values) {
+    let detachable = g.detachable(ir);
+    let own_call = |m: NodeId| {
+        site.fallback
+            .iter()
+            .find(|(id, _)| *id == m)
+            .map(|(_, call)| call.clone())
+    };
+    for ((&m, role), &alone) in g.nodes.iter().zip(&g.values).zip(&detachable) {
         let decl = &ast.nodes[m as usize];
         let Some(form) = &decl.strip else { continue };
         let form_expr = checked_form(c, form);
@@ -108,41 +121,62 @@ pub(super) fn group_block(
         outputs.push(quote!(__b.output(#h)?;));
         let local = node_local(ir, m, decl.name.span());
         locals.push(local.clone());
+        // Its own call after the group, when it may decline alone.
+        let alone = if alone { own_call(m) } else { None };
+        if alone.is_none() {
+            required.push(k);
+        }
         match (site.buffer)(m, Span::call_site()) {
             Some(field) => {
                 stores.push(quote! {
-                    __ok = __ok && #c::__private::StripForm::store(&#form_expr, __g, #k, &mut #field).is_ok();
+                    __have[#k] = #c::__private::StripForm::store(&#form_expr, __g, #k, &mut #field).is_ok();
                 });
-                tuple_fused.push(quote!(&#field));
+                bindings.push(match alone {
+                    Some(call) => quote! {
+                        let #local = if __have[#k] { &#field } else { #call #local };
+                    },
+                    None => quote!(let #local = &#field;),
+                });
             }
             None => {
                 let slot = format_ident!("__fused_value{}", k);
-                let bound = format_ident!("__fused_bound{}", k);
                 fresh_decls.push(quote!(let mut #slot = ::core::option::Option::None;));
                 stores.push(quote! {
-                    if __ok {
-                        let mut __value = ::core::default::Default::default();
-                        __ok = #c::__private::StripForm::store(&#form_expr, __g, #k, &mut __value).is_ok();
+                    let mut __value = ::core::default::Default::default();
+                    __have[#k] = #c::__private::StripForm::store(&#form_expr, __g, #k, &mut __value).is_ok();
+                    if __have[#k] {
                         #slot = ::core::option::Option::Some(__value);
                     }
                 });
-                fresh_pats.push((slot, bound.clone()));
-                tuple_fused.push(quote!(#bound));
+                match alone {
+                    Some(call) => bindings.push(quote! {
+                        let #local = match #slot.take() {
+                            ::core::option::Option::Some(__v) => __v,
+                            ::core::option::Option::None => { #call #local }
+                        };
+                    }),
+                    None => {
+                        let bound = format_ident!("__fused_bound{}", k);
+                        fresh_pats.push((slot, bound.clone()));
+                        bindings.push(quote!(let #local = #bound;));
+                    }
+                }
             }
         }
     }
     let n_inputs = inputs.len();
     let (slot, on) = (&site.slot, &site.on);
     let members: Vec<NodeId> = g.nodes.clone();
-    let fallback = &site.fallback;
+    let fallback = site.fallback.iter().map(|(_, call)| call);
     let (slots, bounds): (Vec<_>, Vec<_>) = fresh_pats.into_iter().unzip();
     let somes = bounds
         .iter()
         .map(|b| quote!(::core::option::Option::Some(#b)));
+    let n_out = out_index;
     quote! {
         #(#fresh_decls)*
         #obs.group_begin(&[#(#members),*]);
-        let __fused = match #slot.get(#on, #weights, |__b: &mut #c::__private::GroupBuilder| {
+        let (__fused, __have) = match #slot.get(#on, #weights, |__b: &mut #c::__private::GroupBuilder| {
             let __inputs: [#c::__private::GroupValue; #n_inputs] = ::core::array::from_fn(|_| __b.input());
             #(#adds)*
             #(#outputs)*
@@ -154,15 +188,20 @@ pub(super) fn group_block(
                     #[allow(unreachable_patterns)]
                     _ => false,
                 };
-                let mut __ok = __ran;
-                #(#stores)*
-                __ok
+                let mut __have = [false; #n_out];
+                if __ran {
+                    #(#stores)*
+                }
+                (__ran #(&& __have[#required])*, __have)
             }
-            ::core::option::Option::None => false,
+            ::core::option::Option::None => (false, [false; #n_out]),
         };
         #obs.group_end(__fused);
-        let (#(#locals,)*) = match (__fused, #(#slots,)*) {
-            (true, #(#somes,)*) => (#(#tuple_fused,)*),
+        let (#(#locals,)*) = match (__fused, #(#slots.take(),)*) {
+            (true, #(#somes,)*) => {
+                #(#bindings)*
+                (#(#locals,)*)
+            }
             _ => {
                 #(#fallback)*
                 (#(#locals,)*)

@@ -439,18 +439,32 @@ impl FusedGroup {
                 self.inputs
             )));
         }
+        let mut unusable = Vec::new();
+        let mut refusal = None;
         for (k, p) in inputs.iter().enumerate() {
             let g = p.geometry();
             if p.rows() != (0..g.height) {
                 return Err(StripError::Group(format!("input {k} is not a whole plane")));
             }
-            g.check(&format!("input {k}"))?;
+            if let Err(e) = g.check(&format!("input {k}")) {
+                // An input only members that may decline alone read (a
+                // previous frame that does not exist yet): they decline.
+                let readers_may_decline = self
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .all(|(i, n)| self.detachable[i] || !n.args.contains(&Value::Input(k)));
+                if !readers_may_decline {
+                    return Err(e);
+                }
+                unusable.push(k);
+                refusal.get_or_insert(e);
+            }
         }
         let mut rows = Vec::with_capacity(self.nodes.len());
         let mut values = Vec::with_capacity(self.nodes.len());
         let mut all_args = Vec::with_capacity(self.nodes.len());
         let mut declined = Vec::with_capacity(self.nodes.len());
-        let mut refusal = None;
         for node in &self.nodes {
             let mut args = Vec::with_capacity(node.args.len());
             for a in &node.args {
@@ -459,7 +473,16 @@ impl FusedGroup {
                     Value::Node(j) => values[j],
                 });
             }
-            match node.member.geometries(&args) {
+            let reads_unusable = node
+                .args
+                .iter()
+                .any(|a| matches!(a, Value::Input(k) if unusable.contains(k)));
+            let geometries = if reads_unusable {
+                Err(StripError::Group("reads an unusable input".into()))
+            } else {
+                node.member.geometries(&args)
+            };
+            match geometries {
                 Ok((r, v)) => {
                     rows.push(r);
                     values.push(v);

@@ -183,6 +183,11 @@ fn rows_in(len: usize, geometry: Geometry) -> usize {
 
 fn check_rows(len: usize, geometry: Geometry, first: usize) -> Result<(), StripError> {
     let n = geometry.row_len();
+    // An empty plane (a zero side, no elements) is a value, e.g. a previous
+    // frame before the first; a group refuses it before any kernel reads it.
+    if len == 0 && first == 0 && geometry.is_empty() {
+        return Ok(());
+    }
     let fits = n > 0
         && len % n == 0
         && first
