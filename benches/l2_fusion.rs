@@ -1,6 +1,6 @@
 //! L2 with its fused groups against the same pipeline with fusion off, on
 //! the sequential (`run_into`) and parallel (`run_parallel_into`) engines,
-//! at 768×576 and 1920×1080, in BALANCED and POWER_SAVE; and the fused
+//! at 768×576 and 1920×1080 (or `BENCH_SIZES`), in BALANCED and POWER_SAVE; and the fused
 //! groups' own time against their members' whole-frame calls.
 //!
 //! Interleaved rounds (every variant once per round, in rotating order, so
@@ -11,6 +11,7 @@
 //! ```text
 //! cargo bench --bench l2_fusion
 //! BENCH_ROUNDS=31 cargo bench --bench l2_fusion
+//! BENCH_SIZES=1366x768 cargo bench --bench l2_fusion
 //! ```
 
 use std::time::{Duration, Instant};
@@ -88,7 +89,18 @@ fn main() {
     println!("|---|---|---|---:|---:|---:|---:|");
     let mut chosen = Vec::new();
     let mut group_rows = Vec::new();
-    for (w, h) in [(768, 576), (1920, 1080)] {
+    // `BENCH_SIZES=1366x768,640x480` measures other sizes.
+    let sizes: Vec<(usize, usize)> = std::env::var("BENCH_SIZES")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .filter_map(|s| s.split_once('x'))
+                .filter_map(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
+                .collect()
+        })
+        .filter(|v: &Vec<(usize, usize)>| !v.is_empty())
+        .unwrap_or_else(|| vec![(768, 576), (1920, 1080)]);
+    for (w, h) in sizes {
         let clip = SyntheticClip::new(w, h);
         let frames: Vec<RgbFrame> = (0..frames_per_round).map(|f| clip.frame(f + 2)).collect();
         for mode in [L2Mode::Balanced, L2Mode::PowerSave] {

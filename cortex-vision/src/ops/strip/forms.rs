@@ -182,9 +182,9 @@ impl StripForm for BlurForm {
 /// `#[compilable(reduce = ops::strip::MotionForm(MotionParams::DEFAULT))]`.
 /// The cells are a reduction in the group; their expansion to the frame
 /// (nearest neighbour, as the whole-frame function does) happens when the
-/// value is stored. A first frame (no previous one) and a grid that does
-/// not divide the frame make the group decline, so the node's own call
-/// decides them.
+/// value is stored. On a first frame (no previous one) and where the grid
+/// does not divide the frame the member declines alone: the rest of its
+/// group runs fused and the node's own call gives the map.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MotionForm(pub MotionParams);
 
