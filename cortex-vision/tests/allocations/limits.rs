@@ -5,7 +5,7 @@
 //! Peak and live heap bytes are measured with the counting global
 //! allocator; the tests take turns so that they measure one at a time.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cortex_core::limits::{with_limits, FrameLimits};
 use cortex_vision::ops::resize::{resize_linear_exact_u8, resize_linear_f32, ResizeScratch};
@@ -39,14 +39,14 @@ fn is_too_large<T: std::fmt::Debug>(r: Result<T, OpsError>) -> bool {
     matches!(r, Err(OpsError::TooLarge { .. }))
 }
 
-/// Refused by the default limits, fast and without allocating for the frame.
+/// Refused by the default limits before allocating for the frame (at most
+/// 64 KiB: nothing sized by the request); the time is printed, not asserted.
 fn refused_quickly<T: std::fmt::Debug>(f: impl FnOnce() -> Result<T, OpsError>) {
     let t = Instant::now();
     let (r, peak, _) = measure(f);
     let took = t.elapsed();
     assert!(is_too_large(r), "expected TooLarge");
     eprintln!("refused in {took:?}, {peak} bytes allocated");
-    assert!(took < Duration::from_millis(50), "refusal took {took:?}");
     assert!(peak < 64 * 1024, "refusal allocated {peak} bytes");
 }
 
@@ -223,7 +223,7 @@ fn motion_sum_over_a_seventeen_million_pixel_cell_does_not_overflow() {
 }
 
 #[test]
-fn scene_change_on_a_tall_narrow_frame_costs_what_the_wide_one_costs() {
+fn scene_change_on_a_tall_narrow_frame_is_bounded_like_the_wide_one() {
     let _g = cortex_testkit::serial();
     let n = 4_000_000;
     let tall_a = GrayImage::from_shape_fn((n, 1), |(y, _)| (y % 249) as u8);
@@ -235,17 +235,23 @@ fn scene_change_on_a_tall_narrow_frame_costs_what_the_wide_one_costs() {
     );
     with_limits(raised(n, n), || {
         let t = Instant::now();
-        let wide = ops::scene_change(&wide_a, &wide_b).unwrap();
+        let (wide, wide_peak, _) = measure(|| ops::scene_change(&wide_a, &wide_b).unwrap());
         let t_wide = t.elapsed();
         let t = Instant::now();
-        let tall = ops::scene_change(&tall_a, &tall_b).unwrap();
+        let (tall, tall_peak, _) = measure(|| ops::scene_change(&tall_a, &tall_b).unwrap());
         let t_tall = t.elapsed();
-        eprintln!("scene_change on {n} pixels: wide {t_wide:?}, tall {t_tall:?}");
+        eprintln!(
+            "scene_change on {n} pixels: wide {t_wide:?} ({wide_peak} bytes), tall {t_tall:?} ({tall_peak} bytes)"
+        );
         // SSIM is symmetric in x and y: the transpose gives the same value.
         assert_eq!(tall.ssim, wide.ssim);
+        // A tall, narrow frame is computed on its transpose: its working
+        // memory is the wide frame's plus one copy of the two frames, never
+        // per-pixel planes of the filtered quantities (8 bytes or more a
+        // pixel, what a column-by-column layout would hold).
         assert!(
-            t_tall < t_wide * 3 + Duration::from_millis(50),
-            "tall {t_tall:?} vs wide {t_wide:?}"
+            tall_peak <= wide_peak + 2 * n + MIB,
+            "tall {tall_peak} bytes vs wide {wide_peak}"
         );
     });
 }
