@@ -493,8 +493,8 @@ impl Scratch {
         detected?;
         // Half-resolution pixel `x` is averaged from frame columns
         // `[x·cols/w, (x+1)·cols/w)` (2 columns for even sides).
-        let up = |v: u32, full: usize, half: usize| (v as usize * full / half) as u32;
-        let up_end = |v: u32, full: usize, half: usize| (v as usize * full).div_ceil(half) as u32;
+        let up = |v: usize, full: usize, half: usize| v * full / half;
+        let up_end = |v: usize, full: usize, half: usize| (v * full).div_ceil(half);
         let area_scale = (rows * cols) as f64 / (h * w) as f64;
         for r in &mut self.regions {
             let b = r.bbox;
@@ -552,11 +552,8 @@ impl Scratch {
         integral.clear();
         integral.resize((rows + 2) * stride, 0);
         for r in &self.regions {
-            let (x0, y0) = (r.bbox.x as usize, r.bbox.y as usize);
-            let (x1, y1) = (
-                (r.bbox.right() as usize).min(cols),
-                (r.bbox.bottom() as usize).min(rows),
-            );
+            let (x0, y0) = (r.bbox.x, r.bbox.y);
+            let (x1, y1) = (r.bbox.right().min(cols), r.bbox.bottom().min(rows));
             if x0 >= x1 || y0 >= y1 {
                 continue;
             }

@@ -35,9 +35,10 @@ use ndarray::ArrayView2;
 
 use crate::ops::{GrayImage, OpsError};
 
+pub use crate::ops::types::BBox;
 pub use params::{MserParams, Polarity};
 pub use partition::PartitionWorkspace;
-pub use regions::{BBox, Region, RegionBox, Regions};
+pub use regions::{Region, RegionBox, Regions};
 pub use workspace::MserWorkspace;
 
 /// An MSER detector with validated parameters.

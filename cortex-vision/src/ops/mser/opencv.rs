@@ -13,9 +13,10 @@ use opencv::core::{Mat, Point, Ptr, Rect, Scalar, ToInputArray, Vector, CV_8UC1}
 use opencv::features2d::MSER;
 use opencv::prelude::*;
 
-use super::regions::{BBox, Region};
+use super::regions::Region;
 use super::{checked_view, MserParams, Polarity};
 use crate::ops::opencv::{cv_err, gray_as_mat};
+use crate::ops::types::BBox;
 use crate::ops::{GrayImage, OpsError};
 
 /// The `opencv` crate this backend is built with, for callers of
@@ -142,6 +143,6 @@ fn bbox_of(pixels: &[(u32, u32)]) -> BBox {
     if pixels.is_empty() {
         BBox::default()
     } else {
-        BBox::from_corners(c.0, c.1, c.2, c.3)
+        BBox::from_corners(c.0 as usize, c.1 as usize, c.2 as usize, c.3 as usize)
     }
 }
