@@ -134,8 +134,7 @@ pub fn guint_fields(roi: RoiBox) -> (u32, u32, u32, u32) {
 /// fields become the meta's `guint` ones through [`guint_fields`]; clamp it
 /// into the frame first ([`clamp_box`]).
 pub fn attach_roi(buffer: &mut gst::BufferRef, roi: RoiBox, score: f64) {
-    let mut meta =
-        gst_video::VideoRegionOfInterestMeta::add(buffer, ROI_TYPE, guint_fields(roi));
+    let mut meta = gst_video::VideoRegionOfInterestMeta::add(buffer, ROI_TYPE, guint_fields(roi));
     meta.add_param(
         gst::Structure::builder(ROI_TYPE)
             .field("score", score)
