@@ -7,14 +7,16 @@
 #![cfg(feature = "runner")]
 
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
 use cortex::sources::SyntheticClip;
 use cortex::stream::Overflow;
-use cortex::streams::{Delivery, LiveOptions, StreamEnd, StreamId, StreamPool, StreamStats};
+use cortex::streams::{
+    Delivery, LiveOptions, StreamEnd, StreamId, StreamPool, StreamStats, StreamsError,
+};
 
 fn clip(w: usize, h: usize, from: u64, n: u64) -> Vec<RgbFrame> {
     let c = SyntheticClip::new(w, h);
@@ -570,4 +572,156 @@ fn a_frame_waiting_for_a_stolen_half_does_not_run_another_stream_inside() {
             }
         }
     }
+}
+
+/// What a callback saw when it called into its own pool; a deadlock there
+/// must fail the test rather than hang it, so the pool (whose drop would
+/// wait for the stuck worker) is leaked on a timeout.
+fn from_callback<R, P>(rx: &mpsc::Receiver<R>, pool: P) -> (R, P) {
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(r) => (r, pool),
+        Err(e) => {
+            std::mem::forget(pool);
+            panic!("the callback never reported: {e}");
+        }
+    }
+}
+
+/// A value a callback takes or uses once the test has put it there.
+type Slot<X> = Arc<Mutex<Option<X>>>;
+
+/// What the callback of `waiting_for_the_pool_from_its_own_worker_*` saw.
+type WaitReport = (
+    Result<StreamStats, StreamsError>,
+    Result<StreamStats, StreamsError>,
+    Result<Vec<StreamStats>, StreamsError>,
+    Vec<StreamStats>,
+);
+
+#[test]
+fn waiting_for_the_pool_from_its_own_worker_is_an_error_not_a_deadlock() {
+    // One worker: the callback's own, so any wait for the pool from it
+    // would wait for itself.
+    let pool = Arc::new(StreamPool::<Acc, i64>::new(1, |x| (x,)).unwrap());
+    let handle: Arc<OnceLock<Weak<StreamPool<Acc, i64>>>> = Arc::default();
+    handle.set(Arc::downgrade(&pool)).unwrap();
+    let (tx, rx) = mpsc::channel::<WaitReport>();
+    let other = pool.add_source(Acc::new(), AccMode::Full, [Ok::<_, String>(5)], |_| {});
+    let cb_handle = Arc::clone(&handle);
+    let id = pool.add_source(
+        Acc::new(),
+        AccMode::Full,
+        [1i64, 2, 3].map(Ok::<_, String>),
+        move |d| {
+            if d.index != 0 {
+                return;
+            }
+            let Some(pool) = cb_handle.get().and_then(Weak::upgrade) else {
+                return;
+            };
+            let report = (
+                pool.wait(d.stream),
+                pool.wait(other),
+                pool.try_wait_all(),
+                pool.wait_all(),
+            );
+            tx.send(report).unwrap();
+        },
+    );
+    let ((own, another, all, so_far), pool) = from_callback(&rx, pool);
+    assert_eq!(own, Err(StreamsError::OnOwnWorker));
+    assert_eq!(another, Err(StreamsError::OnOwnWorker));
+    assert_eq!(all, Err(StreamsError::OnOwnWorker));
+    // `wait_all` cannot wait there: the statistics so far, this stream's
+    // still running (no end yet, its first frame processed).
+    let mine = so_far.iter().find(|s| s.stream == id).unwrap();
+    assert_eq!((mine.end.clone(), mine.processed), (None, 1));
+    // The stream went on; from outside the pool, waiting works.
+    let stats = pool.wait(id).unwrap();
+    assert_eq!((stats.end, stats.processed), (Some(StreamEnd::Finished), 3));
+    assert_eq!(pool.try_wait_all().unwrap().len(), 2);
+}
+
+#[test]
+fn a_blocking_push_from_a_callback_into_a_full_queue_is_refused() {
+    let pool = StreamPool::<Acc, i64>::new(1, |x| (x,)).unwrap();
+    let slot: Slot<cortex::streams::LiveInput<Acc, i64>> = Arc::default();
+    let cb_slot = Arc::clone(&slot);
+    let (tx, rx) = mpsc::channel();
+    let blocking = LiveOptions {
+        queue: 1,
+        overflow: Overflow::Block,
+    };
+    let (got, mut keep) = collector(|o: &AccOutputs| o.acc);
+    let input = pool
+        .add_live(Acc::new(), AccMode::Full, blocking, move |d| {
+            let first = d.index == 0;
+            keep(d);
+            if !first {
+                return;
+            }
+            let slot = cb_slot.lock().unwrap();
+            let Some(input) = slot.as_ref() else { return };
+            // The running frame left the queue: room for one.
+            let room = input.try_push(2);
+            // Now full; room would need this very worker.
+            let full = input.try_push(3);
+            let full_plain = input.push(4);
+            tx.send((room, full, full_plain)).unwrap();
+        })
+        .unwrap();
+    let id = input.stream();
+    *slot.lock().unwrap() = Some(input);
+    slot.lock().unwrap().as_ref().unwrap().push(1).unwrap();
+    let ((room, full, full_plain), pool) = from_callback(&rx, pool);
+    assert!(room.is_ok(), "{room:?}");
+    assert_eq!(full.err(), Some((3, StreamsError::OnOwnWorker)));
+    assert_eq!(full_plain, Err(4));
+    drop(slot.lock().unwrap().take());
+    let stats = pool.wait(id).unwrap();
+    assert_eq!(stats.end, Some(StreamEnd::Finished));
+    assert_eq!(
+        (stats.received, stats.processed, stats.discarded),
+        (4, 2, 2)
+    );
+    assert_counts_add_up(&stats);
+    // Frames 1 and 2 ran, in order, on the stream's state.
+    assert_eq!(results(&got), acc_sequential(&[1, 2]));
+
+    // A stream that has ended says so.
+    let live = pool
+        .add_live(Acc::new(), AccMode::Full, LiveOptions::LATEST, |_| {})
+        .unwrap();
+    pool.remove(live.stream()).unwrap();
+    assert_eq!(
+        live.try_push(7).err(),
+        Some((7, StreamsError::Ended(live.stream())))
+    );
+}
+
+#[test]
+fn dropping_the_last_pool_handle_in_a_callback_does_not_wait_for_itself() {
+    let pool = Arc::new(StreamPool::<Acc, i64>::new(1, |x| (x,)).unwrap());
+    let slot: Slot<Arc<StreamPool<Acc, i64>>> = Arc::default();
+    let cb_slot = Arc::clone(&slot);
+    let (tx, rx) = mpsc::channel();
+    let input = pool
+        .add_live(Acc::new(), AccMode::Full, LiveOptions::LATEST, move |d| {
+            let last = cb_slot.lock().unwrap().take();
+            let had_it = last.is_some();
+            // The pool's last handle: its drop runs here, on the worker
+            // running this very frame.
+            drop(last);
+            tx.send((d.index, had_it)).unwrap();
+        })
+        .unwrap();
+    *slot.lock().unwrap() = Some(Arc::clone(&pool));
+    drop(pool);
+    input.push(1).unwrap();
+    let ((index, had_it), ()) = from_callback(&rx, ());
+    assert_eq!((index, had_it), (0, true));
+    // The dropped pool ended the stream (before the callback reported):
+    // it takes no more frames.
+    let id = input.stream();
+    assert_eq!(input.try_push(2).err(), Some((2, StreamsError::Ended(id))));
 }

@@ -36,6 +36,15 @@
 //! ([`Delivery::take_result`]) to a channel. It is dropped when its stream
 //! ends, so a channel it feeds closes once every stream is over.
 //!
+//! **Waiting from inside.** Code running on one of the pool's workers (a
+//! callback, a source, a node) must not wait for the pool: the worker it
+//! would wait for may be its own. The pool's workers know they are (a
+//! thread-local holds the pool's identity), so [`StreamPool::wait`],
+//! [`StreamPool::try_wait_all`] and a [`LiveInput::try_push`] that would
+//! block return [`StreamsError::OnOwnWorker`] there instead of waiting
+//! forever, and dropping the pool there ends its streams without waiting
+//! for their frames in flight.
+//!
 //! **Failures stay in their stream.** A node's error or panic fails that
 //! frame alone (the state stays that of the last good frame, as in every
 //! run); a source that ends, fails or panics ends its stream alone; a
@@ -51,9 +60,10 @@ mod queue;
 mod stats;
 mod worker;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -63,6 +73,15 @@ use crate::runtime::stream::{OverBudget, Overflow, StreamError, StreamOptions};
 
 use queue::{lock, Pushed, State, Stream, Work};
 pub use stats::{StreamEnd, StreamStats};
+
+/// Identity of the next pool ([`Shared::id`]); 0 is no pool.
+static NEXT_POOL_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The identity of the pool this thread is a worker of, 0 for any other
+    /// thread; set once when the worker starts.
+    static WORKER_OF: Cell<u64> = const { Cell::new(0) };
+}
 
 /// Borrows a pipeline's inputs from an owned frame: `|f| (f,)` for a
 /// pipeline of one input, for instance.
@@ -202,10 +221,22 @@ pub enum StreamsError {
     /// ([`LiveOptions::check_memory`]).
     #[error("{0}")]
     OverBudget(OverBudget),
+    /// Called on one of the pool's own workers (from a stream's callback,
+    /// source or node) where the call would wait for the pool: the worker
+    /// it would wait for may be the caller's own, so it could wait forever.
+    /// Hand the call to another thread (a channel).
+    #[error("cannot wait for the stream pool from one of its own workers")]
+    OnOwnWorker,
+    /// The stream has ended (removed, or its callback panicked) or its
+    /// input was closed: it takes no more frames.
+    #[error("{0} takes no more frames")]
+    Ended(StreamId),
 }
 
 /// What the pool's handle, the live inputs and the running tasks share.
 pub(crate) struct Shared<P: Pipeline, T> {
+    /// This pool's identity, what its workers' [`WORKER_OF`] holds.
+    id: u64,
     pool: rayon::ThreadPool,
     inputs: InputsOf<P, T>,
     /// Streams with a frame to run, in turn order; one spawned or
@@ -237,14 +268,24 @@ where
     }
 }
 
+impl<P: Pipeline, T> Shared<P, T> {
+    /// Whether the calling thread is one of this pool's workers.
+    fn on_own_worker(&self) -> bool {
+        WORKER_OF.with(Cell::get) == self.id
+    }
+}
+
 /// N streams, each with its own pipeline, on one worker pool (see the
 /// [module docs](self)). `T` is the owned frame a stream carries.
 ///
 /// Dropping the pool removes the streams still running and waits for their
-/// frames in flight. A stream's callback runs on a pool worker: dropping
-/// the pool, waiting on it, or pushing with `Overflow::Block` from inside a
-/// callback would wait for that worker itself; send results to another
-/// thread for that.
+/// frames in flight. A stream's callback runs on a pool worker, where
+/// waiting for the pool could wait for that worker itself: there,
+/// [`wait`](StreamPool::wait), [`try_wait_all`](StreamPool::try_wait_all)
+/// and a [`LiveInput::try_push`] that would block return
+/// [`StreamsError::OnOwnWorker`], and dropping the pool does not wait for
+/// the frames in flight (they finish on their own). Send results to another
+/// thread to wait there.
 pub struct StreamPool<P: Pipeline, T> {
     shared: Arc<Shared<P, T>>,
     threads: usize,
@@ -300,16 +341,30 @@ where
     /// [`Overflow::Block`], waits for room).
     ///
     /// # Errors
-    /// The frame back when the stream has ended (removed, or its callback
-    /// panicked); it is counted as discarded.
+    /// The frame back when [`LiveInput::try_push`] refuses it (it is
+    /// counted as discarded).
     pub fn push(&self, frame: T) -> Result<(), T> {
-        match self.stream.push(frame) {
+        self.try_push(frame).map_err(|(frame, _)| frame)
+    }
+
+    /// [`LiveInput::push`], saying why a frame was refused.
+    ///
+    /// # Errors
+    /// The frame back (counted as discarded) with
+    /// [`StreamsError::Ended`] when the stream has ended (removed, or its
+    /// callback panicked), or [`StreamsError::OnOwnWorker`] when, with
+    /// [`Overflow::Block`], the queue is full and the caller is one of the
+    /// pool's workers (a callback): room would come from a worker, maybe
+    /// the caller's own, so waiting for it could never end.
+    pub fn try_push(&self, frame: T) -> Result<(), (T, StreamsError)> {
+        match self.stream.push(frame, self.shared.on_own_worker()) {
             Pushed::Queued(true) => {
                 self.shared.make_ready(Arc::clone(&self.stream));
                 Ok(())
             }
             Pushed::Queued(false) => Ok(()),
-            Pushed::Refused(frame) => Err(frame),
+            Pushed::Refused(frame) => Err((frame, StreamsError::Ended(self.stream.id))),
+            Pushed::WouldWaitOnWorker(frame) => Err((frame, StreamsError::OnOwnWorker)),
         }
     }
 
@@ -355,13 +410,17 @@ where
         } else {
             threads
         };
+        let id = NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("cortex-streams-{i}"))
+            // Marks the worker before it runs any job.
+            .start_handler(move |_| WORKER_OF.with(|w| w.set(id)))
             .build()
             .map_err(|e| StreamsError::Pool(e.to_string()))?;
         Ok(StreamPool {
             shared: Arc::new(Shared {
+                id,
                 pool,
                 inputs,
                 ready: Mutex::new(VecDeque::new()),
@@ -548,8 +607,13 @@ where
     /// returns its final statistics.
     ///
     /// # Errors
-    /// [`StreamsError::UnknownStream`].
+    /// [`StreamsError::UnknownStream`]; [`StreamsError::OnOwnWorker`] when
+    /// called on one of the pool's workers (from a callback), where the
+    /// frame waited for may need the caller's own worker.
     pub fn wait(&self, id: StreamId) -> Result<StreamStats, StreamsError> {
+        if self.shared.on_own_worker() {
+            return Err(StreamsError::OnOwnWorker);
+        }
         let stream = self.stream(id)?;
         let mut s = lock(&stream.state);
         while s.end.is_none() || s.scheduled {
@@ -563,12 +627,28 @@ where
 
     /// Waits until every stream added so far has ended (a live stream ends
     /// when its input is dropped); returns their final statistics in the
-    /// order they were added.
+    /// order they were added. On one of the pool's own workers, where it
+    /// cannot wait ([`StreamPool::try_wait_all`]), it returns the
+    /// statistics so far ([`StreamPool::all_stats`]) at once.
     pub fn wait_all(&self) -> Vec<StreamStats> {
+        self.try_wait_all().unwrap_or_else(|_| self.all_stats())
+    }
+
+    /// [`StreamPool::wait_all`], refusing to wait where it could wait
+    /// forever.
+    ///
+    /// # Errors
+    /// [`StreamsError::OnOwnWorker`] when called on one of the pool's
+    /// workers (from a callback).
+    pub fn try_wait_all(&self) -> Result<Vec<StreamStats>, StreamsError> {
+        if self.shared.on_own_worker() {
+            return Err(StreamsError::OnOwnWorker);
+        }
         let ids: Vec<StreamId> = lock(&self.streams).keys().copied().collect();
-        ids.into_iter()
+        Ok(ids
+            .into_iter()
             .filter_map(|id| self.wait(id).ok())
-            .collect()
+            .collect())
     }
 }
 
@@ -579,8 +659,23 @@ impl<P: Pipeline, T> Drop for StreamPool<P, T> {
             lock(&stream.state).end_with(StreamEnd::Removed);
             stream.changed.notify_all();
         }
+        // On one of the pool's workers (the last handle dropped by a
+        // callback), a stream in flight may be the caller's own: waiting
+        // for it would never end, and its `work` lock is held further down
+        // this very stack. Ended streams in flight let go of their source
+        // and callback themselves when their frame finishes (`run_frame`),
+        // so only the idle ones are released here.
+        let own_worker = self.shared.on_own_worker();
         for stream in &streams {
             let mut s = lock(&stream.state);
+            if own_worker {
+                let busy = s.scheduled;
+                drop(s);
+                if !busy {
+                    stream.release();
+                }
+                continue;
+            }
             while s.scheduled {
                 s = stream
                     .changed

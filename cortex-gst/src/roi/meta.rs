@@ -107,6 +107,8 @@ pub fn copy_frame(
 /// Clamps a box into a `width × height` frame; `None` when nothing of it is
 /// inside (a meta must never point outside the picture).
 pub fn clamp_box(roi: RoiBox, width: u32, height: u32) -> Option<RoiBox> {
+    // A `u32` always fits in `usize` on the targets GStreamer runs on.
+    let (width, height) = (width as usize, height as usize);
     if roi.x >= width || roi.y >= height || roi.width == 0 || roi.height == 0 {
         return None;
     }
@@ -118,15 +120,21 @@ pub fn clamp_box(roi: RoiBox, width: u32, height: u32) -> Option<RoiBox> {
     })
 }
 
+/// The box as the `guint` fields GStreamer's meta and structures hold
+/// (saturating: a box clamped into a frame, whose sides are `guint`, always
+/// fits).
+pub fn guint_fields(roi: RoiBox) -> (u32, u32, u32, u32) {
+    let g = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+    (g(roi.x), g(roi.y), g(roi.width), g(roi.height))
+}
+
 /// Attaches the ROI of `report` to `buffer` as a
 /// `GstVideoRegionOfInterestMeta` of type [`ROI_TYPE`], its score in a
-/// parameter structure named [`ROI_TYPE`] (`score`, a double).
+/// parameter structure named [`ROI_TYPE`] (`score`, a double). The box's
+/// fields become the meta's `guint` ones through [`guint_fields`]; clamp it
+/// into the frame first ([`clamp_box`]).
 pub fn attach_roi(buffer: &mut gst::BufferRef, roi: RoiBox, score: f64) {
-    let mut meta = gst_video::VideoRegionOfInterestMeta::add(
-        buffer,
-        ROI_TYPE,
-        (roi.x, roi.y, roi.width, roi.height),
-    );
+    let mut meta = gst_video::VideoRegionOfInterestMeta::add(buffer, ROI_TYPE, guint_fields(roi));
     meta.add_param(
         gst::Structure::builder(ROI_TYPE)
             .field("score", score)
@@ -155,23 +163,12 @@ pub fn attach_regions(
     height: u32,
 ) {
     for (rank, r) in regions.iter().enumerate() {
-        let b = r.bbox;
-        let to_u32 = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-        let roi = RoiBox {
-            x: to_u32(b.x),
-            y: to_u32(b.y),
-            width: to_u32(b.width),
-            height: to_u32(b.height),
-        };
-        let Some(roi) = clamp_box(roi, width, height) else {
+        let Some(roi) = clamp_box(r.bbox, width, height) else {
             continue;
         };
         let delta_qp = r.delta_qp(strength, QP_RANGE);
-        let mut meta = gst_video::VideoRegionOfInterestMeta::add(
-            buffer,
-            REGION_TYPE,
-            (roi.x, roi.y, roi.width, roi.height),
-        );
+        let mut meta =
+            gst_video::VideoRegionOfInterestMeta::add(buffer, REGION_TYPE, guint_fields(roi));
         for encoder in ["roi/vaapi", "roi/msdk"] {
             meta.add_param(
                 gst::Structure::builder(encoder)
@@ -264,10 +261,12 @@ pub fn message_structure(
         s.set("pts", pts.nseconds());
     }
     if let Some(b) = info.roi {
-        s.set("x", b.x);
-        s.set("y", b.y);
-        s.set("width", b.width);
-        s.set("height", b.height);
+        // `guint` fields, as the meta's.
+        let (x, y, width, height) = guint_fields(b);
+        s.set("x", x);
+        s.set("y", y);
+        s.set("width", width);
+        s.set("height", height);
     }
     for (name, value) in &report.fields {
         match value {

@@ -76,18 +76,10 @@ pub(crate) static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
     )
 });
 
-/// A region of interest in pixels, `(x, y)` its top-left corner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RoiBox {
-    /// Left column.
-    pub x: u32,
-    /// Top row.
-    pub y: u32,
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-}
+/// A region of interest in pixels, `(x, y)` its top-left corner: the
+/// project's one box type, the one the kernels report. The meta and the
+/// element message carry its fields as `guint` (see [`meta::attach_roi`]).
+pub use cortex_vision::ops::BBox as RoiBox;
 
 /// A value in the element message.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,16 +128,11 @@ pub trait RoiPipeline: for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)> + Send + '
     fn report(outputs: &Self::Outputs) -> RoiReport;
 }
 
-fn to_u32(v: usize) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
-}
-
 impl RoiPipeline for L2 {
     /// The JPEG region's box and peak score; message fields
     /// `blur-variance`, `blurry`, `scene-changed`, `ssim` (when there was a
     /// comparable previous frame) and `jpeg-bytes`.
     fn report(out: &L2Outputs) -> RoiReport {
-        let b = out.roi.bbox;
         let mut fields = vec![
             ("blur-variance", FieldValue::F64(out.blur.variance)),
             ("blurry", FieldValue::Bool(out.blur.is_blurry)),
@@ -156,12 +143,7 @@ impl RoiPipeline for L2 {
             fields.push(("ssim", FieldValue::F64(ssim)));
         }
         RoiReport {
-            roi: Some(RoiBox {
-                x: to_u32(b.x),
-                y: to_u32(b.y),
-                width: to_u32(b.width),
-                height: to_u32(b.height),
-            }),
+            roi: Some(out.roi.bbox),
             score: f64::from(out.roi.score),
             fields,
             regions: out.regions.regions.clone(),

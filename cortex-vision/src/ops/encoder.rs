@@ -21,6 +21,7 @@ use super::border::{check_frame, contiguous};
 use super::jpeg::{encode_rgb, JpegScratch, RgbView};
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
+pub use super::types::BBox;
 use super::types::{OpsError, RgbFrame, ScoreMap};
 
 /// Parameters of [`encode_roi_with`].
@@ -86,19 +87,6 @@ impl EncoderParams {
         }
         Ok(())
     }
-}
-
-/// An axis-aligned box in pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BBox {
-    /// Left column.
-    pub x: usize,
-    /// Top row.
-    pub y: usize,
-    /// Width (at least 1).
-    pub width: usize,
-    /// Height (at least 1).
-    pub height: usize,
 }
 
 /// The encoded region of interest.

@@ -26,14 +26,14 @@ pub(crate) mod simd;
 pub mod ssim;
 pub mod strip;
 
-pub use types::{GrayImage, OpsError, RgbFrame, ScoreMap};
+pub use types::{BBox, GrayImage, OpsError, RgbFrame, ScoreMap};
 
 pub use blur::{blur_detector, blur_detector_with, laplacian_variance, BlurParams, BlurReport};
 pub use center::{
     center_crop, center_crop_into, center_crop_with, center_prior_into, CenterParams,
 };
 pub use encoder::{
-    encode_roi, encode_roi_into, encode_roi_with, select_roi, BBox, EncodedRoi, EncoderParams,
+    encode_roi, encode_roi_into, encode_roi_with, select_roi, EncodedRoi, EncoderParams,
 };
 pub use fusion::{fuse_into, score_fusion, score_fusion_into, FUSION_KEYS};
 pub use gray::{to_gray, to_gray_into};

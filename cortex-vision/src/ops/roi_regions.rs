@@ -17,7 +17,7 @@
 use cortex_core::heap::HeapBytes;
 
 use super::border::check_frame;
-use super::encoder::BBox;
+use super::types::BBox;
 use super::types::{OpsError, ScoreMap};
 
 /// The default strength of [`Region::qp_offset`]: the strongest region

@@ -39,6 +39,11 @@ use crate::ops::resize::{resize_linear_exact_u8, ResizeScratch};
 use crate::ops::scratch::{vec_bytes, with_scratch, Slot};
 use crate::ops::{GrayImage, OpsError, ScoreMap};
 
+/// The same node on OpenCV's MSER (feature `opencv`); it lives with the
+/// other OpenCV backends in [`crate::ops::opencv`].
+#[cfg(feature = "opencv")]
+pub use crate::ops::opencv::text_roi_opencv;
+
 /// Parameters of [`text_roi_with`]; see the module docs for the defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TextRoiParams {
@@ -326,15 +331,16 @@ impl TextRoiDetector {
     }
 }
 
-/// Memory reused from frame to frame.
+/// Memory reused from frame to frame (crate-visible for the OpenCV
+/// backend, which fills `regions` from `cv::MSER` and calls `finish`).
 #[derive(Debug, Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     ws: [MserWorkspace; 2],
     /// Partitioned MSER, one workspace per polarity.
     parts: [PartitionWorkspace; 2],
     /// The bright polarity's boxes while both run at once.
     bright: Vec<RegionBox>,
-    regions: Vec<RegionBox>,
+    pub(crate) regions: Vec<RegionBox>,
     /// Wrapping `u32` integral image of the region-count map; box sums of it
     /// are exact as long as they are below 2³².
     integral: Vec<u32>,
@@ -493,8 +499,8 @@ impl Scratch {
         detected?;
         // Half-resolution pixel `x` is averaged from frame columns
         // `[x·cols/w, (x+1)·cols/w)` (2 columns for even sides).
-        let up = |v: u32, full: usize, half: usize| (v as usize * full / half) as u32;
-        let up_end = |v: u32, full: usize, half: usize| (v as usize * full).div_ceil(half) as u32;
+        let up = |v: usize, full: usize, half: usize| v * full / half;
+        let up_end = |v: usize, full: usize, half: usize| (v * full).div_ceil(half);
         let area_scale = (rows * cols) as f64 / (h * w) as f64;
         for r in &mut self.regions {
             let b = r.bbox;
@@ -510,7 +516,7 @@ impl Scratch {
     }
 
     /// Filters `self.regions` and builds the map and the box list.
-    fn finish(
+    pub(crate) fn finish(
         &mut self,
         (rows, cols): (usize, usize),
         params: &TextRoiParams,
@@ -552,11 +558,8 @@ impl Scratch {
         integral.clear();
         integral.resize((rows + 2) * stride, 0);
         for r in &self.regions {
-            let (x0, y0) = (r.bbox.x as usize, r.bbox.y as usize);
-            let (x1, y1) = (
-                (r.bbox.right() as usize).min(cols),
-                (r.bbox.bottom() as usize).min(rows),
-            );
+            let (x0, y0) = (r.bbox.x, r.bbox.y);
+            let (x1, y1) = (r.bbox.right().min(cols), r.bbox.bottom().min(rows));
             if x0 >= x1 || y0 >= y1 {
                 continue;
             }
@@ -604,7 +607,7 @@ impl Scratch {
 
 /// Validates the parameters and rejects empty images and images over the
 /// frame limits.
-fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<(), OpsError> {
+pub(crate) fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<(), OpsError> {
     params.validate()?;
     let (rows, cols) = gray.dim();
     if rows == 0 || cols == 0 {
@@ -615,36 +618,6 @@ fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<(), OpsError>
         });
     }
     crate::ops::border::check_limits("gray", rows, cols)
-}
-
-/// `text_roi_with` on OpenCV's MSER (feature `opencv`): the `external_call`
-/// backend of the node. Same filters and map; since the regions are the
-/// same, so are the results (the polarities run one after the other).
-/// Always at full resolution (`half_resolution` is ignored).
-#[cfg(feature = "opencv")]
-pub fn text_roi_opencv(gray: &GrayImage, params: &TextRoiParams) -> Result<TextRoi, OpsError> {
-    use crate::ops::mser::opencv::OpenCvMser;
-    check_input(gray, params)?;
-    let mut cv = OpenCvMser::new(params.mser)?;
-    let regions = cv
-        .detect(gray, params.polarity)?
-        .into_iter()
-        .map(|r| RegionBox {
-            bbox: r.bbox,
-            area: r.pixels.len() as u32,
-            polarity: r.polarity,
-        })
-        .collect();
-    let mut scratch = Scratch {
-        regions,
-        ..Scratch::default()
-    };
-    let mut out = TextRoi {
-        map: ScoreMap::zeros((0, 0)),
-        boxes: Vec::new(),
-    };
-    scratch.finish(gray.dim(), params, &mut out.map, Some(&mut out.boxes));
-    Ok(out)
 }
 
 /// In-place 2D inclusive prefix sum (mod 2³²) of a `rows × stride` buffer.

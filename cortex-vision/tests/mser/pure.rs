@@ -151,7 +151,7 @@ fn rect_on_noise(rect: BBox, dark: u8) -> GrayImage {
     let mut img = Array2::from_shape_fn((120, 160), |_| 200 + rng.below(30) as u8);
     for y in rect.y..rect.bottom() {
         for x in rect.x..rect.right() {
-            img[[y as usize, x as usize]] = dark;
+            img[[y, x]] = dark;
         }
     }
     img
@@ -171,7 +171,7 @@ fn dark_rectangle_on_bright_noise_is_found() {
         .iter()
         .find(|r| r.bbox == rect)
         .expect("rectangle region");
-    assert_eq!(hit.area(), (rect.width * rect.height) as usize);
+    assert_eq!(hit.area(), rect.width * rect.height);
     assert_eq!(hit.polarity, Polarity::Dark);
     // Bright pass: the rectangle is a hole, not a region.
     let bright = mser().detect(&img, Polarity::Bright).expect("ok");
@@ -195,7 +195,7 @@ fn nested_rectangles_give_nested_regions() {
     let mut img = rect_on_noise(outer, 120);
     for y in inner.y..inner.bottom() {
         for x in inner.x..inner.right() {
-            img[[y as usize, x as usize]] = 10;
+            img[[y, x]] = 10;
         }
     }
     let boxes: Vec<BBox> = mser()
@@ -288,7 +288,8 @@ fn check_extremal(img: &GrayImage, regions: &[Region], p: &MserParams) {
             (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
             max_in = max_in.max(level(x, y));
         }
-        assert_eq!(r.bbox, BBox::from_corners(x0, y0, x1, y1));
+        let c = [x0, y0, x1, y1].map(|v| v as usize);
+        assert_eq!(r.bbox, BBox::from_corners(c[0], c[1], c[2], c[3]));
         // Outer boundary strictly above, interior only (the frame is a wall).
         let mut seen = 0usize;
         let mut stack = vec![r.pixels[0]];
@@ -483,7 +484,7 @@ fn very_wide_image() {
     };
     for y in block.y..block.bottom() {
         for x in block.x..block.right() {
-            img[[y as usize, x as usize]] = 10;
+            img[[y, x]] = 10;
         }
     }
     let regions = mser().detect(&img, Polarity::Dark).expect("ok");

@@ -9,10 +9,7 @@ use cortex_vision::ops::text_roi::{
 use cortex_vision::ops::{GrayImage, OpsError, ScoreMap};
 
 fn mean_in(map: &ScoreMap, b: BBox) -> f32 {
-    let view = map.slice(ndarray::s![
-        b.y as usize..b.bottom() as usize,
-        b.x as usize..b.right() as usize
-    ]);
+    let view = map.slice(ndarray::s![b.y..b.bottom(), b.x..b.right()]);
     view.sum() / view.len() as f32
 }
 
@@ -222,10 +219,7 @@ fn map_is_the_documented_box_density() {
     for r in &kept {
         let b = r.bbox;
         count
-            .slice_mut(ndarray::s![
-                b.y as usize..b.bottom() as usize,
-                b.x as usize..b.right() as usize
-            ])
+            .slice_mut(ndarray::s![b.y..b.bottom(), b.x..b.right()])
             .mapv_inplace(|c| c + 1.0);
     }
     let radius = ((p.smooth_frac * rows.min(cols) as f32).round() as usize).max(1);

@@ -34,10 +34,7 @@ fn check_shape(img: &GrayImage, roi: &TextRoi) {
     assert!(roi.boxes.windows(2).all(|w| w[0] < w[1]));
     for b in &roi.boxes {
         assert!(b.width > 0 && b.height > 0);
-        assert!(
-            b.right() as usize <= cols && b.bottom() as usize <= rows,
-            "{b:?}"
-        );
+        assert!(b.right() <= cols && b.bottom() <= rows, "{b:?}");
     }
 }
 

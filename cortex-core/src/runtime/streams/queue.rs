@@ -104,17 +104,26 @@ pub(crate) enum Pushed<T> {
     Queued(bool),
     /// The stream no longer takes frames.
     Refused(T),
+    /// The queue is full under [`Overflow::Block`] and the caller is one
+    /// of the pool's workers, which must not wait for room.
+    WouldWaitOnWorker(T),
 }
 
 impl<P: Pipeline, T> Stream<P, T> {
     /// Queues `frame` under the overflow policy (with [`Overflow::Block`],
-    /// waiting for room).
-    pub(crate) fn push(&self, frame: T) -> Pushed<T> {
+    /// waiting for room, unless `on_worker`: the caller is one of the
+    /// pool's workers, and the room would have to come from a worker).
+    pub(crate) fn push(&self, frame: T, on_worker: bool) -> Pushed<T> {
         let now = Instant::now();
         let mut s = lock(&self.state);
         if s.end.is_none() && s.open {
             match self.overflow {
                 Overflow::Block => {
+                    if on_worker && s.items.len() >= self.capacity {
+                        s.counters.arrived(now);
+                        s.counters.discarded += 1;
+                        return Pushed::WouldWaitOnWorker(frame);
+                    }
                     while s.items.len() >= self.capacity && s.end.is_none() && s.open {
                         s = self.changed.wait(s).unwrap_or_else(PoisonError::into_inner);
                     }

@@ -1,9 +1,10 @@
 //! Turns the selected tree nodes into output regions.
 
 use super::fastdiv::RowSplitter;
-use super::regions::{BBox, RegionBox, Regions};
+use super::regions::{RegionBox, Regions};
 use super::tree::Node;
 use super::Polarity;
+use crate::ops::types::BBox;
 
 /// Appends the selected nodes with their pixels: each node's pixels are the
 /// contiguous range `order[start..start + size]` (see `flood`).
@@ -52,9 +53,10 @@ pub(super) fn join_corners(a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
     ]
 }
 
-/// The box of non-empty corners.
+/// The box of non-empty corners (pixel coordinates are `u32` here to keep
+/// the per-pixel buffers small; a `u32` always fits in `usize`).
 pub(super) fn corners_box([x0, y0, x1, y1]: [u32; 4]) -> BBox {
-    BBox::from_corners(x0, y0, x1, y1)
+    BBox::from_corners(x0 as usize, y0 as usize, x1 as usize, y1 as usize)
 }
 
 /// Appends the pixels at the image indices `pixels` (rows moved down by
@@ -170,7 +172,7 @@ pub(super) fn boxes_into(
     }
     sweep_spans(order, cols, scratch, |slot, [x0, y0, x1, y1]| {
         if let Some(b) = out.get_mut(first + slot as usize) {
-            b.bbox = BBox::from_corners(x0, y0, x1, y1);
+            b.bbox = corners_box([x0, y0, x1, y1]);
         }
     });
 }

@@ -28,16 +28,19 @@ mod stability;
 mod tree;
 mod workspace;
 
+/// The same op calling OpenCV (feature `opencv`); it lives with the other
+/// OpenCV backends in [`crate::ops::opencv::mser`].
 #[cfg(feature = "opencv")]
-pub mod opencv;
+pub use crate::ops::opencv::mser as opencv;
 
 use ndarray::ArrayView2;
 
 use crate::ops::{GrayImage, OpsError};
 
+pub use crate::ops::types::BBox;
 pub use params::{MserParams, Polarity};
 pub use partition::PartitionWorkspace;
-pub use regions::{BBox, Region, RegionBox, Regions};
+pub use regions::{Region, RegionBox, Regions};
 pub use workspace::MserWorkspace;
 
 /// An MSER detector with validated parameters.
@@ -335,7 +338,7 @@ impl PassOutput for Vec<RegionBox> {
 /// [`OpsError::TooLarge`]; smaller than 3×3 → `None` (no interior, hence no
 /// regions); more pixels than the flood's index encoding allows → error.
 /// Every public entry point calls it before allocating anything.
-fn checked_view(gray: &GrayImage) -> Result<Option<ArrayView2<'_, u8>>, OpsError> {
+pub(crate) fn checked_view(gray: &GrayImage) -> Result<Option<ArrayView2<'_, u8>>, OpsError> {
     let (rows, cols) = gray.dim();
     Ok(check_dims(rows, cols)?.then(|| gray.view()))
 }

@@ -86,7 +86,7 @@ pub enum Polarity {
 
 impl Polarity {
     /// The single passes this polarity stands for, in output order.
-    pub(super) fn passes(self) -> &'static [Polarity] {
+    pub(crate) fn passes(self) -> &'static [Polarity] {
         match self {
             Polarity::Dark => &[Polarity::Dark],
             Polarity::Bright => &[Polarity::Bright],

@@ -1,67 +1,8 @@
-//! Output types of the MSER detector: boxes, owned regions, and a flat
-//! region list that reuses its buffers from frame to frame.
+//! Output types of the MSER detector: region boxes, owned regions, and a
+//! flat region list that reuses its buffers from frame to frame.
 
 use super::Polarity;
-
-/// An axis-aligned box in pixel coordinates: columns `x .. x + width`, rows
-/// `y .. y + height`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct BBox {
-    /// Left column.
-    pub x: u32,
-    /// Top row.
-    pub y: u32,
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-}
-
-impl BBox {
-    /// The box spanning the inclusive corners `(x0, y0)` and `(x1, y1)`.
-    pub fn from_corners(x0: u32, y0: u32, x1: u32, y1: u32) -> Self {
-        Self {
-            x: x0,
-            y: y0,
-            width: x1.saturating_sub(x0) + 1,
-            height: y1.saturating_sub(y0) + 1,
-        }
-    }
-
-    /// Number of pixels covered.
-    pub fn area(&self) -> u64 {
-        u64::from(self.width) * u64::from(self.height)
-    }
-
-    /// One past the right column.
-    pub fn right(&self) -> u32 {
-        self.x.saturating_add(self.width)
-    }
-
-    /// One past the bottom row.
-    pub fn bottom(&self) -> u32 {
-        self.y.saturating_add(self.height)
-    }
-
-    /// Intersection over union with `other`, 0 when either box is empty.
-    pub fn iou(&self, other: &BBox) -> f64 {
-        let ix = self
-            .right()
-            .min(other.right())
-            .saturating_sub(self.x.max(other.x));
-        let iy = self
-            .bottom()
-            .min(other.bottom())
-            .saturating_sub(self.y.max(other.y));
-        let inter = u64::from(ix) * u64::from(iy);
-        let union = self.area() + other.area() - inter;
-        if union == 0 {
-            0.0
-        } else {
-            inter as f64 / union as f64
-        }
-    }
-}
+use crate::ops::types::BBox;
 
 /// A detected region without its pixels: what the box-only detector returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -109,12 +109,12 @@ pub fn glyph_line(
             stroke(img, a, b, t, value);
         }
     }
-    let width = (n as f32 * (w + 0.35 * h)) as u32;
+    let width = (n as f32 * (w + 0.35 * h)) as usize;
     BBox {
-        x: x as u32,
-        y: y as u32,
+        x,
+        y,
         width,
-        height: height as u32,
+        height,
     }
 }
 

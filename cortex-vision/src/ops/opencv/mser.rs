@@ -1,6 +1,6 @@
 //! The MSER op calling OpenCV's `cv::MSER` (feature `opencv`): the
 //! `external_call` backend, and the reference the pure-Rust detector is
-//! tested and benchmarked against.
+//! tested and benchmarked against. Also reachable as `ops::mser::opencv`.
 //!
 //! One polarity uses `setPass2Only(true)`, which runs only OpenCV's second
 //! (bright-region) pass; dark regions are the bright regions of the inverted
@@ -13,9 +13,9 @@ use opencv::core::{Mat, Point, Ptr, Rect, Scalar, ToInputArray, Vector, CV_8UC1}
 use opencv::features2d::MSER;
 use opencv::prelude::*;
 
-use super::regions::{BBox, Region};
-use super::{checked_view, MserParams, Polarity};
-use crate::ops::opencv::{cv_err, gray_as_mat};
+use super::{cv_err, gray_as_mat};
+use crate::ops::mser::{checked_view, MserParams, Polarity, Region};
+use crate::ops::types::BBox;
 use crate::ops::{GrayImage, OpsError};
 
 /// The `opencv` crate this backend is built with, for callers of
@@ -36,7 +36,7 @@ impl std::fmt::Debug for OpenCvMser {
 }
 
 impl OpenCvMser {
-    /// Creates `cv::MSER` with `params` (validated as for [`super::Mser`]).
+    /// Creates `cv::MSER` with `params` (validated as for [`crate::ops::mser::Mser`]).
     pub fn new(params: MserParams) -> Result<Self, OpsError> {
         params.validate()?;
         let to_i32 = |name: &'static str, v: u32| {
@@ -62,7 +62,7 @@ impl OpenCvMser {
 
     /// Regions of the given polarity with their pixels, dark ones first.
     /// Empty images are an error and images under 3×3 give no regions, as
-    /// for [`super::Mser`].
+    /// for [`crate::ops::mser::Mser`].
     pub fn detect(
         &mut self,
         gray: &GrayImage,
@@ -142,6 +142,6 @@ fn bbox_of(pixels: &[(u32, u32)]) -> BBox {
     if pixels.is_empty() {
         BBox::default()
     } else {
-        BBox::from_corners(c.0, c.1, c.2, c.3)
+        BBox::from_corners(c.0 as usize, c.1 as usize, c.2 as usize, c.3 as usize)
     }
 }
