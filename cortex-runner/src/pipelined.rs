@@ -1,10 +1,10 @@
 //! The pipelined engine's glue: [`App::parallel`] and
 //! [`App::parallel_with`] capture the engines of a `#[parallel]` pipeline,
 //! each frame is taken apart into the pipeline's owned inputs and the rest
-//! (on the producer thread) and put back together when its results arrive,
-//! and a resolution change ends one stream and starts the next.
+//! (on the producer thread; the rest rides along as the stream's tag) and
+//! put back together when its results arrive, and a resolution change ends
+//! one stream and starts the next.
 
-use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::{Mutex, PoisonError};
 
@@ -84,8 +84,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The pipelined engine of a `#[parallel]` pipeline `P`: `split` turns a
 /// frame into the pipeline's owned inputs and what is left of the frame
-/// (on the producer thread), `join` puts the inputs back into that rest
-/// when the frame's results arrive, so the runner sees whole frames.
+/// (on the producer thread); the rest travels with the inputs as the
+/// stream's tag, and `join` puts the inputs back into it when the frame's
+/// results arrive, so the runner sees whole frames.
 fn stream_fn<P, S, J>(split: S, join: J) -> StreamRunFn<P>
 where
     P: ParallelPipeline + 'static,
@@ -93,20 +94,14 @@ where
     J: Fn(P::OwnedInputs, &mut Frame) + 'static,
 {
     Box::new(move |pipeline, mode, frames, options, on_result| {
-        // The rests of the frames pulled so far and not yet delivered, in
-        // source order (the producer pushes before the frame enters the
-        // queue, so a delivered frame's rest is always there).
-        let rests: Mutex<VecDeque<Frame>> = Mutex::new(VecDeque::new());
+        // Written on the producer thread, read once it has been joined.
         let failure: Mutex<Option<RunnerError>> = Mutex::new(None);
         let split = &split;
-        let (rests_ref, failure_ref) = (&rests, &failure);
-        let inputs = frames.map_while(move |frame| {
+        let failure_ref = &failure;
+        let tagged = frames.map_while(move |frame| {
             let index = frame.index;
             match split(frame) {
-                Ok((inputs, rest)) => {
-                    lock(rests_ref).push_back(rest);
-                    Some(inputs)
-                }
+                Ok((inputs, rest)) => Some((rest, inputs)),
                 Err(e) => {
                     *lock(failure_ref) = Some(RunnerError::Adapter {
                         frame: index,
@@ -116,21 +111,11 @@ where
                 }
             }
         });
-        let mut popped = 0u64;
-        let report = pipeline.run_stream(mode, inputs, options, |r| {
-            let mut rests = lock(&rests);
-            // Frames the overflow policy dropped left their rests too.
-            while popped < r.index {
-                rests.pop_front();
-                popped += 1;
-            }
-            let Some(mut frame) = rests.pop_front() else {
-                return ControlFlow::Break(());
-            };
-            popped += 1;
-            drop(rests);
+        let report = pipeline.run_stream_tagged(mode, tagged, options, |r| {
+            let mut frame = r.tag;
             join(r.inputs, &mut frame);
             on_result(StreamFrame {
+                tag: (),
                 index: r.index,
                 dropped_before: r.dropped_before,
                 inputs: frame,

@@ -2,7 +2,8 @@
 //! bit-identical to the sequential run on the frames that were processed, a
 //! failing frame failing alone (later frames see the last good state), and
 //! exact counts of the frames a full queue dropped; a panicking node or
-//! source loses no frame in flight.
+//! source loses no frame in flight; a tag carried with each frame
+//! (`run_stream_tagged`) comes back with that frame alone.
 #![cfg(feature = "runner")]
 
 use std::ops::ControlFlow;
@@ -541,4 +542,110 @@ fn run_stream_refuses_options_whose_frames_cannot_fit_the_memory_budget() {
         })
         .unwrap();
     assert_eq!(report.processed, 3);
+}
+
+/// `run_stream_tagged`: each frame's tag comes back with that frame's own
+/// result, in order, whether the frame succeeded, failed on a node error or
+/// on a node panic, at 1, 2 and 4 frames in flight; the results and the
+/// state are `run_stream`'s.
+#[test]
+fn tags_come_back_in_order_with_their_frames_and_failures() {
+    let (want, seq) = sequential_boom(&BOOM);
+    assert!(want.iter().any(|r| r.is_err()) && want.iter().any(|r| r.is_ok()));
+    for in_flight in [1, 2, 4] {
+        let mut p = Boom::new();
+        let mut got = Vec::new();
+        let opts = StreamOptions {
+            in_flight,
+            ..StreamOptions::default()
+        };
+        // The tag: the frame's position and a text owning heap memory.
+        let frames = BOOM
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| ((i as u64, format!("tag of {x}")), (x,)));
+        let report = p
+            .run_stream_tagged(BoomMode::Full, frames, &opts, |r| {
+                let (i, text) = r.tag;
+                assert_eq!(i, r.index, "{in_flight} in flight");
+                assert_eq!(text, format!("tag of {}", r.inputs.0));
+                got.push((i, r.result.map(|o| o.out).map_err(|e| e.to_string())));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        let indices: Vec<u64> = got.iter().map(|(i, _)| *i).collect();
+        assert_eq!(indices, (0..BOOM.len() as u64).collect::<Vec<_>>());
+        let results: Vec<Outcome> = got.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(results, want, "{in_flight} in flight");
+        assert_eq!(
+            report.failed,
+            want.iter().filter(|r| r.is_err()).count() as u64
+        );
+        assert_eq!(p.state(), seq.state(), "{in_flight} in flight");
+    }
+}
+
+/// A tag owning a share of `alive`: dropping it gives the share back.
+type Tagged = (u64, std::sync::Arc<()>);
+
+/// Tags of frames that are never delivered (dropped by the policy, or
+/// discarded after a `Break` or a panicking callback) are dropped with their
+/// inputs: once the stream returns, no tag is left alive, and every frame
+/// the source handed over was delivered with its own tag or counted.
+#[test]
+fn tags_of_frames_never_delivered_are_dropped_not_leaked() {
+    for overflow in POLICIES {
+        for in_flight in [1, 2, 4] {
+            for stop in ["break", "panic"] {
+                let case = format!("{overflow:?}, {in_flight} in flight, {stop}");
+                let alive = std::sync::Arc::new(());
+                let mut p = Boom::new();
+                let mut delivered = 0u64;
+                let opts = StreamOptions {
+                    in_flight,
+                    queue: 1,
+                    overflow,
+                };
+                let frames = BOOM.iter().enumerate().map(|(i, &x)| {
+                    let tag: Tagged = (i as u64, std::sync::Arc::clone(&alive));
+                    (tag, (x,))
+                });
+                let r = p.run_stream_tagged(BoomMode::Full, frames, &opts, |r| {
+                    // A slow consumer, so that the drop policies drop.
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    assert_eq!(r.tag.0, r.index, "{case}");
+                    delivered += 1;
+                    if delivered == 6 || r.index == BOOM.len() as u64 - 1 {
+                        if stop == "panic" {
+                            panic!("the callback gave up");
+                        }
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                });
+                let report = match (stop, r) {
+                    ("break", Ok(report)) => report,
+                    (
+                        "panic",
+                        Err(cortex::stream::StreamError::CallbackPanicked { report, .. }),
+                    ) => report,
+                    (_, other) => panic!("{case}: {other:?}"),
+                };
+                assert_eq!(
+                    std::sync::Arc::strong_count(&alive),
+                    1,
+                    "{case}: every tag dropped"
+                );
+                assert_eq!(report.processed + report.failed, delivered, "{case}");
+                assert_eq!(
+                    report.received,
+                    delivered + report.dropped + report.discarded,
+                    "{case}: {report:?}"
+                );
+                if overflow != Overflow::Block {
+                    assert!(report.dropped > 0, "{case}: the queue dropped frames");
+                }
+            }
+        }
+    }
 }

@@ -190,6 +190,29 @@ pub trait ParallelPipeline: Pipeline {
         I::IntoIter: Send,
         F: FnMut(
             crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs>,
+        ) -> std::ops::ControlFlow<()>,
+    {
+        let frames = frames.into_iter().map(|inputs| ((), inputs));
+        self.run_stream_tagged(mode, frames, options, on_result)
+    }
+
+    /// [`run_stream`](Self::run_stream) with a value of the caller's
+    /// carried with each frame (see the generated `run_stream_tagged`): the
+    /// source yields `(tag, inputs)`, and each frame's tag comes back in
+    /// its [`StreamFrame::tag`](crate::runtime::stream::StreamFrame::tag).
+    fn run_stream_tagged<T, I, F>(
+        &mut self,
+        mode: Self::Mode,
+        frames: I,
+        options: &crate::runtime::stream::StreamOptions,
+        on_result: F,
+    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
+    where
+        T: Send,
+        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
+        I::IntoIter: Send,
+        F: FnMut(
+            crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
         ) -> std::ops::ControlFlow<()>;
 
     /// Runs one frame in `mode` with independent nodes at once, reporting

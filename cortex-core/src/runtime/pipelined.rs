@@ -16,6 +16,14 @@
 //! frames staged behind it (first stage only, nothing committed) and those
 //! waiting are discarded, and the run returns
 //! [`StreamError::CallbackPanicked`] with the counts.
+//!
+//! Tags: each frame travels with the caller's value ([`StreamFrame::tag`]),
+//! which comes back with that frame's result, processed or failed. A frame
+//! that is never delivered — dropped by the overflow policy, or discarded
+//! (waiting, staged, or in the source's hand) after a `Break` or a
+//! callback panic — drops its tag together with its inputs, once: a tag
+//! that owns something (a channel's sender, a buffer) is released, never
+//! leaked, and the report counts that frame.
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -30,8 +38,14 @@ use crate::runtime::stream::{
 };
 
 /// One frame's result from a pipelined run, in source order.
+///
+/// `T` is the caller's value carried with the frame (`run_stream_tagged`:
+/// the source yields `(tag, inputs)`); `()` for `run_stream`.
 #[derive(Debug)]
-pub struct StreamFrame<In, Out> {
+pub struct StreamFrame<In, Out, T = ()> {
+    /// The caller's value that came with this frame from the source,
+    /// handed back with the frame's own result (success or failure).
+    pub tag: T,
     /// Position in the source, counting dropped frames (0-based).
     pub index: u64,
     /// Frames the overflow policy dropped since the previous delivered one.
@@ -48,8 +62,8 @@ pub struct StreamFrame<In, Out> {
 }
 
 /// A frame between the stages: its first stage done.
-struct Staged<In, AV, AB> {
-    arrival: Arrival<In>,
+struct Staged<T, In, AV, AB> {
+    arrival: Arrival<(T, In)>,
     values: Result<AV, PipelineError>,
     bufs: AB,
 }
@@ -76,7 +90,7 @@ fn panicked<T>(r: &Result<T, PipelineError>) -> bool {
 ///
 /// Not public API: called by the generated `run_stream`.
 #[allow(clippy::too_many_arguments)]
-pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
+pub fn pipelined<P, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     pipeline: &mut P,
     frames: I,
     options: &StreamOptions,
@@ -89,19 +103,20 @@ pub fn pipelined<P, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
 ) -> Result<StreamReport, StreamError>
 where
     P: Pipeline + Send,
+    T: Send,
     In: Send + Sync,
     Out: Send,
     AV: Send,
     AB: Send,
-    I: Iterator<Item = In> + Send,
-    F: FnMut(StreamFrame<In, Out>) -> ControlFlow<()>,
+    I: Iterator<Item = (T, In)> + Send,
+    F: FnMut(StreamFrame<In, Out, T>) -> ControlFlow<()>,
     FA: Fn(&In, &mut AB) -> Result<AV, PipelineError> + Sync,
     FB: Fn(&mut P, &In, AV, &mut AB, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
     NB: Fn() -> AB,
     FR: Fn(&mut P, &In, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
     FS: Fn(&In) -> u64 + Send,
 {
-    let mut pending: VecDeque<Staged<In, AV, AB>> = VecDeque::new();
+    let mut pending: VecDeque<Staged<T, In, AV, AB>> = VecDeque::new();
     let mut spare: Vec<AB> = Vec::new();
     let mut failed = 0u64;
     let mut stopped = false;
@@ -109,61 +124,56 @@ where
     // The second stage of a staged frame, then its delivery. The buffers
     // come back unless a stage panicked: a panic may have left them
     // half-written, and the next frame takes fresh ones instead.
-    let finish =
-        |pipeline: &mut P, staged: Staged<In, AV, AB>| -> (StreamFrame<In, Out>, Option<AB>) {
-            let Staged {
-                arrival,
-                values,
-                mut bufs,
-            } = staged;
-            let mut slot = None;
-            let mut clean = !panicked(&values);
-            let (staged, second_ran) = match values {
-                Ok(values) => (
-                    guarded(|| {
-                        stage_b(
-                            pipeline,
-                            &arrival.item,
-                            values,
-                            &mut bufs,
-                            Sink::Fresh(&mut slot),
-                        )
-                    }),
-                    true,
-                ),
-                Err(e) => (Err(e), false),
-            };
-            clean &= !panicked(&staged);
-            // A failing frame runs again, whole and in plan order, on the
-            // state of the last good frame (nothing was committed): the first
-            // stage may have failed at a node that comes after a failing
-            // second-stage node, and the error must be the one `run` reports.
-            // A second-stage panic is already the first failure in plan order
-            // (every first-stage node succeeded): it is not run again.
-            let result = match staged {
-                Err(e @ PipelineError::Panicked(_)) if second_ran => Err(e),
-                staged => staged.or_else(|_| {
-                    slot = None;
-                    guarded(|| rerun(pipeline, &arrival.item, Sink::Fresh(&mut slot)))
-                }),
-            }
-            .and_then(|()| slot.ok_or(PipelineError::Internal("a run returned no outputs")));
-            let held = match &result {
-                Ok(_) => held_mask(pipeline.holds()),
-                Err(_) => 0,
-            };
-            let frame = StreamFrame {
-                index: arrival.index,
-                dropped_before: arrival.dropped_before,
-                inputs: arrival.item,
-                result,
-                held,
-            };
-            (frame, clean.then_some(bufs))
+    let finish = |pipeline: &mut P,
+                  staged: Staged<T, In, AV, AB>|
+     -> (StreamFrame<In, Out, T>, Option<AB>) {
+        let Staged {
+            arrival,
+            values,
+            mut bufs,
+        } = staged;
+        let (tag, inputs) = arrival.item;
+        let mut slot = None;
+        let mut clean = !panicked(&values);
+        let (staged, second_ran) = match values {
+            Ok(values) => (
+                guarded(|| stage_b(pipeline, &inputs, values, &mut bufs, Sink::Fresh(&mut slot))),
+                true,
+            ),
+            Err(e) => (Err(e), false),
         };
+        clean &= !panicked(&staged);
+        // A failing frame runs again, whole and in plan order, on the
+        // state of the last good frame (nothing was committed): the first
+        // stage may have failed at a node that comes after a failing
+        // second-stage node, and the error must be the one `run` reports.
+        // A second-stage panic is already the first failure in plan order
+        // (every first-stage node succeeded): it is not run again.
+        let result = match staged {
+            Err(e @ PipelineError::Panicked(_)) if second_ran => Err(e),
+            staged => staged.or_else(|_| {
+                slot = None;
+                guarded(|| rerun(pipeline, &inputs, Sink::Fresh(&mut slot)))
+            }),
+        }
+        .and_then(|()| slot.ok_or(PipelineError::Internal("a run returned no outputs")));
+        let held = match &result {
+            Ok(_) => held_mask(pipeline.holds()),
+            Err(_) => 0,
+        };
+        let frame = StreamFrame {
+            tag,
+            index: arrival.index,
+            dropped_before: arrival.dropped_before,
+            inputs,
+            result,
+            held,
+        };
+        (frame, clean.then_some(bufs))
+    };
     // The callback's panic, caught: it stops the stream like a `Break`.
     let mut callback_panic: Option<(u64, String)> = None;
-    let mut deliver = |frame: StreamFrame<In, Out>, failed: &mut u64| {
+    let mut deliver = |frame: StreamFrame<In, Out, T>, failed: &mut u64| {
         if frame.result.is_err() {
             *failed += 1;
         }
@@ -177,10 +187,12 @@ where
     // Every frame is sized before it is queued: options whose frames
     // cannot fit in the process's memory budget end the stream at its
     // first frame (`StreamError::OverBudget`), not at an allocation failure.
+    // A tag is the caller's: the budget counts the inputs.
+    let bytes_of = move |item: &(T, In)| bytes_of(&item.1);
     let fed = feed_sized(frames, options, memory_budget(), bytes_of, |arrival| {
         let mut bufs = spare.pop().unwrap_or_else(&new_bufs);
         if pending.len() + 1 < options.in_flight {
-            let values = guarded(|| stage_a(&arrival.item, &mut bufs));
+            let values = guarded(|| stage_a(&arrival.item.1, &mut bufs));
             pending.push_back(Staged {
                 arrival,
                 values,
@@ -191,7 +203,7 @@ where
         let flow = match pending.pop_front() {
             // One frame in flight: the stages one after the other.
             None => {
-                let values = guarded(|| stage_a(&arrival.item, &mut bufs));
+                let values = guarded(|| stage_a(&arrival.item.1, &mut bufs));
                 let staged = Staged {
                     arrival,
                     values,
@@ -206,7 +218,7 @@ where
                 // is delivered whatever happens to the newer one.
                 let ((frame, old_bufs), values) = rayon::join(
                     || finish(pipeline, oldest),
-                    || guarded(|| stage_a(&arrival.item, &mut bufs)),
+                    || guarded(|| stage_a(&arrival.item.1, &mut bufs)),
                 );
                 spare.extend(old_bufs);
                 pending.push_back(Staged {

@@ -1,7 +1,7 @@
 //! What `#[parallel]` adds: `run_parallel` (and its `_into` and
-//! `_observed` forms), `run_stream`, and `cortex::ParallelPipeline`; without
-//! the attribute, `run_parallel` and `run_stream` stubs whose call is one
-//! error saying to add it.
+//! `_observed` forms), `run_stream` (and `run_stream_tagged`), and
+//! `cortex::ParallelPipeline`; without the attribute, `run_parallel` and
+//! `run_stream` stubs whose call is one error saying to add it.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -76,6 +76,26 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 __I::IntoIter: ::core::marker::Send,
                 __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
             {
+                let frames = frames.into_iter().map(|__inputs| ((), __inputs));
+                #stream
+            }
+
+            /// [`Self::run_stream`] with a value of yours carried with each
+            /// frame: `frames` yields `(tag, inputs)`, and each frame's tag
+            /// comes back with that frame's own result in
+            /// [`StreamFrame::tag`](#c::stream::StreamFrame::tag), whether
+            /// it succeeded or failed (e.g. a frame's number, timestamp or
+            /// the rest of a decoded picture the pipeline does not read).
+            /// The tag of a frame that is never delivered (dropped by the
+            /// overflow policy, or discarded after `Break` or a panicking
+            /// `on_result`) is dropped with its inputs. The memory budget
+            /// counts the inputs only.
+            pub fn run_stream_tagged<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+            {
                 let frames = frames.into_iter();
                 #stream
             }
@@ -102,6 +122,13 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             pub fn run_stream<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
                 match mode.never() {}
             }
+
+            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_stream_tagged<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
+                match mode.never() {}
+            }
         }
     }
 }
@@ -116,13 +143,13 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
         quote! {
             impl #c::ParallelPipeline for #pipeline {
                 type OwnedInputs = (#(#input_tys,)*);
-                fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                fn run_stream_tagged<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
                 where
-                    __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
+                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
                     __I::IntoIter: ::core::marker::Send,
-                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
                 {
-                    #pipeline::run_stream(self, mode, frames, options, on_result)
+                    #pipeline::run_stream_tagged(self, mode, frames, options, on_result)
                 }
                 fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                     let (#(#input_names,)*) = inputs;
