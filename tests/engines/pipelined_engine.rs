@@ -649,3 +649,70 @@ fn tags_of_frames_never_delivered_are_dropped_not_leaked() {
         }
     }
 }
+
+/// `run_stream_into` runs each frame into the outputs of an earlier one:
+/// the same outputs and state as the sequential run on L2 (filled outputs
+/// trading buffers with the pipeline) at every depth, in both modes,
+/// whether the callback leaves the outputs to be reused or takes them
+/// (every third frame).
+#[test]
+fn l2_stream_into_matches_sequential_at_every_depth() {
+    let frames = clip(24);
+    for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
+        let want = sequential(mode, &frames);
+        for in_flight in [1, 2, 3] {
+            let mut p = L2::new();
+            let mut got = Vec::new();
+            let opts = StreamOptions {
+                in_flight,
+                queue: 2,
+                overflow: Overflow::Block,
+            };
+            let tagged = frames.iter().cloned().enumerate().map(|(i, f)| (i, (f,)));
+            let report = p
+                .run_stream_into(mode, tagged, &opts, |r| {
+                    assert_eq!(r.tag as u64, r.index);
+                    let out = if r.index % 3 == 2 {
+                        r.take_result().unwrap()
+                    } else {
+                        r.result.as_ref().unwrap().clone()
+                    };
+                    got.push(out);
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+            assert_eq!(got, want, "{mode:?}, {in_flight} in flight");
+            assert_eq!((report.received, report.processed), (24, 24));
+            let mut q = L2::new();
+            for f in &frames {
+                q.run(mode, f).unwrap();
+            }
+            assert_eq!(p.state(), q.state(), "{mode:?}, {in_flight} in flight");
+        }
+    }
+}
+
+/// `run_stream_into` with failing and panicking frames: a failed frame's
+/// outputs of an earlier frame are not delivered and are reused afterwards;
+/// results and state are the sequential run's.
+#[test]
+fn stream_into_failures_match_sequential() {
+    let (want, seq) = sequential_boom(&BOOM);
+    for in_flight in [1, 2, 4] {
+        let mut p = Boom::new();
+        let mut got = Vec::new();
+        let opts = StreamOptions {
+            in_flight,
+            ..StreamOptions::default()
+        };
+        let tagged = BOOM.iter().map(|&x| (x, (x,)));
+        p.run_stream_into(BoomMode::Full, tagged, &opts, |r| {
+            assert_eq!(r.tag, r.inputs.0);
+            got.push(r.result.as_ref().map(|o| o.out).map_err(|e| e.to_string()));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(got, want, "{in_flight} in flight");
+        assert_eq!(p.state(), seq.state(), "{in_flight} in flight");
+    }
+}

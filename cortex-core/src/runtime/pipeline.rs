@@ -215,6 +215,25 @@ pub trait ParallelPipeline: Pipeline {
             crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
         ) -> std::ops::ControlFlow<()>;
 
+    /// [`run_stream_tagged`](Self::run_stream_tagged) whose outputs are
+    /// reused (see the generated `run_stream_into`): `on_result` borrows
+    /// each frame, and the outputs left in it are run into by a later
+    /// frame.
+    fn run_stream_into<T, I, F>(
+        &mut self,
+        mode: Self::Mode,
+        frames: I,
+        options: &crate::runtime::stream::StreamOptions,
+        on_result: F,
+    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
+    where
+        T: Send,
+        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
+        I::IntoIter: Send,
+        F: FnMut(
+            &mut crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
+        ) -> std::ops::ControlFlow<()>;
+
     /// Runs one frame in `mode` with independent nodes at once, reporting
     /// each node to `observer` from the thread that runs it.
     fn run_parallel_observed<O: Observer + Send>(

@@ -61,6 +61,21 @@ pub struct StreamFrame<In, Out, T = ()> {
     pub held: u64,
 }
 
+impl<In, Out, T> StreamFrame<In, Out, T> {
+    /// The outputs taken out (to keep them), or why the frame failed: with
+    /// `run_stream_into`, a later frame then makes new outputs instead of
+    /// running into these. A second call returns
+    /// [`PipelineError::Internal`].
+    ///
+    /// # Errors
+    /// The frame's error.
+    pub fn take_result(&mut self) -> Result<Out, PipelineError> {
+        std::mem::replace(&mut self.result, Err(TAKEN))
+    }
+}
+
+const TAKEN: PipelineError = PipelineError::Internal("the outputs were already taken");
+
 /// A frame between the stages: its first stage done.
 struct Staged<T, In, AV, AB> {
     arrival: Arrival<(T, In)>,
@@ -78,6 +93,15 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, PipelineError>) -> Result<T, Pipelin
         .unwrap_or_else(|payload| Err(PipelineError::Panicked(panic_message(&*payload))))
 }
 
+/// Where a frame's second stage puts its outputs: into `reuse`, outputs
+/// of an earlier frame handed back (`run_into`), or else into `slot`.
+fn sink_of<'a, Out>(reuse: &'a mut Option<Out>, slot: &'a mut Option<Out>) -> Sink<'a, Out> {
+    match reuse {
+        Some(outputs) => Sink::Into(outputs),
+        None => Sink::Fresh(slot),
+    }
+}
+
 fn panicked<T>(r: &Result<T, PipelineError>) -> bool {
     matches!(r, Err(PipelineError::Panicked(_)))
 }
@@ -87,6 +111,10 @@ fn panicked<T>(r: &Result<T, PipelineError>) -> bool {
 /// other; with 2 or more, frame `k`'s second stage runs beside frame
 /// `k + in_flight - 1`'s first stage (more than 2 deepens the look-ahead,
 /// not the parallelism: there are two stages).
+///
+/// `on_result` returns the stream's flow and, when it gives them back, the
+/// frame's outputs: the next frame runs into them (`run_into`), so a
+/// stream whose consumer hands every output back allocates none.
 ///
 /// Not public API: called by the generated `run_stream`.
 #[allow(clippy::too_many_arguments)]
@@ -109,7 +137,7 @@ where
     AV: Send,
     AB: Send,
     I: Iterator<Item = (T, In)> + Send,
-    F: FnMut(StreamFrame<In, Out, T>) -> ControlFlow<()>,
+    F: FnMut(StreamFrame<In, Out, T>) -> (ControlFlow<()>, Option<Out>),
     FA: Fn(&In, &mut AB) -> Result<AV, PipelineError> + Sync,
     FB: Fn(&mut P, &In, AV, &mut AB, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
     NB: Fn() -> AB,
@@ -118,15 +146,24 @@ where
 {
     let mut pending: VecDeque<Staged<T, In, AV, AB>> = VecDeque::new();
     let mut spare: Vec<AB> = Vec::new();
+    // Outputs the callback handed back, for the next frame to run into
+    // (one at a time: a frame's outputs exist from its second stage to the
+    // end of its delivery).
+    let mut spare_out: Option<Out> = None;
     let mut failed = 0u64;
     let mut stopped = false;
 
-    // The second stage of a staged frame, then its delivery. The buffers
-    // come back unless a stage panicked: a panic may have left them
-    // half-written, and the next frame takes fresh ones instead.
+    // The second stage of a staged frame, then its delivery, run into
+    // `reuse` (outputs of an earlier frame handed back) when there are
+    // some. The buffers and the outputs come back unless a stage panicked:
+    // a panic may have left them half-written, and the next frame takes
+    // fresh ones instead. Outputs of a frame that failed cleanly are as
+    // they were (a failed run leaves its sink untouched): they come back
+    // for the next frame.
     let finish = |pipeline: &mut P,
-                  staged: Staged<T, In, AV, AB>|
-     -> (StreamFrame<In, Out, T>, Option<AB>) {
+                  staged: Staged<T, In, AV, AB>,
+                  mut reuse: Option<Out>|
+     -> (StreamFrame<In, Out, T>, Option<AB>, Option<Out>) {
         let Staged {
             arrival,
             values,
@@ -135,9 +172,15 @@ where
         let (tag, inputs) = arrival.item;
         let mut slot = None;
         let mut clean = !panicked(&values);
+        // Whether a rerun (which uses the outputs, not the buffers) left
+        // the outputs whole.
+        let mut reuse_clean = true;
         let (staged, second_ran) = match values {
             Ok(values) => (
-                guarded(|| stage_b(pipeline, &inputs, values, &mut bufs, Sink::Fresh(&mut slot))),
+                guarded(|| {
+                    let sink = sink_of(&mut reuse, &mut slot);
+                    stage_b(pipeline, &inputs, values, &mut bufs, sink)
+                }),
                 true,
             ),
             Err(e) => (Err(e), false),
@@ -153,10 +196,17 @@ where
             Err(e @ PipelineError::Panicked(_)) if second_ran => Err(e),
             staged => staged.or_else(|_| {
                 slot = None;
-                guarded(|| rerun(pipeline, &inputs, Sink::Fresh(&mut slot)))
+                let result = guarded(|| rerun(pipeline, &inputs, sink_of(&mut reuse, &mut slot)));
+                reuse_clean = !panicked(&result);
+                result
             }),
         }
-        .and_then(|()| slot.ok_or(PipelineError::Internal("a run returned no outputs")));
+        .and_then(|()| {
+            reuse
+                .take()
+                .or_else(|| slot.take())
+                .ok_or(PipelineError::Internal("a run returned no outputs"))
+        });
         let held = match &result {
             Ok(_) => held_mask(pipeline.holds()),
             Err(_) => 0,
@@ -169,19 +219,31 @@ where
             result,
             held,
         };
-        (frame, clean.then_some(bufs))
+        if clean {
+            (frame, Some(bufs), reuse.filter(|_| reuse_clean))
+        } else {
+            (frame, None, None)
+        }
     };
     // The callback's panic, caught: it stops the stream like a `Break`.
     let mut callback_panic: Option<(u64, String)> = None;
-    let mut deliver = |frame: StreamFrame<In, Out, T>, failed: &mut u64| {
+    // The outputs the callback hands back (if any) go to `spare_out`, or
+    // those of a failed frame that were not used.
+    let mut deliver = |frame: StreamFrame<In, Out, T>,
+                       unused: Option<Out>,
+                       spare_out: &mut Option<Out>,
+                       failed: &mut u64| {
         if frame.result.is_err() {
             *failed += 1;
         }
         let index = frame.index;
-        catch_unwind(AssertUnwindSafe(|| on_result(frame))).unwrap_or_else(|payload| {
-            callback_panic = Some((index, panic_message(&*payload)));
-            ControlFlow::Break(())
-        })
+        let (flow, back) =
+            catch_unwind(AssertUnwindSafe(|| on_result(frame))).unwrap_or_else(|payload| {
+                callback_panic = Some((index, panic_message(&*payload)));
+                (ControlFlow::Break(()), None)
+            });
+        *spare_out = back.or(unused);
+        flow
     };
 
     // Every frame is sized before it is queued: options whose frames
@@ -209,15 +271,16 @@ where
                     values,
                     bufs,
                 };
-                let (frame, bufs) = finish(pipeline, staged);
+                let (frame, bufs, unused) = finish(pipeline, staged, spare_out.take());
                 spare.extend(bufs);
-                return deliver(frame, &mut failed);
+                return deliver(frame, unused, &mut spare_out, &mut failed);
             }
             Some(oldest) => {
                 // Neither half unwinds (both are guarded): the older frame
                 // is delivered whatever happens to the newer one.
-                let ((frame, old_bufs), values) = rayon::join(
-                    || finish(pipeline, oldest),
+                let reuse = spare_out.take();
+                let ((frame, old_bufs, unused), values) = rayon::join(
+                    || finish(pipeline, oldest, reuse),
                     || guarded(|| stage_a(&arrival.item.1, &mut bufs)),
                 );
                 spare.extend(old_bufs);
@@ -226,7 +289,7 @@ where
                     values,
                     bufs,
                 });
-                deliver(frame, &mut failed)
+                deliver(frame, unused, &mut spare_out, &mut failed)
             }
         };
         if flow.is_break() {
@@ -241,9 +304,9 @@ where
         let Some(staged) = pending.pop_front() else {
             break;
         };
-        let (frame, bufs) = finish(pipeline, staged);
+        let (frame, bufs, unused) = finish(pipeline, staged, spare_out.take());
         spare.extend(bufs);
-        if deliver(frame, &mut failed).is_break() {
+        if deliver(frame, unused, &mut spare_out, &mut failed).is_break() {
             stopped = true;
         }
     }

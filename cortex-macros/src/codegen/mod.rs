@@ -214,7 +214,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 fn #stream_fns<__T: ::core::marker::Send, __I, __F>(&mut self, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
                 where
                     __I: ::core::iter::Iterator<Item = (__T, #in_tuple)> + ::core::marker::Send,
-                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<#in_tuple, #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<#in_tuple, #outputs_ty, __T>) -> (::core::ops::ControlFlow<()>, ::core::option::Option<#outputs_ty>),
                 {
                     #stream_bodies
                 }
