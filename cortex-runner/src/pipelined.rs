@@ -17,6 +17,7 @@ use crate::app::{AdapterError, App, FrameResult, ParallelFns, StreamRunFn};
 use crate::cli::Common;
 use crate::error::RunnerError;
 use crate::frames::run_parallel_slot;
+use crate::observer::RunObserver;
 use crate::sink::{FrameOut, Shown};
 use crate::sources::{Frame, FrameSource, SourceError};
 use crate::streams::SessionFn;
@@ -93,7 +94,7 @@ where
     S: Fn(Frame) -> Result<(P::OwnedInputs, Frame), AdapterError> + Send + Sync + 'static,
     J: Fn(P::OwnedInputs, &mut Frame) + 'static,
 {
-    Box::new(move |pipeline, mode, frames, options, on_result| {
+    Box::new(move |pipeline, mode, obs, frames, options, on_result| {
         // Written on the producer thread, read once it has been joined.
         let failure: Mutex<Option<RunnerError>> = Mutex::new(None);
         let split = &split;
@@ -111,7 +112,7 @@ where
                 }
             }
         });
-        let report = pipeline.run_stream_tagged(mode, tagged, options, |r| {
+        let report = pipeline.run_stream_tagged_observed(mode, obs, tagged, options, |r| {
             let mut frame = r.tag;
             join(r.inputs, &mut frame);
             on_result(StreamFrame {
@@ -246,6 +247,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
     source: &mut (dyn FrameSource + Send),
     settings: &PipelinedSettings,
     stream: &StreamRunFn<P>,
+    obs: &mut RunObserver,
     out: &mut FrameOut<'_, '_, P>,
 ) -> Pipelined {
     let PipelinedSettings {
@@ -267,6 +269,9 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         refused: None,
     };
     let mut total = StreamReport::default();
+    // The stream's frames end one at a time, in order: the observer
+    // numbers them itself (its trace's frame slices and node labels).
+    obs.count_frames = true;
     let mut resized_from: Option<(usize, usize)> = None;
     // `--keep-going`: frames the pipeline failed on, and the first.
     let mut skipped = 0u64;
@@ -314,7 +319,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
             }
         };
         let (report, adapter_failed) =
-            match stream(pipeline, mode, &mut feeder, options, &mut on_result) {
+            match stream(pipeline, mode, obs, &mut feeder, options, &mut on_result) {
                 Ok(r) => r,
                 Err(e) => break Err(e.into()),
             };

@@ -716,3 +716,220 @@ fn stream_into_failures_match_sequential() {
         assert_eq!(p.state(), seq.state(), "{in_flight} in flight");
     }
 }
+
+/// An observer event, with the thread it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    FrameBegin,
+    FrameEnd(bool),
+    NodeBegin(cortex::ir::NodeId),
+    NodeEnd(cortex::ir::NodeId),
+    GroupBegin,
+    GroupEnd,
+}
+
+/// Records every event with its thread and whether that thread is one of
+/// the engine pool's workers.
+#[derive(Default)]
+struct Recorder {
+    events: Vec<(Seen, std::thread::ThreadId, bool)>,
+}
+
+impl Recorder {
+    fn push(&mut self, e: Seen) {
+        let pool = rayon::current_thread_index().is_some();
+        self.events.push((e, std::thread::current().id(), pool));
+    }
+
+    /// How many `node_begin`s each node had.
+    fn node_counts(&self) -> std::collections::BTreeMap<cortex::ir::NodeId, usize> {
+        let mut m = std::collections::BTreeMap::new();
+        for (e, _, _) in &self.events {
+            if let Seen::NodeBegin(id) = e {
+                *m.entry(*id).or_insert(0) += 1;
+            }
+        }
+        m
+    }
+}
+
+impl cortex::Observer for Recorder {
+    fn frame_begin(&mut self, _: &'static cortex::ir::GraphIr, _: &cortex::plan::Plan) {
+        self.push(Seen::FrameBegin);
+    }
+    fn node_begin(&mut self, node: cortex::ir::NodeId) {
+        self.push(Seen::NodeBegin(node));
+    }
+    fn node_end(&mut self, node: cortex::ir::NodeId) {
+        self.push(Seen::NodeEnd(node));
+    }
+    fn group_begin(&mut self, _: &'static [cortex::ir::NodeId]) {
+        self.push(Seen::GroupBegin);
+    }
+    fn group_end(&mut self, _: bool) {
+        self.push(Seen::GroupEnd);
+    }
+    fn frame_end(&mut self, ok: bool) {
+        self.push(Seen::FrameEnd(ok));
+    }
+}
+
+/// What every observed stream must show: frames that begin and end one at
+/// a time, each on one thread, `frames` of them with these outcomes; each
+/// node's begin and end on one thread, with no node begun twice at once.
+fn check_events(rec: &Recorder, outcomes: &[bool], case: &str) {
+    let frames: Vec<_> = rec
+        .events
+        .iter()
+        .filter(|(e, _, _)| matches!(e, Seen::FrameBegin | Seen::FrameEnd(_)))
+        .collect();
+    assert_eq!(frames.len(), 2 * outcomes.len(), "{case}");
+    for (pair, &ok) in frames.chunks(2).zip(outcomes) {
+        assert_eq!(pair[0].0, Seen::FrameBegin, "{case}: frames never overlap");
+        assert_eq!(pair[1].0, Seen::FrameEnd(ok), "{case}");
+        assert_eq!(
+            pair[0].1, pair[1].1,
+            "{case}: a frame begins and ends on one thread"
+        );
+    }
+    let mut open: std::collections::BTreeMap<cortex::ir::NodeId, std::thread::ThreadId> =
+        Default::default();
+    for (e, thread, _) in &rec.events {
+        match e {
+            Seen::NodeBegin(id) => {
+                assert!(
+                    open.insert(*id, *thread).is_none(),
+                    "{case}: node {id} begun twice"
+                );
+            }
+            Seen::NodeEnd(id) => {
+                assert_eq!(
+                    open.remove(id),
+                    Some(*thread),
+                    "{case}: node {id} ends where it began"
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(open.is_empty(), "{case}: every node that began ended");
+    let groups = |g: Seen| rec.events.iter().filter(|(e, _, _)| *e == g).count();
+    assert_eq!(groups(Seen::GroupBegin), groups(Seen::GroupEnd), "{case}");
+}
+
+/// An observed pipelined run reports every node of every frame — the same
+/// nodes, as often, as the sequential observed run — from the thread that
+/// runs each stage: the calling thread with one frame in flight, the pool's
+/// workers beside it with more; and each frame's begin and end, one frame
+/// at a time, failed frames included.
+#[test]
+fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
+    let xs: Vec<i64> = (0..24).collect();
+    let mut seq = Acc::new();
+    let mut want = Recorder::default();
+    let outcomes: Vec<bool> = xs
+        .iter()
+        .map(|x| seq.run_observed(AccMode::Full, &mut want, x).is_ok())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|ok| !**ok).count(),
+        2,
+        "17 and 7 fail"
+    );
+    // A failed frame's later nodes do not run: compare the good frames.
+    let good: Vec<i64> = xs.iter().copied().filter(|x| x % 10 != 7).collect();
+    let mut seq = Acc::new();
+    let mut want = Recorder::default();
+    for x in &good {
+        seq.run_observed(AccMode::Full, &mut want, x).unwrap();
+    }
+    let caller = std::thread::current().id();
+    for in_flight in [1, 2, 4] {
+        let case = format!("Acc, {in_flight} in flight");
+        let opts = StreamOptions {
+            in_flight,
+            ..StreamOptions::default()
+        };
+        // Every frame, failures included: frame events for all.
+        let mut p = Acc::new();
+        let mut rec = Recorder::default();
+        let mut tags = Vec::new();
+        p.run_stream_tagged_observed(
+            AccMode::Full,
+            &mut rec,
+            xs.iter().map(|&x| (x, (x,))),
+            &opts,
+            |r| {
+                tags.push(r.tag);
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        assert_eq!(tags, xs, "{case}");
+        check_events(&rec, &outcomes, &case);
+        // The good frames alone: every node as often as sequentially.
+        let mut p = Acc::new();
+        let mut rec = Recorder::default();
+        p.run_stream_tagged_observed(
+            AccMode::Full,
+            &mut rec,
+            good.iter().map(|&x| ((), (x,))),
+            &opts,
+            |r| {
+                assert!(r.result.is_ok());
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        check_events(&rec, &vec![true; good.len()], &case);
+        assert_eq!(rec.node_counts(), want.node_counts(), "{case}");
+        assert_eq!(p.state(), seq.state(), "{case}");
+        let on_pool = rec.events.iter().filter(|(_, _, pool)| *pool).count();
+        if in_flight == 1 {
+            assert!(
+                rec.events.iter().all(|(_, t, pool)| *t == caller && !pool),
+                "{case}: one frame in flight runs on the calling thread"
+            );
+        } else {
+            // The stages of a frame and the next run side by side on the
+            // pool (the first frames' first stages and the last frames'
+            // second stages run on the calling thread).
+            assert!(
+                on_pool > rec.events.len() / 2,
+                "{case}: {on_pool} events on the pool"
+            );
+            assert!(
+                rec.events.iter().all(|(_, t, pool)| *pool || *t == caller),
+                "{case}: events come from the caller or the pool"
+            );
+        }
+    }
+    // L2, fused groups off (their members would be reported as one group):
+    // every node as often as in the sequential observed run.
+    let frames = clip(8);
+    for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
+        let mut seq = L2::new();
+        seq.set_fusion(false);
+        let mut want = Recorder::default();
+        for f in &frames {
+            seq.run_observed(mode, &mut want, f).unwrap();
+        }
+        for in_flight in [1, 2] {
+            let case = format!("L2 {mode:?}, {in_flight} in flight");
+            let mut p = L2::new();
+            p.set_fusion(false);
+            let mut rec = Recorder::default();
+            let opts = StreamOptions {
+                in_flight,
+                ..StreamOptions::default()
+            };
+            let tagged = frames.iter().cloned().map(|f| ((), (f,)));
+            p.run_stream_tagged_observed(mode, &mut rec, tagged, &opts, |_| {
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+            check_events(&rec, &[true; 8], &case);
+            assert_eq!(rec.node_counts(), want.node_counts(), "{case}");
+        }
+    }
+}

@@ -17,6 +17,10 @@
 //! waiting are discarded, and the run returns
 //! [`StreamError::CallbackPanicked`] with the counts.
 //!
+//! Observing: the stages report their nodes (and fused groups) from the
+//! threads running them; this loop reports each frame's begin and end
+//! around its second stage, so frame events never overlap.
+//!
 //! Tags: each frame travels with the caller's value ([`StreamFrame::tag`]),
 //! which comes back with that frame's result, processed or failed. A frame
 //! that is never delivered — dropped by the overflow policy, or discarded
@@ -29,9 +33,11 @@ use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::model::plan::Plan;
 use crate::runtime::error::PipelineError;
-use crate::runtime::generated::Sink;
+use crate::runtime::generated::{SharedObserver, Sink};
 use crate::runtime::hold::held_mask;
+use crate::runtime::observe::Observer;
 use crate::runtime::pipeline::Pipeline;
 use crate::runtime::stream::{
     feed_sized, memory_budget, panic_message, Arrival, StreamError, StreamOptions, StreamReport,
@@ -112,13 +118,20 @@ fn panicked<T>(r: &Result<T, PipelineError>) -> bool {
 /// `k + in_flight - 1`'s first stage (more than 2 deepens the look-ahead,
 /// not the parallelism: there are two stages).
 ///
+/// `events`, when given, sees each frame's `frame_begin` and `frame_end`
+/// (with `plan`) around its second stage, on the thread running it: the
+/// second stages run one frame at a time, so frames never interleave there
+/// (the first-stage nodes of a later frame are reported meanwhile, by the
+/// stages themselves, from another thread). A failing frame's rerun is not
+/// observed, as in `run_parallel`.
+///
 /// `on_result` returns the stream's flow and, when it gives them back, the
 /// frame's outputs: the next frame runs into them (`run_into`), so a
 /// stream whose consumer hands every output back allocates none.
 ///
 /// Not public API: called by the generated `run_stream`.
 #[allow(clippy::too_many_arguments)]
-pub fn pipelined<P, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
+pub fn pipelined<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     pipeline: &mut P,
     frames: I,
     options: &StreamOptions,
@@ -128,9 +141,12 @@ pub fn pipelined<P, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     new_bufs: NB,
     rerun: FR,
     bytes_of: FS,
+    events: Option<&SharedObserver<'_, O>>,
+    plan: &Plan,
 ) -> Result<StreamReport, StreamError>
 where
     P: Pipeline + Send,
+    O: Observer + Send,
     T: Send,
     In: Send + Sync,
     Out: Send,
@@ -170,6 +186,9 @@ where
             mut bufs,
         } = staged;
         let (tag, inputs) = arrival.item;
+        if let Some(o) = events {
+            o.frame_begin(P::ir(), plan);
+        }
         let mut slot = None;
         let mut clean = !panicked(&values);
         // Whether a rerun (which uses the outputs, not the buffers) left
@@ -207,6 +226,9 @@ where
                 .or_else(|| slot.take())
                 .ok_or(PipelineError::Internal("a run returned no outputs"))
         });
+        if let Some(o) = events {
+            o.frame_end(result.is_ok());
+        }
         let held = match &result {
             Ok(_) => held_mask(pipeline.holds()),
             Err(_) => 0,

@@ -1,6 +1,6 @@
 //! What `#[parallel]` adds: `run_parallel` (and its `_into` and
 //! `_observed` forms), `run_stream` (and `run_stream_tagged`,
-//! `run_stream_into`), and
+//! `run_stream_into`, `run_stream_tagged_observed`), and
 //! `cortex::ParallelPipeline`; without the attribute, `run_parallel` and
 //! `run_stream` stubs whose call is one error saying to add it.
 
@@ -83,6 +83,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 let frames = frames.into_iter().map(|__inputs| ((), __inputs));
                 let mut on_result = on_result;
                 let on_result = move |__frame: #frame_unit| (on_result(__frame), ::core::option::Option::None);
+                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
                 #stream
             }
 
@@ -105,6 +106,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 let frames = frames.into_iter();
                 let mut on_result = on_result;
                 let on_result = move |__frame: #frame_t| (on_result(__frame), ::core::option::Option::None);
+                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
                 #stream
             }
 
@@ -131,6 +133,28 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                     let __flow = on_result(&mut __frame);
                     (__flow, __frame.result.ok())
                 };
+                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
+                #stream
+            }
+
+            /// [`Self::run_stream_tagged`], reporting to `observer` each
+            /// node (and fused group) of both stages, from the thread that
+            /// runs it, and each frame's `frame_begin` / `frame_end` around
+            /// its second stage (which runs one frame at a time, so frames
+            /// never overlap; the next frame's first-stage nodes may be
+            /// reported meanwhile). Events arrive one at a time, under a
+            /// lock, as in [`Self::run_parallel_observed`]; a failing frame's
+            /// rerun is not observed.
+            pub fn run_stream_tagged_observed<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+            {
+                let frames = frames.into_iter();
+                let mut on_result = on_result;
+                let on_result = move |__frame: #frame_t| (on_result(__frame), ::core::option::Option::None);
+                let __observer = ::core::option::Option::Some(observer);
                 #stream
             }
 
@@ -161,6 +185,13 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// this is a compile error saying to add the attribute.
             #[doc(hidden)]
             pub fn run_stream_tagged<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
+                match mode.never() {}
+            }
+
+            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_stream_tagged_observed<__M: #c::__private::DeclaredParallel, __O, __I, __F>(&mut self, mode: __M, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
                 match mode.never() {}
             }
 
@@ -199,6 +230,14 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
                     __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
                 {
                     #pipeline::run_stream_into(self, mode, frames, options, on_result)
+                }
+                fn run_stream_tagged_observed<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                where
+                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                    __I::IntoIter: ::core::marker::Send,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+                {
+                    #pipeline::run_stream_tagged_observed(self, mode, observer, frames, options, on_result)
                 }
                 fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                     let (#(#input_names,)*) = inputs;
