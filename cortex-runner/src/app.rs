@@ -82,12 +82,14 @@ pub(crate) type ParallelRunFn<P> = for<'a, 'b> fn(
 /// image back in place) and its outputs.
 pub(crate) type FrameResult<P> = StreamFrame<Frame, <P as Pipeline>::Outputs>;
 
-/// A pipelined stream of frames (see [`crate::pipelined`]): the report, and
-/// the adapter's failure if it ended the stream.
+/// A pipelined stream of frames (see [`crate::pipelined`]), its stages
+/// reported to the run's observer: the report, and the adapter's failure
+/// if it ended the stream.
 pub(crate) type StreamRunFn<P> = Box<
     dyn Fn(
         &mut P,
         <P as Pipeline>::Mode,
+        &mut RunObserver,
         &mut (dyn Iterator<Item = Frame> + Send),
         &StreamOptions,
         &mut dyn FnMut(FrameResult<P>) -> ControlFlow<()>,

@@ -54,9 +54,9 @@ pub(crate) struct Common {
     /// (also the next frame's state-free nodes beside this frame's rest, the
     /// source read on its own thread). Every engine gives the same outputs
     /// for the frames it processes. `parallel` and `pipelined` need a
-    /// pipeline declared `#[parallel]`; pipelined runs have no per-node
-    /// times (stages of frames interleave): `node_ms` is null, and no
-    /// --trace or profile.
+    /// pipeline declared `#[parallel]`; pipelined runs time every node for
+    /// the profile and --trace, but not per frame (stages of frames
+    /// overlap): `node_ms` is null.
     #[arg(long, global = true, value_enum, default_value_t = Engine::Sequential, help_heading = "Engine")]
     pub(crate) engine: Engine,
     /// Run every node as its own whole-frame call instead of the fused

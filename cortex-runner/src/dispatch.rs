@@ -284,21 +284,6 @@ impl<P: Pipeline + 'static> App<P> {
                 "{engine} runs declared modes (--mode); --weights needs --engine sequential"
             ));
         }
-        if c.engine == Engine::Pipelined {
-            match &cli.command {
-                Some(Command::Run(args)) if args.trace.is_some() => {
-                    return usage(
-                        "--trace needs per-node times, which --engine pipelined does not have (stages of frames interleave); use --engine parallel".into(),
-                    )
-                }
-                Some(Command::Profile) | None => {
-                    return usage(format!(
-                        "{engine} has no per-node times for the profile (stages of frames interleave); use --engine parallel"
-                    ))
-                }
-                _ => {}
-            }
-        }
         Ok(())
     }
 

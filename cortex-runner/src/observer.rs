@@ -29,6 +29,9 @@ pub(crate) struct RunObserver {
     frame_groups: Vec<(&'static [NodeId], f64)>,
     group_start: Option<(&'static [NodeId], Instant)>,
     pub(crate) frame: u64,
+    /// Each frame's end moves [`RunObserver::frame`] to the next (the
+    /// pipelined engine, whose frames are not handed over one by one).
+    pub(crate) count_frames: bool,
     pub(crate) trace: Option<TraceLog>,
 }
 
@@ -43,8 +46,16 @@ impl RunObserver {
             frame_groups: Vec::new(),
             group_start: None,
             frame: 0,
+            count_frames: false,
             trace: trace.then(TraceLog::new),
         }
+    }
+
+    /// The frame a node event belongs to: the current one, except on the
+    /// pipelined engine, where the next frames' first stages run beside a
+    /// frame's second stage and no event says which frame is whose.
+    fn node_frame(&self) -> Option<u64> {
+        (!self.count_frames).then_some(self.frame)
     }
 
     /// This frame's node times as a JSON object, in topological order, then
@@ -98,9 +109,10 @@ impl Observer for RunObserver {
         if let Some(t) = self.frame_ms.get_mut(node as usize) {
             *t = Some(end.saturating_duration_since(start).as_secs_f64() * 1e3);
         }
+        let frame = self.node_frame();
         if let Some(trace) = &mut self.trace {
             let name = &self.ir.node(node).name;
-            trace.slice(name, "node", start, end, self.frame);
+            trace.slice(name, "node", start, end, frame);
         }
     }
 
@@ -120,13 +132,14 @@ impl Observer for RunObserver {
         }
         let ms = end.saturating_duration_since(start).as_secs_f64() * 1e3;
         self.frame_groups.push((members, ms));
+        let frame = self.node_frame();
         if let Some(trace) = &mut self.trace {
             trace.slice(
                 &group_name(self.ir, members),
                 "fused group",
                 start,
                 end,
-                self.frame,
+                frame,
             );
         }
     }
@@ -145,6 +158,9 @@ impl Observer for RunObserver {
                 end,
                 self.frame,
             );
+        }
+        if self.count_frames {
+            self.frame += 1;
         }
     }
 }

@@ -1,10 +1,10 @@
 //! The pipelined engine's glue: [`App::parallel`] and
 //! [`App::parallel_with`] capture the engines of a `#[parallel]` pipeline,
 //! each frame is taken apart into the pipeline's owned inputs and the rest
-//! (on the producer thread) and put back together when its results arrive,
-//! and a resolution change ends one stream and starts the next.
+//! (on the producer thread; the rest rides along as the stream's tag) and
+//! put back together when its results arrive, and a resolution change ends
+//! one stream and starts the next.
 
-use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::{Mutex, PoisonError};
 
@@ -17,6 +17,7 @@ use crate::app::{AdapterError, App, FrameResult, ParallelFns, StreamRunFn};
 use crate::cli::Common;
 use crate::error::RunnerError;
 use crate::frames::run_parallel_slot;
+use crate::observer::RunObserver;
 use crate::sink::{FrameOut, Shown};
 use crate::sources::{Frame, FrameSource, SourceError};
 use crate::streams::SessionFn;
@@ -84,29 +85,24 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The pipelined engine of a `#[parallel]` pipeline `P`: `split` turns a
 /// frame into the pipeline's owned inputs and what is left of the frame
-/// (on the producer thread), `join` puts the inputs back into that rest
-/// when the frame's results arrive, so the runner sees whole frames.
+/// (on the producer thread); the rest travels with the inputs as the
+/// stream's tag, and `join` puts the inputs back into it when the frame's
+/// results arrive, so the runner sees whole frames.
 fn stream_fn<P, S, J>(split: S, join: J) -> StreamRunFn<P>
 where
     P: ParallelPipeline + 'static,
     S: Fn(Frame) -> Result<(P::OwnedInputs, Frame), AdapterError> + Send + Sync + 'static,
     J: Fn(P::OwnedInputs, &mut Frame) + 'static,
 {
-    Box::new(move |pipeline, mode, frames, options, on_result| {
-        // The rests of the frames pulled so far and not yet delivered, in
-        // source order (the producer pushes before the frame enters the
-        // queue, so a delivered frame's rest is always there).
-        let rests: Mutex<VecDeque<Frame>> = Mutex::new(VecDeque::new());
+    Box::new(move |pipeline, mode, obs, frames, options, on_result| {
+        // Written on the producer thread, read once it has been joined.
         let failure: Mutex<Option<RunnerError>> = Mutex::new(None);
         let split = &split;
-        let (rests_ref, failure_ref) = (&rests, &failure);
-        let inputs = frames.map_while(move |frame| {
+        let failure_ref = &failure;
+        let tagged = frames.map_while(move |frame| {
             let index = frame.index;
             match split(frame) {
-                Ok((inputs, rest)) => {
-                    lock(rests_ref).push_back(rest);
-                    Some(inputs)
-                }
+                Ok((inputs, rest)) => Some((rest, inputs)),
                 Err(e) => {
                     *lock(failure_ref) = Some(RunnerError::Adapter {
                         frame: index,
@@ -116,21 +112,11 @@ where
                 }
             }
         });
-        let mut popped = 0u64;
-        let report = pipeline.run_stream(mode, inputs, options, |r| {
-            let mut rests = lock(&rests);
-            // Frames the overflow policy dropped left their rests too.
-            while popped < r.index {
-                rests.pop_front();
-                popped += 1;
-            }
-            let Some(mut frame) = rests.pop_front() else {
-                return ControlFlow::Break(());
-            };
-            popped += 1;
-            drop(rests);
+        let report = pipeline.run_stream_tagged_observed(mode, obs, tagged, options, |r| {
+            let mut frame = r.tag;
             join(r.inputs, &mut frame);
             on_result(StreamFrame {
+                tag: (),
                 index: r.index,
                 dropped_before: r.dropped_before,
                 inputs: frame,
@@ -261,6 +247,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
     source: &mut (dyn FrameSource + Send),
     settings: &PipelinedSettings,
     stream: &StreamRunFn<P>,
+    obs: &mut RunObserver,
     out: &mut FrameOut<'_, '_, P>,
 ) -> Pipelined {
     let PipelinedSettings {
@@ -282,6 +269,9 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         refused: None,
     };
     let mut total = StreamReport::default();
+    // The stream's frames end one at a time, in order: the observer
+    // numbers them itself (its trace's frame slices and node labels).
+    obs.count_frames = true;
     let mut resized_from: Option<(usize, usize)> = None;
     // `--keep-going`: frames the pipeline failed on, and the first.
     let mut skipped = 0u64;
@@ -329,7 +319,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
             }
         };
         let (report, adapter_failed) =
-            match stream(pipeline, mode, &mut feeder, options, &mut on_result) {
+            match stream(pipeline, mode, obs, &mut feeder, options, &mut on_result) {
                 Ok(r) => r,
                 Err(e) => break Err(e.into()),
             };

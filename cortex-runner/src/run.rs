@@ -96,6 +96,7 @@ impl<P: Pipeline + 'static> App<P> {
                         &mut *source,
                         &settings,
                         &fns.stream,
+                        &mut obs,
                         &mut out,
                     )
                 });

@@ -66,9 +66,18 @@ impl TraceLog {
     }
 
     /// Records a slice `name` of category `cat` from `start` to `end` on
-    /// the calling thread's track.
-    pub fn slice(&mut self, name: &str, cat: &str, start: Instant, end: Instant, frame: u64) {
-        self.slice_on(Self::current_tid(), name, cat, start, end, frame);
+    /// the calling thread's track, of `frame` when it is known (`null`
+    /// otherwise: a pipelined run's nodes, whose events do not say which
+    /// of the frames in flight they belong to).
+    pub fn slice(
+        &mut self,
+        name: &str,
+        cat: &str,
+        start: Instant,
+        end: Instant,
+        frame: Option<u64>,
+    ) {
+        self.push(Self::current_tid(), name, cat, start, end, frame);
     }
 
     /// Records a slice on track `tid` (see [`TraceLog::current_tid`]).
@@ -80,6 +89,18 @@ impl TraceLog {
         start: Instant,
         end: Instant,
         frame: u64,
+    ) {
+        self.push(tid, name, cat, start, end, Some(frame));
+    }
+
+    fn push(
+        &mut self,
+        tid: u64,
+        name: &str,
+        cat: &str,
+        start: Instant,
+        end: Instant,
+        frame: Option<u64>,
     ) {
         self.name_track(tid);
         let ts = start.saturating_duration_since(self.origin).as_nanos() as f64 / 1e3;

@@ -2,7 +2,8 @@
 //! bit-identical to the sequential run on the frames that were processed, a
 //! failing frame failing alone (later frames see the last good state), and
 //! exact counts of the frames a full queue dropped; a panicking node or
-//! source loses no frame in flight.
+//! source loses no frame in flight; a tag carried with each frame
+//! (`run_stream_tagged`) comes back with that frame alone.
 #![cfg(feature = "runner")]
 
 use std::ops::ControlFlow;
@@ -541,4 +542,394 @@ fn run_stream_refuses_options_whose_frames_cannot_fit_the_memory_budget() {
         })
         .unwrap();
     assert_eq!(report.processed, 3);
+}
+
+/// `run_stream_tagged`: each frame's tag comes back with that frame's own
+/// result, in order, whether the frame succeeded, failed on a node error or
+/// on a node panic, at 1, 2 and 4 frames in flight; the results and the
+/// state are `run_stream`'s.
+#[test]
+fn tags_come_back_in_order_with_their_frames_and_failures() {
+    let (want, seq) = sequential_boom(&BOOM);
+    assert!(want.iter().any(|r| r.is_err()) && want.iter().any(|r| r.is_ok()));
+    for in_flight in [1, 2, 4] {
+        let mut p = Boom::new();
+        let mut got = Vec::new();
+        let opts = StreamOptions {
+            in_flight,
+            ..StreamOptions::default()
+        };
+        // The tag: the frame's position and a text owning heap memory.
+        let frames = BOOM
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| ((i as u64, format!("tag of {x}")), (x,)));
+        let report = p
+            .run_stream_tagged(BoomMode::Full, frames, &opts, |r| {
+                let (i, text) = r.tag;
+                assert_eq!(i, r.index, "{in_flight} in flight");
+                assert_eq!(text, format!("tag of {}", r.inputs.0));
+                got.push((i, r.result.map(|o| o.out).map_err(|e| e.to_string())));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        let indices: Vec<u64> = got.iter().map(|(i, _)| *i).collect();
+        assert_eq!(indices, (0..BOOM.len() as u64).collect::<Vec<_>>());
+        let results: Vec<Outcome> = got.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(results, want, "{in_flight} in flight");
+        assert_eq!(
+            report.failed,
+            want.iter().filter(|r| r.is_err()).count() as u64
+        );
+        assert_eq!(p.state(), seq.state(), "{in_flight} in flight");
+    }
+}
+
+/// A tag owning a share of `alive`: dropping it gives the share back.
+type Tagged = (u64, std::sync::Arc<()>);
+
+/// Tags of frames that are never delivered (dropped by the policy, or
+/// discarded after a `Break` or a panicking callback) are dropped with their
+/// inputs: once the stream returns, no tag is left alive, and every frame
+/// the source handed over was delivered with its own tag or counted.
+#[test]
+fn tags_of_frames_never_delivered_are_dropped_not_leaked() {
+    for overflow in POLICIES {
+        for in_flight in [1, 2, 4] {
+            for stop in ["break", "panic"] {
+                let case = format!("{overflow:?}, {in_flight} in flight, {stop}");
+                let alive = std::sync::Arc::new(());
+                let mut p = Boom::new();
+                let mut delivered = 0u64;
+                let opts = StreamOptions {
+                    in_flight,
+                    queue: 1,
+                    overflow,
+                };
+                let frames = BOOM.iter().enumerate().map(|(i, &x)| {
+                    let tag: Tagged = (i as u64, std::sync::Arc::clone(&alive));
+                    (tag, (x,))
+                });
+                let r = p.run_stream_tagged(BoomMode::Full, frames, &opts, |r| {
+                    // A slow consumer, so that the drop policies drop.
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    assert_eq!(r.tag.0, r.index, "{case}");
+                    delivered += 1;
+                    if delivered == 6 || r.index == BOOM.len() as u64 - 1 {
+                        if stop == "panic" {
+                            panic!("the callback gave up");
+                        }
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                });
+                let report = match (stop, r) {
+                    ("break", Ok(report)) => report,
+                    (
+                        "panic",
+                        Err(cortex::stream::StreamError::CallbackPanicked { report, .. }),
+                    ) => report,
+                    (_, other) => panic!("{case}: {other:?}"),
+                };
+                assert_eq!(
+                    std::sync::Arc::strong_count(&alive),
+                    1,
+                    "{case}: every tag dropped"
+                );
+                assert_eq!(report.processed + report.failed, delivered, "{case}");
+                assert_eq!(
+                    report.received,
+                    delivered + report.dropped + report.discarded,
+                    "{case}: {report:?}"
+                );
+                if overflow != Overflow::Block {
+                    assert!(report.dropped > 0, "{case}: the queue dropped frames");
+                }
+            }
+        }
+    }
+}
+
+/// `run_stream_into` runs each frame into the outputs of an earlier one:
+/// the same outputs and state as the sequential run on L2 (filled outputs
+/// trading buffers with the pipeline) at every depth, in both modes,
+/// whether the callback leaves the outputs to be reused or takes them
+/// (every third frame).
+#[test]
+fn l2_stream_into_matches_sequential_at_every_depth() {
+    let frames = clip(24);
+    for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
+        let want = sequential(mode, &frames);
+        for in_flight in [1, 2, 3] {
+            let mut p = L2::new();
+            let mut got = Vec::new();
+            let opts = StreamOptions {
+                in_flight,
+                queue: 2,
+                overflow: Overflow::Block,
+            };
+            let tagged = frames.iter().cloned().enumerate().map(|(i, f)| (i, (f,)));
+            let report = p
+                .run_stream_into(mode, tagged, &opts, |r| {
+                    assert_eq!(r.tag as u64, r.index);
+                    let out = if r.index % 3 == 2 {
+                        r.take_result().unwrap()
+                    } else {
+                        r.result.as_ref().unwrap().clone()
+                    };
+                    got.push(out);
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+            assert_eq!(got, want, "{mode:?}, {in_flight} in flight");
+            assert_eq!((report.received, report.processed), (24, 24));
+            let mut q = L2::new();
+            for f in &frames {
+                q.run(mode, f).unwrap();
+            }
+            assert_eq!(p.state(), q.state(), "{mode:?}, {in_flight} in flight");
+        }
+    }
+}
+
+/// `run_stream_into` with failing and panicking frames: a failed frame's
+/// outputs of an earlier frame are not delivered and are reused afterwards;
+/// results and state are the sequential run's.
+#[test]
+fn stream_into_failures_match_sequential() {
+    let (want, seq) = sequential_boom(&BOOM);
+    for in_flight in [1, 2, 4] {
+        let mut p = Boom::new();
+        let mut got = Vec::new();
+        let opts = StreamOptions {
+            in_flight,
+            ..StreamOptions::default()
+        };
+        let tagged = BOOM.iter().map(|&x| (x, (x,)));
+        p.run_stream_into(BoomMode::Full, tagged, &opts, |r| {
+            assert_eq!(r.tag, r.inputs.0);
+            got.push(r.result.as_ref().map(|o| o.out).map_err(|e| e.to_string()));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(got, want, "{in_flight} in flight");
+        assert_eq!(p.state(), seq.state(), "{in_flight} in flight");
+    }
+}
+
+/// An observer event, with the thread it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    FrameBegin,
+    FrameEnd(bool),
+    NodeBegin(cortex::ir::NodeId),
+    NodeEnd(cortex::ir::NodeId),
+    GroupBegin,
+    GroupEnd,
+}
+
+/// Records every event with its thread and whether that thread is one of
+/// the engine pool's workers.
+#[derive(Default)]
+struct Recorder {
+    events: Vec<(Seen, std::thread::ThreadId, bool)>,
+}
+
+impl Recorder {
+    fn push(&mut self, e: Seen) {
+        let pool = rayon::current_thread_index().is_some();
+        self.events.push((e, std::thread::current().id(), pool));
+    }
+
+    /// How many `node_begin`s each node had.
+    fn node_counts(&self) -> std::collections::BTreeMap<cortex::ir::NodeId, usize> {
+        let mut m = std::collections::BTreeMap::new();
+        for (e, _, _) in &self.events {
+            if let Seen::NodeBegin(id) = e {
+                *m.entry(*id).or_insert(0) += 1;
+            }
+        }
+        m
+    }
+}
+
+impl cortex::Observer for Recorder {
+    fn frame_begin(&mut self, _: &'static cortex::ir::GraphIr, _: &cortex::plan::Plan) {
+        self.push(Seen::FrameBegin);
+    }
+    fn node_begin(&mut self, node: cortex::ir::NodeId) {
+        self.push(Seen::NodeBegin(node));
+    }
+    fn node_end(&mut self, node: cortex::ir::NodeId) {
+        self.push(Seen::NodeEnd(node));
+    }
+    fn group_begin(&mut self, _: &'static [cortex::ir::NodeId]) {
+        self.push(Seen::GroupBegin);
+    }
+    fn group_end(&mut self, _: bool) {
+        self.push(Seen::GroupEnd);
+    }
+    fn frame_end(&mut self, ok: bool) {
+        self.push(Seen::FrameEnd(ok));
+    }
+}
+
+/// What every observed stream must show: frames that begin and end one at
+/// a time, each on one thread, `frames` of them with these outcomes; each
+/// node's begin and end on one thread, with no node begun twice at once.
+fn check_events(rec: &Recorder, outcomes: &[bool], case: &str) {
+    let frames: Vec<_> = rec
+        .events
+        .iter()
+        .filter(|(e, _, _)| matches!(e, Seen::FrameBegin | Seen::FrameEnd(_)))
+        .collect();
+    assert_eq!(frames.len(), 2 * outcomes.len(), "{case}");
+    for (pair, &ok) in frames.chunks(2).zip(outcomes) {
+        assert_eq!(pair[0].0, Seen::FrameBegin, "{case}: frames never overlap");
+        assert_eq!(pair[1].0, Seen::FrameEnd(ok), "{case}");
+        assert_eq!(
+            pair[0].1, pair[1].1,
+            "{case}: a frame begins and ends on one thread"
+        );
+    }
+    let mut open: std::collections::BTreeMap<cortex::ir::NodeId, std::thread::ThreadId> =
+        Default::default();
+    for (e, thread, _) in &rec.events {
+        match e {
+            Seen::NodeBegin(id) => {
+                assert!(
+                    open.insert(*id, *thread).is_none(),
+                    "{case}: node {id} begun twice"
+                );
+            }
+            Seen::NodeEnd(id) => {
+                assert_eq!(
+                    open.remove(id),
+                    Some(*thread),
+                    "{case}: node {id} ends where it began"
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(open.is_empty(), "{case}: every node that began ended");
+    let groups = |g: Seen| rec.events.iter().filter(|(e, _, _)| *e == g).count();
+    assert_eq!(groups(Seen::GroupBegin), groups(Seen::GroupEnd), "{case}");
+}
+
+/// An observed pipelined run reports every node of every frame — the same
+/// nodes, as often, as the sequential observed run — from the thread that
+/// runs each stage: the calling thread with one frame in flight, the pool's
+/// workers beside it with more; and each frame's begin and end, one frame
+/// at a time, failed frames included.
+#[test]
+fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
+    let xs: Vec<i64> = (0..24).collect();
+    let mut seq = Acc::new();
+    let mut want = Recorder::default();
+    let outcomes: Vec<bool> = xs
+        .iter()
+        .map(|x| seq.run_observed(AccMode::Full, &mut want, x).is_ok())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|ok| !**ok).count(),
+        2,
+        "17 and 7 fail"
+    );
+    // A failed frame's later nodes do not run: compare the good frames.
+    let good: Vec<i64> = xs.iter().copied().filter(|x| x % 10 != 7).collect();
+    let mut seq = Acc::new();
+    let mut want = Recorder::default();
+    for x in &good {
+        seq.run_observed(AccMode::Full, &mut want, x).unwrap();
+    }
+    let caller = std::thread::current().id();
+    for in_flight in [1, 2, 4] {
+        let case = format!("Acc, {in_flight} in flight");
+        let opts = StreamOptions {
+            in_flight,
+            ..StreamOptions::default()
+        };
+        // Every frame, failures included: frame events for all.
+        let mut p = Acc::new();
+        let mut rec = Recorder::default();
+        let mut tags = Vec::new();
+        p.run_stream_tagged_observed(
+            AccMode::Full,
+            &mut rec,
+            xs.iter().map(|&x| (x, (x,))),
+            &opts,
+            |r| {
+                tags.push(r.tag);
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        assert_eq!(tags, xs, "{case}");
+        check_events(&rec, &outcomes, &case);
+        // The good frames alone: every node as often as sequentially.
+        let mut p = Acc::new();
+        let mut rec = Recorder::default();
+        p.run_stream_tagged_observed(
+            AccMode::Full,
+            &mut rec,
+            good.iter().map(|&x| ((), (x,))),
+            &opts,
+            |r| {
+                assert!(r.result.is_ok());
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        check_events(&rec, &vec![true; good.len()], &case);
+        assert_eq!(rec.node_counts(), want.node_counts(), "{case}");
+        assert_eq!(p.state(), seq.state(), "{case}");
+        let on_pool = rec.events.iter().filter(|(_, _, pool)| *pool).count();
+        if in_flight == 1 {
+            assert!(
+                rec.events.iter().all(|(_, t, pool)| *t == caller && !pool),
+                "{case}: one frame in flight runs on the calling thread"
+            );
+        } else {
+            // The stages of a frame and the next run side by side on the
+            // pool (the first frames' first stages and the last frames'
+            // second stages run on the calling thread).
+            assert!(
+                on_pool > rec.events.len() / 2,
+                "{case}: {on_pool} events on the pool"
+            );
+            assert!(
+                rec.events.iter().all(|(_, t, pool)| *pool || *t == caller),
+                "{case}: events come from the caller or the pool"
+            );
+        }
+    }
+    // L2, fused groups off (their members would be reported as one group):
+    // every node as often as in the sequential observed run.
+    let frames = clip(8);
+    for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
+        let mut seq = L2::new();
+        seq.set_fusion(false);
+        let mut want = Recorder::default();
+        for f in &frames {
+            seq.run_observed(mode, &mut want, f).unwrap();
+        }
+        for in_flight in [1, 2] {
+            let case = format!("L2 {mode:?}, {in_flight} in flight");
+            let mut p = L2::new();
+            p.set_fusion(false);
+            let mut rec = Recorder::default();
+            let opts = StreamOptions {
+                in_flight,
+                ..StreamOptions::default()
+            };
+            let tagged = frames.iter().cloned().map(|f| ((), (f,)));
+            p.run_stream_tagged_observed(mode, &mut rec, tagged, &opts, |_| {
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+            check_events(&rec, &[true; 8], &case);
+            assert_eq!(rec.node_counts(), want.node_counts(), "{case}");
+        }
+    }
 }

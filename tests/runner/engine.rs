@@ -1,7 +1,8 @@
 //! The runner's engines (`--engine sequential|parallel|pipelined`): the
 //! same results line for line on every engine, the pipelined engine's
-//! counts and its reset at a resolution change, the parallel engine's
-//! trace on the pool's threads, and every combination that cannot run
+//! counts and its reset at a resolution change, the parallel and
+//! pipelined engines' traces on the pool's threads, and every combination
+//! that cannot run
 //! refused as one usage line before any frame.
 
 use crate::support::*;
@@ -351,13 +352,110 @@ fn a_pipeline_not_declared_parallel_is_refused_in_one_line() {
     .ok();
 }
 
+/// The node slices of `engine`'s trace of 4 frames, node by node: how many
+/// each node has, and the slices themselves.
+fn node_slices(engine: &str) -> (std::collections::BTreeMap<String, usize>, Vec<Value>) {
+    let dir = temp_dir(&format!("engine-trace-{engine}"));
+    let path = dir.join("trace.json");
+    let out = run(
+        l2::app(),
+        &[
+            "run",
+            "--size",
+            SIZE,
+            "--frames",
+            "4",
+            "--engine",
+            engine,
+            "--no-fusion",
+            "--trace",
+            path.to_str().unwrap(),
+        ],
+        vec![],
+    );
+    out.ok();
+    let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    let events = trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .clone();
+    let mut counts = std::collections::BTreeMap::new();
+    for e in events.iter().filter(|e| e["cat"] == "node") {
+        *counts
+            .entry(e["name"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    (counts, events)
+}
+
+#[test]
+fn a_pipelined_trace_has_every_node_of_every_frame_and_one_slice_per_frame() {
+    let (want, _) = node_slices("sequential");
+    let (got, events) = node_slices("pipelined");
+    assert!(!want.is_empty());
+    assert_eq!(got, want, "the same nodes, as often, as the sequential run");
+    // One slice per frame (its second stage), numbered in order, on the
+    // frames' track; node slices name no frame (several are in flight).
+    let frames: Vec<&Value> = events.iter().filter(|e| e["cat"] == "frame").collect();
+    let numbers: Vec<u64> = frames
+        .iter()
+        .map(|e| e["args"]["frame"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [0, 1, 2, 3]);
+    assert!(frames.iter().all(|e| e["tid"] == 0));
+    let nodes: Vec<&Value> = events.iter().filter(|e| e["cat"] == "node").collect();
+    assert!(nodes.iter().all(|e| e["args"]["frame"].is_null()));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        assert!(
+            nodes.iter().any(|e| e["tid"] != 0),
+            "no node on a pool thread"
+        );
+    }
+}
+
+/// Each node's row of a profile of 3 frames on `engine`: name and runs.
+fn profile_runs(engine: &str) -> Vec<(String, String)> {
+    let out = run(
+        l2::app(),
+        &[
+            "profile",
+            "--engine",
+            engine,
+            "--no-fusion",
+            "--frames",
+            "3",
+            "--size",
+            SIZE,
+        ],
+        vec![],
+    );
+    out.ok();
+    let ir = L2Graph::ir();
+    out.stdout
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            let name = *cols.first()?;
+            ir.node_id(name)?;
+            Some((name.to_string(), cols.get(2)?.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_pipelined_profile_times_every_node_as_often_as_a_sequential_one() {
+    let want = profile_runs("sequential");
+    let got = profile_runs("pipelined");
+    let plan = L2Mode::Balanced.plan();
+    assert!(want.len() >= plan.order.len(), "{want:?}");
+    assert!(want.iter().any(|(_, runs)| runs == "3"), "{want:?}");
+    assert_eq!(got, want);
+}
+
 #[test]
 fn impossible_engine_options_are_usage_errors() {
-    let trace = usage_error(
-        l2::app(),
-        &["run", "--engine", "pipelined", "--trace", "/tmp/never.json"],
-    );
-    assert!(trace.contains("--trace"), "{trace}");
     for (args, expect) in [
         (
             &["run", "--queue", "2"][..],
@@ -375,8 +473,6 @@ fn impossible_engine_options_are_usage_errors() {
             &["run", "--engine", "parallel", "--weights", "wc=0"][..],
             "--weights",
         ),
-        (&["profile", "--engine", "pipelined"][..], "per-node times"),
-        (&["--engine", "pipelined"][..], "per-node times"),
         (&["plan", "--engine", "parallel"][..], "sequential engine"),
         (
             &["run", "--engine", "pipelined", "--in-flight", "0"][..],

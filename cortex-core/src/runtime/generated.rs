@@ -251,13 +251,30 @@ impl<T: Send + Sync + ?Sized> ParallelSafe for T {}
 #[inline(always)]
 pub fn parallel_safe<T: ParallelSafe + ?Sized>(_: &T) {}
 
-/// The observer of a pipelined run's stages: reports nothing (the stages of
-/// two frames interleave, which no per-frame observer expects).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SilentObserver;
+/// The observer of a pipelined run's stages: the nodes' and fused groups'
+/// events, from the thread running each stage, to the run's shared
+/// observer (if any). A frame's own events are the engine's
+/// (`runtime::pipelined`): it reports them around each frame's second
+/// stage, one frame at a time, whereas the stages of two frames interleave.
+pub struct StageObserver<'a, O>(Option<&'a SharedObserver<'a, O>>);
 
-impl SilentObserver {
-    /// Does nothing.
+// Copied into both stages' closures; only a reference inside.
+impl<O> Clone for StageObserver<'_, O> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<O> Copy for StageObserver<'_, O> {}
+
+impl<'a, O: crate::runtime::observe::Observer> StageObserver<'a, O> {
+    /// Reports the stages' node events to `shared`, or nothing.
+    #[inline]
+    pub fn new(shared: Option<&'a SharedObserver<'a, O>>) -> Self {
+        StageObserver(shared)
+    }
+
+    /// Does nothing: the engine reports frames.
     #[inline(always)]
     pub fn frame_begin(
         &self,
@@ -265,23 +282,42 @@ impl SilentObserver {
         _plan: &crate::model::plan::Plan,
     ) {
     }
-    /// Does nothing.
-    #[inline(always)]
-    pub fn node_begin(&self, _node: crate::model::ir::NodeId) {}
-    /// Does nothing.
-    #[inline(always)]
-    pub fn node_end(&self, _node: crate::model::ir::NodeId) {}
-    /// Does nothing.
+
+    /// Does nothing: the engine reports frames.
     #[inline(always)]
     pub fn frame_end(&self, _ok: bool) {}
 
-    /// Does nothing.
-    #[inline(always)]
-    pub fn group_begin(&self, _members: &'static [crate::model::ir::NodeId]) {}
+    /// See [`Observer::node_begin`](crate::runtime::observe::Observer::node_begin).
+    #[inline]
+    pub fn node_begin(&self, node: crate::model::ir::NodeId) {
+        if let Some(o) = self.0 {
+            o.node_begin(node);
+        }
+    }
 
-    /// Does nothing.
-    #[inline(always)]
-    pub fn group_end(&self, _fused: bool) {}
+    /// See [`Observer::node_end`](crate::runtime::observe::Observer::node_end).
+    #[inline]
+    pub fn node_end(&self, node: crate::model::ir::NodeId) {
+        if let Some(o) = self.0 {
+            o.node_end(node);
+        }
+    }
+
+    /// See [`Observer::group_begin`](crate::runtime::observe::Observer::group_begin).
+    #[inline]
+    pub fn group_begin(&self, members: &'static [crate::model::ir::NodeId]) {
+        if let Some(o) = self.0 {
+            o.group_begin(members);
+        }
+    }
+
+    /// See [`Observer::group_end`](crate::runtime::observe::Observer::group_end).
+    #[inline]
+    pub fn group_end(&self, fused: bool) {
+        if let Some(o) = self.0 {
+            o.group_end(fused);
+        }
+    }
 }
 
 pub use super::heap::{Probe, ViaHeapBytes, ViaInlineSize};

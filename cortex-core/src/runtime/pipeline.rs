@@ -190,6 +190,69 @@ pub trait ParallelPipeline: Pipeline {
         I::IntoIter: Send,
         F: FnMut(
             crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs>,
+        ) -> std::ops::ControlFlow<()>,
+    {
+        let frames = frames.into_iter().map(|inputs| ((), inputs));
+        self.run_stream_tagged(mode, frames, options, on_result)
+    }
+
+    /// [`run_stream`](Self::run_stream) with a value of the caller's
+    /// carried with each frame (see the generated `run_stream_tagged`): the
+    /// source yields `(tag, inputs)`, and each frame's tag comes back in
+    /// its [`StreamFrame::tag`](crate::runtime::stream::StreamFrame::tag).
+    fn run_stream_tagged<T, I, F>(
+        &mut self,
+        mode: Self::Mode,
+        frames: I,
+        options: &crate::runtime::stream::StreamOptions,
+        on_result: F,
+    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
+    where
+        T: Send,
+        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
+        I::IntoIter: Send,
+        F: FnMut(
+            crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
+        ) -> std::ops::ControlFlow<()>;
+
+    /// [`run_stream_tagged`](Self::run_stream_tagged), reporting each node
+    /// of both stages to `observer` from the thread that runs it, and each
+    /// frame's begin and end around its second stage (see the generated
+    /// `run_stream_tagged_observed`).
+    fn run_stream_tagged_observed<O, T, I, F>(
+        &mut self,
+        mode: Self::Mode,
+        observer: &mut O,
+        frames: I,
+        options: &crate::runtime::stream::StreamOptions,
+        on_result: F,
+    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
+    where
+        O: Observer + Send,
+        T: Send,
+        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
+        I::IntoIter: Send,
+        F: FnMut(
+            crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
+        ) -> std::ops::ControlFlow<()>;
+
+    /// [`run_stream_tagged`](Self::run_stream_tagged) whose outputs are
+    /// reused (see the generated `run_stream_into`): `on_result` borrows
+    /// each frame, and the outputs left in it are run into by a later
+    /// frame.
+    fn run_stream_into<T, I, F>(
+        &mut self,
+        mode: Self::Mode,
+        frames: I,
+        options: &crate::runtime::stream::StreamOptions,
+        on_result: F,
+    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
+    where
+        T: Send,
+        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
+        I::IntoIter: Send,
+        F: FnMut(
+            &mut crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
         ) -> std::ops::ControlFlow<()>;
 
     /// Runs one frame in `mode` with independent nodes at once, reporting

@@ -1,7 +1,8 @@
 //! What `#[parallel]` adds: `run_parallel` (and its `_into` and
-//! `_observed` forms), `run_stream`, and `cortex::ParallelPipeline`; without
-//! the attribute, `run_parallel` and `run_stream` stubs whose call is one
-//! error saying to add it.
+//! `_observed` forms), `run_stream` (and `run_stream_tagged`,
+//! `run_stream_into`, `run_stream_tagged_observed`), and
+//! `cortex::ParallelPipeline`; without the attribute, `run_parallel` and
+//! `run_stream` stubs whose call is one error saying to add it.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -27,6 +28,9 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             }
         });
         let stream = cx.pick(|b| &b.run_stream);
+        // One frame's result, untagged and tagged.
+        let frame_unit = quote!(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, ()>);
+        let frame_t = quote!(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>);
         let into = cx.body(
             || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::Into(outputs), #args)),
         );
@@ -76,7 +80,81 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 __I::IntoIter: ::core::marker::Send,
                 __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
             {
+                let frames = frames.into_iter().map(|__inputs| ((), __inputs));
+                let mut on_result = on_result;
+                let on_result = move |__frame: #frame_unit| (on_result(__frame), ::core::option::Option::None);
+                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
+                #stream
+            }
+
+            /// [`Self::run_stream`] with a value of yours carried with each
+            /// frame: `frames` yields `(tag, inputs)`, and each frame's tag
+            /// comes back with that frame's own result in
+            /// [`StreamFrame::tag`](#c::stream::StreamFrame::tag), whether
+            /// it succeeded or failed (e.g. a frame's number, timestamp or
+            /// the rest of a decoded picture the pipeline does not read).
+            /// The tag of a frame that is never delivered (dropped by the
+            /// overflow policy, or discarded after `Break` or a panicking
+            /// `on_result`) is dropped with its inputs. The memory budget
+            /// counts the inputs only.
+            pub fn run_stream_tagged<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+            {
                 let frames = frames.into_iter();
+                let mut on_result = on_result;
+                let on_result = move |__frame: #frame_t| (on_result(__frame), ::core::option::Option::None);
+                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
+                #stream
+            }
+
+            /// [`Self::run_stream_tagged`] whose outputs are reused, as
+            /// [`Self::run_into`] reuses them: `on_result` borrows each
+            /// frame, and the outputs still in its `result` when it returns
+            /// are what a later frame runs into (its filled outputs trade
+            /// buffers with the pipeline), so a stream allocates no
+            /// outputs. Take what you keep: the tag and inputs with
+            /// `std::mem::take` or `replace` (what is left is dropped after
+            /// the callback), the outputs with
+            /// [`StreamFrame::take_result`](#c::stream::StreamFrame::take_result)
+            /// (a later frame then makes new ones). Outputs and state are
+            /// bit-identical to [`Self::run_stream`]'s.
+            pub fn run_stream_into<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+            {
+                let frames = frames.into_iter();
+                let mut on_result = on_result;
+                let on_result = move |mut __frame: #frame_t| {
+                    let __flow = on_result(&mut __frame);
+                    (__flow, __frame.result.ok())
+                };
+                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
+                #stream
+            }
+
+            /// [`Self::run_stream_tagged`], reporting to `observer` each
+            /// node (and fused group) of both stages, from the thread that
+            /// runs it, and each frame's `frame_begin` / `frame_end` around
+            /// its second stage (which runs one frame at a time, so frames
+            /// never overlap; the next frame's first-stage nodes may be
+            /// reported meanwhile). Events arrive one at a time, under a
+            /// lock, as in [`Self::run_parallel_observed`]; a failing frame's
+            /// rerun is not observed.
+            pub fn run_stream_tagged_observed<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+            {
+                let frames = frames.into_iter();
+                let mut on_result = on_result;
+                let on_result = move |__frame: #frame_t| (on_result(__frame), ::core::option::Option::None);
+                let __observer = ::core::option::Option::Some(observer);
                 #stream
             }
 
@@ -102,6 +180,27 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             pub fn run_stream<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
                 match mode.never() {}
             }
+
+            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_stream_tagged<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
+                match mode.never() {}
+            }
+
+            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_stream_tagged_observed<__M: #c::__private::DeclaredParallel, __O, __I, __F>(&mut self, mode: __M, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
+                match mode.never() {}
+            }
+
+            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_stream_into<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
+                match mode.never() {}
+            }
         }
     }
 }
@@ -116,13 +215,29 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
         quote! {
             impl #c::ParallelPipeline for #pipeline {
                 type OwnedInputs = (#(#input_tys,)*);
-                fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                fn run_stream_tagged<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
                 where
-                    __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
+                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
                     __I::IntoIter: ::core::marker::Send,
-                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
                 {
-                    #pipeline::run_stream(self, mode, frames, options, on_result)
+                    #pipeline::run_stream_tagged(self, mode, frames, options, on_result)
+                }
+                fn run_stream_into<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                where
+                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                    __I::IntoIter: ::core::marker::Send,
+                    __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+                {
+                    #pipeline::run_stream_into(self, mode, frames, options, on_result)
+                }
+                fn run_stream_tagged_observed<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                where
+                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                    __I::IntoIter: ::core::marker::Send,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+                {
+                    #pipeline::run_stream_tagged_observed(self, mode, observer, frames, options, on_result)
                 }
                 fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                     let (#(#input_names,)*) = inputs;

@@ -228,6 +228,11 @@ impl<'a> Forms<'a> {
                 .collect();
             quote! {
                 let __fusion_on = self.__fusion_on;
+                // The stages report their nodes from their threads; the
+                // engine reports the frames.
+                let __shared = __observer.map(#c::__private::SharedObserver::new);
+                let __events = __shared.as_ref();
+                let __stage_obs = #c::__private::StageObserver::new(__events);
                 #c::__private::pipelined(
                     self,
                     frames,
@@ -235,12 +240,12 @@ impl<'a> Forms<'a> {
                     on_result,
                     |__inputs: &(#(#input_tys,)*), __a_bufs: &mut (#(#a_tys,)*)| {
                         let (#(#input_names,)*) = __inputs;
-                        let #obs = #c::__private::SilentObserver;
+                        let #obs = __stage_obs;
                         #a_body
                     },
                     |__this: &mut Self, __inputs: &(#(#input_tys,)*), __a_values, __a_bufs: &mut (#(#a_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
                         let (#(#input_names,)*) = __inputs;
-                        let #obs = #c::__private::SilentObserver;
+                        let #obs = __stage_obs;
                         #b_body
                     },
                     || (#(#c::__private::new_buffer::<#a_tys>(),)*),
@@ -254,6 +259,8 @@ impl<'a> Forms<'a> {
                         let (#(#input_names,)*) = __inputs;
                         0u64 #(+ (&#c::__private::Probe(#input_names)).bytes() as u64)*
                     },
+                    __events,
+                    #mode_ty::#v.plan(),
                 )
             }
         })

@@ -166,7 +166,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let in_tuple = quote!((#(#input_tys,)*));
     let run_stream = quote! {
         match mode {
-            #(#mode_ty::#variants => self.#stream_fns(frames, options, on_result),)*
+            #(#mode_ty::#variants => self.#stream_fns(__observer, frames, options, on_result),)*
         }
     };
     Bodies {
@@ -211,10 +211,10 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
 
             #(
                 #[allow(unused_variables, unused_mut, clippy::type_complexity)]
-                fn #stream_fns<__I, __F>(&mut self, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                fn #stream_fns<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, __observer: ::core::option::Option<&mut __O>, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
                 where
-                    __I: ::core::iter::Iterator<Item = #in_tuple> + ::core::marker::Send,
-                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<#in_tuple, #outputs_ty>) -> ::core::ops::ControlFlow<()>,
+                    __I: ::core::iter::Iterator<Item = (__T, #in_tuple)> + ::core::marker::Send,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<#in_tuple, #outputs_ty, __T>) -> (::core::ops::ControlFlow<()>, ::core::option::Option<#outputs_ty>),
                 {
                     #stream_bodies
                 }
