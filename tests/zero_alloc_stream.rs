@@ -83,7 +83,7 @@ fn per_frame(
 
 #[test]
 fn pipelined_allocations_per_frame() {
-    let clip = SyntheticClip::new(320, 240);
+    let clip = SyntheticClip::new(160, 120);
     let frames: Vec<RgbFrame> = (0..2 * SHORT as u64).map(|f| clip.frame(f % 20)).collect();
     // Every pool thread runs the clip once in each mode, so that the
     // kernels' per-thread scratch has reached its high-water mark.
