@@ -581,11 +581,15 @@ fn fused_runs_time_their_groups() {
     let (fused, _) = json_run(&["--frames", "6"]);
     assert_eq!(without_times(&fused), without_times(&plain));
     let group = "[gray+laplacian+scene+center+motion]";
-    // The first frame has no previous one: the group declines it and its
-    // members time themselves; every later frame runs the group fused.
+    // The first frame has no previous one: the two members that read it
+    // (scene, motion) decline alone and time their own calls, the rest of
+    // the group runs fused; every later frame runs the whole group fused.
     let first = fused[0]["node_ms"].as_object().unwrap();
     assert!(
-        first.contains_key("gray") && !first.contains_key(group),
+        first.contains_key(group)
+            && first.contains_key("scene")
+            && first.contains_key("motion")
+            && !first.contains_key("gray"),
         "{first:?}"
     );
     for l in &fused[1..] {
@@ -599,7 +603,8 @@ fn fused_runs_time_their_groups() {
             "{ms:?}"
         );
     }
-    // The trace holds one slice per fused run of the group.
+    // The trace holds one slice per fused run of the group: the first
+    // frame's too, with scene and motion declining alone.
     let dir = temp_dir("fused-trace");
     let path = dir.join("trace.json");
     run(
@@ -623,7 +628,7 @@ fn fused_runs_time_their_groups() {
         .iter()
         .filter(|e| e["cat"] == "fused group" && e["name"] == group)
         .count();
-    assert_eq!(slices, 3, "frames 1-3 run the group fused");
+    assert_eq!(slices, 4, "every frame runs the group fused");
     let _ = std::fs::remove_dir_all(dir);
     let profile = run(
         l2::app(),
