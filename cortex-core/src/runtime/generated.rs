@@ -247,8 +247,9 @@ pub fn in_pool<R: Send>(frame: impl FnOnce() -> R + Send) -> R {
 pub struct ParallelProbe<'a, T: ?Sized>(pub &'a T);
 
 /// Evidence that `T` is `Send + Sync`: only [`ParallelOk`] makes one in a
-/// program that compiles.
-pub struct Proof<T: ?Sized>(PhantomData<fn(&T)>);
+/// program that compiles. Invariant in `T`, so evidence for one lifetime is
+/// never taken for another.
+pub struct Proof<T: ?Sized>(PhantomData<fn(&T) -> &T>);
 
 impl<T> Proof<T> {
     /// Wraps `value` so that it may cross to another thread.
