@@ -387,16 +387,44 @@ pub fn new_buffer<T: BufferType>() -> T {
     T::new_buffer()
 }
 
-/// A `strip = …` form, checked to be one (a `reduce = …` form here is a
-/// type error at the expression).
+/// What a `#[compilable(strip = …)]` form's shape must be: implemented by
+/// [`Map`] only, so a reducing form is one error at the expression.
+#[diagnostic::on_unimplemented(
+    message = "`{F}` folds every row into one value (a reduction), but `#[compilable(strip = …)]` declares a form that maps rows",
+    label = "a reduction, declared as a map",
+    note = "declare it `#[compilable(reduce = …)]`, or give `strip = …` a form whose `Shape` is `Map`"
+)]
+pub trait MapShape<F> {}
+
+impl<F> MapShape<F> for Map {}
+
+/// What a `#[compilable(reduce = …)]` form's shape must be: implemented by
+/// [`Reduce`] only.
+#[diagnostic::on_unimplemented(
+    message = "`{F}` maps rows (a strip form), but `#[compilable(reduce = …)]` declares a form that folds every row into one value",
+    label = "a map, declared as a reduction",
+    note = "declare it `#[compilable(strip = …)]`, or give `reduce = …` a form whose `Shape` is `Reduce`"
+)]
+pub trait ReduceShape<F> {}
+
+impl<F> ReduceShape<F> for Reduce {}
+
+/// A `strip = …` form, checked to be one (a `reduce = …` form here is one
+/// error at the expression).
 #[inline(always)]
-pub fn map_form<F: StripForm<Shape = Map>>(form: F) -> F {
+pub fn map_form<F: StripForm>(form: F) -> F
+where
+    F::Shape: MapShape<F>,
+{
     form
 }
 
 /// A `reduce = …` form, checked to be one.
 #[inline(always)]
-pub fn reduce_form<F: StripForm<Shape = Reduce>>(form: F) -> F {
+pub fn reduce_form<F: StripForm>(form: F) -> F
+where
+    F::Shape: ReduceShape<F>,
+{
     form
 }
 
