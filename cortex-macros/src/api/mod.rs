@@ -20,7 +20,7 @@ mod runs;
 mod traits;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 
 use crate::ast::PipelineAst;
 use crate::codegen::Real;
@@ -68,7 +68,8 @@ fn imports_used(ast: &PipelineAst) -> TokenStream {
             return None;
         }
         seen.push(name);
-        Some(quote!(use #first as _;))
+        // At the name, so a misspelled function is reported there.
+        Some(quote_spanned!(first.span()=> use #first as _;))
     });
     let uses: Vec<TokenStream> = uses.collect();
     if uses.is_empty() {
