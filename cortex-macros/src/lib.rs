@@ -67,7 +67,11 @@ use proc_macro2::TokenStream as TokenStream2;
 ///   in a mode whose weight for that key is zero, where the node is not run.
 /// - `node -> state;` gives the state this frame's value for the next frame.
 /// - `node v: T = f(…, &mut v)` fills a buffer of type `T` that the
-///   pipeline owns and reuses.
+///   pipeline owns and reuses. Values whose lifetimes do not overlap share a
+///   buffer when their types are written alike, up to spacing and `self::`
+///   (a macro cannot resolve paths): `node b: self::Map` shares with
+///   `node a: Map`, but `node c: ops::Map` gets its own buffer even if it
+///   names the same type — write the type alike to share.
 ///
 /// # Example
 ///

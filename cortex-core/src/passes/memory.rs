@@ -12,6 +12,14 @@
 //!
 //! The macro assigns buffers at compile time with this pass, and the tools
 //! report the same assignment.
+//!
+//! "The same declared type" is decided on the type as written, since a
+//! macro cannot resolve paths: two declarations are the same type when they
+//! are spelled alike up to spacing and a `self::` prefix ([`same_type`]), so
+//! `Vec<u8>`, `Vec < u8 >` and `self::Vec<u8>`… share, while `ScoreMap` and
+//! `ops::ScoreMap` get a buffer each even when they name one type (they
+//! could name two, and one buffer for two types would not compile). Write a
+//! type alike in every node whose buffer it should share.
 
 use crate::model::ir::{Endpoint, GraphIr, NodeId};
 use crate::model::plan::Plan;
@@ -20,7 +28,9 @@ use crate::passes::schedule::waves;
 /// One buffer the pipeline owns, and the values that take turns in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Buffer {
-    /// The declared type of its values, as written.
+    /// The declared type of its values, as the first node of the graph
+    /// declaring it ([`same_type`]) writes it (so every plan names a type
+    /// alike).
     pub ty: String,
     /// Its index among this plan's buffers of the same type (the pipeline
     /// keeps, per type, as many buffers as its hungriest plan needs).
@@ -72,9 +82,13 @@ impl BufferPlan {
         colour(ir, plan, &step)
     }
 
-    /// How many buffers of type `ty` this plan uses.
+    /// How many buffers of type `ty` ([`same_type`]) this plan uses.
     pub fn count_of(&self, ty: &str) -> usize {
-        self.buffers.iter().filter(|b| b.ty == ty).count()
+        let key = type_key(ty);
+        self.buffers
+            .iter()
+            .filter(|b| type_key(&b.ty) == key)
+            .count()
     }
 
     /// The buffer node `id` fills, if any.
@@ -129,7 +143,15 @@ fn colour(ir: &GraphIr, plan: &Plan, step: &[usize]) -> BufferPlan {
     // Per buffer: the step after which it is free (`usize::MAX`: never).
     let mut free_after: Vec<usize> = Vec::new();
     for id in filled {
-        let ty = ir.nodes[id as usize].ty.as_deref().unwrap_or_default();
+        let key = type_key(ir.nodes[id as usize].ty.as_deref().unwrap_or_default());
+        // The type as its first declaration in the graph writes it.
+        let ty = ir
+            .nodes
+            .iter()
+            .filter(|n| n.fills_buffer())
+            .filter_map(|n| n.ty.as_deref())
+            .find(|t| type_key(t) == key)
+            .unwrap_or_default();
         let start = step[id as usize];
         let end = if to_end[id as usize] {
             usize::MAX
@@ -161,6 +183,48 @@ fn colour(ir: &GraphIr, plan: &Plan, step: &[usize]) -> BufferPlan {
         out.of_node[id as usize] = Some(b as u32);
     }
     out
+}
+
+/// Whether two declared buffer types are the same type for sharing: alike
+/// once spacing is normalised and `self::` prefixes are dropped (see the
+/// module docs for why paths are not compared further).
+pub fn same_type(a: &str, b: &str) -> bool {
+    type_key(a) == type_key(b)
+}
+
+/// `ty` with spacing normalised (one space between two word characters, as
+/// in `dyn Trait` or `&'a T`, none elsewhere) and every `self::` at the
+/// start of a path dropped.
+fn type_key(ty: &str) -> String {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut spaced = String::with_capacity(ty.len());
+    let mut gap = false;
+    for c in ty.chars() {
+        if c.is_whitespace() {
+            gap = true;
+            continue;
+        }
+        if gap && word(c) && spaced.chars().next_back().is_some_and(word) {
+            spaced.push(' ');
+        }
+        gap = false;
+        spaced.push(c);
+    }
+    let mut key = String::with_capacity(spaced.len());
+    let mut rest = spaced.as_str();
+    while let Some(i) = rest.find("self::") {
+        // A path's first segment: not the end of a longer word (`myself::`)
+        // nor a later segment (`a::self::`, which is no valid path anyway).
+        let before = rest[..i].chars().next_back();
+        let starts_path = !matches!(before, Some(c) if word(c) || c == ':');
+        key.push_str(&rest[..i]);
+        if !starts_path {
+            key.push_str("self::");
+        }
+        rest = &rest[i + "self::".len()..];
+    }
+    key.push_str(rest);
+    key
 }
 
 #[cfg(test)]
@@ -196,5 +260,72 @@ mod tests {
         assert_eq!(b.buffers.len(), 2);
         assert_eq!(b.buffers[0].values, vec![0, 2]);
         assert_eq!(b.buffers[1].values, vec![1, 3]);
+    }
+
+    #[test]
+    fn types_alike_but_for_spacing_and_self_share() {
+        for (a, b) in [
+            ("ScoreMap", "self::ScoreMap"),
+            ("ScoreMap", "self :: ScoreMap"),
+            ("Vec<u8>", "Vec < u8 >"),
+            ("Vec<self::Map>", "Vec < Map >"),
+            ("Box<dyn Fn(u8)>", "Box < dyn Fn ( u8 ) >"),
+            ("&'static [f32]", "& 'static [ f32 ]"),
+        ] {
+            assert!(same_type(a, b), "{a} and {b} should share");
+        }
+    }
+
+    #[test]
+    fn types_spelled_otherwise_do_not_share() {
+        for (a, b) in [
+            ("ScoreMap", "ops::ScoreMap"),
+            ("ops::ScoreMap", "crate::ops::ScoreMap"),
+            ("ScoreMap", "super::ScoreMap"),
+            ("dyn Foo", "dynFoo"),
+            ("myself::Map", "my::Map"),
+            ("Vec<u8>", "Vec<u16>"),
+        ] {
+            assert!(!same_type(a, b), "{a} and {b} should not share");
+        }
+    }
+
+    /// The chain of [`chain`] with its values' types spelled `Map`,
+    /// `self::Map`, `Map`, `ops::Map`: `a` and `c` still share (`self::Map`
+    /// is `Map`), `d` (`ops::Map`, which may be another type) gets its own.
+    #[test]
+    fn buffers_are_shared_by_type_as_written() {
+        let ir = GraphSpec::builder("Chain")
+            .input("x", "u8")
+            .node("a", "f", [ArgSpec::name("x"), ArgSpec::buffer()])
+            .ty("self :: Map")
+            .node("b", "f", [ArgSpec::name("a"), ArgSpec::buffer()])
+            .ty("Map")
+            .node("c", "f", [ArgSpec::name("b"), ArgSpec::buffer()])
+            .ty("Map")
+            .node("d", "f", [ArgSpec::name("c"), ArgSpec::buffer()])
+            .ty("ops :: Map")
+            .output("d", "ops :: Map")
+            .check()
+            .ir
+            .expect("valid");
+        let plan = crate::passes::dce::plan_for_mode(&ir, 0);
+        let b = BufferPlan::sequential(&ir, &plan);
+        let shape: Vec<(&str, Vec<NodeId>)> = b
+            .buffers
+            .iter()
+            .map(|b| (b.ty.as_str(), b.values.clone()))
+            .collect();
+        // Every buffer of `Map` is named as the graph first writes it.
+        assert_eq!(
+            shape,
+            vec![
+                ("self :: Map", vec![0, 2]),
+                ("self :: Map", vec![1]),
+                ("ops :: Map", vec![3]),
+            ]
+        );
+        assert_eq!(b.count_of("Map"), 2);
+        assert_eq!(b.count_of("ops::Map"), 1);
     }
 }

@@ -237,19 +237,88 @@ pub fn in_pool<R: Send>(frame: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// What a node value must be to cross the threads of `run_parallel`.
+/// A node value on its way through the parallel check: `(&ParallelProbe(&v))
+/// .parallel_value()` picks [`ParallelOk::parallel_value`] when the value is
+/// `Send + Sync` and [`ParallelRefused::parallel_value`] otherwise (method
+/// lookup tries `ParallelProbe` before `&ParallelProbe`, and skips an impl
+/// whose bounds fail). The refused path's one unsatisfiable bound is the one
+/// error a value that cannot cross threads gets: a direct `T: Send + Sync`
+/// bound would be two (rustc reports `Send` and `Sync` apart).
+pub struct ParallelProbe<'a, T: ?Sized>(pub &'a T);
+
+/// Evidence that `T` is `Send + Sync`: only [`ParallelOk`] makes one in a
+/// program that compiles. Invariant in `T`, so evidence for one lifetime is
+/// never taken for another.
+pub struct Proof<T: ?Sized>(PhantomData<fn(&T) -> &T>);
+
+impl<T> Proof<T> {
+    /// Wraps `value` so that it may cross to another thread.
+    #[inline(always)]
+    pub fn cross(self, value: T) -> Crossing<T> {
+        Crossing(value)
+    }
+}
+
+/// The check's path for a `Send + Sync` value.
+pub trait ParallelOk<T: ?Sized> {
+    /// Evidence that the value may cross threads.
+    fn parallel_value(&self) -> Proof<T>;
+}
+
+impl<T: ?Sized + Send + Sync> ParallelOk<T> for ParallelProbe<'_, T> {
+    #[inline(always)]
+    fn parallel_value(&self) -> Proof<T> {
+        Proof(PhantomData)
+    }
+}
+
+/// The check's path for any other value: a compile error, said once.
+pub trait ParallelRefused<T: ?Sized> {
+    /// Never compiles: `T` is not `Send + Sync`, and [`ParallelValue`] has
+    /// no implementation.
+    #[inline(always)]
+    fn parallel_value(&self) -> Proof<T>
+    where
+        T: ParallelValue,
+    {
+        Proof(PhantomData)
+    }
+}
+
+impl<T: ?Sized> ParallelRefused<T> for &ParallelProbe<'_, T> {}
+
+mod sealed {
+    /// Keeps [`super::ParallelValue`] without implementations outside.
+    pub trait Sealed {}
+}
+
+/// What a node value must be to cross the threads of a `#[parallel]`
+/// pipeline. Implemented by no type (it is sealed): it is only ever asked
+/// of a value that is not `Send + Sync`, to say so in the pipeline's words.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be shared between the threads of a `#[parallel]` pipeline",
     label = "this node's value is `{Self}`, which is not `Send + Sync`",
-    note = "`#[parallel]` runs independent nodes on worker threads: every node value, input and state must be `Send + Sync` (or remove `#[parallel]`)"
+    note = "`#[parallel]` runs independent nodes on worker threads, so every node value must be `Send + Sync`: hold shared data in an `Arc` (and mutable data in a `Mutex`) instead of an `Rc` or `RefCell`, or remove `#[parallel]`"
 )]
-pub trait ParallelSafe {}
+pub trait ParallelValue: sealed::Sealed {}
 
-impl<T: Send + Sync + ?Sized> ParallelSafe for T {}
+/// A checked node value on its way from a pipelined run's first stage to
+/// its second, on another thread.
+pub struct Crossing<T>(T);
 
-/// Checks, at the node's name, that its value may cross threads.
-#[inline(always)]
-pub fn parallel_safe<T: ParallelSafe + ?Sized>(_: &T) {}
+// SAFETY: a `Crossing<T>` is only made by `Proof::cross`, and a `Proof<T>`
+// (its field is private) only by `ParallelProbe`'s `ParallelOk` impl, which
+// requires `T: Send + Sync`, or by `ParallelRefused`'s method, which requires
+// `T: ParallelValue`, a sealed trait no type implements.
+unsafe impl<T> Send for Crossing<T> {}
+
+impl<T> Crossing<T> {
+    /// The value, on the thread it crossed to.
+    #[inline(always)]
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
 
 /// The observer of a pipelined run's stages: the nodes' and fused groups'
 /// events, from the thread running each stage, to the run's shared
@@ -328,6 +397,7 @@ pub use super::strip::GroupBuilder;
 use super::strip::form::{Map, Reduce};
 use super::strip::{FusedGroup, StripError};
 use crate::weights::Weights;
+use std::marker::PhantomData;
 
 /// What a buffer-filling node's declared type must be: the pipeline creates
 /// its buffers with `Default::default()`.
@@ -353,16 +423,44 @@ pub fn new_buffer<T: BufferType>() -> T {
     T::new_buffer()
 }
 
-/// A `strip = …` form, checked to be one (a `reduce = …` form here is a
-/// type error at the expression).
+/// What a `#[compilable(strip = …)]` form's shape must be: implemented by
+/// [`Map`] only, so a reducing form is one error at the expression.
+#[diagnostic::on_unimplemented(
+    message = "`{F}` folds every row into one value (a reduction), but `#[compilable(strip = …)]` declares a form that maps rows",
+    label = "a reduction, declared as a map",
+    note = "declare it `#[compilable(reduce = …)]`, or give `strip = …` a form whose `Shape` is `Map`"
+)]
+pub trait MapShape<F> {}
+
+impl<F> MapShape<F> for Map {}
+
+/// What a `#[compilable(reduce = …)]` form's shape must be: implemented by
+/// [`Reduce`] only.
+#[diagnostic::on_unimplemented(
+    message = "`{F}` maps rows (a strip form), but `#[compilable(reduce = …)]` declares a form that folds every row into one value",
+    label = "a map, declared as a reduction",
+    note = "declare it `#[compilable(strip = …)]`, or give `reduce = …` a form whose `Shape` is `Reduce`"
+)]
+pub trait ReduceShape<F> {}
+
+impl<F> ReduceShape<F> for Reduce {}
+
+/// A `strip = …` form, checked to be one (a `reduce = …` form here is one
+/// error at the expression).
 #[inline(always)]
-pub fn map_form<F: StripForm<Shape = Map>>(form: F) -> F {
+pub fn map_form<F: StripForm>(form: F) -> F
+where
+    F::Shape: MapShape<F>,
+{
     form
 }
 
 /// A `reduce = …` form, checked to be one.
 #[inline(always)]
-pub fn reduce_form<F: StripForm<Shape = Reduce>>(form: F) -> F {
+pub fn reduce_form<F: StripForm>(form: F) -> F
+where
+    F::Shape: ReduceShape<F>,
+{
     form
 }
 

@@ -20,7 +20,7 @@ mod runs;
 mod traits;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 
 use crate::ast::PipelineAst;
 use crate::codegen::Real;
@@ -35,12 +35,48 @@ pub fn generate(ast: &PipelineAst, real: Option<&Real<'_>>) -> TokenStream {
     let inherent = pipeline::impl_block(&cx);
     let parallel_trait = parallel::trait_impl(&cx);
     let pipeline_trait = traits::pipeline_impl(&cx);
+    let imports = match real {
+        Some(_) => TokenStream::new(),
+        None => imports_used(ast),
+    };
     quote! {
+        #imports
         #pipeline_struct
         #data
         #modes
         #inherent
         #parallel_trait
         #pipeline_trait
+    }
+}
+
+/// Beside placeholder items: the first segment of every node's function
+/// path, imported into an unnamed scope. The placeholders never call the
+/// functions, so an import used only by the pipeline (`use cortex::ops;` for
+/// `ops::to_gray_into`) would otherwise add an `unused import` warning — an
+/// error under `-D warnings` — to the real one.
+fn imports_used(ast: &PipelineAst) -> TokenStream {
+    let mut seen: Vec<String> = Vec::new();
+    let uses = ast.nodes.iter().filter_map(|n| {
+        // `::x`, `crate::`, `self::`, `super::` and `Self::` paths name no import.
+        if n.func.leading_colon.is_some() {
+            return None;
+        }
+        let first = &n.func.segments.first()?.ident;
+        let name = first.to_string();
+        if ["crate", "self", "super", "Self"].contains(&name.as_str()) || seen.contains(&name) {
+            return None;
+        }
+        seen.push(name);
+        // At the name, so a misspelled function is reported there.
+        Some(quote_spanned!(first.span()=> use #first as _;))
+    });
+    let uses: Vec<TokenStream> = uses.collect();
+    if uses.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        #[allow(unused_imports)]
+        const _: () = { #(#uses)* };
     }
 }

@@ -192,6 +192,7 @@ impl Body<'_> {
         }
         if let Part::StreamB(_) = self.part {
             stmts.push(quote!(let (#(#a_values,)*) = __a_values;));
+            stmts.extend(a_values.iter().map(|v| quote!(let #v = #v.into_inner();)));
             for &id in &self.a_fills {
                 let v = node_local(ir, id, ast.nodes[id as usize].name.span());
                 if let Some(f) = self.buffer(id, Span::call_site()) {
@@ -201,9 +202,16 @@ impl Body<'_> {
         }
         self.nodes(&mut stmts, waves);
         if let Part::StreamA(_) = self.part {
+            // Each value crosses to the second stage's thread once checked:
+            // the engine's own `Send` bound then holds, and a value that is
+            // not `Send + Sync` is the one error of its check.
+            let crossing = a_values.iter().map(|v| {
+                let proof = parallel_proof(quote!(&#v), v.span());
+                quote!(#proof.cross(#v))
+            });
             return quote! {
                 #(#stmts)*
-                ::core::result::Result::Ok((#(#a_values,)*))
+                ::core::result::Result::Ok((#(#crossing,)*))
             };
         }
         let mut remaining = self.sink_counts();
@@ -373,24 +381,31 @@ impl Body<'_> {
                 } else {
                     quote!(::core::result::Result::Ok::<_, #c::PipelineError>(__r))
                 };
+                // The value crosses back from the worker thread checked, so
+                // the pool's own `Send` bound holds and a value that is not
+                // `Send + Sync` is the one error of its check.
+                let crossed = local("__crossed", Span::call_site());
+                let proof = parallel_proof(quote!(&#crossed), decl.name.span());
                 let job = quote! {
                     || {
                         #(#guards)*
                         #obs.node_begin(#id);
                         let __r = #checked_call;
                         #obs.node_end(#id);
-                        #outcome
+                        (#outcome).map(|#crossed| #proof.cross(#crossed))
                     }
                 };
-                let safe_at = decl.name.span();
-                let cp = crate::krate::path_at(safe_at);
-                // Mixed-site like the local it borrows, so `&local` keeps the
-                // node's span instead of falling back to the whole invocation.
-                let check_at = Span::mixed_site().located_at(safe_at);
-                let check = quote_spanned!(check_at=> #cp::__private::parallel_safe(&#v););
+                // A filled buffer's local is a reference to it: the buffer's
+                // type is checked.
+                let place = if self.is_ref(id) {
+                    quote!(#v)
+                } else {
+                    quote!(&#v)
+                };
+                let proof = parallel_proof(place, decl.name.span());
                 let bind = quote! {
                     let #v = #result;
-                    #check
+                    let _ = #proof;
                 };
                 par.jobs.insert(id, (job, value.clone(), bind));
                 continue;
@@ -468,6 +483,25 @@ impl Body<'_> {
                 }
                 stmts.push(wave_stmts(c, obs, &singles, &par.jobs));
             }
+        }
+    }
+}
+
+/// Evidence (a `cortex::__private::Proof`) that the value `place` (a
+/// reference to a node's value) refers to may cross threads, checked at `at`
+/// (the node's name): a value that is not `Send + Sync` is one error there,
+/// in the pipeline's words. Every check of a node is spanned alike, so rustc
+/// prints the error once.
+fn parallel_proof(place: TokenStream, at: Span) -> TokenStream {
+    let cp = crate::krate::path_at(at);
+    // Mixed-site like the locals it borrows, so the check keeps the node's
+    // span instead of falling back to the whole invocation.
+    let check_at = Span::mixed_site().located_at(at);
+    quote_spanned! {check_at=>
+        {
+            #[allow(unused_imports)]
+            use #cp::__private::{ParallelOk as _, ParallelRefused as _};
+            (&#cp::__private::ParallelProbe(#place)).parallel_value()
         }
     }
 }

@@ -89,7 +89,7 @@ pub(super) fn group_block(
     for ((&m, role), &alone) in g.nodes.iter().zip(&g.values).zip(&detachable) {
         let decl = &ast.nodes[m as usize];
         let Some(form) = &decl.strip else { continue };
-        let form_expr = checked_form(c, form);
+        let form_expr = checked_form(form);
         let args = ir.nodes[m as usize]
             .args
             .iter()
@@ -211,9 +211,12 @@ pub(super) fn group_block(
 }
 
 /// The form expression, checked against the key it was declared with.
-fn checked_form(c: &TokenStream, form: &crate::ast::StripForm) -> TokenStream {
+fn checked_form(form: &crate::ast::StripForm) -> TokenStream {
     let e = &form.expr;
     let at = syn::spanned::Spanned::span(e);
+    // The whole call at the expression, so rustc's "required by a bound
+    // introduced by this call" points there and not at the invocation.
+    let c = crate::krate::path_at(at);
     match form.shape {
         StripShape::Map => quote_spanned!(at=> #c::__private::map_form(#e)),
         StripShape::Reduction => quote_spanned!(at=> #c::__private::reduce_form(#e)),

@@ -11,7 +11,8 @@ use quote::{format_ident, quote};
 pub(super) struct Parallel {
     /// Each wave's units: a fused group's members, or one node.
     pub waves: Vec<Vec<Vec<NodeId>>>,
-    /// Per node: its job (a closure returning its call's result), the local
+    /// Per node: its job (a closure returning its call's result, checked to
+    /// cross threads: `Result<cortex::__private::Crossing<T>, _>`), the local
     /// its result is bound to, and the statements binding its value.
     pub jobs: HashMap<NodeId, (TokenStream, proc_macro2::Ident, TokenStream)>,
     /// Per fused group (by its first member): the statements running it.
@@ -47,7 +48,7 @@ pub(super) fn wave_stmts(
     let takes = parts.iter().zip(&results).map(|((_, value, bind), r)| {
         quote! {
             let #value = match #r {
-                ::core::result::Result::Ok(v) => v,
+                ::core::result::Result::Ok(v) => v.into_inner(),
                 ::core::result::Result::Err(e) => {
                     #obs.frame_end(false);
                     return ::core::result::Result::Err(e);
