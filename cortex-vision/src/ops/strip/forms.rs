@@ -25,7 +25,7 @@ pub(super) fn scalar_output(group: &FusedGroup, k: usize, what: &str) -> Result<
 }
 
 /// The one value argument of a single-input node.
-fn only(kernel: &str, inputs: &[Option<Value>]) -> Result<Value, StripError> {
+pub(super) fn only(kernel: &str, inputs: &[Option<Value>]) -> Result<Value, StripError> {
     match inputs {
         [Some(v)] => Ok(*v),
         _ => Err(StripError::Group(format!(

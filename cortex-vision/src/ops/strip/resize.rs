@@ -5,6 +5,7 @@
 //! tap names — rows the group provides through the kernel's window.
 
 use super::check::{arity, channels};
+use super::forms::only;
 use crate::ops::border::check_frame;
 use crate::ops::resize::{
     blend, exact_row, exact_tap, half_row, is_half, linear_hrow, linear_tap, linear_taps, ExactTap,
@@ -15,8 +16,8 @@ use crate::ops::{GrayImage, ScoreMap};
 use cortex_core::strip::form::store_array2;
 use cortex_core::strip::group::Value;
 use cortex_core::strip::{
-    FusedGroup, Geometry, GroupBuilder, Inputs, Kind, Map, StripError, StripForm, StripKernel,
-    StripMut, Window,
+    Element, FusedGroup, Geometry, GroupBuilder, Inputs, Kind, Map, Plane, StripError, StripForm,
+    StripKernel, StripMut, Window,
 };
 use cortex_core::weights::Weights;
 
@@ -32,6 +33,21 @@ fn resized(
     channels(kernel, g, 1)?;
     check_frame("resize output", height, width).map_err(|e| StripError::failed(kernel, e))?;
     Ok(Geometry::new(width, height))
+}
+
+/// A resize to the source's own size copies it (as OpenCV does): `true`
+/// when it did.
+fn copied_when_same_size<T: Element>(
+    src: &Plane<'_, T>,
+    out: &mut StripMut<'_, T>,
+) -> Result<bool, StripError> {
+    if (src.height(), src.width()) != (out.geometry().height, out.geometry().width) {
+        return Ok(false);
+    }
+    for (y, row) in out.rows_mut() {
+        row.copy_from_slice(src.row(y)?);
+    }
+    Ok(true)
 }
 
 /// 8-bit gray resized to `height × width` as
@@ -75,10 +91,7 @@ impl StripKernel for ResizeStrip {
         let src = inputs.plane::<u8>(0)?;
         let (sh, sw) = (src.height(), src.width());
         let (dh, dw) = (out.geometry().height, out.geometry().width);
-        if (sh, sw) == (dh, dw) {
-            for (y, row) in out.rows_mut() {
-                row.copy_from_slice(src.row(y)?);
-            }
+        if copied_when_same_size(&src, out)? {
             return Ok(());
         }
         with_scratch(&SCRATCH, |s| {
@@ -139,10 +152,7 @@ impl StripKernel for ResizeMapStrip {
         let src = inputs.plane::<f32>(0)?;
         let (sh, sw) = (src.height(), src.width());
         let (dh, dw) = (out.geometry().height, out.geometry().width);
-        if (sh, sw) == (dh, dw) {
-            for (y, row) in out.rows_mut() {
-                row.copy_from_slice(src.row(y)?);
-            }
+        if copied_when_same_size(&src, out)? {
             return Ok(());
         }
         if is_half(sh, sw, dh, dw) {
@@ -180,17 +190,6 @@ impl StripKernel for ResizeMapStrip {
     }
 }
 
-/// The one value argument of a resize node.
-fn source(kernel: &str, inputs: &[Option<Value>]) -> Result<Value, StripError> {
-    match inputs {
-        [Some(v)] => Ok(*v),
-        _ => Err(StripError::Group(format!(
-            "`{kernel}` reads one value, got {} arguments",
-            inputs.len()
-        ))),
-    }
-}
-
 /// `resize_gray_into(gray, (h, w), …)`:
 /// `#[compilable(strip = ops::strip::ResizeStrip::to(h, w))]`.
 impl StripForm for ResizeStrip {
@@ -203,7 +202,7 @@ impl StripForm for ResizeStrip {
         inputs: &[Option<Value>],
         _weights: &Weights,
     ) -> Result<Value, StripError> {
-        group.kernel(*self, &[source("resize", inputs)?])
+        group.kernel(*self, &[only("resize", inputs)?])
     }
 
     fn store(
@@ -228,7 +227,7 @@ impl StripForm for ResizeMapStrip {
         inputs: &[Option<Value>],
         _weights: &Weights,
     ) -> Result<Value, StripError> {
-        group.kernel(*self, &[source("resize_map", inputs)?])
+        group.kernel(*self, &[only("resize_map", inputs)?])
     }
 
     fn store(
