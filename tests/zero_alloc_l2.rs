@@ -86,8 +86,8 @@ fn measure(
 #[test]
 fn l2_allocates_nothing_per_frame_in_steady_state() {
     let mut report = Vec::new();
-    // 200x150: the motion grid does not divide it, so a fused group declines
-    // every frame and its members run alone.
+    // 200x150: the motion grid does not divide it, so motion declines every
+    // frame alone and runs its own call after its group.
     for (w, h) in [(640, 480), (200, 150), (1920, 1080)] {
         let clip = SyntheticClip::new(w, h);
         // Frames made before counting; different content every frame (the

@@ -128,8 +128,11 @@ pub(super) fn group_block(
         }
         match (site.buffer)(m, Span::call_site()) {
             Some(field) => {
+                // A declined output is not stored: asking for it would make
+                // (and allocate) an error every frame.
                 stores.push(quote! {
-                    __have[#k] = #c::__private::StripForm::store(&#form_expr, __g, #k, &mut #field).is_ok();
+                    __have[#k] = __g.published(#k)
+                        && #c::__private::StripForm::store(&#form_expr, __g, #k, &mut #field).is_ok();
                 });
                 bindings.push(match alone {
                     Some(call) => quote! {
@@ -143,7 +146,8 @@ pub(super) fn group_block(
                 fresh_decls.push(quote!(let mut #slot = ::core::option::Option::None;));
                 stores.push(quote! {
                     let mut __value = ::core::default::Default::default();
-                    __have[#k] = #c::__private::StripForm::store(&#form_expr, __g, #k, &mut __value).is_ok();
+                    __have[#k] = __g.published(#k)
+                        && #c::__private::StripForm::store(&#form_expr, __g, #k, &mut __value).is_ok();
                     if __have[#k] {
                         #slot = ::core::option::Option::Some(__value);
                     }
