@@ -96,3 +96,30 @@ impl From<Kind> for StripShape {
         }
     }
 }
+
+/// Per member of a fused group (members indexed in the group's order):
+/// whether it may decline a frame alone while the rest of the group runs
+/// fused. It may when its value leaves the group (`leaving[i]`), no member
+/// reads it, and every member value it reads leaves the group too — so its
+/// own whole-frame call can run after the group from values that exist
+/// outside it. `reads[i]` lists the members member `i` reads. The one rule
+/// the macro's code generation and the runtime's fused groups both apply.
+pub fn may_decline_alone(leaving: &[bool], reads: &[Vec<usize>]) -> Vec<bool> {
+    let mut read = vec![false; leaving.len()];
+    for r in reads {
+        for &j in r {
+            if let Some(x) = read.get_mut(j) {
+                *x = true;
+            }
+        }
+    }
+    (0..leaving.len())
+        .map(|i| {
+            leaving[i]
+                && !read[i]
+                && reads.get(i).map_or(true, |r| {
+                    r.iter().all(|&j| leaving.get(j).copied().unwrap_or(false))
+                })
+        })
+        .collect()
+}

@@ -61,36 +61,32 @@ impl Group {
     }
 
     /// Per member, in the order of `nodes`: whether it may decline a frame
-    /// alone while the rest of the group runs fused — its value leaves the
-    /// group, no member reads it, and every member value it reads leaves the
-    /// group too, so its own call can run after the group from values that
-    /// exist outside it. The runtime's fused group applies the same rule to
-    /// the members it builds.
+    /// alone while the rest of the group runs fused
+    /// ([`may_decline_alone`](crate::model::access::may_decline_alone)).
     pub fn detachable(&self, ir: &GraphIr) -> Vec<bool> {
-        let args_of = |id: NodeId| {
-            ir.nodes
-                .get(id as usize)
-                .into_iter()
-                .flat_map(|n| n.args.iter())
-                .filter_map(|a| match a {
-                    crate::model::ir::Arg::Value(Endpoint::Node(p)) => Some(*p),
-                    _ => None,
-                })
-        };
-        let leaving = |id: NodeId| {
-            self.nodes
-                .iter()
-                .position(|&n| n == id)
-                .is_some_and(|i| matches!(self.values[i], ValueRole::Leaving { .. }))
-        };
-        self.nodes
+        let leaving: Vec<bool> = self
+            .values
+            .iter()
+            .map(|v| matches!(v, ValueRole::Leaving { .. }))
+            .collect();
+        let reads: Vec<Vec<usize>> = self
+            .nodes
             .iter()
             .map(|&m| {
-                leaving(m)
-                    && !self.nodes.iter().any(|&n| args_of(n).any(|p| p == m))
-                    && args_of(m).all(|p| !self.contains(p) || leaving(p))
+                ir.nodes
+                    .get(m as usize)
+                    .into_iter()
+                    .flat_map(|n| n.args.iter())
+                    .filter_map(|a| match a {
+                        crate::model::ir::Arg::Value(Endpoint::Node(p)) => {
+                            self.nodes.iter().position(|n| n == p)
+                        }
+                        _ => None,
+                    })
+                    .collect()
             })
-            .collect()
+            .collect();
+        crate::model::access::may_decline_alone(&leaving, &reads)
     }
 }
 

@@ -265,31 +265,21 @@ impl std::fmt::Debug for FusedGroup {
 }
 
 /// Per member: whether it may decline a frame alone while the rest of its
-/// group runs fused — its value leaves the group, no member reads it, and
-/// every value it reads is a group input or another leaving value, so its
-/// own whole-frame call can run after the group from values that exist
-/// outside it. The macro's code generation applies the same rule
-/// (`passes::fusion::Group::detachable`) to decide which members get a call
-/// of their own after a fused run.
+/// group runs fused ([`crate::model::access::may_decline_alone`], the rule
+/// the macro's code generation applies too).
 pub(crate) fn detachable(nodes: &[Node]) -> Vec<bool> {
-    let mut read = vec![false; nodes.len()];
-    for node in nodes {
-        for a in &node.args {
-            if let Value::Node(j) = *a {
-                read[j] = true;
-            }
-        }
-    }
-    nodes
+    let leaving: Vec<bool> = nodes.iter().map(|n| n.output.is_some()).collect();
+    let reads: Vec<Vec<usize>> = nodes
         .iter()
-        .enumerate()
-        .map(|(i, node)| {
-            node.output.is_some()
-                && !read[i]
-                && node.args.iter().all(|a| match *a {
-                    Value::Input(_) => true,
-                    Value::Node(j) => nodes[j].output.is_some(),
+        .map(|n| {
+            n.args
+                .iter()
+                .filter_map(|a| match *a {
+                    Value::Node(j) => Some(j),
+                    Value::Input(_) => None,
                 })
+                .collect()
         })
-        .collect()
+        .collect();
+    crate::model::access::may_decline_alone(&leaving, &reads)
 }
