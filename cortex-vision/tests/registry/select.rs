@@ -56,7 +56,9 @@ static SPIN_CALLS: [AtomicUsize; 3] = [
     AtomicUsize::new(0),
 ];
 
-/// Kernels spinning 6 ms, 1 ms and 3 ms; returns the kernel's name.
+/// Kernels spinning 25 ms, 1 ms and 5 ms; returns the kernel's name. The
+/// costs are five times apart so that a scheduler's preemption on a loaded
+/// machine (a few milliseconds) cannot reorder the medians.
 struct Spin;
 
 impl Op for Spin {
@@ -69,7 +71,7 @@ impl Op for Spin {
     fn kernels() -> Vec<Kernel<Self>> {
         fn slow(_: &usize) -> Result<&'static str, OpsError> {
             SPIN_CALLS[0].fetch_add(1, Ordering::SeqCst);
-            spin(Duration::from_millis(6));
+            spin(Duration::from_millis(25));
             Ok("slow")
         }
         fn fast(_: &usize) -> Result<&'static str, OpsError> {
@@ -79,7 +81,7 @@ impl Op for Spin {
         }
         fn medium(_: &usize) -> Result<&'static str, OpsError> {
             SPIN_CALLS[2].fetch_add(1, Ordering::SeqCst);
-            spin(Duration::from_millis(3));
+            spin(Duration::from_millis(5));
             Ok("medium")
         }
         vec![
