@@ -2,7 +2,9 @@
 //! `#[parallel]` pipelines — random DAGs, states, weighted nodes and modes,
 //! buffer-filling and value-returning nodes, nodes failing on some inputs —
 //! each run on random input sequences through `run`, `run_into`,
-//! `run_parallel` and `run_stream` (1, 2 and 3 frames in flight), which must
+//! `run_parallel` and `run_stream` (1, 2 and 3 frames in flight), and for
+//! every zero pattern of their weight keys through `run_weights`,
+//! `run_weights_parallel` (and `_into`) and `run_plan_parallel`, which must
 //! agree on every output, every error and the final state.
 #![cfg(feature = "runner")]
 #![allow(clippy::ptr_arg, clippy::too_many_arguments)]
@@ -14,6 +16,7 @@ use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
 use cortex::stream::StreamOptions;
+use cortex::Weights;
 
 type V = Vec<u64>;
 
@@ -584,6 +587,132 @@ macro_rules! check_graph {
     };
 }
 
+/// Weights with the keys of `pattern`'s bits at zero and the others at
+/// values no mode declares.
+fn weights_of(keys: &[std::borrow::Cow<'static, str>], pattern: u64) -> Weights {
+    keys.iter().enumerate().fold(Weights::new(), |w, (i, k)| {
+        let zero = (pattern >> i) & 1 == 1;
+        w.with(k.clone(), if zero { 0.0 } else { 0.25 + i as f64 })
+    })
+}
+
+/// What an observer saw of one frame: the nodes run (a fused group's
+/// members included), sorted, and how the frame ended.
+#[derive(Default)]
+struct Seen {
+    nodes: Vec<cortex::ir::NodeId>,
+    ends: Vec<bool>,
+}
+
+impl cortex::Observer for Seen {
+    fn node_begin(&mut self, node: cortex::ir::NodeId) {
+        self.nodes.push(node);
+    }
+    fn group_begin(&mut self, members: &'static [cortex::ir::NodeId]) {
+        self.nodes.extend(members);
+    }
+    fn frame_end(&mut self, ok: bool) {
+        self.ends.push(ok);
+    }
+}
+
+impl Seen {
+    fn take(&mut self) -> (Vec<cortex::ir::NodeId>, Vec<bool>) {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        nodes.sort_unstable();
+        nodes.dedup();
+        (nodes, std::mem::take(&mut self.ends))
+    }
+}
+
+macro_rules! check_weights {
+    ($test:ident, $p:ident) => {
+        #[test]
+        fn $test() {
+            let keys = &$p::ir().weight_keys;
+            for pattern in 0..(1u64 << keys.len()) {
+                let weights = weights_of(keys, pattern);
+                for seed in 0..3u64 {
+                    let xs = inputs(seed * 7919 + 5, 16);
+                    let mut seq = $p::new();
+                    let plan = seq.pattern_plan(pattern);
+                    let mut seen = Seen::default();
+                    let (want, want_seen): (Vec<Result<String, String>>, Vec<_>) = xs
+                        .iter()
+                        .map(|x| {
+                            let r = seq
+                                .run_weights_observed(&weights, &mut seen, x)
+                                .map(|o| format!("{o:?}"))
+                                .map_err(|e| e.to_string());
+                            (r, seen.take())
+                        })
+                        .unzip();
+                    let (mut par, mut by_plan, mut into, mut seq_plan) =
+                        ($p::new(), $p::new(), $p::new(), $p::new());
+                    let mut reused = None;
+                    for ((x, w), w_seen) in xs.iter().zip(&want).zip(&want_seen) {
+                        let got = par
+                            .run_weights_parallel_observed(&weights, &mut seen, x)
+                            .map(|o| format!("{o:?}"))
+                            .map_err(|e| e.to_string());
+                        assert_eq!(
+                            &got, w,
+                            "run_weights_parallel, pattern {pattern:#b}, seed {seed}"
+                        );
+                        // A frame that succeeds runs in parallel, not through
+                        // the sequential rerun of a failing one, and runs the
+                        // same nodes.
+                        let got_seen = seen.take();
+                        if w.is_ok() {
+                            assert_eq!(
+                                &got_seen, w_seen,
+                                "nodes run, pattern {pattern:#b}, seed {seed}"
+                            );
+                        }
+                        let got = by_plan
+                            .run_plan_parallel(&plan, &weights, x)
+                            .map(|o| format!("{o:?}"))
+                            .map_err(|e| e.to_string());
+                        let w_plan = seq_plan
+                            .run_plan(&plan, &weights, x)
+                            .map(|o| format!("{o:?}"))
+                            .map_err(|e| e.to_string());
+                        assert_eq!(
+                            got, w_plan,
+                            "run_plan_parallel, pattern {pattern:#b}, seed {seed}"
+                        );
+                        match reused.as_mut() {
+                            None => reused = into.run_weights(&weights, x).ok(),
+                            Some(o) => {
+                                let r = into
+                                    .run_weights_parallel_into(&weights, x, o)
+                                    .map(|()| format!("{o:?}"))
+                                    .map_err(|e| e.to_string());
+                                assert_eq!(
+                                    &r, w,
+                                    "run_weights_parallel_into, pattern {pattern:#b}, seed {seed}"
+                                );
+                            }
+                        }
+                    }
+                    for p in [&par, &into] {
+                        assert_eq!(
+                            format!("{:?}", p.state()),
+                            format!("{:?}", seq.state()),
+                            "pattern {pattern:#b}, seed {seed}"
+                        );
+                    }
+                    assert_eq!(
+                        format!("{:?}", by_plan.state()),
+                        format!("{:?}", seq_plan.state()),
+                        "pattern {pattern:#b}, seed {seed}"
+                    );
+                }
+            }
+        }
+    };
+}
+
 check_graph!(graph_0, G0, G0Mode);
 check_graph!(graph_1, G1, G1Mode);
 check_graph!(graph_2, G2, G2Mode);
@@ -600,3 +729,19 @@ check_graph!(graph_12, G12, G12Mode);
 check_graph!(graph_13, G13, G13Mode);
 check_graph!(graph_14, G14, G14Mode);
 check_graph!(graph_15, G15, G15Mode);
+check_weights!(weights_0, G0);
+check_weights!(weights_1, G1);
+check_weights!(weights_2, G2);
+check_weights!(weights_3, G3);
+check_weights!(weights_4, G4);
+check_weights!(weights_5, G5);
+check_weights!(weights_6, G6);
+check_weights!(weights_7, G7);
+check_weights!(weights_8, G8);
+check_weights!(weights_9, G9);
+check_weights!(weights_10, G10);
+check_weights!(weights_11, G11);
+check_weights!(weights_12, G12);
+check_weights!(weights_13, G13);
+check_weights!(weights_14, G14);
+check_weights!(weights_15, G15);

@@ -92,7 +92,7 @@ pub fn fallible<R: FallibleCall>(r: R) -> Result<R::Ok, R::Err> {
 /// error, at the call, saying to add `#[parallel]` — instead of rustc's
 /// "no method named `run_stream`".
 #[diagnostic::on_unimplemented(
-    message = "this pipeline is not declared `#[parallel]`, so it has no `run_parallel` or `run_stream`",
+    message = "this pipeline is not declared `#[parallel]`, so it has no parallel or pipelined run methods (`run_parallel`, `run_weights_parallel`, `run_plan_parallel`, `run_stream`…)",
     label = "needs `#[parallel]` on the pipeline",
     note = "add `#[parallel]` above `pipeline …` in its `cortex_graph!` block (every node value, input and state must then be `Send + Sync`)"
 )]

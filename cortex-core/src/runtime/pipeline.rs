@@ -282,4 +282,22 @@ pub trait ParallelPipeline: Pipeline {
     ) -> Result<Self::Outputs, PipelineError> {
         self.run_parallel_observed(mode, &mut NoopObserver, inputs)
     }
+    /// [`Pipeline::run_weights_observed`] with independent nodes at once
+    /// (see the generated `run_weights_parallel`).
+    fn run_weights_parallel_observed<O: Observer + Send>(
+        &mut self,
+        weights: &Weights,
+        observer: &mut O,
+        inputs: Self::Inputs<'_>,
+    ) -> Result<Self::Outputs, PipelineError>;
+
+    /// [`Pipeline::run_plan_observed`] with independent nodes at once (see
+    /// the generated `run_plan_parallel`).
+    fn run_plan_parallel_observed<O: Observer + Send>(
+        &mut self,
+        plan: &Plan,
+        weights: &Weights,
+        observer: &mut O,
+        inputs: Self::Inputs<'_>,
+    ) -> Result<Self::Outputs, PipelineError>;
 }

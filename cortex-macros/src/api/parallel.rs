@@ -1,5 +1,5 @@
-//! What `#[parallel]` adds: `run_parallel` (and its `_into` and
-//! `_observed` forms), `run_stream` (and `run_stream_tagged`,
+//! What `#[parallel]` adds: `run_parallel`, `run_weights_parallel` and
+//! `run_plan_parallel` (and their `_into` and `_observed` forms), `run_stream` (and `run_stream_tagged`,
 //! `run_stream_into`, `run_stream_tagged_observed`), and
 //! `cortex::ParallelPipeline`; without the attribute, `run_parallel` and
 //! `run_stream` stubs whose call is one error saying to add it.
@@ -34,6 +34,35 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
         let into = cx.body(
             || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::Into(outputs), #args)),
         );
+        let fresh_of = |f: fn(&crate::codegen::Bodies) -> &TokenStream| {
+            let body = cx.pick(f);
+            cx.body(|| {
+                quote! {
+                    let mut __slot = ::core::option::Option::None;
+                    {
+                        let __sink = #c::__private::Sink::Fresh(&mut __slot);
+                        #body
+                    }?;
+                    match __slot {
+                        ::core::option::Option::Some(__outputs) => ::core::result::Result::Ok(__outputs),
+                        ::core::option::Option::None => ::core::result::Result::Err(#c::PipelineError::Internal("a run returned no outputs")),
+                    }
+                }
+            })
+        };
+        let into_of = |f: fn(&crate::codegen::Bodies) -> &TokenStream| {
+            let body = cx.pick(f);
+            cx.body(|| {
+                quote! {
+                    let __sink = #c::__private::Sink::Into(outputs);
+                    #body
+                }
+            })
+        };
+        let weights_fresh = fresh_of(|b| &b.run_weights_parallel);
+        let weights_into = into_of(|b| &b.run_weights_parallel);
+        let plan_fresh = fresh_of(|b| &b.run_plan_parallel);
+        let plan_into = into_of(|b| &b.run_plan_parallel);
         quote! {
             /// Runs one frame in `mode` with independent nodes at once on the
             /// engine's persistent worker pool (a wave of nodes whose inputs
@@ -60,6 +89,64 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// [`Self::run_parallel_into`], reporting each node to `observer`.
             pub fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 #into
+            }
+
+            /// [`Self::run_weights`] with independent nodes at once on the
+            /// worker pool: weights whose zero pattern is a declared
+            /// mode's run that mode's parallel function (its fused groups
+            /// included) with these weights; any other pattern runs its
+            /// plan wave by wave over the full graph's waves, each node
+            /// skipped when the plan leaves it out. Outputs and state are
+            /// bit-identical to [`Self::run_weights`]'s, and a failing frame
+            /// is run again sequentially for its error, as in
+            /// [`Self::run_parallel`].
+            pub fn run_weights_parallel(&mut self, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_weights_parallel_observed(weights, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_weights_parallel`], reporting each node to
+            /// `observer` from the thread that runs it.
+            pub fn run_weights_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #weights_fresh
+            }
+
+            /// [`Self::run_weights_parallel`] into `outputs` of an earlier
+            /// frame, reusing their memory (see [`Self::run_into`]).
+            pub fn run_weights_parallel_into(&mut self, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_weights_parallel_into_observed(weights, &mut #c::NoopObserver, #args_c outputs)
+            }
+
+            /// [`Self::run_weights_parallel_into`], reporting each node to
+            /// `observer`.
+            pub fn run_weights_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #weights_into
+            }
+
+            /// [`Self::run_plan`] with independent nodes at once on the
+            /// worker pool, wave by wave over the full graph's waves (each
+            /// node skipped when `plan` leaves it out). The plan is validated
+            /// first, as in [`Self::run_plan`]; outputs and state are
+            /// bit-identical to its.
+            pub fn run_plan_parallel(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                self.run_plan_parallel_observed(plan, weights, &mut #c::NoopObserver, #args)
+            }
+
+            /// [`Self::run_plan_parallel`], reporting each node to
+            /// `observer` from the thread that runs it.
+            pub fn run_plan_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #plan_fresh
+            }
+
+            /// [`Self::run_plan_parallel`] into `outputs` of an earlier
+            /// frame, reusing their memory (see [`Self::run_into`]).
+            pub fn run_plan_parallel_into(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                self.run_plan_parallel_into_observed(plan, weights, &mut #c::NoopObserver, #args_c outputs)
+            }
+
+            /// [`Self::run_plan_parallel_into`], reporting each node to
+            /// `observer`.
+            pub fn run_plan_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #plan_into
             }
 
             /// Runs a stream of frames in `mode`, pipelined: while one frame's
@@ -174,6 +261,20 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 match mode.never() {}
             }
 
+            /// Only a `#[parallel]` pipeline runs frames in parallel: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_weights_parallel<__W: #c::__private::DeclaredParallel>(&mut self, weights: __W, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                match weights.never() {}
+            }
+
+            /// Only a `#[parallel]` pipeline runs frames in parallel: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_plan_parallel<__P: #c::__private::DeclaredParallel>(&mut self, plan: __P, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                match plan.never() {}
+            }
+
             /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
             /// this is a compile error saying to add the attribute.
             #[doc(hidden)]
@@ -246,6 +347,14 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
                 fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                     let (#(#input_names,)*) = inputs;
                     #pipeline::run_parallel_into_observed(self, mode, observer, #args_c outputs)
+                }
+                fn run_weights_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                    let (#(#input_names,)*) = inputs;
+                    #pipeline::run_weights_parallel_observed(self, weights, observer, #args)
+                }
+                fn run_plan_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                    let (#(#input_names,)*) = inputs;
+                    #pipeline::run_plan_parallel_observed(self, plan, weights, observer, #args)
                 }
             }
         }

@@ -386,26 +386,61 @@ impl Body<'_> {
                 // `Send + Sync` is the one error of its check.
                 let crossed = local("__crossed", Span::call_site());
                 let proof = parallel_proof(quote!(&#crossed), decl.name.span());
-                let job = quote! {
-                    || {
-                        #(#guards)*
-                        #obs.node_begin(#id);
-                        let __r = #checked_call;
-                        #obs.node_end(#id);
-                        (#outcome).map(|#crossed| #proof.cross(#crossed))
+                let job = if self.masked() {
+                    // A node the plan leaves out: `None`, its value too.
+                    quote! {
+                        || {
+                            if !__plan.is_live(#id) {
+                                return ::core::result::Result::Ok(::core::option::Option::None);
+                            }
+                            #(#guards)*
+                            #obs.node_begin(#id);
+                            let __r = #checked_call;
+                            #obs.node_end(#id);
+                            (#outcome).map(|#crossed| ::core::option::Option::Some(#proof.cross(#crossed)))
+                        }
+                    }
+                } else {
+                    quote! {
+                        || {
+                            #(#guards)*
+                            #obs.node_begin(#id);
+                            let __r = #checked_call;
+                            #obs.node_end(#id);
+                            (#outcome).map(|#crossed| #proof.cross(#crossed))
+                        }
                     }
                 };
                 // A filled buffer's local is a reference to it: the buffer's
                 // type is checked.
-                let place = if self.is_ref(id) {
-                    quote!(#v)
+                let bind = if self.masked() {
+                    let checked = local("__checked", Span::call_site());
+                    let proof = parallel_proof(quote!(#checked), decl.name.span());
+                    let place = if self.is_ref(id) {
+                        quote!(#v)
+                    } else {
+                        quote!(&#v)
+                    };
+                    quote! {
+                        let mut #v = match #value {
+                            ::core::option::Option::Some(#value) => ::core::option::Option::Some(#result),
+                            ::core::option::Option::None => ::core::option::Option::None,
+                        };
+                        if let ::core::option::Option::Some(#checked) = #place {
+                            let _ = #proof;
+                        }
+                    }
                 } else {
-                    quote!(&#v)
-                };
-                let proof = parallel_proof(place, decl.name.span());
-                let bind = quote! {
-                    let #v = #result;
-                    let _ = #proof;
+                    let place = if self.is_ref(id) {
+                        quote!(#v)
+                    } else {
+                        quote!(&#v)
+                    };
+                    let proof = parallel_proof(place, decl.name.span());
+                    quote! {
+                        let #v = #result;
+                        let _ = #proof;
+                    }
                 };
                 par.jobs.insert(id, (job, value.clone(), bind));
                 continue;
@@ -481,7 +516,7 @@ impl Body<'_> {
                         None => singles.extend(unit.iter().copied()),
                     }
                 }
-                stmts.push(wave_stmts(c, obs, &singles, &par.jobs));
+                stmts.push(wave_stmts(c, obs, &singles, &par.jobs, self.masked()));
             }
         }
     }

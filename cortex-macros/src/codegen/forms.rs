@@ -118,8 +118,7 @@ impl<'a> Forms<'a> {
     /// Each mode's parallel function body: its fused waves, or with fusion
     /// off every node its own unit; a rated mode runs sequentially.
     pub(super) fn parallel_bodies(&self) -> Vec<TokenStream> {
-        let (c, mode_ty, args) = (self.cx.c, &self.n.mode, &self.args);
-        let obs = local("__obs", Span::call_site());
+        let (c, args) = (self.cx.c, &self.args);
         let par_bodies: Vec<TokenStream> = self
             .plans
             .fused_plans
@@ -134,7 +133,7 @@ impl<'a> Forms<'a> {
                     fusion: Some(self.plans.fused_of(m)),
                     ..self.shape(m, p, b)
                 };
-                self.declared(v, shape)
+                self.weighted(v, shape)
             })
             .collect();
         let plain_par_bodies: Vec<TokenStream> = self
@@ -153,40 +152,59 @@ impl<'a> Forms<'a> {
                     parallel: Some(waves),
                     ..self.shape(m, p, b)
                 };
-                self.declared(v, shape)
+                self.weighted(v, shape)
             })
             .collect();
         // A rated mode runs its frames in order, one node at a time (its fused
         // groups still use every core): its phase is decided mid-frame.
         par_bodies
-        .iter()
-        .zip(&plain_par_bodies)
-        .zip(&self.mode_fns[..self.par_fns.len()])
-        .enumerate()
-        .map(|(m, ((fused, plain), seq_fn))| {
-            let v = &self.variants[m];
-            let weights = quote!(#mode_ty::#v.weights());
-            if self.rated[m].is_some() {
-                return quote!(self.#seq_fn(__observer, __sink, #weights, #args));
-            }
-            quote! {
-                let __parallel = {
-                    let #obs = &#c::__private::SharedObserver::new(__observer);
-                    let __sink = __sink.reborrow();
-                    let __fused = self.__fusion_on;
-                    #c::__private::in_pool(|| if __fused { #fused } else { #plain })
-                };
-                match __parallel {
-                    ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
-                    // Nodes of later waves may precede the failing one in
-                    // plan order: the frame runs again, sequentially and
-                    // unobserved (the state is as it was), so the error is
-                    // the one `run` reports.
-                    ::core::result::Result::Err(_) => self.#seq_fn(&mut #c::NoopObserver, __sink, #weights, #args),
+            .iter()
+            .zip(&plain_par_bodies)
+            .zip(&self.mode_fns[..self.par_fns.len()])
+            .enumerate()
+            .map(|(m, ((fused, plain), seq_fn))| {
+                if self.rated[m].is_some() {
+                    return quote!(self.#seq_fn(__observer, __sink, __weights, #args));
                 }
-            }
-        })
-        .collect()
+                in_pool_or_rerun(
+                    c,
+                    quote!(if __fused { #fused } else { #plain }),
+                    quote!(self.#seq_fn(&mut #c::NoopObserver, __sink, __weights, #args)),
+                )
+            })
+            .collect()
+    }
+
+    /// The parallel plan-driven function's body (weights and plans chosen at
+    /// run time, `#[parallel]` pipelines): the full graph's waves, each node
+    /// its own unit and skipped when the plan leaves it out.
+    pub(super) fn masked_parallel_body(&self) -> Option<TokenStream> {
+        let (c, args) = (self.cx.c, &self.args);
+        let bufs = self.plans.full_par_bufs.as_ref()?;
+        let waves = cortex_core::schedule::waves(self.r.ir, &self.plans.full)
+            .into_iter()
+            .map(|wave| wave.into_iter().map(|id| vec![id]).collect())
+            .collect();
+        let body = run_body(
+            self.cx,
+            self.n,
+            Shape {
+                flavor: Flavor::Masked,
+                bufs,
+                parallel: Some(waves),
+                part: Part::Whole,
+                fusion: None,
+                rated: None,
+                forget: &self.plans.forget_all,
+            },
+            quote!(__plan),
+            quote!(__weights),
+        );
+        Some(in_pool_or_rerun(
+            c,
+            body,
+            quote!(self.__run_plan(__plan, __weights, &mut #c::NoopObserver, __sink, #args)),
+        ))
     }
 
     /// Each mode's pipelined stream body: the state-free stage and the rest.
@@ -281,6 +299,20 @@ impl<'a> Forms<'a> {
         }
     }
 
+    /// A body of the mode of variant `v` with the mode's own plan and the
+    /// weights passed in (`__weights`: the mode's, or run-time weights of
+    /// the same zero pattern).
+    fn weighted(&self, v: &Ident, shape: Shape<'_>) -> TokenStream {
+        let mode_ty = &self.n.mode;
+        run_body(
+            self.cx,
+            self.n,
+            shape,
+            quote!(#mode_ty::#v.plan()),
+            quote!(__weights),
+        )
+    }
+
     /// A body of the mode of variant `v`, with the mode's own plan and weights.
     fn declared(&self, v: &Ident, shape: Shape<'_>) -> TokenStream {
         let mode_ty = &self.n.mode;
@@ -310,5 +342,28 @@ impl<'a> Forms<'a> {
             quote!(__plan),
             quote!(__weights),
         )
+    }
+}
+
+/// A parallel run function's body: `parallel` (the waves) on the worker
+/// pool, observed through a shared observer; if the frame fails, `rerun`
+/// (the same frame, sequentially and unobserved) reports its error.
+fn in_pool_or_rerun(c: &TokenStream, parallel: TokenStream, rerun: TokenStream) -> TokenStream {
+    let obs = local("__obs", Span::call_site());
+    quote! {
+        let __parallel = {
+            let #obs = &#c::__private::SharedObserver::new(__observer);
+            let __sink = __sink.reborrow();
+            let __fused = self.__fusion_on;
+            #c::__private::in_pool(|| { #parallel })
+        };
+        match __parallel {
+            ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
+            // Nodes of later waves may precede the failing one in plan
+            // order: the frame runs again, sequentially and unobserved (the
+            // state is as it was), so the error is the one the sequential
+            // run reports.
+            ::core::result::Result::Err(_) => #rerun,
+        }
     }
 }

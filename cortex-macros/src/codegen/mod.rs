@@ -22,7 +22,7 @@ use cortex_core::memory::BufferPlan;
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::rates::ModeRates;
 use cortex_core::plan::Plan;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::ast::PipelineAst;
@@ -52,6 +52,10 @@ pub struct Bodies {
     pub run_parallel_observed: TokenStream,
     /// `run_stream` (`#[parallel]` pipelines only).
     pub run_stream: TokenStream,
+    /// `run_weights_parallel_into_observed` and
+    /// `run_plan_parallel_into_observed` (`#[parallel]` pipelines only).
+    pub run_weights_parallel: TokenStream,
+    pub run_plan_parallel: TokenStream,
     pub private: TokenStream,
     /// The types of the buffers the pipeline owns (a tuple field).
     pub buffer_types: Vec<syn::Type>,
@@ -99,6 +103,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let par_fn_bodies = forms.parallel_bodies();
     let stream_bodies = forms.stream_bodies();
     let masked_body = forms.masked_body();
+    let masked_parallel_body = forms.masked_parallel_body();
     let Forms {
         variants,
         mode_fns,
@@ -114,8 +119,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     // mode's function (its plan, fused groups and buffers) with those
     // weights: the same plan as the pattern's, computed by the same DCE.
     // Not a rated mode's (`run_weights` runs every node every frame).
-    let mut patterns: Vec<u64> = Vec::new();
-    let weight_arms: Vec<TokenStream> =
+    let mut seen: Vec<u64> = Vec::new();
+    let patterns: Vec<(u64, usize)> =
         r.ir.modes
             .iter()
             .enumerate()
@@ -129,14 +134,26 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                             w.with(k.clone(), *v)
                         });
                 let pattern = table.zero_pattern(&r.ir.weight_keys).ok()?;
-                if patterns.contains(&pattern) {
+                if seen.contains(&pattern) {
                     return None;
                 }
-                patterns.push(pattern);
-                let f = &mode_fns[m];
-                Some(quote!(#pattern => return self.#f(observer, __sink, weights, #args),))
+                seen.push(pattern);
+                Some((pattern, m))
             })
             .collect();
+    // Per pattern of a declared mode, the arm running that mode's function
+    // (one of `fns`, indexed by mode: every mode has one of each form).
+    let weight_arms = |fns: &[Ident]| -> Vec<TokenStream> {
+        patterns
+            .iter()
+            .filter_map(|(pattern, m)| {
+                let f = fns.get(*m)?;
+                Some(quote!(#pattern => return self.#f(observer, __sink, weights, #args),))
+            })
+            .collect()
+    };
+    let par_weight_arms = weight_arms(&par_fns);
+    let weight_arms = weight_arms(&mode_fns);
     let obs = local("__obs", Span::call_site());
     let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
     let input_tys: Vec<&syn::Type> = ast.inputs.iter().map(|i| &i.ty).collect();
@@ -160,7 +177,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let plan_call = fresh(quote!(self.__run_plan(plan, weights, observer, #fresh_sink, #args)));
     let run_parallel_observed = quote! {
         match mode {
-            #(#mode_ty::#variants => self.#par_fns(observer, __sink, #args),)*
+            #(#mode_ty::#variants => self.#par_fns(observer, __sink, #mode_ty::#variants.weights(), #args),)*
         }
     };
     let in_tuple = quote!((#(#input_tys,)*));
@@ -169,7 +186,38 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             #(#mode_ty::#variants => self.#stream_fns(__observer, frames, options, on_result),)*
         }
     };
+    // `#[parallel]` pipelines: the same two functions, each node on the
+    // pool; a pattern of a declared mode runs that mode's parallel function.
+    let parallel_private = match &masked_parallel_body {
+        Some(body) => quote! {
+            /// [`Self::__run_weights`] on the worker pool.
+            fn __run_weights_parallel<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                let __pattern = weights.zero_pattern(&Self::ir().weight_keys)?;
+                match __pattern {
+                    #(#par_weight_arms)*
+                    _ => {}
+                }
+                let __plan = self.__pattern_plan_checked(__pattern)?;
+                self.__run_plan_parallel(&__plan, weights, observer, __sink, #args)
+            }
+
+            /// [`Self::__run_plan`] on the worker pool, wave by wave.
+            #[allow(unused_variables, unused_mut)]
+            fn __run_plan_parallel<__O: #c::Observer + ::core::marker::Send>(&mut self, __plan: &#c::plan::Plan, __weights: &#c::Weights, __observer: &mut __O, mut __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                #body
+            }
+        },
+        None => TokenStream::new(),
+    };
     Bodies {
+        run_weights_parallel: quote! {
+            self.__run_weights_parallel(weights, observer, __sink, #args)
+        },
+        run_plan_parallel: quote! {
+            weights.zero_pattern(&Self::ir().weight_keys)?;
+            plan.validate(Self::ir())?;
+            self.__run_plan_parallel(plan, weights, observer, __sink, #args)
+        },
         run_stream,
         run_parallel_observed,
         run_observed,
@@ -204,7 +252,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             #(
                 #[inline]
                 #[allow(unused_variables, unused_mut)]
-                fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, mut __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+                fn #par_fns<__O: #c::Observer + ::core::marker::Send>(&mut self, __observer: &mut __O, mut __sink: #sink, __weights: &#c::Weights, #params) -> ::core::result::Result<(), #c::PipelineError> {
                     #par_fn_bodies
                 }
             )*
@@ -220,6 +268,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 }
             )*
 
+            #parallel_private
+
             /// Runs with weights chosen at run time, through the plan of
             /// their zero pattern.
             fn __run_weights<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
@@ -228,12 +278,19 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                     #(#weight_arms)*
                     _ => {}
                 }
+                let __plan = self.__pattern_plan_checked(__pattern)?;
+                self.__run_plan(&__plan, weights, observer, __sink, #args)
+            }
+
+            /// The plan of a zero pattern from the cache; an error if it
+            /// eliminates an output.
+            fn __pattern_plan_checked(&mut self, __pattern: u64) -> ::core::result::Result<::std::sync::Arc<#c::plan::Plan>, #c::PipelineError> {
                 let __plan = self.__plans.get(__pattern);
                 if let ::core::option::Option::Some(&__missing) = __plan.missing_outputs.first() {
                     let output: &'static str = Self::ir().nodes.get(__missing as usize).map_or("?", |n| n.name.as_ref());
                     return ::core::result::Result::Err(#c::PipelineError::OutputEliminated { output });
                 }
-                self.__run_plan(&__plan, weights, observer, __sink, #args)
+                ::core::result::Result::Ok(__plan)
             }
 
             /// Runs a plan already validated against this pipeline.

@@ -40,8 +40,11 @@ pub(super) struct Plans {
     pub par_waves: Vec<Vec<Vec<Vec<NodeId>>>>,
     pub par_bufs: Vec<BufferPlan>,
     pub plain_par_bufs: Vec<BufferPlan>,
-    /// The full graph's buffers, valid for every plan (run-time plans).
+    /// The full graph's plan and buffers, valid for every plan (run-time
+    /// plans); and for `#[parallel]` pipelines, its parallel buffers.
+    pub full: Plan,
     pub full_bufs: BufferPlan,
+    pub full_par_bufs: Option<BufferPlan>,
     /// Fused-group slots in the pipeline, over every mode and run form.
     pub fusion_slots: usize,
 }
@@ -143,6 +146,10 @@ impl Plans {
             .collect();
         let full = cortex_core::dce::plan_for_pattern(ir, 0, "full");
         let full_bufs = BufferPlan::sequential(ir, &full);
+        // A run-time plan runs in parallel wave by wave over the full
+        // graph's waves: the nodes it leaves out are skipped, and its values
+        // live no longer than the full graph's, so these buffers hold.
+        let full_par_bufs = ast.parallel.then(|| BufferPlan::parallel(ir, &full));
         // Parallel runs: every unit of a wave at once, so values of one
         // wave (a group's members included) never share a buffer.
         let par_waves: Vec<Vec<Vec<Vec<NodeId>>>> = if ast.parallel {
@@ -195,7 +202,9 @@ impl Plans {
             par_waves,
             par_bufs,
             plain_par_bufs,
+            full,
             full_bufs,
+            full_par_bufs,
             fusion_slots: next_slot,
         }
     }
@@ -227,6 +236,7 @@ impl Plans {
             .chain(&self.plain_par_bufs)
             .chain(&self.stream_bufs)
             .chain([&self.full_bufs])
+            .chain(self.full_par_bufs.as_ref())
             .collect()
     }
 }

@@ -22,12 +22,15 @@ pub(super) struct Parallel {
 /// One wave of a parallel run: a lone node runs on the calling thread;
 /// several run at once on the pool (nested `join`s, so nothing is
 /// allocated), then their results are taken in plan order, so the error
-/// reported is the first in plan order whatever finished first.
+/// reported is the first in plan order whatever finished first. In a
+/// `masked` run (a plan chosen at run time) each result is an `Option`,
+/// `None` for a node the plan leaves out.
 pub(super) fn wave_stmts(
     c: &TokenStream,
     obs: &proc_macro2::Ident,
     wave: &[NodeId],
     jobs: &HashMap<NodeId, (TokenStream, proc_macro2::Ident, TokenStream)>,
+    masked: bool,
 ) -> TokenStream {
     let parts: Vec<&(TokenStream, proc_macro2::Ident, TokenStream)> =
         wave.iter().filter_map(|id| jobs.get(id)).collect();
@@ -45,10 +48,15 @@ pub(super) fn wave_stmts(
         run = quote!(#c::__private::join(#job, || #run));
         pattern = quote!((#r, #pattern));
     }
+    let inner = if masked {
+        quote!(v.map(#c::__private::Crossing::into_inner))
+    } else {
+        quote!(v.into_inner())
+    };
     let takes = parts.iter().zip(&results).map(|((_, value, bind), r)| {
         quote! {
             let #value = match #r {
-                ::core::result::Result::Ok(v) => v.into_inner(),
+                ::core::result::Result::Ok(v) => #inner,
                 ::core::result::Result::Err(e) => {
                     #obs.frame_end(false);
                     return ::core::result::Result::Err(e);
