@@ -12,6 +12,7 @@ use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
 
+use crate::cli::Selection;
 use crate::dump::{DumpError, DumpSink};
 use crate::error::RunnerError;
 use crate::observer::RunObserver;
@@ -68,11 +69,12 @@ pub(crate) type RegionsFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Vec<Regi
 /// ([`App::encode_qp_map`]).
 pub(crate) type QpMapFn<P> = Box<dyn for<'o> Fn(&'o <P as Pipeline>::Outputs) -> &'o QpMap>;
 
-/// One frame on the parallel engine, into the outputs of the previous frame
-/// when there are some (see [`crate::frames::run_parallel_slot`]).
+/// One frame on the parallel engine in a mode, with weights or with a plan,
+/// into the outputs of the previous frame when there are some (see
+/// [`crate::frames::run_parallel_slot`]).
 pub(crate) type ParallelRunFn<P> = for<'a, 'b> fn(
     &'b mut P,
-    <P as Pipeline>::Mode,
+    &'b Selection<<P as Pipeline>::Mode>,
     &'b mut RunObserver,
     <P as Pipeline>::Inputs<'a>,
     &'b mut Option<<P as Pipeline>::Outputs>,

@@ -279,9 +279,9 @@ impl<P: Pipeline + 'static> App<P> {
                 P::ir().name
             ));
         }
-        if c.weights.is_some() {
+        if c.weights.is_some() && c.engine == Engine::Pipelined {
             return usage(format!(
-                "{engine} runs declared modes (--mode); --weights needs --engine sequential"
+                "{engine} runs declared modes (--mode); --weights needs --engine sequential or parallel"
             ));
         }
         Ok(())

@@ -107,7 +107,7 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
         self.adapter
             .with_inputs(frame, &mut |inputs| {
                 ran = Some(match (selection, parallel) {
-                    (Selection::Mode(m), Some(run)) => run(pl, *m, o, inputs, slot),
+                    (selection, Some(run)) => run(pl, selection, o, inputs, slot),
                     (Selection::Mode(m), None) => run_slot(pl, *m, o, inputs, slot),
                     (Selection::Weights(w), _) => pl
                         .run_weights_observed(w, o, inputs)
@@ -154,19 +154,22 @@ fn run_slot<P: Pipeline>(
     }
 }
 
-/// [`run_slot`] on the parallel engine.
+/// [`run_slot`] on the parallel engine, for a mode, weights or a plan.
 pub(crate) fn run_parallel_slot<P: ParallelPipeline>(
     pipeline: &mut P,
-    mode: P::Mode,
+    selection: &Selection<P::Mode>,
     obs: &mut RunObserver,
     inputs: P::Inputs<'_>,
     slot: &mut Option<P::Outputs>,
 ) -> Result<(), PipelineError> {
-    match slot {
-        Some(outputs) => pipeline.run_parallel_into_observed(mode, obs, inputs, outputs),
-        None => {
-            *slot = Some(pipeline.run_parallel_observed(mode, obs, inputs)?);
-            Ok(())
+    let outputs = match (selection, slot.as_mut()) {
+        (Selection::Mode(m), Some(outputs)) => {
+            return pipeline.run_parallel_into_observed(*m, obs, inputs, outputs)
         }
-    }
+        (Selection::Mode(m), None) => pipeline.run_parallel_observed(*m, obs, inputs)?,
+        (Selection::Weights(w), _) => pipeline.run_weights_parallel_observed(w, obs, inputs)?,
+        (Selection::Plan(p, w), _) => pipeline.run_plan_parallel_observed(p, w, obs, inputs)?,
+    };
+    *slot = Some(outputs);
+    Ok(())
 }

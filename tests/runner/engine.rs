@@ -94,6 +94,30 @@ fn parallel_and_pipelined_print_the_sequential_results() {
 }
 
 #[test]
+fn weights_run_on_the_parallel_engine_as_on_the_sequential_one() {
+    // A pattern no mode has (the text map alone off), and POWER_SAVE's
+    // pattern with other values (its parallel function, fused groups
+    // included, with these weights).
+    for weights in ["wt=0", "wc=0.1,wt=0.5,ws=0,wm=0"] {
+        let args = ["--weights", weights, "--frames", "12"];
+        let (seq, _) = json_run(&args);
+        assert_eq!(seq.len(), 12);
+        let (par, _) = json_run(&[&args[..], &["--engine", "parallel"]].concat());
+        assert_eq!(without_times(&par), without_times(&seq), "{weights}");
+        // The same nodes ran, each timed.
+        for (p, s) in par.iter().zip(&seq) {
+            let keys = |l: &Value| {
+                let mut k: Vec<String> =
+                    l["node_ms"].as_object().unwrap().keys().cloned().collect();
+                k.sort();
+                k
+            };
+            assert_eq!(keys(p), keys(s), "{weights}");
+        }
+    }
+}
+
+#[test]
 fn the_table_is_the_same_on_every_engine() {
     let table = |engine: &str, fusion: bool| {
         let mut args = vec!["run", "--size", SIZE, "--frames", "12", "--engine", engine];
@@ -470,7 +494,7 @@ fn impossible_engine_options_are_usage_errors() {
             "--memory-budget needs --engine pipelined",
         ),
         (
-            &["run", "--engine", "parallel", "--weights", "wc=0"][..],
+            &["run", "--engine", "pipelined", "--weights", "wc=0"][..],
             "--weights",
         ),
         (&["plan", "--engine", "parallel"][..], "sequential engine"),
