@@ -2,7 +2,10 @@
 //! today's value-returning graph (`L2Fresh::run`, every map allocated each
 //! frame), planned memory (`L2::run_into`), parallel nodes within a frame
 //! (`L2::run_parallel_into`) and pipelined frames (`L2::run_stream`, two in
-//! flight). Interleaved rounds — each round runs every variant over the
+//! flight); and weights chosen at run time whose zero pattern no mode has
+//! (BALANCED with the saliency weight at zero: the plan-driven function),
+//! sequential (`run_weights_into`) and parallel
+//! (`run_weights_parallel_into`). Interleaved rounds — each round runs every variant over the
 //! clip once, in rotating order — so load from other processes hits them
 //! alike. Reports per-frame latency (median, p99), throughput (median
 //! round), allocations per frame (a counting allocator) and peak resident
@@ -27,7 +30,14 @@ static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
 
 use cortex_testkit::allocs;
 
-const VARIANTS: [&str; 4] = ["fresh run", "planned run_into", "parallel", "pipelined"];
+const VARIANTS: [&str; 6] = [
+    "fresh run",
+    "planned run_into",
+    "parallel",
+    "pipelined",
+    "weights run_weights_into",
+    "weights parallel",
+];
 
 /// One variant's pipeline, kept across rounds (its state and buffers warm).
 enum Runner {
@@ -35,6 +45,18 @@ enum Runner {
     Planned(L2, Option<cortex::l2::L2Outputs>),
     Parallel(L2, Option<cortex::l2::L2Outputs>),
     Pipelined(L2),
+    /// Run-time weights, sequential or parallel.
+    Weights(L2, Option<cortex::l2::L2Outputs>, cortex::Weights, bool),
+}
+
+/// BALANCED's weights with saliency's at zero: a pattern no mode has.
+fn run_time_weights() -> cortex::Weights {
+    L2Mode::Balanced
+        .weights()
+        .iter()
+        .fold(cortex::Weights::new(), |w, (k, v)| {
+            w.with(k.to_string(), if k == "ws" { 0.0 } else { v })
+        })
 }
 
 #[derive(Default)]
@@ -51,7 +73,9 @@ impl Runner {
             0 => Runner::Fresh(L2Fresh::new()),
             1 => Runner::Planned(L2::new(), None),
             2 => Runner::Parallel(L2::new(), None),
-            _ => Runner::Pipelined(L2::new()),
+            3 => Runner::Pipelined(L2::new()),
+            4 => Runner::Weights(L2::new(), None, run_time_weights(), false),
+            _ => Runner::Weights(L2::new(), None, run_time_weights(), true),
         }
     }
 
@@ -69,6 +93,17 @@ impl Runner {
             }
             Runner::Planned(p, out) => Self::reusing(p, out, false, frames, s),
             Runner::Parallel(p, out) => Self::reusing(p, out, true, frames, s),
+            Runner::Weights(p, out, w, parallel) => {
+                for f in frames {
+                    let t = Instant::now();
+                    match (out.as_mut(), *parallel) {
+                        (Some(o), false) => p.run_weights_into(w, f, o).expect("frame"),
+                        (Some(o), true) => p.run_weights_parallel_into(w, f, o).expect("frame"),
+                        (None, _) => *out = Some(p.run_weights(w, f).expect("frame")),
+                    }
+                    s.latency_ms.push(ms(t.elapsed()));
+                }
+            }
             Runner::Pipelined(p) => {
                 // The stream takes owned frames: the source copies each one
                 // as the producer pulls it (as a decoder would make it; one
