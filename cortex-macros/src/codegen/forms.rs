@@ -10,6 +10,7 @@ use super::plans::Plans;
 use super::stages::{rename_self, stage_a_fills, Part};
 use super::{Cx, Flavor, RatedMode, Real, Shape};
 use crate::names::{input_params, local, variant, ItemNames};
+use cortex_core::ir::NodeId;
 use cortex_core::memory::BufferPlan;
 use cortex_core::plan::Plan;
 
@@ -185,21 +186,7 @@ impl<'a> Forms<'a> {
             .into_iter()
             .map(|wave| wave.into_iter().map(|id| vec![id]).collect())
             .collect();
-        let body = run_body(
-            self.cx,
-            self.n,
-            Shape {
-                flavor: Flavor::Masked,
-                bufs,
-                parallel: Some(waves),
-                part: Part::Whole,
-                fusion: None,
-                rated: None,
-                forget: &self.plans.forget_all,
-            },
-            quote!(__plan),
-            quote!(__weights),
-        );
+        let body = self.masked(bufs, Some(waves));
         Some(in_pool_or_rerun(
             c,
             body,
@@ -327,13 +314,19 @@ impl<'a> Forms<'a> {
 
     /// The plan-driven function's body (weights and plans chosen at run time).
     pub(super) fn masked_body(&self) -> TokenStream {
+        self.masked(&self.plans.full_bufs, None)
+    }
+
+    /// A plan-driven body over `bufs`: unfused, every node guarded by the
+    /// plan passed in (`__plan`), sequential or wave by wave.
+    fn masked(&self, bufs: &BufferPlan, parallel: Option<Vec<Vec<Vec<NodeId>>>>) -> TokenStream {
         run_body(
             self.cx,
             self.n,
             Shape {
                 flavor: Flavor::Masked,
-                bufs: &self.plans.full_bufs,
-                parallel: None,
+                bufs,
+                parallel,
                 part: Part::Whole,
                 fusion: None,
                 rated: None,

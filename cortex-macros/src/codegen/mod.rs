@@ -23,7 +23,7 @@ use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::rates::ModeRates;
 use cortex_core::plan::Plan;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 
 use crate::ast::PipelineAst;
 use crate::names::{local, ItemNames};
@@ -188,18 +188,41 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     };
     // `#[parallel]` pipelines: the same two functions, each node on the
     // pool; a pattern of a declared mode runs that mode's parallel function.
-    let parallel_private = match &masked_parallel_body {
-        Some(body) => quote! {
-            /// [`Self::__run_weights`] on the worker pool.
-            fn __run_weights_parallel<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
+    // The function running weights chosen at run time: a declared mode's
+    // pattern through that mode's function (`arms`), any other through
+    // the plan-driven function `run_plan`.
+    let run_weights_fn = |name: Ident,
+                          observer: TokenStream,
+                          arms: &[TokenStream],
+                          run_plan: Ident| {
+        quote! {
+            fn #name<__O: #observer>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                 let __pattern = weights.zero_pattern(&Self::ir().weight_keys)?;
                 match __pattern {
-                    #(#par_weight_arms)*
+                    #(#arms)*
                     _ => {}
                 }
                 let __plan = self.__pattern_plan_checked(__pattern)?;
-                self.__run_plan_parallel(&__plan, weights, observer, __sink, #args)
+                self.#run_plan(&__plan, weights, observer, __sink, #args)
             }
+        }
+    };
+    let run_weights = run_weights_fn(
+        format_ident!("__run_weights"),
+        quote!(#c::Observer),
+        &weight_arms,
+        format_ident!("__run_plan"),
+    );
+    let run_weights_parallel = run_weights_fn(
+        format_ident!("__run_weights_parallel"),
+        quote!(#c::Observer + ::core::marker::Send),
+        &par_weight_arms,
+        format_ident!("__run_plan_parallel"),
+    );
+    let parallel_private = match &masked_parallel_body {
+        Some(body) => quote! {
+            /// [`Self::__run_weights`] on the worker pool.
+            #run_weights_parallel
 
             /// [`Self::__run_plan`] on the worker pool, wave by wave.
             #[allow(unused_variables, unused_mut)]
@@ -272,15 +295,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
 
             /// Runs with weights chosen at run time, through the plan of
             /// their zero pattern.
-            fn __run_weights<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
-                let __pattern = weights.zero_pattern(&Self::ir().weight_keys)?;
-                match __pattern {
-                    #(#weight_arms)*
-                    _ => {}
-                }
-                let __plan = self.__pattern_plan_checked(__pattern)?;
-                self.__run_plan(&__plan, weights, observer, __sink, #args)
-            }
+            #run_weights
 
             /// The plan of a zero pattern from the cache; an error if it
             /// eliminates an output.
