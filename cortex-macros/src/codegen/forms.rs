@@ -134,7 +134,7 @@ impl<'a> Forms<'a> {
                     fusion: Some(self.plans.fused_of(m)),
                     ..self.shape(m, p, b)
                 };
-                self.weighted(v, shape)
+                self.of_mode(v, shape, quote!(__weights))
             })
             .collect();
         let plain_par_bodies: Vec<TokenStream> = self
@@ -153,7 +153,7 @@ impl<'a> Forms<'a> {
                     parallel: Some(waves),
                     ..self.shape(m, p, b)
                 };
-                self.weighted(v, shape)
+                self.of_mode(v, shape, quote!(__weights))
             })
             .collect();
         // A rated mode runs its frames in order, one node at a time (its fused
@@ -221,7 +221,7 @@ impl<'a> Forms<'a> {
                     rated: self.rated[m].as_ref(),
                     ..self.shape(m, p, b)
                 };
-                self.declared(v, shape)
+                self.of_mode(v, shape, quote!(#mode_ty::#v.weights()))
             };
             let a_body = stage(Part::StreamA(a));
             let b_body = rename_self(stage(Part::StreamB(a)));
@@ -286,30 +286,12 @@ impl<'a> Forms<'a> {
         }
     }
 
-    /// A body of the mode of variant `v` with the mode's own plan and the
-    /// weights passed in (`__weights`: the mode's, or run-time weights of
-    /// the same zero pattern).
-    fn weighted(&self, v: &Ident, shape: Shape<'_>) -> TokenStream {
+    /// A body of the mode of variant `v`, with the mode's own plan and
+    /// `weights` (the mode's own, or `__weights` passed in: run-time weights
+    /// of the same zero pattern).
+    fn of_mode(&self, v: &Ident, shape: Shape<'_>, weights: TokenStream) -> TokenStream {
         let mode_ty = &self.n.mode;
-        run_body(
-            self.cx,
-            self.n,
-            shape,
-            quote!(#mode_ty::#v.plan()),
-            quote!(__weights),
-        )
-    }
-
-    /// A body of the mode of variant `v`, with the mode's own plan and weights.
-    fn declared(&self, v: &Ident, shape: Shape<'_>) -> TokenStream {
-        let mode_ty = &self.n.mode;
-        run_body(
-            self.cx,
-            self.n,
-            shape,
-            quote!(#mode_ty::#v.plan()),
-            quote!(#mode_ty::#v.weights()),
-        )
+        run_body(self.cx, self.n, shape, quote!(#mode_ty::#v.plan()), weights)
     }
 
     /// The plan-driven function's body (weights and plans chosen at run time).
