@@ -429,6 +429,22 @@ impl<V, C> Carried<V, C> {
     }
 }
 
+/// `Self`, once `C` is well-formed: a `#[parallel]` pipeline's
+/// `ParallelPipeline::OwnedInputs` is its inputs' tuple seen through an
+/// array whose length is a constant block holding the inputs' checks. When
+/// a check fails (its one error, at the input) that constant, and so the
+/// whole type, is the error type, and the trait's `Send + Sync` bound on it
+/// is not reported again at the invocation; otherwise the type is exactly
+/// the tuple.
+pub trait Vouched<C: ?Sized> {
+    /// `Self`.
+    type Is: ?Sized;
+}
+
+impl<T: ?Sized, C: ?Sized> Vouched<C> for T {
+    type Is = T;
+}
+
 /// A checked node value on its way from a pipelined run's first stage to
 /// its second, on another thread.
 pub struct Crossing<T>(T);

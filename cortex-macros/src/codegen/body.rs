@@ -200,10 +200,11 @@ impl Body<'_> {
     /// then not reported again.
     fn declared_checks(&self) -> TokenStream {
         let ast = self.cx.ast;
+        // Checked by type, as the `ParallelPipeline` impl checks them
+        // (`api::parallel`): the same check at the same span is one error.
         let inputs = ast.inputs.iter().map(|i| {
-            let at = i.name.span();
-            let x = crate::names::local_like_at(&i.name, at);
-            parallel_check(Probe::Value(quote!(#x)), Check::Input, at)
+            let ty = &i.ty;
+            parallel_check(Probe::Type(quote!(#ty)), Check::Input, i.name.span())
         });
         let states = ast.states.iter().map(|st| {
             let ty = &st.ty;
