@@ -258,6 +258,12 @@ impl<T: ?Sized> TypeProbe<T> {
     }
 }
 
+impl<T: ?Sized> Default for TypeProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Evidence that `T` is `Send + Sync`: only [`ParallelOk`] makes one in a
 /// program that compiles. Invariant in `T`, so evidence for one lifetime is
 /// never taken for another.
