@@ -1,8 +1,8 @@
 // An input of a `#[parallel]` pipeline that is not `Send + Sync`: one error
-// at the input, in the pipeline's words, for the pool's frames and waves and
-// the pipelined stream alike (the engines' own bounds are not reported
-// again at the invocation). `ParallelPipeline::OwnedInputs` is declared
-// `Send + Sync`, so the trait's impl still reports its bound, twice.
+// at the input, in the pipeline's words, for the pool's frames and waves,
+// the pipelined stream and `ParallelPipeline::OwnedInputs` (declared
+// `Send + Sync`) alike: none of their own bounds is reported again at the
+// whole invocation.
 use std::rc::Rc;
 
 use cortex::cortex_graph;
