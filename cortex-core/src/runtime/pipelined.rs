@@ -183,9 +183,11 @@ where
 
 /// What a pipelined run's first-stage values vouch for: that the inputs
 /// (`In`) are `Send + Sync` and the pipeline (`P`) is `Send`. Implemented
-/// by [`Carried`] under exactly these bounds, so a run's bounds are those
-/// of [`run`], asked of the values' type: when that type is the error type
-/// (an input's or state's check failed), they are not reported.
+/// by [`Carried`] under exactly these bounds, so the engine's bounds are
+/// asked of the values' type: when that type is the error type (an input's
+/// or state's check failed), they are not reported. Another implementation
+/// cannot run an engine without the bounds either: [`Engine::run`] asks for
+/// them, and nothing else makes an `E::Out`.
 pub trait Checked<In, P> {
     /// Runs `engine`, whose bounds hold.
     fn engine<E: Engine<In, P>>(engine: E) -> E::Out;

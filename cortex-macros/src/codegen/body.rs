@@ -243,8 +243,10 @@ impl Body<'_> {
         }
         let a_locals: Vec<&Ident> = a_values.iter().map(|(_, v)| v).collect();
         if waves.is_some() {
-            // The frame's closure on the pool reads the inputs and the
-            // pipeline's states.
+            // The frame runs in a closure on the pool, which reads the
+            // inputs and the pipeline's states: a failed check of one of
+            // them, in that closure, is its one error, and the pool's
+            // `Send` bound on the closure is not reported as well.
             let checks = self.declared_checks();
             stmts.push(quote!(let _ = #checks;));
         }
