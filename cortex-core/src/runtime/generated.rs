@@ -246,6 +246,24 @@ pub fn in_pool<R: Send>(frame: impl FnOnce() -> R + Send) -> R {
 /// bound would be two (rustc reports `Send` and `Sync` apart).
 pub struct ParallelProbe<'a, T: ?Sized>(pub &'a T);
 
+/// [`ParallelProbe`] for a type rather than a value: a state's type is
+/// checked where no state is at hand (a pipelined run's first stage).
+pub struct TypeProbe<T: ?Sized>(PhantomData<fn(&T) -> &T>);
+
+impl<T: ?Sized> TypeProbe<T> {
+    /// The probe of `T`.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        TypeProbe(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for TypeProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Evidence that `T` is `Send + Sync`: only [`ParallelOk`] makes one in a
 /// program that compiles. Invariant in `T`, so evidence for one lifetime is
 /// never taken for another.
@@ -257,12 +275,23 @@ impl<T> Proof<T> {
     pub fn cross(self, value: T) -> Crossing<T> {
         Crossing(value)
     }
+
+    /// This evidence followed by `rest` (more evidence), for [`carried`].
+    #[inline(always)]
+    pub fn and<C>(self, rest: C) -> (Self, C) {
+        (self, rest)
+    }
 }
 
-/// The check's path for a `Send + Sync` value.
+/// The check's path for a `Send + Sync` value (a node's value, an input,
+/// a state).
 pub trait ParallelOk<T: ?Sized> {
-    /// Evidence that the value may cross threads.
+    /// Evidence that the node value may cross threads.
     fn parallel_value(&self) -> Proof<T>;
+    /// Evidence that the input may cross threads.
+    fn parallel_input(&self) -> Proof<T>;
+    /// Evidence that the state may cross threads.
+    fn parallel_state(&self) -> Proof<T>;
 }
 
 impl<T: ?Sized + Send + Sync> ParallelOk<T> for ParallelProbe<'_, T> {
@@ -270,9 +299,38 @@ impl<T: ?Sized + Send + Sync> ParallelOk<T> for ParallelProbe<'_, T> {
     fn parallel_value(&self) -> Proof<T> {
         Proof(PhantomData)
     }
+    #[inline(always)]
+    fn parallel_input(&self) -> Proof<T> {
+        Proof(PhantomData)
+    }
+    #[inline(always)]
+    fn parallel_state(&self) -> Proof<T> {
+        Proof(PhantomData)
+    }
+}
+
+impl<T: ?Sized + Send + Sync> ParallelOk<T> for TypeProbe<T> {
+    #[inline(always)]
+    fn parallel_value(&self) -> Proof<T> {
+        Proof(PhantomData)
+    }
+    #[inline(always)]
+    fn parallel_input(&self) -> Proof<T> {
+        Proof(PhantomData)
+    }
+    #[inline(always)]
+    fn parallel_state(&self) -> Proof<T> {
+        Proof(PhantomData)
+    }
 }
 
 /// The check's path for any other value: a compile error, said once.
+///
+/// An input's or state's refusal has no type of its own (`X` is never
+/// inferred): the generated code calls a method on it, which makes it the
+/// error type, and the pipelined engine's bounds, which a pipelined run's
+/// first stage reaches through its returned [`Carried`] values, are then
+/// not reported again at the whole invocation.
 pub trait ParallelRefused<T: ?Sized> {
     /// Never compiles: `T` is not `Send + Sync`, and [`ParallelValue`] has
     /// no implementation.
@@ -283,9 +341,31 @@ pub trait ParallelRefused<T: ?Sized> {
     {
         Proof(PhantomData)
     }
+
+    /// Never compiles: `T` is not `Send + Sync`, and [`ParallelInput`] has
+    /// no implementation.
+    #[inline(always)]
+    fn parallel_input<X>(&self) -> X
+    where
+        T: ParallelInput,
+    {
+        T::refused()
+    }
+
+    /// Never compiles: `T` is not `Send + Sync`, and [`ParallelState`] has
+    /// no implementation.
+    #[inline(always)]
+    fn parallel_state<X>(&self) -> X
+    where
+        T: ParallelState,
+    {
+        T::refused()
+    }
 }
 
 impl<T: ?Sized> ParallelRefused<T> for &ParallelProbe<'_, T> {}
+
+impl<T: ?Sized> ParallelRefused<T> for &TypeProbe<T> {}
 
 mod sealed {
     /// Keeps [`super::ParallelValue`] without implementations outside.
@@ -301,6 +381,75 @@ mod sealed {
     note = "`#[parallel]` runs independent nodes on worker threads, so every node value must be `Send + Sync`: hold shared data in an `Arc` (and mutable data in a `Mutex`) instead of an `Rc` or `RefCell`, or remove `#[parallel]`"
 )]
 pub trait ParallelValue: sealed::Sealed {}
+
+/// What an input must be to cross the threads of a `#[parallel]` pipeline
+/// (see [`ParallelValue`]): implemented by no type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be shared between the threads of a `#[parallel]` pipeline",
+    label = "this input's type is `{Self}`, which is not `Send + Sync`",
+    note = "`#[parallel]` runs independent nodes on worker threads that all read the inputs, and a pipelined stream moves each frame's inputs between threads, so every input must be `Send + Sync`: pass shared data in an `Arc` (and mutable data in a `Mutex`) instead of an `Rc` or `RefCell`, or remove `#[parallel]`"
+)]
+pub trait ParallelInput: sealed::Sealed {
+    /// Unreachable: no type implements the trait.
+    fn refused<X>() -> X;
+}
+
+/// What a state must be to cross the threads of a `#[parallel]` pipeline
+/// (see [`ParallelValue`]): implemented by no type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be shared between the threads of a `#[parallel]` pipeline",
+    label = "this state's type is `{Self}`, which is not `Send + Sync`",
+    note = "`#[parallel]` runs independent nodes on worker threads that read the states, and a pipelined stream runs each frame's state readers on another thread, so every state must be `Send + Sync`: hold shared data in an `Arc` (and mutable data in a `Mutex`) instead of an `Rc` or `RefCell`, or remove `#[parallel]`"
+)]
+pub trait ParallelState: sealed::Sealed {
+    /// Unreachable: no type implements the trait.
+    fn refused<X>() -> X;
+}
+
+/// A pipelined run's first-stage values on their way to its second stage,
+/// with the evidence that the pipeline's inputs and states are
+/// `Send + Sync` (`C`, a chain of [`Proof`]s). The engine's own bounds on
+/// the inputs and the pipeline are asked of this type (see
+/// `runtime::pipelined::Checked`), so when an input's or a state's check
+/// failed — its one error, at its declaration — `C` is the error type and
+/// nothing more is reported.
+pub struct Carried<V, C> {
+    values: V,
+    _checks: C,
+}
+
+/// The first stage's `values`, with the inputs' and states' `checks`.
+#[inline(always)]
+pub fn carried<V, C>(values: V, checks: C) -> Carried<V, C> {
+    Carried {
+        values,
+        _checks: checks,
+    }
+}
+
+impl<V, C> Carried<V, C> {
+    /// The first stage's values, in the second stage.
+    #[inline(always)]
+    pub fn values(self) -> V {
+        self.values
+    }
+}
+
+/// `Self`, once `C` is well-formed: a `#[parallel]` pipeline's
+/// `ParallelPipeline::OwnedInputs` is its inputs' tuple seen through an
+/// array whose length is a constant block holding the inputs' checks. When
+/// a check fails (its one error, at the input) that constant, and so the
+/// whole type, is the error type, and the trait's `Send + Sync` bound on it
+/// is not reported again at the invocation; otherwise the type is exactly
+/// the tuple (rustdoc shows it as `<(A, B) as Vouched<[(); 0]>>::Is`).
+pub trait Vouched<C: ?Sized> {
+    /// `Self`.
+    type Is: ?Sized;
+}
+
+impl<T: ?Sized, C: ?Sized> Vouched<C> for T {
+    type Is = T;
+}
 
 /// A checked node value on its way from a pipelined run's first stage to
 /// its second, on another thread.

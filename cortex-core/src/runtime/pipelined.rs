@@ -30,12 +30,13 @@
 //! leaked, and the report counts that frame.
 
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::model::plan::Plan;
 use crate::runtime::error::PipelineError;
-use crate::runtime::generated::{SharedObserver, Sink};
+use crate::runtime::generated::{Carried, SharedObserver, Sink};
 use crate::runtime::hold::held_mask;
 use crate::runtime::observe::Observer;
 use crate::runtime::pipeline::Pipeline;
@@ -129,9 +130,148 @@ fn panicked<T>(r: &Result<T, PipelineError>) -> bool {
 /// frame's outputs: the next frame runs into them (`run_into`), so a
 /// stream whose consumer hands every output back allocates none.
 ///
+/// The inputs (`In`) must be `Send + Sync` and the pipeline (`P`) `Send`:
+/// the first stage's values (`AV`, a [`Carried`]) ask it of them through
+/// [`Checked`], so that an input or state whose own check failed in the
+/// first stage (one error, at its declaration) is not reported again here.
+///
 /// Not public API: called by the generated `run_stream`.
 #[allow(clippy::too_many_arguments)]
 pub fn pipelined<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
+    pipeline: &mut P,
+    frames: I,
+    options: &StreamOptions,
+    on_result: F,
+    stage_a: FA,
+    stage_b: FB,
+    new_bufs: NB,
+    rerun: FR,
+    bytes_of: FS,
+    events: Option<&SharedObserver<'_, O>>,
+    plan: &Plan,
+) -> Result<StreamReport, StreamError>
+where
+    P: Pipeline,
+    O: Observer + Send,
+    T: Send,
+    Out: Send,
+    AV: Send + Checked<In, P>,
+    AB: Send,
+    I: Iterator<Item = (T, In)> + Send,
+    F: FnMut(StreamFrame<In, Out, T>) -> (ControlFlow<()>, Option<Out>),
+    FA: Fn(&In, &mut AB) -> Result<AV, PipelineError> + Sync,
+    FB: Fn(&mut P, &In, AV, &mut AB, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
+    NB: Fn() -> AB,
+    FR: Fn(&mut P, &In, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
+    FS: Fn(&In) -> u64 + Send,
+{
+    AV::engine(Run {
+        outputs: PhantomData,
+        pipeline,
+        frames,
+        options,
+        on_result,
+        stage_a,
+        stage_b,
+        new_bufs,
+        rerun,
+        bytes_of,
+        events,
+        plan,
+    })
+}
+
+/// What a pipelined run's first-stage values vouch for: that the inputs
+/// (`In`) are `Send + Sync` and the pipeline (`P`) is `Send`. Implemented
+/// by [`Carried`] under exactly these bounds, so the engine's bounds are
+/// asked of the values' type: when that type is the error type (an input's
+/// or state's check failed), they are not reported. Another implementation
+/// cannot run an engine without the bounds either: [`Engine::run`] asks for
+/// them, and nothing else makes an `E::Out`.
+pub trait Checked<In, P> {
+    /// Runs `engine`, whose bounds hold.
+    fn engine<E: Engine<In, P>>(engine: E) -> E::Out;
+}
+
+impl<In: Send + Sync, P: Send, V, C> Checked<In, P> for Carried<V, C> {
+    #[inline]
+    fn engine<E: Engine<In, P>>(engine: E) -> E::Out {
+        engine.run()
+    }
+}
+
+/// A run that needs its inputs `Send + Sync` and its pipeline `Send`.
+pub trait Engine<In, P> {
+    /// What the run returns.
+    type Out;
+    /// Runs, given the bounds.
+    fn run(self) -> Self::Out
+    where
+        In: Send + Sync,
+        P: Send;
+}
+
+/// The arguments of [`pipelined`], run by [`run`] once [`Checked`] has
+/// established its bounds.
+struct Run<'a, 'o, P, O, Out, I, F, FA, FB, NB, FR, FS> {
+    /// The outputs' type, named by `on_result`'s argument only.
+    outputs: PhantomData<fn() -> Out>,
+    pipeline: &'a mut P,
+    frames: I,
+    options: &'a StreamOptions,
+    on_result: F,
+    stage_a: FA,
+    stage_b: FB,
+    new_bufs: NB,
+    rerun: FR,
+    bytes_of: FS,
+    events: Option<&'a SharedObserver<'o, O>>,
+    plan: &'a Plan,
+}
+
+impl<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS> Engine<In, P>
+    for Run<'_, '_, P, O, Out, I, F, FA, FB, NB, FR, FS>
+where
+    P: Pipeline,
+    O: Observer + Send,
+    T: Send,
+    Out: Send,
+    AV: Send,
+    AB: Send,
+    I: Iterator<Item = (T, In)> + Send,
+    F: FnMut(StreamFrame<In, Out, T>) -> (ControlFlow<()>, Option<Out>),
+    FA: Fn(&In, &mut AB) -> Result<AV, PipelineError> + Sync,
+    FB: Fn(&mut P, &In, AV, &mut AB, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
+    NB: Fn() -> AB,
+    FR: Fn(&mut P, &In, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
+    FS: Fn(&In) -> u64 + Send,
+{
+    type Out = Result<StreamReport, StreamError>;
+
+    fn run(self) -> Self::Out
+    where
+        In: Send + Sync,
+        P: Send,
+    {
+        run(
+            self.pipeline,
+            self.frames,
+            self.options,
+            self.on_result,
+            self.stage_a,
+            self.stage_b,
+            self.new_bufs,
+            self.rerun,
+            self.bytes_of,
+            self.events,
+            self.plan,
+        )
+    }
+}
+
+/// [`pipelined`], its bounds established.
+#[allow(clippy::too_many_arguments)]
+fn run<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     pipeline: &mut P,
     frames: I,
     options: &StreamOptions,

@@ -151,8 +151,9 @@ impl Body<'_> {
         quote!({ #obs.frame_end(false); return ::core::result::Result::Err(#c::PipelineError::Internal(#msg)); })
     }
 
-    /// Stage A's returned values (filled ones stay in `__a_bufs`).
-    fn a_values(&self) -> Vec<Ident> {
+    /// Stage A's returned values (filled ones stay in `__a_bufs`), with
+    /// their nodes.
+    fn a_values(&self) -> Vec<(NodeId, Ident)> {
         let (ir, ast) = (self.cx.ir, self.cx.ast);
         self.part
             .stage_a()
@@ -161,10 +162,60 @@ impl Body<'_> {
                     .iter()
                     .copied()
                     .filter(|&id| self.live(id) && a[id as usize] && !self.fills(id))
-                    .map(|id| node_local(ir, id, ast.nodes[id as usize].name.span()))
+                    .map(|id| (id, node_local(ir, id, ast.nodes[id as usize].name.span())))
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Evidence that node `id`'s value, which `place` refers to, may cross
+    /// threads (see [`parallel_check`]). A node that writes a state is
+    /// checked as that state (the same type): a state that is not
+    /// `Send + Sync` is then one error, at the state, not another at its
+    /// writer.
+    fn value_proof(&self, id: NodeId, place: TokenStream) -> TokenStream {
+        let ast = self.cx.ast;
+        let name = &ast.nodes[id as usize].name;
+        let written = ast
+            .writes
+            .iter()
+            .filter(|w| crate::names::text(&w.from) == crate::names::text(name))
+            .find_map(|w| {
+                ast.states
+                    .iter()
+                    .find(|st| crate::names::text(&st.name) == crate::names::text(&w.to))
+            });
+        match written {
+            Some(st) => parallel_check(Probe::Value(place), Check::State, st.name.span()),
+            None => parallel_check(Probe::Value(place), Check::Value, name.span()),
+        }
+    }
+
+    /// The checks that every input and state of a `#[parallel]` pipeline
+    /// may cross threads, chained into one value (`()` when there are
+    /// none). A check that fails is one error, at the input's or state's
+    /// name, and makes the chain the error type: the engine's bounds on
+    /// the inputs and the pipeline, which a pipelined run asks of the
+    /// values carrying this chain, and those of the pool's closures, are
+    /// then not reported again.
+    fn declared_checks(&self) -> TokenStream {
+        let ast = self.cx.ast;
+        // Checked by type, as the `ParallelPipeline` impl checks them
+        // (`api::parallel`): the same check at the same span is one error.
+        let inputs = ast.inputs.iter().map(|i| {
+            let ty = &i.ty;
+            parallel_check(Probe::Type(quote!(#ty)), Check::Input, i.name.span())
+        });
+        let states = ast.states.iter().map(|st| {
+            let ty = &st.ty;
+            parallel_check(Probe::Type(quote!(#ty)), Check::State, st.name.span())
+        });
+        inputs
+            .chain(states)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .fold(quote!(()), |rest, check| quote!(#check.and(#rest)))
     }
 
     fn generate(
@@ -190,9 +241,18 @@ impl Body<'_> {
                 stmts.push(quote!(let #due: bool = !self.__rates_on || self.__holds[#slot].due(__now, #every);));
             }
         }
+        let a_locals: Vec<&Ident> = a_values.iter().map(|(_, v)| v).collect();
+        if waves.is_some() {
+            // The frame runs in a closure on the pool, which reads the
+            // inputs and the pipeline's states: a failed check of one of
+            // them, in that closure, is its one error, and the pool's
+            // `Send` bound on the closure is not reported as well.
+            let checks = self.declared_checks();
+            stmts.push(quote!(let _ = #checks;));
+        }
         if let Part::StreamB(_) = self.part {
-            stmts.push(quote!(let (#(#a_values,)*) = __a_values;));
-            stmts.extend(a_values.iter().map(|v| quote!(let #v = #v.into_inner();)));
+            stmts.push(quote!(let (#(#a_locals,)*) = __a_values.values();));
+            stmts.extend(a_locals.iter().map(|v| quote!(let #v = #v.into_inner();)));
             for &id in &self.a_fills {
                 let v = node_local(ir, id, ast.nodes[id as usize].name.span());
                 if let Some(f) = self.buffer(id, Span::call_site()) {
@@ -205,13 +265,17 @@ impl Body<'_> {
             // Each value crosses to the second stage's thread once checked:
             // the engine's own `Send` bound then holds, and a value that is
             // not `Send + Sync` is the one error of its check.
-            let crossing = a_values.iter().map(|v| {
-                let proof = parallel_proof(quote!(&#v), v.span());
+            let crossing = a_values.iter().map(|(id, v)| {
+                let proof = self.value_proof(*id, quote!(&#v));
                 quote!(#proof.cross(#v))
             });
+            // The inputs and the pipeline (its states) cross threads too:
+            // their checks travel with the values, which is where the
+            // engine asks for its bounds.
+            let checks = self.declared_checks();
             return quote! {
                 #(#stmts)*
-                ::core::result::Result::Ok((#(#crossing,)*))
+                ::core::result::Result::Ok(#c::__private::carried((#(#crossing,)*), #checks))
             };
         }
         let mut remaining = self.sink_counts();
@@ -385,7 +449,7 @@ impl Body<'_> {
                 // the pool's own `Send` bound holds and a value that is not
                 // `Send + Sync` is the one error of its check.
                 let crossed = local("__crossed", Span::call_site());
-                let proof = parallel_proof(quote!(&#crossed), decl.name.span());
+                let proof = self.value_proof(id, quote!(&#crossed));
                 let job = if self.masked() {
                     // A node the plan leaves out: `None`, its value too.
                     quote! {
@@ -414,21 +478,23 @@ impl Body<'_> {
                 // A filled buffer's local is a reference to it: the buffer's
                 // type is checked.
                 let bind = if self.masked() {
-                    let checked = local("__checked", Span::call_site());
-                    let proof = parallel_proof(quote!(#checked), decl.name.span());
-                    let place = if self.is_ref(id) {
-                        quote!(#v)
-                    } else {
-                        quote!(&#v)
-                    };
+                    // A value the job returned crossed with its proof; a
+                    // filled buffer's type is checked here.
+                    let check = self.is_ref(id).then(|| {
+                        let checked = local("__checked", Span::call_site());
+                        let proof = self.value_proof(id, quote!(#checked));
+                        quote! {
+                            if let ::core::option::Option::Some(#checked) = #v {
+                                let _ = #proof;
+                            }
+                        }
+                    });
                     quote! {
                         let mut #v = match #value {
                             ::core::option::Option::Some(#value) => ::core::option::Option::Some(#result),
                             ::core::option::Option::None => ::core::option::Option::None,
                         };
-                        if let ::core::option::Option::Some(#checked) = #place {
-                            let _ = #proof;
-                        }
+                        #check
                     }
                 } else {
                     let place = if self.is_ref(id) {
@@ -436,7 +502,7 @@ impl Body<'_> {
                     } else {
                         quote!(&#v)
                     };
-                    let proof = parallel_proof(place, decl.name.span());
+                    let proof = self.value_proof(id, place);
                     quote! {
                         let #v = #result;
                         let _ = #proof;
@@ -522,21 +588,49 @@ impl Body<'_> {
     }
 }
 
-/// Evidence (a `cortex::__private::Proof`) that the value `place` (a
-/// reference to a node's value) refers to may cross threads, checked at `at`
-/// (the node's name): a value that is not `Send + Sync` is one error there,
-/// in the pipeline's words. Every check of a node is spanned alike, so rustc
-/// prints the error once.
-fn parallel_proof(place: TokenStream, at: Span) -> TokenStream {
+/// What a check is given: a reference to a value, or a type.
+enum Probe {
+    /// An expression of type `&T`.
+    Value(TokenStream),
+    /// The type `T`.
+    Type(TokenStream),
+}
+
+/// What a check is of: it says which in its error.
+#[derive(Clone, Copy)]
+enum Check {
+    Value,
+    Input,
+    State,
+}
+
+/// Evidence (a `cortex::__private::Proof`) that the probed value or type
+/// may cross threads, checked at `at` (the node's, input's or state's
+/// name): one that is not `Send + Sync` is one error there, in the
+/// pipeline's words. Every check of one declaration is spanned alike, so
+/// rustc prints the error once.
+fn parallel_check(probe: Probe, check: Check, at: Span) -> TokenStream {
     let cp = crate::krate::path_at(at);
-    // Mixed-site like the locals it borrows, so the check keeps the node's
-    // span instead of falling back to the whole invocation.
+    // Mixed-site like the locals it borrows, so the check keeps the
+    // declaration's span instead of falling back to the whole invocation.
     let check_at = Span::mixed_site().located_at(at);
+    let method = Ident::new(
+        match check {
+            Check::Value => "parallel_value",
+            Check::Input => "parallel_input",
+            Check::State => "parallel_state",
+        },
+        check_at,
+    );
+    let probe = match probe {
+        Probe::Value(place) => quote_spanned!(check_at=> #cp::__private::ParallelProbe(#place)),
+        Probe::Type(ty) => quote_spanned!(check_at=> #cp::__private::TypeProbe::<#ty>::new()),
+    };
     quote_spanned! {check_at=>
         {
             #[allow(unused_imports)]
             use #cp::__private::{ParallelOk as _, ParallelRefused as _};
-            (&#cp::__private::ParallelProbe(#place)).parallel_value()
+            (&#probe).#method()
         }
     }
 }

@@ -49,7 +49,7 @@ pub(super) fn wave_stmts(
         pattern = quote!((#r, #pattern));
     }
     let inner = if masked {
-        quote!(v.map(#c::__private::Crossing::into_inner))
+        quote!(v.map(|__c| __c.into_inner()))
     } else {
         quote!(v.into_inner())
     };
