@@ -441,7 +441,8 @@ impl<V, C> Carried<V, C> {
 /// a check fails (its one error, at the input) that constant, and so the
 /// whole type, is the error type, and the trait's `Send + Sync` bound on it
 /// is not reported again at the invocation; otherwise the type is exactly
-/// the tuple (rustdoc shows it as `<(A, B) as Vouched<[(); 0]>>::Is`).
+/// the tuple (which is what rustdoc shows: the generated impl gives it as
+/// the plain tuple under `cfg(doc)`).
 pub trait Vouched<C: ?Sized> {
     /// `Self`.
     type Is: ?Sized;

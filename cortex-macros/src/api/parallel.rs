@@ -8,6 +8,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
 use super::context::Api;
+use crate::codegen::{parallel_check, Check, Probe};
 
 /// The parallel run methods of the inherent impl (or the stubs).
 pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
@@ -316,6 +317,10 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
         let owned = owned_inputs(cx);
         quote! {
             impl #c::ParallelPipeline for #pipeline {
+                // Rustdoc shows the tuple, which it is.
+                #[cfg(doc)]
+                type OwnedInputs = (#(#input_tys,)*);
+                #[cfg(not(doc))]
                 type OwnedInputs = #owned;
                 fn run_stream_tagged<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
                 where
@@ -366,27 +371,17 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
 
 /// `ParallelPipeline::OwnedInputs`: the inputs' tuple, through
 /// `cortex::__private::Vouched` with each input's check in a constant (see
-/// there). The checks are built as `codegen::body` builds an input's check
-/// in the run functions — a `TypeProbe` of the input's type whose
-/// `parallel_input` is called at the input's name — so that rustc, seeing
-/// the same error at the same place, reports it once. They sit in a
+/// there). The checks are the run functions' own (`codegen::parallel_check`
+/// of the input's type, at its name), so that rustc, seeing the same error
+/// at the same place, reports it once. They sit in a
 /// closure that is never called: a constant may not call them.
 fn owned_inputs(cx: &Api<'_>) -> TokenStream {
     let c = &cx.c;
     let input_tys = &cx.input_tys;
     let checks = cx.ast.inputs.iter().map(|i| {
-        let at = i.name.span();
-        let cp = crate::krate::path_at(at);
-        let check_at = proc_macro2::Span::mixed_site().located_at(at);
-        let method = proc_macro2::Ident::new("parallel_input", check_at);
         let ty = &i.ty;
-        quote_spanned! {check_at=>
-            let _ = {
-                #[allow(unused_imports)]
-                use #cp::__private::{ParallelOk as _, ParallelRefused as _};
-                (&#cp::__private::TypeProbe::<#ty>::new()).#method()
-            };
-        }
+        let check = parallel_check(Probe::Type(quote!(#ty)), Check::Input, i.name.span());
+        quote!(let _ = #check;)
     });
     quote! {
         <(#(#input_tys,)*) as #c::__private::Vouched<[(); {

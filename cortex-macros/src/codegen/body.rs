@@ -589,7 +589,7 @@ impl Body<'_> {
 }
 
 /// What a check is given: a reference to a value, or a type.
-enum Probe {
+pub(crate) enum Probe {
     /// An expression of type `&T`.
     Value(TokenStream),
     /// The type `T`.
@@ -598,7 +598,7 @@ enum Probe {
 
 /// What a check is of: it says which in its error.
 #[derive(Clone, Copy)]
-enum Check {
+pub(crate) enum Check {
     Value,
     Input,
     State,
@@ -609,7 +609,7 @@ enum Check {
 /// name): one that is not `Send + Sync` is one error there, in the
 /// pipeline's words. Every check of one declaration is spanned alike, so
 /// rustc prints the error once.
-fn parallel_check(probe: Probe, check: Check, at: Span) -> TokenStream {
+pub(crate) fn parallel_check(probe: Probe, check: Check, at: Span) -> TokenStream {
     let cp = crate::krate::path_at(at);
     // Mixed-site like the locals it borrows, so the check keeps the
     // declaration's span instead of falling back to the whole invocation.

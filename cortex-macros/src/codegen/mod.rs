@@ -28,6 +28,7 @@ use quote::{format_ident, quote};
 use crate::ast::PipelineAst;
 use crate::names::{local, ItemNames};
 
+pub(crate) use body::{parallel_check, Check, Probe};
 use forms::Forms;
 use layout::BufferLayout;
 use plans::Plans;
