@@ -42,7 +42,8 @@ macro_rules! timed_op {
     ($ty:ident, $name:literal, $calls:ident) => {
         static $calls: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
-        /// `slow` spins 4 ms, `fast` 1 ms.
+        /// `slow` spins 12 ms, `fast` 1 ms: far enough apart that preemption on a
+        /// loaded machine cannot reorder their medians.
         struct $ty;
 
         impl Op for $ty {
@@ -55,7 +56,7 @@ macro_rules! timed_op {
             fn kernels() -> Vec<Kernel<Self>> {
                 fn slow(_: &usize, out: &mut &'static str) -> Result<(), OpsError> {
                     $calls[0].fetch_add(1, Ordering::SeqCst);
-                    spin(Duration::from_millis(4));
+                    spin(Duration::from_millis(12));
                     *out = "slow";
                     Ok(())
                 }

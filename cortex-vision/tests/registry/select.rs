@@ -290,7 +290,8 @@ impl Op for Flaky {
     fn kernels() -> Vec<Kernel<Self>> {
         fn steady(_: &(usize, bool)) -> Result<&'static str, OpsError> {
             STEADY_CALLS.fetch_add(1, Ordering::SeqCst);
-            spin(Duration::from_millis(4));
+            // Far slower than `flaky`, whatever preemption adds.
+            spin(Duration::from_millis(12));
             Ok("steady")
         }
         fn flaky(a: &(usize, bool)) -> Result<&'static str, OpsError> {
