@@ -285,6 +285,12 @@ impl<T> Proof<T> {
 
 /// The check's path for a `Send + Sync` value (a node's value, an input,
 /// a state).
+///
+/// The methods have no default bodies, and each implementation below
+/// writes its own: a default would let any other type implementing this
+/// public trait make a [`Proof`] of a type that is not `Send + Sync`,
+/// whereas a body outside this module cannot build one (its field is
+/// private).
 pub trait ParallelOk<T: ?Sized> {
     /// Evidence that the node value may cross threads.
     fn parallel_value(&self) -> Proof<T>;
