@@ -6,9 +6,12 @@
 //! cost 0 allocations — counted on every thread by a counting global
 //! allocator — and give maps identical to `text_map`'s.
 //!
-//! The counter is process-wide: the tests of this binary take turns, and
-//! each measures only after its warm-up frames, by when the harness has
-//! reported the test before it.
+//! The counts are of the threads the work runs on (the pool's, or the
+//! calling thread's and the global pool's), not the harness's: on a loaded
+//! machine it reports a test running for a minute while frames run. The
+//! other tests of this binary count process-wide: they take turns, and each
+//! measures only after its warm-up frames, by when the harness has reported
+//! the test before it.
 
 use crate::mser_support::text_frame;
 use cortex_core::limits::{with_limits, FrameLimits};
@@ -17,6 +20,38 @@ use cortex_vision::ops::{GrayImage, ScoreMap};
 
 fn allocations_during(f: impl FnOnce()) -> usize {
     cortex_testkit::allocs_during(f).1 as usize
+}
+
+/// Runs `f` on this thread and counts the allocation calls made meanwhile
+/// on this thread and on the global pool's (the only threads its work can
+/// run on), not the harness's.
+fn here_and_on_global_pool_allocations_during(f: impl FnOnce()) -> usize {
+    let on_pool = || -> u64 {
+        rayon::broadcast(|_| cortex_testkit::thread_allocs())
+            .iter()
+            .sum()
+    };
+    let before = on_pool();
+    let ((), here, _) = cortex_testkit::thread_allocs_during(f);
+    (here + on_pool() - before) as usize
+}
+
+/// Runs `f` on `pool` and counts the allocation calls made on the pool's
+/// threads meanwhile: all of the work's, and none of another thread's (the
+/// harness reporting a test that has run for a minute, on a loaded
+/// machine, allocates on its own thread while the frames run).
+fn on_pool_allocations_during<R: Send>(
+    pool: &rayon::ThreadPool,
+    f: impl FnOnce() -> R + Send,
+) -> (R, usize) {
+    let on_pool = || -> u64 {
+        pool.broadcast(|_| cortex_testkit::thread_allocs())
+            .iter()
+            .sum()
+    };
+    let before = on_pool();
+    let r = pool.install(f);
+    (r, (on_pool() - before) as usize)
 }
 
 /// A scene-text photo as gray, from the facade's test data.
@@ -103,21 +138,32 @@ fn text_map_into_allocates_nothing_in_steady_state_and_matches_text_map() {
         .num_threads(2)
         .build()
         .expect("pool");
-    let (count, maps) = pool.install(|| {
+    // Each worker warms its own scratch, so whichever one runs the measured
+    // frames starts warm.
+    pool.broadcast(|_| {
         let mut maps = [ScoreMap::zeros((0, 0)), ScoreMap::zeros((0, 0))];
         run_all(&warm, &parallel, &mut maps);
-        let mut last = Vec::new();
-        let n = allocations_during(|| run_all(&run, &parallel, &mut maps));
-        // The last map of each size, checked below outside the count.
-        for f in run.iter().rev().take(2) {
-            let mut m = ScoreMap::zeros((0, 0));
-            text_map_into(f, &parallel, &mut m).expect("text map");
-            last.push(m);
-        }
-        (n, (maps, last))
     });
+    let mut maps = pool.install(|| {
+        let mut maps = [ScoreMap::zeros((0, 0)), ScoreMap::zeros((0, 0))];
+        // The output buffers' first frame of each size, before the count.
+        run_all(&warm, &parallel, &mut maps);
+        maps
+    });
+    let ((), count) = on_pool_allocations_during(&pool, || run_all(&run, &parallel, &mut maps));
     assert_eq!(count, 0, "allocations on the pool in steady state");
-    let (maps, last) = maps;
+    // The last map of each size, into fresh outputs.
+    let last: Vec<ScoreMap> = pool.install(|| {
+        run.iter()
+            .rev()
+            .take(2)
+            .map(|f| {
+                let mut m = ScoreMap::zeros((0, 0));
+                text_map_into(f, &parallel, &mut m).expect("text map");
+                m
+            })
+            .collect()
+    });
     let n = run.len();
     assert_eq!(maps[1], expected[n - 1], "1080p map");
     assert_eq!(maps[0], expected[n - 3], "640×480 map");
@@ -136,7 +182,9 @@ fn text_map_into_allocates_nothing_in_steady_state_and_matches_text_map() {
     // Sequentially on a plain thread (the harness's), own scratch.
     let mut maps = [ScoreMap::zeros((0, 0)), ScoreMap::zeros((0, 0))];
     run_all(&warm, &sequential, &mut maps);
-    let count = allocations_during(|| run_all(&run, &sequential, &mut maps));
+    let count = here_and_on_global_pool_allocations_during(|| {
+        run_all(&run, &sequential, &mut maps);
+    });
     assert_eq!(count, 0, "allocations on a plain thread in steady state");
     assert_eq!(maps[1], expected[n - 1]);
     assert_eq!(maps[0], expected[n - 3]);
