@@ -1,0 +1,39 @@
+"""cortex from Python: the L2 region-of-interest pipeline on numpy frames.
+
+Frames are ``H×W×3`` ``uint8`` RGB numpy arrays; results are plain dicts.
+Each frame runs in Rust with the GIL released, so Python threads can feed
+several pipelines at once.
+
+>>> import cortex_rs as cx
+>>> l2 = cx.L2()
+>>> for frame in cx.demo_clip(3, 160, 120):
+...     r = l2.run(frame, "BALANCED")
+>>> sorted(r)
+['blur', 'frame', 'qp_map', 'regions', 'roi', 'scene']
+"""
+
+from typing import Dict, Iterable, Iterator, Optional
+
+from ._native import L2, PipelineError, Source, demo_clip, open
+
+__all__ = ["L2", "PipelineError", "Source", "demo_clip", "open", "stream"]
+
+
+def stream(
+    pipeline: L2,
+    frames: Iterable,
+    mode: str = "BALANCED",
+    *,
+    weights: Optional[Dict[str, float]] = None,
+    parallel: bool = False,
+    fused: bool = False,
+) -> Iterator[dict]:
+    """Runs every frame of ``frames`` (numpy arrays, or a ``cortex_rs.open``
+    source) through ``pipeline`` in order, yielding each frame's results.
+
+    Frames run one after the other (each reusing the last frame's buffers);
+    ``parallel=True`` runs each frame's independent nodes at once.
+    """
+    table = None if weights is None else list(weights.items())
+    for frame in frames:
+        yield pipeline.run(frame, mode, weights=table, parallel=parallel, fused=fused)

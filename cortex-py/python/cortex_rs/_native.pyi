@@ -1,0 +1,86 @@
+"""Type stubs of the ``cortex_rs._native`` extension module."""
+
+from typing import Iterator, List, Optional, Sequence, Tuple, TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+Frame = npt.NDArray[np.uint8]
+Box = Tuple[int, int, int, int]
+
+class PipelineError(RuntimeError):
+    """A frame failed in one of the pipeline's nodes; the state is as it was."""
+
+class Blur(TypedDict):
+    variance: float
+    baseline: Optional[float]
+    ratio: float
+    is_blurry: bool
+    below_threshold: bool
+
+class Scene(TypedDict):
+    changed: bool
+    ssim: Optional[float]
+
+class Roi(TypedDict):
+    box: Box
+    score: float
+    jpeg: bytes
+
+class Region(TypedDict):
+    box: Box
+    score: float
+    area: int
+    mass: float
+
+class QpMap(TypedDict):
+    block: int
+    offsets: npt.NDArray[np.float32]
+    neutral: Optional[str]
+
+class Results(TypedDict, total=False):
+    frame: int
+    blur: Blur
+    scene: Scene
+    roi: Roi
+    regions: List[Region]
+    qp_map: QpMap
+    fused: npt.NDArray[np.float32]
+
+class L2:
+    """The L2 region-of-interest pipeline; one instance per video stream."""
+
+    def __init__(self, *, profile: bool = ..., rates: bool = ..., fusion: bool = ...) -> None: ...
+    @staticmethod
+    def modes() -> List[str]: ...
+    @staticmethod
+    def mode_weights(mode: str) -> List[Tuple[str, float]]: ...
+    def run(
+        self,
+        frame: Frame,
+        mode: str = ...,
+        *,
+        weights: Optional[Sequence[Tuple[str, float]]] = ...,
+        parallel: bool = ...,
+        fused: bool = ...,
+    ) -> Results: ...
+    def reset(self) -> None: ...
+    @property
+    def frame_index(self) -> int: ...
+    def listing(self) -> str: ...
+    def dce_diff(self, mode: str) -> str: ...
+    @staticmethod
+    def dot(mode: Optional[str] = ...) -> str: ...
+    @staticmethod
+    def mermaid(mode: Optional[str] = ...) -> str: ...
+    def profile_report(self) -> str: ...
+
+class Source:
+    """Frames read from a file, as ``H×W×3`` ``uint8`` arrays."""
+
+    def __iter__(self) -> Iterator[Frame]: ...
+    def __next__(self) -> Frame: ...
+    def len_hint(self) -> Optional[int]: ...
+
+def demo_clip(count: int = ..., width: int = ..., height: int = ...) -> List[Frame]: ...
+def open(path: str) -> Source: ...
