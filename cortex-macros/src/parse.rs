@@ -393,8 +393,14 @@ fn parse_rates(input: ParseStream, mode: &Ident, errors: &mut Vec<syn::Error>) -
             Err((e, rate)) => {
                 errors.push(e);
                 rates.extend(rate);
-                skip_to_separator(input);
+                skip_rate(input);
             }
+        }
+        if !input.peek(Token![,]) && !input.peek(Token![;]) {
+            errors.push(input.error(format!(
+                "expected `,` and another rate, or `;` to end the rates of mode `{mode}`"
+            )));
+            skip_rate(input);
         }
         if input.peek(Token![,]) {
             let _ = input.parse::<Token![,]>();
@@ -403,15 +409,31 @@ fn parse_rates(input: ParseStream, mode: &Ident, errors: &mut Vec<syn::Error>) -
                 continue;
             }
         }
-        if input.peek(Token![;]) {
-            let _ = input.parse::<Token![;]>();
-        } else {
-            // Left unconsumed: the next item still parses.
-            errors.push(input.error(format!(
-                "expected `,` and another rate, or `;` to end the rates of mode `{mode}`"
-            )));
-        }
+        // A missing `;` before the next item leaves that item to parse.
+        let _ = input.parse::<Token![;]>();
         return rates;
+    }
+}
+
+/// Skips what is left of a malformed rate: to just before the next `,` or
+/// `;` — or the next item, when the clause's `;` is missing.
+fn skip_rate(input: ParseStream) {
+    let item_starts = |input: ParseStream| {
+        input.peek(Token![#])
+            || input.peek(kw::input)
+            || input.peek(kw::state)
+            || input.peek(kw::node)
+            || input.peek(kw::mode)
+            || input.peek(kw::output)
+    };
+    while !input.is_empty()
+        && !input.peek(Token![,])
+        && !input.peek(Token![;])
+        && !item_starts(input)
+    {
+        if input.parse::<TokenTree>().is_err() {
+            return;
+        }
     }
 }
 

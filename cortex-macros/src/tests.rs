@@ -226,3 +226,33 @@ fn the_guide_shows_the_rustdoc_grammar() {
         "docs/grammar.md's grammar block differs from cortex-macros/src/grammar.md"
     );
 }
+
+/// Each malformed rate is one error, and the pipeline's modes and items
+/// after it are kept (no "expected one of" at `where`, no item skipped).
+#[test]
+fn a_malformed_rate_is_one_error_and_keeps_the_mode() {
+    let errors = |rates: &str| {
+        let src = format!(
+            "pipeline P {{ input x: f32; mode A {{ w: 1.0 }} {rates}
+             node t: f32 = f(x); #[weight_key = \"w\"] node u = g(x); node o = h(t, u, c);
+             node c = k(x); output o: f32; }}"
+        );
+        let out = expand(TokenStream::from_str(&src).unwrap()).to_string();
+        out.matches("compile_error").count()
+    };
+    assert_eq!(errors("where t every 4 or c;"), 0);
+    for bad in [
+        "where t every;",
+        "where t every x or c;",
+        "where t every 2.5 or c;",
+        "where t every -4 or c;",
+        "where ;",
+        "where t every 4 or;",
+        "where t every 4 c;",
+        "where t evry 4 or c;",
+        "where t every 4 or c.;",
+        "where t every 4 or c",
+    ] {
+        assert_eq!(errors(bad), 1, "{bad}");
+    }
+}

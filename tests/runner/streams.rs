@@ -207,7 +207,11 @@ fn what_a_session_cannot_honour_is_a_usage_error() {
         let out = run(l2::app(), args, vec![]);
         let msg = out.error();
         assert!(msg.contains(says), "{args:?}: {msg}");
-        let other = if args.contains(&"--dump") { "--encode" } else { "--dump" };
+        let other = if args.contains(&"--dump") {
+            "--encode"
+        } else {
+            "--dump"
+        };
         assert!(!msg.contains(other), "{args:?} names {other}: {msg}");
         assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2, "{args:?}");
         assert_eq!(out.stdout, "");

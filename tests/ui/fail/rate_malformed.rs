@@ -1,5 +1,6 @@
 // Each malformed rate is one error at its token; the mode keeps its
-// variant, and the modes after it are still declared.
+// variant, and the items after it are still declared (`SAVE` lacks the
+// `;` that ends its rates).
 use cortex::cortex_graph;
 
 fn to_gray(f: &Vec<u8>) -> Vec<f32> { f.iter().map(|&p| p as f32).collect() }
@@ -15,7 +16,8 @@ cortex_graph! {
         mode FRACTION { wt: 1.0 } where text every 2.5;
         mode EMPTY_WHERE { wt: 1.0 } where ;
         mode NO_TRIGGER { wt: 1.0 } where text every 4 or;
-        mode SAVE { wt: 1.0 } where text every 4 or shot;
+        mode NO_OR { wt: 1.0 } where text every 4 shot;
+        mode SAVE { wt: 1.0 } where text every 4 or shot
         node gray = to_gray(frame);
         node shot = cut(gray);
         #[weight_key = "wt"] node text: Vec<f32> = text(gray);
@@ -26,7 +28,7 @@ cortex_graph! {
 
 fn main() {
     let mut p = P::new();
-    for mode in [PMode::NoCount, PMode::NotANumber, PMode::Fraction, PMode::EmptyWhere, PMode::NoTrigger, PMode::Save] {
+    for mode in [PMode::NoCount, PMode::NotANumber, PMode::Fraction, PMode::EmptyWhere, PMode::NoTrigger, PMode::NoOr, PMode::Save] {
         let _ = p.run(mode, &vec![1, 2]).map(|o| o.out);
     }
 }
