@@ -388,8 +388,14 @@ fn parse_rates(input: ParseStream, mode: &Ident, errors: &mut Vec<syn::Error>) -
         return rates;
     }
     loop {
+        let mut complete_without_trigger = None;
         match parse_rate(input, errors) {
-            Ok(rate) => rates.push(rate),
+            Ok(rate) => {
+                if rate.trigger.is_none() {
+                    complete_without_trigger = Some(rate.node.clone());
+                }
+                rates.push(rate);
+            }
             Err((e, rate)) => {
                 errors.push(e);
                 rates.extend(rate);
@@ -397,9 +403,19 @@ fn parse_rates(input: ParseStream, mode: &Ident, errors: &mut Vec<syn::Error>) -
             }
         }
         if !input.peek(Token![,]) && !input.peek(Token![;]) {
-            errors.push(input.error(format!(
-                "expected `,` and another rate, or `;` to end the rates of mode `{mode}`"
-            )));
+            let message = if item_starts(input) || input.is_empty() {
+                format!("expected `;` to end the rates of mode `{mode}` before this item")
+            } else {
+                match (complete_without_trigger, input.cursor().ident()) {
+                    (Some(node), Some((t, _))) => format!(
+                        "expected `or` before the trigger `{t}`: `{node} every k or {t}` (or `,` and another rate, or `;`)"
+                    ),
+                    _ => format!(
+                        "expected `,` and another rate, or `;` to end the rates of mode `{mode}`"
+                    ),
+                }
+            };
+            errors.push(input.error(message));
             skip_rate(input);
         }
         if input.peek(Token![,]) {
@@ -415,17 +431,20 @@ fn parse_rates(input: ParseStream, mode: &Ident, errors: &mut Vec<syn::Error>) -
     }
 }
 
+/// Whether an item of the pipeline starts here (an annotation or an item's
+/// keyword).
+fn item_starts(input: ParseStream) -> bool {
+    input.peek(Token![#])
+        || input.peek(kw::input)
+        || input.peek(kw::state)
+        || input.peek(kw::node)
+        || input.peek(kw::mode)
+        || input.peek(kw::output)
+}
+
 /// Skips what is left of a malformed rate: to just before the next `,` or
 /// `;` — or the next item, when the clause's `;` is missing.
 fn skip_rate(input: ParseStream) {
-    let item_starts = |input: ParseStream| {
-        input.peek(Token![#])
-            || input.peek(kw::input)
-            || input.peek(kw::state)
-            || input.peek(kw::node)
-            || input.peek(kw::mode)
-            || input.peek(kw::output)
-    };
     while !input.is_empty()
         && !input.peek(Token![,])
         && !input.peek(Token![;])

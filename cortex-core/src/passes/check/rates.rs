@@ -169,10 +169,15 @@ pub(crate) fn check_plans(spec: &GraphSpec, ir: &GraphIr, plans: &[Plan], diags:
             let at = Loc::ModeRateTrigger { mode: m, rate: i };
             let trigger = &ir.node(t).name;
             if t == rate.node || ir.upstream(t).contains(&rate.node) {
-                diags.push(Diagnostic::error(
-                    at,
-                    format!("`{trigger}` is computed from `{name}`, so it cannot decide whether `{name}` runs"),
-                ));
+                diags.push(
+                    Diagnostic::error(
+                        at,
+                        format!("`{trigger}` is computed from `{name}`, so it cannot decide whether `{name}` runs"),
+                    )
+                    .note(format!(
+                        "help: trigger on a value computed without `{name}`, e.g. from what `{name}` reads"
+                    )),
+                );
             } else if !every_frame.is_live(t) {
                 let why = match plan.reason(t) {
                     Some(r) => r.describe(ir),
