@@ -39,6 +39,7 @@ pub use tools::{export, viz};
 #[cfg(feature = "runtime")]
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::runtime::form_check::*;
     pub use crate::runtime::generated::*;
     pub use crate::runtime::pipelined::pipelined;
 }

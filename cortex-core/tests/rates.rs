@@ -121,12 +121,27 @@ fn rate_mistakes_are_one_error_each() {
         errors(graph("text", 4, Some("nope"))),
         ["no input, state or node named `nope`"]
     );
-    // `prep` only feeds `text`: a trigger there would only be computed
-    // when `text` runs.
-    let e = errors(graph("text", 4, Some("prep")));
-    assert_eq!(e.len(), 1);
+    // A trigger whose weight is zero in the mode is never computed there.
+    let e = errors(
+        GraphSpec::builder("G")
+            .input("frame", "Frame")
+            .node("text", "text_map", [ArgSpec::name("frame")])
+            .ty("Map")
+            .node("cut", "is_cut", [ArgSpec::name("frame")])
+            .weight_key("wc")
+            .output("text", "Map")
+            .mode("FULL", [("wc", 1.0)])
+            .rate("text", 4)
+            .trigger("cut")
+            .mode("SAVE", [("wc", 0.0)])
+            .rate("text", 4)
+            .trigger("cut"),
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
     assert!(
-        e[0].starts_with("trigger `prep` is not computed on every frame of mode `SAVE`"),
+        e[0].starts_with(
+            "trigger `cut` is not computed on every frame of mode `SAVE` (its weight `wc` is 0)"
+        ),
         "{e:?}"
     );
     // A node without a declared type (and not filling a buffer).
@@ -138,4 +153,62 @@ fn rate_mistakes_are_one_error_each() {
         errors(graph("text", 4, None).rate("text", 2)),
         ["`text` has two rates in mode `SAVE`"]
     );
+}
+
+#[test]
+fn a_trigger_runs_on_every_frame_of_its_mode_whatever_else_reads_it() {
+    // `prep` only feeds `text`: as `text`'s trigger it runs on the frames
+    // that hold `text` too.
+    let checked = graph("text", 4, Some("prep")).check();
+    let ir = checked.ir.expect("valid");
+    let id = |n: &str| ir.node_id(n).unwrap();
+    let phases = phase_plans(&ir, 1);
+    assert_eq!(
+        phases[1].reason(id("text")),
+        Some(Reason::Held { rated: id("text") })
+    );
+    assert!(phases[1].is_live(id("prep")) && phases[1].is_live(id("gray")));
+    // A node read by nothing but a trigger: the rated mode runs it, the
+    // mode without the rate does not, and no rule calls it unused.
+    let only = GraphSpec::builder("G")
+        .input("frame", "Frame")
+        .input("flag", "bool")
+        .state("_was", "bool", "false")
+        .node("text", "text_map", [ArgSpec::name("frame")])
+        .ty("Map")
+        .node("cut", "is_cut", [ArgSpec::name("frame")])
+        .node("was", "copy", [ArgSpec::name("flag")])
+        .write("was", "_was")
+        .output("text", "Map")
+        .mode("FULL", Vec::<(&str, f64)>::new())
+        .mode("SAVE", Vec::<(&str, f64)>::new())
+        .rate("text", 4)
+        .trigger("cut")
+        .mode("LATE", Vec::<(&str, f64)>::new())
+        .rate("text", 2)
+        .trigger("_was");
+    let checked = only.check();
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    let ir = checked.ir.unwrap();
+    let (full, save, late) = (
+        &checked.mode_plans[0],
+        &checked.mode_plans[1],
+        &checked.mode_plans[2],
+    );
+    assert!(!full.is_live(id_of(&ir, "cut")) && !full.is_live(id_of(&ir, "was")));
+    assert!(save.is_live(id_of(&ir, "cut")) && !save.is_live(id_of(&ir, "was")));
+    // A state read as a trigger is written, so the next frame reads it.
+    assert!(late.is_live(id_of(&ir, "was")) && late.writes_state[0]);
+    assert!(!save.writes_state[0]);
+    for p in phase_plans(&ir, 2) {
+        assert!(
+            p.is_live(id_of(&ir, "was")) && p.writes_state[0],
+            "{}",
+            p.label
+        );
+    }
+}
+
+fn id_of(ir: &cortex_core::ir::GraphIr, name: &str) -> u32 {
+    ir.node_id(name).unwrap()
 }

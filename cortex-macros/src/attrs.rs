@@ -99,7 +99,7 @@ pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>
         if seen.contains(&name) {
             errors.push(syn::Error::new_spanned(
                 attr.path(),
-                format!("`#[{name}]` is given twice"),
+                format!("`#[{name}]` is given twice; remove this one"),
             ));
             continue;
         }

@@ -40,24 +40,7 @@ use proc_macro2::TokenStream as TokenStream2;
 ///
 /// # Grammar
 ///
-/// ```text
-/// invocation  := attr* vis? "pipeline" Ident "{" item* "}"
-/// item        := attr* ( input | state | node | write | mode | output )
-/// input       := "input" Ident ":" Type ";"
-/// state       := "state" Ident ":" Type "=" Expr ";"
-/// node        := "node" Ident (":" Type)? "=" Path "(" (arg ("," arg)*)? ")" "?"? ";"
-/// arg         := Ident                      -- an input, state or node (an edge)
-///              | "weights"                  -- the running mode's weight table, as &Weights
-///              | "&mut" Ident               -- the node's own name: the buffer it fills (needs ": Type")
-///              | Expr                       -- anything else: a constant passed as written
-/// write       := Ident "->" Ident ";"       -- node -> state: next frame's value
-/// mode        := "mode" Ident "{" (Ident ":" "-"? Number ("," Ident ":" "-"? Number)* ","?)? "}"
-/// output      := "output" out ("," out)* ";"
-/// out         := attr* Ident ":" Type
-/// attr        := "#[compilable]" | "#[external_call]" | "#[weight_key = " Str "]"   -- on nodes
-///              | "#[optional]"                                                   -- on outputs
-///              | "#[parallel]" | "///" doc comment                               -- on the pipeline
-/// ```
+#[doc = include_str!("grammar.md")]
 ///
 /// - A node's arguments reach its function as references (`&T`); an
 ///   argument that is not a bare identifier is a constant passed as written.

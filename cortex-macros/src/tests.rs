@@ -41,6 +41,20 @@ const SEEDS: &[&str] = &[
         #[optional] output r#type: f32;
         output c: f32;
     }"#,
+    r#"
+    #[parallel]
+    pipeline Rated {
+        input frame: RgbFrame;
+        input flag: bool;
+        mode SAVE { wt: 1.0 } where text every 4 or scene.changed, cut every 2 or flag;
+        mode FULL_RATE { wt: 1.0 }
+        #[compilable(strip = ops::strip::GrayStrip)] node gray: GrayImage = ops::to_gray_into(frame, &mut gray)?;
+        node scene = ops::scene(gray);
+        node cut: bool = ops::cut(gray);
+        #[compilable(reduce = ops::strip::BlurForm(BlurParams::DEFAULT))] node blur = ops::blur_detector(gray)?;
+        #[weight_key = "wt"] node text: ScoreMap = ops::text_map(gray)?;
+        output text: ScoreMap, cut: bool, blur: BlurReport;
+    }"#,
 ];
 
 /// Replacement tokens: keywords, raw identifiers, reserved and odd names.
@@ -199,4 +213,46 @@ fn expansion_size_grows_with_nodes_not_patterns() {
     assert!(k8 < 300_000, "{k8}");
     let (n40, n80) = (size(40, 8), size(80, 8));
     assert!(n80 < 3 * n40, "{n80} vs {n40}");
+}
+
+/// The grammar is written once, in `src/grammar.md` (the macro's rustdoc
+/// includes it); the guide's page shows the same block.
+#[test]
+fn the_guide_shows_the_rustdoc_grammar() {
+    let guide = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/grammar.md");
+    let guide = std::fs::read_to_string(guide).expect("docs/grammar.md");
+    assert!(
+        guide.contains(include_str!("grammar.md")),
+        "docs/grammar.md's grammar block differs from cortex-macros/src/grammar.md"
+    );
+}
+
+/// Each malformed rate is one error, and the pipeline's modes and items
+/// after it are kept (no "expected one of" at `where`, no item skipped).
+#[test]
+fn a_malformed_rate_is_one_error_and_keeps_the_mode() {
+    let errors = |rates: &str| {
+        let src = format!(
+            "pipeline P {{ input x: f32; mode A {{ w: 1.0 }} {rates}
+             node t: f32 = f(x); #[weight_key = \"w\"] node u = g(x); node o = h(t, u, c);
+             node c = k(x); output o: f32; }}"
+        );
+        let out = expand(TokenStream::from_str(&src).unwrap()).to_string();
+        out.matches("compile_error").count()
+    };
+    assert_eq!(errors("where t every 4 or c;"), 0);
+    for bad in [
+        "where t every;",
+        "where t every x or c;",
+        "where t every 2.5 or c;",
+        "where t every -4 or c;",
+        "where ;",
+        "where t every 4 or;",
+        "where t every 4 c;",
+        "where t evry 4 or c;",
+        "where t every 4 or c.;",
+        "where t every 4 or c",
+    ] {
+        assert_eq!(errors(bad), 1, "{bad}");
+    }
 }

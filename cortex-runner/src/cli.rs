@@ -34,7 +34,7 @@ pub(crate) struct Common {
     #[arg(long, global = true, value_name = "K=V,...")]
     pub(crate) weights: Option<String>,
     /// Stop after N frames.
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, global = true, value_name = "N", value_parser = at_least_one)]
     pub(crate) frames: Option<u64>,
     /// Frames from: a .y4m file, `-` (Y4M on stdin), a directory or glob of
     /// PNG/JPEG files, an image, or (feature opencv) a video file or
@@ -259,6 +259,16 @@ fn parse_size(s: &str) -> Result<(usize, usize), String> {
             .ok_or_else(|| format!("`{v}` is not a positive whole number"))
     };
     Ok((parse(w)?, parse(h)?))
+}
+
+/// A whole number ≥ 1, said so when it is not (clap's own range check
+/// would name `u64::MAX` as the upper bound).
+fn at_least_one(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("it must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number (at least 1)")),
+    }
 }
 
 /// `N`, or `N` followed by `K`, `M`, `G` or `T` (powers of 1024): a

@@ -33,6 +33,7 @@ mod dump;
 mod encode;
 mod error;
 mod frames;
+pub mod l2;
 mod observer;
 mod pipelined;
 mod record;

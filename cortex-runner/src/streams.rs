@@ -284,8 +284,16 @@ impl<P: Pipeline + 'static> App<P> {
                 "several --input run a declared mode (--mode); --weights needs one input",
             );
         }
-        if args.dump.is_some() || args.encode.is_some() {
-            return usage("--dump and --encode take one input");
+        for (flag, given) in [
+            ("--dump", args.dump.is_some()),
+            ("--encode", args.encode.is_some()),
+        ] {
+            if given {
+                return usage(&format!(
+                    "{flag} takes one input, and {} were given",
+                    c.input.len()
+                ));
+            }
         }
         if c.input.iter().filter(|i| *i == "-").count() > 1 {
             return usage("--input -: stdin can be one input only");

@@ -535,6 +535,8 @@ fn bad_input_is_one_readable_line() {
         "unknown weight key `wz` (keys: wc, wt, ws, wm)",
     );
     assert_fails_cleanly(&["run", "--frames", "0"], vec![], "--frames");
+    assert_fails_cleanly(&["run", "--frames", "0"], vec![], "at least 1");
+    assert_fails_cleanly(&["run", "--frames=-3"], vec![], "at least 1");
     assert_fails_cleanly(&["run", "--size", "0x10"], vec![], "--size");
     assert_fails_cleanly(
         &["plan", "--weights", "ws=x"],

@@ -179,7 +179,9 @@ fn the_trace_has_a_track_per_stream() {
 fn what_a_session_cannot_honour_is_a_usage_error() {
     let dir = temp_dir("streams-usage");
     let a = y4m_file(&dir, "a.y4m", 0, 3);
-    let cases: [(&[&str], &str); 5] = [
+    let pics = dir.join("pics");
+    let pics = pics.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
         (
             &["run", "-i", &a, "-i", &a, "--engine", "pipelined"],
             "--engine pipelined",
@@ -191,11 +193,26 @@ fn what_a_session_cannot_honour_is_a_usage_error() {
             &["run", "-i", &a, "-i", &a, "--weights", "wc=0"],
             "--weights",
         ),
+        // Each names the flag given, and only that one.
+        (
+            &["run", "-i", &a, "-i", &a, "--encode", "out.mkv"],
+            "--encode takes one input, and 2 were given",
+        ),
+        (
+            &["run", "-i", &a, "-i", &a, "--dump", pics],
+            "--dump takes one input, and 2 were given",
+        ),
     ];
     for (args, says) in cases {
         let out = run(l2::app(), args, vec![]);
         let msg = out.error();
         assert!(msg.contains(says), "{args:?}: {msg}");
+        let other = if args.contains(&"--dump") {
+            "--encode"
+        } else {
+            "--dump"
+        };
+        assert!(!msg.contains(other), "{args:?} names {other}: {msg}");
         assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2, "{args:?}");
         assert_eq!(out.stdout, "");
     }

@@ -13,6 +13,11 @@
 //! * a state read always, to the state's writer (last frame's value is
 //!   needed, zero weight or not).
 //!
+//! A rated mode's plans also start the search from its triggers (`where
+//! text every 4 or cut`): a trigger is read on every frame of the mode, so
+//! it, what it reads and (for a state) its writer run whatever the outputs
+//! need.
+//!
 //! Nodes the search does not reach are eliminated: `ZeroWeight` when their
 //! weight is zero, `NoLiveConsumer` otherwise (upstream-only helpers of cut
 //! nodes, nodes whose only use is a state that nothing running reads). A
@@ -34,13 +39,25 @@ use crate::model::plan::{Eliminated, Plan, Reason};
 /// Computes the plan for a zero-weight pattern (bit `i` set: weight key `i`
 /// is zero). `label` names the plan (a mode name or the pattern).
 pub fn plan_for_pattern(ir: &GraphIr, zero_pattern: u64, label: impl Into<String>) -> Plan {
+    plan_reading(ir, zero_pattern, &[], label)
+}
+
+/// [`plan_for_pattern`] with the values of `reads` read besides the
+/// outputs (a rated mode's triggers): each runs, with what it needs, and a
+/// state among them is written.
+pub(crate) fn plan_reading(
+    ir: &GraphIr,
+    zero_pattern: u64,
+    reads: &[Endpoint],
+    label: impl Into<String>,
+) -> Plan {
     let zero_key = |id: NodeId| {
         ir.nodes
             .get(id as usize)
             .and_then(|n| n.weight_key)
             .filter(|&k| k < 64 && zero_pattern & (1u64 << k) != 0)
     };
-    let live = liveness(ir, &|id| zero_key(id).is_some(), &|_| false);
+    let live = liveness(ir, &|id| zero_key(id).is_some(), &|_| false, reads);
 
     let mut order = Vec::new();
     let mut eliminated = Vec::new();
@@ -55,7 +72,7 @@ pub fn plan_for_pattern(ir: &GraphIr, zero_pattern: u64, label: impl Into<String
             eliminated.push(Eliminated { node: id, reason });
         }
     }
-    let writes_state = state_reads_live(ir, &live);
+    let writes_state = state_reads_live(ir, &live, reads);
     let missing_outputs = ir
         .outputs
         .iter()
@@ -75,9 +92,30 @@ pub fn plan_for_pattern(ir: &GraphIr, zero_pattern: u64, label: impl Into<String
 }
 
 /// The plan of declared mode `mode` (an index into `ir.modes`).
+/// A rated mode's plan also runs its triggers (see [`triggers`]).
 pub fn plan_for_mode(ir: &GraphIr, mode: usize) -> Plan {
     let m = &ir.modes[mode];
-    plan_for_pattern(ir, GraphIr::zero_pattern(&m.weights), m.name.to_string())
+    plan_reading(
+        ir,
+        GraphIr::zero_pattern(&m.weights),
+        &triggers(ir, mode),
+        m.name.to_string(),
+    )
+}
+
+/// The values declared mode `mode`'s rates read as triggers, each once:
+/// its plans compute them on every frame, whether an output needs them or
+/// not.
+pub fn triggers(ir: &GraphIr, mode: usize) -> Vec<Endpoint> {
+    let mut out = Vec::new();
+    for t in ir.modes.get(mode).into_iter().flat_map(|m| m.rates.iter()) {
+        if let Some(t) = &t.trigger {
+            if !out.contains(&t.source) {
+                out.push(t.source);
+            }
+        }
+    }
+    out
 }
 
 /// The phase plans of declared mode `mode`, indexed by held mask (bit `i`
@@ -90,6 +128,7 @@ pub fn phase_plans(ir: &GraphIr, mode: usize) -> Vec<Plan> {
     let m = &ir.modes[mode];
     let rates = m.rates.len().min(MAX_RATES_PER_MODE);
     let zero_pattern = GraphIr::zero_pattern(&m.weights);
+    let reads = triggers(ir, mode);
     (0..1u64 << rates)
         .map(|mask| {
             let held: Vec<NodeId> = (0..rates)
@@ -102,7 +141,7 @@ pub fn phase_plans(ir: &GraphIr, mode: usize) -> Vec<Plan> {
                 let names: Vec<&str> = held.iter().map(|&h| ir.node(h).name.as_ref()).collect();
                 format!("{} holding {}", m.name, names.join(", "))
             };
-            plan_holding(ir, zero_pattern, &held, label)
+            holding(ir, zero_pattern, &held, &reads, label)
         })
         .collect()
 }
@@ -119,7 +158,33 @@ pub fn plan_holding(
     held: &[NodeId],
     label: impl Into<String>,
 ) -> Plan {
-    let base = plan_for_pattern(ir, zero_pattern, label);
+    holding(ir, zero_pattern, held, &[], label)
+}
+
+/// Declared mode `mode`'s plan with the nodes of `held` held: its phase
+/// plan for them ([`plan_holding`] with the mode's triggers read).
+pub fn mode_plan_holding(
+    ir: &GraphIr,
+    mode: usize,
+    held: &[NodeId],
+    label: impl Into<String>,
+) -> Plan {
+    let zero_pattern = ir
+        .modes
+        .get(mode)
+        .map_or(0, |m| GraphIr::zero_pattern(&m.weights));
+    holding(ir, zero_pattern, held, &triggers(ir, mode), label)
+}
+
+/// [`plan_holding`] with the values of `reads` read besides the outputs.
+fn holding(
+    ir: &GraphIr,
+    zero_pattern: u64,
+    held: &[NodeId],
+    reads: &[Endpoint],
+    label: impl Into<String>,
+) -> Plan {
+    let base = plan_reading(ir, zero_pattern, reads, label);
     if held.is_empty() {
         return base;
     }
@@ -129,7 +194,7 @@ pub fn plan_holding(
             .and_then(|n| n.weight_key)
             .is_some_and(|k| k < 64 && zero_pattern & (1u64 << k) != 0)
     };
-    let live = liveness(ir, &zero, &|id| held.contains(&id));
+    let live = liveness(ir, &zero, &|id| held.contains(&id), reads);
     // Which held node a newly idle node worked for: the first (in `held`'s
     // order) that it feeds.
     let feeds = |id: NodeId, h: NodeId| id == h || ir.upstream(h).contains(&id);
@@ -154,7 +219,7 @@ pub fn plan_holding(
     Plan {
         order: order.into(),
         eliminated: eliminated.into(),
-        writes_state: state_reads_live(ir, &live).into(),
+        writes_state: state_reads_live(ir, &live, reads).into(),
         live: live.into(),
         ..base
     }
@@ -173,13 +238,15 @@ pub fn pattern_label(pattern: u64, keys: usize) -> String {
     format!("pattern 0b{:0width$b}", pattern, width = keys.max(1))
 }
 
-/// Whether each node is needed by an output (see the module doc) and runs:
-/// a `held` node's value is given (it was computed on an earlier frame), so
-/// it does not run and what it reads is not needed for it.
+/// Whether each node is needed by an output or by one of the values of
+/// `reads` (see the module doc) and runs: a `held` node's value is given
+/// (it was computed on an earlier frame), so it does not run and what it
+/// reads is not needed for it.
 fn liveness(
     ir: &GraphIr,
     zero: &dyn Fn(NodeId) -> bool,
     held: &dyn Fn(NodeId) -> bool,
+    reads: &[Endpoint],
 ) -> Vec<bool> {
     let n = ir.nodes.len();
     // Edges consumer -> producer that carry a needed value.
@@ -206,8 +273,18 @@ fn liveness(
     let mut dfs = Dfs::empty(&g);
     // Outputs whose own weight is zero are not roots: a zero weight removes
     // the node, and the output is absent (or the mode is rejected).
-    dfs.stack
-        .extend(ir.outputs.iter().map(|o| o.node).filter(|&id| !zero(id)));
+    let read = reads.iter().filter_map(|e| match *e {
+        Endpoint::Node(id) => Some(id),
+        Endpoint::State(s) => ir.states.get(s as usize).map(|s| s.writer),
+        Endpoint::Input(_) => None,
+    });
+    dfs.stack.extend(
+        ir.outputs
+            .iter()
+            .map(|o| o.node)
+            .chain(read)
+            .filter(|&id| !zero(id)),
+    );
     let mut live = vec![false; n];
     for id in dfs.iter(&g) {
         if let Some(l) = live.get_mut(id as usize) {
@@ -217,9 +294,17 @@ fn liveness(
     live
 }
 
-/// Per state: whether a running node reads it (then its writer runs too).
-fn state_reads_live(ir: &GraphIr, live: &[bool]) -> Vec<bool> {
+/// Per state: whether a running node reads it, or it is one of the values
+/// of `read` (then its writer runs too).
+fn state_reads_live(ir: &GraphIr, live: &[bool], read: &[Endpoint]) -> Vec<bool> {
     let mut reads = vec![false; ir.states.len()];
+    for e in read {
+        if let Endpoint::State(s) = *e {
+            if let Some(r) = reads.get_mut(s as usize) {
+                *r = true;
+            }
+        }
+    }
     for (id, node) in ir.nodes.iter().enumerate() {
         if !live[id] {
             continue;

@@ -550,7 +550,6 @@ pub use super::strip::form::{try_run, PlaneValue, StripForm};
 pub use super::strip::group::Value as GroupValue;
 pub use super::strip::GroupBuilder;
 
-use super::strip::form::{Map, Reduce};
 use super::strip::{FusedGroup, StripError};
 use crate::weights::Weights;
 use std::marker::PhantomData;
@@ -579,45 +578,31 @@ pub fn new_buffer<T: BufferType>() -> T {
     T::new_buffer()
 }
 
-/// What a `#[compilable(strip = …)]` form's shape must be: implemented by
-/// [`Map`] only, so a reducing form is one error at the expression.
+/// The type of a rated node's value (`where node every k`), which the
+/// pipeline keeps between frames in a slot of its own. A rated node that
+/// fills a buffer is checked as a buffer ([`BufferType`]), so its type
+/// without `Default` is one error.
 #[diagnostic::on_unimplemented(
-    message = "`{F}` folds every row into one value (a reduction), but `#[compilable(strip = …)]` declares a form that maps rows",
-    label = "a reduction, declared as a map",
-    note = "declare it `#[compilable(reduce = …)]`, or give `strip = …` a form whose `Shape` is `Map`"
+    message = "`{Self}` is the type of a rated node, whose value the pipeline keeps between frames in a slot created with `Default::default()`: it must implement `Default`",
+    label = "this rated node's type has no `Default`",
+    note = "derive or implement `Default` for it, or remove the node's rate (`where … every k`)"
 )]
-pub trait MapShape<F> {}
-
-impl<F> MapShape<F> for Map {}
-
-/// What a `#[compilable(reduce = …)]` form's shape must be: implemented by
-/// [`Reduce`] only.
-#[diagnostic::on_unimplemented(
-    message = "`{F}` maps rows (a strip form), but `#[compilable(reduce = …)]` declares a form that folds every row into one value",
-    label = "a map, declared as a reduction",
-    note = "declare it `#[compilable(strip = …)]`, or give `reduce = …` a form whose `Shape` is `Reduce`"
-)]
-pub trait ReduceShape<F> {}
-
-impl<F> ReduceShape<F> for Reduce {}
-
-/// A `strip = …` form, checked to be one (a `reduce = …` form here is one
-/// error at the expression).
-#[inline(always)]
-pub fn map_form<F: StripForm>(form: F) -> F
-where
-    F::Shape: MapShape<F>,
-{
-    form
+pub trait HeldType: Sized {
+    /// The empty slot.
+    fn new_held() -> Self;
 }
 
-/// A `reduce = …` form, checked to be one.
-#[inline(always)]
-pub fn reduce_form<F: StripForm>(form: F) -> F
-where
-    F::Shape: ReduceShape<F>,
-{
-    form
+impl<T: Default> HeldType for T {
+    #[inline]
+    fn new_held() -> Self {
+        T::default()
+    }
+}
+
+/// A new, empty slot for a rated node's value.
+#[inline]
+pub fn new_held<T: HeldType>() -> T {
+    T::new_held()
 }
 
 /// One fused group of one plan in a pipeline: built on its first fused

@@ -8,6 +8,7 @@
 
 pub mod autotune;
 pub mod error;
+pub(crate) mod form_check;
 pub(crate) mod generated;
 pub mod heap;
 pub mod hold;

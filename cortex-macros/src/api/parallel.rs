@@ -60,6 +60,49 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 }
             })
         };
+        // A stream function's body: the frames, the result callback and the
+        // observer the engine gets. Wholly a placeholder for an invalid
+        // pipeline: a callback whose `None` nothing reads would leave its
+        // type to infer, an error of its own.
+        let stream_body = |frames: TokenStream, on_result: TokenStream, observer: TokenStream| {
+            cx.body(|| {
+                quote! {
+                    let frames = #frames;
+                    let mut on_result = on_result;
+                    let on_result = #on_result;
+                    let __observer = #observer;
+                    #stream
+                }
+            })
+        };
+        let no_observer = quote!(::core::option::Option::<&mut #c::NoopObserver>::None);
+        let tagged =
+            quote!(move |__frame: #frame_t| (on_result(__frame), ::core::option::Option::None));
+        let stream_fresh = stream_body(
+            quote!(frames.into_iter().map(|__inputs| ((), __inputs))),
+            quote!(move |__frame: #frame_unit| (on_result(__frame), ::core::option::Option::None)),
+            no_observer.clone(),
+        );
+        let stream_tagged = stream_body(
+            quote!(frames.into_iter()),
+            tagged.clone(),
+            no_observer.clone(),
+        );
+        let stream_into = stream_body(
+            quote!(frames.into_iter()),
+            quote! {
+                move |mut __frame: #frame_t| {
+                    let __flow = on_result(&mut __frame);
+                    (__flow, __frame.result.ok())
+                }
+            },
+            no_observer,
+        );
+        let stream_observed = stream_body(
+            quote!(frames.into_iter()),
+            tagged,
+            quote!(::core::option::Option::Some(observer)),
+        );
         let weights_fresh = fresh_of(|b| &b.run_weights_parallel);
         let weights_into = into_of(|b| &b.run_weights_parallel);
         let plan_fresh = fresh_of(|b| &b.run_plan_parallel);
@@ -168,11 +211,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 __I::IntoIter: ::core::marker::Send,
                 __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
             {
-                let frames = frames.into_iter().map(|__inputs| ((), __inputs));
-                let mut on_result = on_result;
-                let on_result = move |__frame: #frame_unit| (on_result(__frame), ::core::option::Option::None);
-                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
-                #stream
+                #stream_fresh
             }
 
             /// [`Self::run_stream`] with a value of yours carried with each
@@ -191,11 +230,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 __I::IntoIter: ::core::marker::Send,
                 __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
             {
-                let frames = frames.into_iter();
-                let mut on_result = on_result;
-                let on_result = move |__frame: #frame_t| (on_result(__frame), ::core::option::Option::None);
-                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
-                #stream
+                #stream_tagged
             }
 
             /// [`Self::run_stream_tagged`] whose outputs are reused, as
@@ -215,14 +250,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 __I::IntoIter: ::core::marker::Send,
                 __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
             {
-                let frames = frames.into_iter();
-                let mut on_result = on_result;
-                let on_result = move |mut __frame: #frame_t| {
-                    let __flow = on_result(&mut __frame);
-                    (__flow, __frame.result.ok())
-                };
-                let __observer = ::core::option::Option::<&mut #c::NoopObserver>::None;
-                #stream
+                #stream_into
             }
 
             /// [`Self::run_stream_tagged`], reporting to `observer` each
@@ -239,11 +267,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 __I::IntoIter: ::core::marker::Send,
                 __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
             {
-                let frames = frames.into_iter();
-                let mut on_result = on_result;
-                let on_result = move |__frame: #frame_t| (on_result(__frame), ::core::option::Option::None);
-                let __observer = ::core::option::Option::Some(observer);
-                #stream
+                #stream_observed
             }
 
             #[allow(clippy::needless_pass_by_value)]

@@ -102,10 +102,22 @@ pub(super) fn impl_block(cx: &Api<'_>) -> TokenStream {
     let hold_news = holds
         .iter()
         .map(|(node, _)| quote!(#c::hold::Hold::new(#node)));
-    let hold_inits = holds.iter().map(|(_, ty)| {
+    // At the declared type, in the words of what the slot is: a filled
+    // node's type is also a buffer's, checked (at the same place, so once)
+    // as one.
+    let hold_inits = holds.iter().map(|(node, ty)| {
         let at = syn::spanned::Spanned::span(ty);
         let c = crate::krate::path_at(at);
-        quote::quote_spanned!(at=> #c::__private::new_buffer::<#ty>())
+        let fills = cx.ast.nodes.get(*node as usize).is_some_and(|n| {
+            n.args
+                .iter()
+                .any(|a| matches!(a, crate::ast::NodeArg::Buffer(_)))
+        });
+        if fills {
+            quote::quote_spanned!(at=> #c::__private::new_buffer::<#ty>())
+        } else {
+            quote::quote_spanned!(at=> #c::__private::new_held::<#ty>())
+        }
     });
     // Spanned at the declared type, so a type without `Default` is one
     // error there, in the DSL's words.

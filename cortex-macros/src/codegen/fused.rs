@@ -89,7 +89,9 @@ pub(super) fn group_block(
     for ((&m, role), &alone) in g.nodes.iter().zip(&g.values).zip(&detachable) {
         let decl = &ast.nodes[m as usize];
         let Some(form) = &decl.strip else { continue };
-        let form_expr = checked_form(form);
+        let form_expr = checked_form(form, decl.ty.as_ref());
+        let form_at = syn::spanned::Spanned::span(&form.expr);
+        let c_form = crate::krate::path_at(form_at);
         let args = ir.nodes[m as usize]
             .args
             .iter()
@@ -110,8 +112,12 @@ pub(super) fn group_block(
                 _ => None,
             });
         let h = handle(m);
+        // Spanned at the form: what rustc says about a form is said there.
+        let add = quote_spanned! {form_at=>
+            (&#c_form::__private::FormProbe(&#form_expr)).add_form(__b, &[#(#args),*], #weights)
+        };
         adds.push(quote! {
-            let #h = #c::__private::StripForm::add(&#form_expr, __b, &[#(#args),*], #weights)?;
+            let #h = #add?;
         });
         if !matches!(role, ValueRole::Leaving { .. }) {
             continue;
@@ -126,13 +132,18 @@ pub(super) fn group_block(
         if alone.is_none() {
             required.push(k);
         }
+        let store = |into: TokenStream| {
+            quote_spanned! {form_at=>
+                (&mut #c_form::__private::StoreProbe(&#form_expr, &mut #into)).store_form(__g, #k)
+            }
+        };
         match (site.buffer)(m, Span::call_site()) {
             Some(field) => {
                 // A declined output is not stored: asking for it would make
                 // (and allocate) an error every frame.
+                let store = store(field.clone());
                 stores.push(quote! {
-                    __have[#k] = __g.published(#k)
-                        && #c::__private::StripForm::store(&#form_expr, __g, #k, &mut #field).is_ok();
+                    __have[#k] = __g.published(#k) && #store.is_ok();
                 });
                 bindings.push(match alone {
                     Some(call) => quote! {
@@ -144,10 +155,10 @@ pub(super) fn group_block(
             None => {
                 let slot = format_ident!("__fused_value{}", k);
                 fresh_decls.push(quote!(let mut #slot = ::core::option::Option::None;));
+                let store = store(quote!(__value));
                 stores.push(quote! {
                     let mut __value = ::core::default::Default::default();
-                    __have[#k] = __g.published(#k)
-                        && #c::__private::StripForm::store(&#form_expr, __g, #k, &mut __value).is_ok();
+                    __have[#k] = __g.published(#k) && #store.is_ok();
                     if __have[#k] {
                         #slot = ::core::option::Option::Some(__value);
                     }
@@ -178,6 +189,8 @@ pub(super) fn group_block(
         .map(|b| quote!(::core::option::Option::Some(#b)));
     let n_out = out_index;
     quote! {
+        #[allow(unused_imports)]
+        use #c::__private::{FormAdd as _, FormAddRefused as _, FormStore as _, FormStoreRefused as _};
         #(#fresh_decls)*
         #obs.group_begin(&[#(#members),*]);
         let (__fused, __have) = match #slot.get(#on, #weights, |__b: &mut #c::__private::GroupBuilder| {
@@ -214,16 +227,25 @@ pub(super) fn group_block(
     }
 }
 
-/// The form expression, checked against the key it was declared with.
-fn checked_form(form: &crate::ast::StripForm) -> TokenStream {
+/// The form expression, checked against the key it was declared with and,
+/// when the node declares its type `ty`, against that type.
+fn checked_form(form: &crate::ast::StripForm, ty: Option<&syn::Type>) -> TokenStream {
     let e = &form.expr;
     let at = syn::spanned::Spanned::span(e);
     // The whole call at the expression, so rustc's "required by a bound
-    // introduced by this call" points there and not at the invocation.
+    // introduced by this call" points there and not at the invocation —
+    // and each use of the form reports a mistake in it at the same place,
+    // which rustc prints once.
     let c = crate::krate::path_at(at);
-    match form.shape {
-        StripShape::Map => quote_spanned!(at=> #c::__private::map_form(#e)),
-        StripShape::Reduction => quote_spanned!(at=> #c::__private::reduce_form(#e)),
+    match (form.shape, ty) {
+        (StripShape::Map, None) => quote_spanned!(at=> #c::__private::map_form(#e)),
+        (StripShape::Reduction, None) => quote_spanned!(at=> #c::__private::reduce_form(#e)),
+        (StripShape::Map, Some(ty)) => {
+            quote_spanned!(at=> #c::__private::map_form_as::<_, #ty>(#e))
+        }
+        (StripShape::Reduction, Some(ty)) => {
+            quote_spanned!(at=> #c::__private::reduce_form_as::<_, #ty>(#e))
+        }
     }
 }
 

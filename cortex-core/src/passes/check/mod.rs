@@ -203,6 +203,20 @@ fn build_ir(spec: &GraphSpec, r: &Resolved, topo: Vec<u32>) -> GraphIr {
     }
 }
 
+/// Whether a node's argument or a mode's trigger reads `e`.
+pub(crate) fn is_read(r: &Resolved, e: Endpoint) -> bool {
+    let by_node = r
+        .args
+        .iter()
+        .flatten()
+        .any(|a| matches!(a, Some(Arg::Value(x)) if *x == e));
+    by_node
+        || r.rates
+            .iter()
+            .flatten()
+            .any(|rate| rate.trigger.as_ref().is_some_and(|t| t.source == e))
+}
+
 /// `input`, `state` or `node`: what kind of name an endpoint is.
 pub(crate) fn kind_word(e: Endpoint) -> &'static str {
     match e {

@@ -9,7 +9,7 @@ use super::{article, kind_word, Resolved};
 use crate::model::ir::{Endpoint, GraphIr, NodeId, RateIr, TriggerIr};
 use crate::model::plan::Plan;
 use crate::model::spec::{ArgSpec, GraphSpec};
-use crate::passes::dce::{plan_holding, MAX_RATES_PER_MODE};
+use crate::passes::dce::{mode_plan_holding, MAX_RATES_PER_MODE};
 use crate::passes::diag::{did_you_mean, Diagnostic, Diagnostics, Loc};
 
 /// Resolves each mode's rates to nodes and triggers to graph values.
@@ -143,7 +143,7 @@ pub(crate) fn check_plans(spec: &GraphSpec, ir: &GraphIr, plans: &[Plan], diags:
                 .and_then(|sm| sm.rates.iter().position(|r| r.node == *ir.node(node).name))
         };
         let all_held: Vec<NodeId> = mode.rates.iter().map(|r| r.node).collect();
-        let every_frame = plan_holding(ir, plan.zero_pattern, &all_held, "");
+        let every_frame = mode_plan_holding(ir, m, &all_held, "");
         for rate in mode.rates.iter() {
             let Some(i) = written(rate.node) else {
                 continue;
@@ -169,10 +169,15 @@ pub(crate) fn check_plans(spec: &GraphSpec, ir: &GraphIr, plans: &[Plan], diags:
             let at = Loc::ModeRateTrigger { mode: m, rate: i };
             let trigger = &ir.node(t).name;
             if t == rate.node || ir.upstream(t).contains(&rate.node) {
-                diags.push(Diagnostic::error(
-                    at,
-                    format!("`{trigger}` is computed from `{name}`, so it cannot decide whether `{name}` runs"),
-                ));
+                diags.push(
+                    Diagnostic::error(
+                        at,
+                        format!("`{trigger}` is computed from `{name}`, so it cannot decide whether `{name}` runs"),
+                    )
+                    .note(format!(
+                        "help: trigger on a value computed without `{name}`, e.g. from what `{name}` reads"
+                    )),
+                );
             } else if !every_frame.is_live(t) {
                 let why = match plan.reason(t) {
                     Some(r) => r.describe(ir),

@@ -3,7 +3,7 @@
 
 use super::names::{unknown_name, Namespace};
 use super::{article, kind_word, Resolved};
-use crate::model::ir::{Arg, Endpoint};
+use crate::model::ir::Endpoint;
 use crate::model::spec::GraphSpec;
 use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 
@@ -103,12 +103,7 @@ pub(crate) fn check_written_and_read(spec: &GraphSpec, r: &Resolved, diags: &mut
                     )),
             );
         }
-        let read = r
-            .args
-            .iter()
-            .flatten()
-            .any(|a| matches!(a, Some(Arg::Value(Endpoint::State(x))) if *x as usize == s));
-        if !read {
+        if !super::is_read(r, Endpoint::State(s as u32)) {
             diags.push(
                 Diagnostic::error(
                     Loc::State(s),

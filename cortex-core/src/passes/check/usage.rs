@@ -1,25 +1,21 @@
-//! Rules about dead declarations: every input and node is consumed.
+//! Rules about dead declarations: every input and node is consumed (read
+//! by a node or, as a trigger, by a mode's rate).
 
 use super::Resolved;
-use crate::model::ir::{Arg, Endpoint, GraphIr};
+use crate::model::ir::{Endpoint, GraphIr};
 use crate::model::spec::GraphSpec;
 use crate::passes::dce;
 use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 
-/// Every input is read by a node; every node is read by a node, written to a
-/// state, or returned.
+/// Every input is read by a node or a rate's trigger; every node is read by
+/// a node or a trigger, written to a state, or returned.
 ///
 /// ```text
 /// input depth: DepthMap;              // error: input `depth` is never used
 /// node edges = sobel(gray);           // error: node `edges` is never used
 /// ```
 pub(crate) fn check_consumed(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostics) {
-    let read = |e: Endpoint| {
-        r.args
-            .iter()
-            .flatten()
-            .any(|a| matches!(a, Some(Arg::Value(x)) if *x == e))
-    };
+    let read = |e: Endpoint| super::is_read(r, e);
     for (i, input) in spec.inputs.iter().enumerate() {
         if !read(Endpoint::Input(i as u32)) {
             diags.push(
@@ -55,7 +51,13 @@ pub(crate) fn check_consumed(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnos
 /// acc -> _acc;
 /// ```
 pub(crate) fn check_reaches_output(spec: &GraphSpec, ir: &GraphIr, diags: &mut Diagnostics) {
-    let full = dce::plan_for_pattern(ir, 0, "full");
+    // The full graph with every mode's triggers read: a node computing a
+    // trigger contributes to the decision of a rate.
+    let mut triggers = Vec::new();
+    for m in 0..ir.modes.len() {
+        triggers.extend(dce::triggers(ir, m));
+    }
+    let full = dce::plan_reading(ir, 0, &triggers, "full");
     for e in full.eliminated.iter() {
         let name = &spec.nodes[e.node as usize].name;
         diags.push(

@@ -16,6 +16,11 @@ use crate::model::weights::Weights;
 /// the generated code runs the call instead whenever the group declines a
 /// frame (a geometry its kernels do not take, any strip error), and the
 /// tests compare both.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a strip form",
+    label = "not a strip form",
+    note = "`#[compilable(strip = …)]` and `#[compilable(reduce = …)]` take a value whose type implements `cortex::strip::StripForm` (e.g. `ops::strip::GrayStrip`); write `#[compilable]` alone for a node without one"
+)]
 pub trait StripForm: Send + Sync {
     /// The node's value: its declared type, or what its call returns.
     type Value;
