@@ -1,5 +1,5 @@
 """Shared fixtures: the synthetic clip, and the Rust API's results for it
-(the runner's JSON lines from the `l2` example, built from the same
+(the JSON lines of the `cortex-l2` command, built from the same
 sources)."""
 
 import json
@@ -22,15 +22,15 @@ def clip():
 
 
 def rust_rows(mode: str, frames: int, size: str) -> list:
-    """The Rust API's results for the synthetic clip: the `l2` example's
-    `run --json` (`CORTEX_L2_EXAMPLE` names a built binary; otherwise it is
-    run through cargo from the repository)."""
+    """The Rust API's results for the synthetic clip: `cortex-l2 run --json`
+    (`CORTEX_L2` names a built binary; otherwise it is run through cargo
+    from the repository)."""
     args = ["run", "--json", "-q", "--mode", mode, "--frames", str(frames), "--size", size]
-    binary = os.environ.get("CORTEX_L2_EXAMPLE")
+    binary = os.environ.get("CORTEX_L2")
     if binary:
         cmd = [binary, *args]
     else:
-        cmd = ["cargo", "run", "--quiet", "--release", "--example", "l2", "--", *args]
+        cmd = ["cargo", "run", "--quiet", "--release", "-p", "cortex-runner", "--", *args]
     out = subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, text=True).stdout
     return [json.loads(line)["outputs"] for line in out.splitlines() if line.strip()]
 
