@@ -355,28 +355,37 @@ fn url_opener(input: &str) -> Result<VideoOpener, SourceError> {
     )))
 }
 
+/// OpenCV's `VideoCapture`: a camera by number (`camera:N`) or a file.
+#[cfg(feature = "opencv")]
+fn opencv_open(input: &str) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    let camera = input.strip_prefix("camera:");
+    Ok(Box::new(VideoSource::open(input, camera)?))
+}
+
 #[cfg(feature = "ffmpeg")]
 fn video_opener(input: &str, camera: Option<&str>) -> Result<VideoOpener, SourceError> {
     match camera {
-        #[cfg(feature = "opencv")]
-        Some(_) => Ok(|input| {
-            let camera = input.strip_prefix("camera:");
-            Ok(Box::new(VideoSource::open(input, camera)?))
-        }),
-        #[cfg(not(feature = "opencv"))]
-        Some(_) => Err(SourceError::Unsupported(format!(
-            "{input}: cameras by number need a build with `--features opencv` (FFmpeg reads a device by its path or URL)"
-        ))),
         None => Ok(|input| Ok(Box::new(FfmpegSource::open(input)?))),
+        Some(_) => camera_opener(input),
     }
+}
+
+/// Cameras by number go to OpenCV, also when FFmpeg reads the files.
+#[cfg(all(feature = "ffmpeg", feature = "opencv"))]
+fn camera_opener(_: &str) -> Result<VideoOpener, SourceError> {
+    Ok(opencv_open)
+}
+
+#[cfg(all(feature = "ffmpeg", not(feature = "opencv")))]
+fn camera_opener(input: &str) -> Result<VideoOpener, SourceError> {
+    Err(SourceError::Unsupported(format!(
+        "{input}: cameras by number need a build with `--features opencv` (FFmpeg reads a device by its path or URL)"
+    )))
 }
 
 #[cfg(all(feature = "opencv", not(feature = "ffmpeg")))]
 fn video_opener(_: &str, _camera: Option<&str>) -> Result<VideoOpener, SourceError> {
-    Ok(|input| {
-        let camera = input.strip_prefix("camera:");
-        Ok(Box::new(VideoSource::open(input, camera)?))
-    })
+    Ok(opencv_open)
 }
 
 #[cfg(not(any(feature = "opencv", feature = "ffmpeg")))]
