@@ -6,10 +6,12 @@
 
 #![cfg(feature = "ffmpeg")]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use cortex_runner::sources::{FfmpegSource, FrameSource};
-use cortex_runner::{App, Io, Record, RunnerError};
+use cortex_runner::{App, Record, RunnerError};
 use cortex_vision::clip::SyntheticClip;
 use cortex_vision::l2::{L2Mode, L2Outputs, L2};
 use cortex_vision::ops::qp_map::QpMap;
@@ -37,17 +39,8 @@ fn app(with_regions: bool) -> App<L2> {
 
 /// Runs the program; the result and stderr.
 fn run(app: App<L2>, args: &[&str]) -> (Result<(), RunnerError>, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let io = Io {
-        stdin: Box::new(std::io::empty()),
-        stdout: &mut out,
-        stderr: &mut err,
-        progress: false,
-    };
-    let mut full = vec!["l2"];
-    full.extend_from_slice(args);
-    let result = app.run_with(full, io);
-    (result, String::from_utf8(err).unwrap())
+    let (result, _, stderr) = support::run_captured(app, args);
+    (result, stderr)
 }
 
 const W: usize = 320;
@@ -520,23 +513,17 @@ fn a_full_disk_stops_the_encode_at_its_first_write() {
     let out = dir.join("full.mkv");
     std::os::unix::fs::symlink("/dev/full", &out).unwrap();
     let p = out.to_str().unwrap();
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let io = Io {
-        stdin: Box::new(std::io::empty()),
-        stdout: &mut stdout,
-        stderr: &mut stderr,
-        progress: false,
-    };
     let args = [
-        "l2", "run", "--json", "-q", "--size", "64x48", "--frames", "400", "--encode", p,
+        "run", "--json", "-q", "--size", "64x48", "--frames", "400", "--encode", p,
     ];
-    let e = app(true).run_with(args, io).unwrap_err();
+    let (result, stdout, _) = support::run_captured(app(true), &args);
+    let e = result.unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("No space left on device"), "{msg}");
     assert_eq!(e.exit_code(), 1);
     // The header is the first write: it fails on the first frame, before
     // that frame's line is printed.
-    assert_eq!(String::from_utf8(stdout).unwrap(), "", "{msg}");
+    assert_eq!(stdout, "", "{msg}");
 }
 
 /// Box-wise mask of `w × h` from region boxes.

@@ -6,6 +6,8 @@
 
 #![cfg(feature = "ffmpeg")]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use cortex_runner::sources::{self, FfmpegSource, FrameSource, SourceError, Y4mSource};
@@ -500,7 +502,7 @@ fn a_file_cut_short_is_an_error_after_the_frames_before_the_cut() {
 
 mod runner {
     use super::*;
-    use cortex_runner::{App, Io, Record, RunnerError};
+    use cortex_runner::{App, Record, RunnerError};
     use cortex_vision::l2::{L2Outputs, L2};
 
     fn run(args: &[&str]) -> (Result<(), RunnerError>, String, String) {
@@ -508,21 +510,7 @@ mod runner {
             Record::new().field("score", o.roi.score)
         })
         .parallel();
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let io = Io {
-            stdin: Box::new(std::io::empty()),
-            stdout: &mut out,
-            stderr: &mut err,
-            progress: false,
-        };
-        let mut full = vec!["l2"];
-        full.extend_from_slice(args);
-        let result = app.run_with(full, io);
-        (
-            result,
-            String::from_utf8(out).unwrap(),
-            String::from_utf8(err).unwrap(),
-        )
+        crate::support::run_captured(app, args)
     }
 
     fn frames_of(stdout: &str, stream: u64) -> usize {
