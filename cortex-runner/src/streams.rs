@@ -11,12 +11,13 @@
 //! summed up on its own line.
 
 use std::io::Write;
+use std::panic::AssertUnwindSafe;
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::Pipeline;
-use cortex_core::stream::Overflow;
+use cortex_core::stream::{panic_message, Overflow};
 use cortex_core::streams::{LiveInput, LiveOptions, StreamEnd, StreamPool, StreamStats};
 use cortex_vision::ops::RgbFrame;
 
@@ -98,27 +99,38 @@ fn read_input<P>(
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
 {
-    let mut source = match open() {
-        Ok(source) => source,
-        Err(e) => return input.fail(e.to_string()),
-    };
-    let mut taken = 0u64;
-    let failure = loop {
-        if limit.is_some_and(|l| taken >= l) {
-            break None;
-        }
-        match source.next_frame() {
-            None => break None,
-            Some(Err(e)) => break Some(e.to_string()),
-            Some(Ok(frame)) => {
-                taken += 1;
-                if input.push(frame).is_err() {
-                    break None;
+    // A source that panics ends its stream as failed, as a pull source's
+    // panic ends its stream in the pool, not as one that ran to its end.
+    let read = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut source = match open() {
+            Ok(source) => source,
+            Err(e) => return Some(e.to_string()),
+        };
+        let mut taken = 0u64;
+        let failure = loop {
+            if limit.is_some_and(|l| taken >= l) {
+                break None;
+            }
+            match source.next_frame() {
+                None => break None,
+                Some(Err(e)) => break Some(e.to_string()),
+                Some(Ok(frame)) => {
+                    taken += 1;
+                    if input.push(frame).is_err() {
+                        break None;
+                    }
                 }
             }
-        }
-    };
-    *notes.lock().unwrap_or_else(PoisonError::into_inner) = source.notes();
+        };
+        *notes.lock().unwrap_or_else(PoisonError::into_inner) = source.notes();
+        failure
+    }));
+    let failure = read.unwrap_or_else(|payload| {
+        Some(format!(
+            "reading the input panicked: {}",
+            panic_message(&*payload)
+        ))
+    });
     match failure {
         Some(why) => input.fail(why),
         None => input.close(),
