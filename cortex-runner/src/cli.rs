@@ -212,6 +212,10 @@ pub(crate) struct RunArgs {
     /// Constant-quality level (x264 default 23, x265 28, vp9 32).
     #[arg(long, value_name = "N", help_heading = "Encoding")]
     pub(crate) crf: Option<u32>,
+    /// Overwrite the --encode FILE if it exists (otherwise an existing
+    /// file is refused before anything runs).
+    #[arg(long, help_heading = "Encoding")]
+    pub(crate) force: bool,
 }
 
 /// `--roi`.

@@ -163,6 +163,55 @@ fn check_options(
     }
 }
 
+/// Refuses `options` when, besides the frames they hold, the buffers of
+/// the frames in flight do not fit in `budget`: each frame in flight holds
+/// its first stage's buffers, at most `buffers` bytes (what one frame of
+/// this size fills, measured), and the pipeline holds one set of its own.
+fn check_buffers(
+    options: &StreamOptions,
+    budget: u64,
+    (width, height): (usize, usize),
+    buffers: u64,
+) -> Result<(), RunnerError> {
+    let frames = options.frames_held();
+    let one = frame_bytes((width, height));
+    let sets = (options.in_flight as u64).saturating_add(1);
+    let needed = one
+        .saturating_mul(frames)
+        .saturating_add(buffers.saturating_mul(sets));
+    if needed <= budget {
+        return Ok(());
+    }
+    Err(RunnerError::Usage(format!(
+        "--engine pipelined: {width}x{height} frames do not fit: {frames} frames of {} and \
+         {sets} sets of the pipeline's buffers of {} ({} in flight + the pipeline's own) need {}, \
+         over the memory budget of {}; lower --in-flight or --queue, or raise --memory-budget",
+        bytes_text(one),
+        bytes_text(buffers),
+        options.in_flight,
+        bytes_text(needed),
+        bytes_text(budget),
+    )))
+}
+
+/// A byte count for people, as the budget's own messages write it.
+fn bytes_text(bytes: u64) -> String {
+    let mut value = bytes as f64;
+    let mut unit = "bytes";
+    for u in ["KiB", "MiB", "GiB", "TiB"] {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = u;
+    }
+    if unit == "bytes" {
+        format!("{bytes} bytes")
+    } else {
+        format!("{bytes} bytes ({value:.1} {unit})")
+    }
+}
+
 /// The source of a pipelined run, read on the producer thread: it ends a
 /// stream at the first frame of another size (kept in `carry` for the next
 /// stream), at `limit` frames, at a source error (kept in `error`), or at a
@@ -237,16 +286,28 @@ pub(crate) struct PipelinedSettings {
     pub(crate) keep_going: bool,
 }
 
+/// Measures what one frame costs the pipeline beyond its pixels: the bytes
+/// of the buffers a frame of its size fills (run once, on a pipeline of
+/// its own that is then dropped).
+pub(crate) type ProbeFn<'a> = &'a mut dyn FnMut(&Frame) -> u64;
+
 /// Frames through the pipelined engine. A stream cannot reset its pipeline
 /// mid-flight, so a resolution change ends the stream: the frames in flight
 /// finish, the pipeline is reset, and a new stream starts with the frame of
 /// the new size (its queue and look-ahead start empty again).
+///
+/// The first frame of each size is read before its stream starts and
+/// `probe` measures the buffers a frame of that size fills: options whose
+/// frames in flight cannot hold them within the budget are refused there,
+/// before the stream allocates anything for them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_pipelined<P: Pipeline>(
     pipeline: &mut P,
     mode: P::Mode,
     source: &mut (dyn FrameSource + Send),
     settings: &PipelinedSettings,
     stream: &StreamRunFn<P>,
+    probe: ProbeFn<'_>,
     obs: &mut RunObserver,
     out: &mut FrameOut<'_, '_, P>,
 ) -> Pipelined {
@@ -276,7 +337,19 @@ pub(crate) fn run_pipelined<P: Pipeline>(
     // `--keep-going`: frames the pipeline failed on, and the first.
     let mut skipped = 0u64;
     let mut first_skipped: Option<u64> = None;
+    // The first frame of the first stream (a later stream's is the one of
+    // another size that ended the stream before it).
+    let mut first = feeder.next();
     let result = loop {
+        let Some(frame) = first.take() else {
+            // Nothing to run: the source is empty, failed or was refused
+            // on its first frame (told below).
+            break Ok(());
+        };
+        if let Err(e) = check_buffers(options, budget, frame.size(), probe(&frame)) {
+            break Err(e);
+        }
+        feeder.first = Some(frame);
         let mut failed: Option<RunnerError> = None;
         let mut on_result = |r: FrameResult<P>| {
             let StreamFrame {
@@ -345,8 +418,13 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         pipeline.reset();
         resized_from = feeder.size;
         feeder.size = Some(frame.size());
-        feeder.first = Some(frame);
+        first = Some(frame);
     };
+    let result = result.and_then(|()| match (feeder.refused.take(), feeder.error.take()) {
+        (Some(e), _) => Err(e),
+        (None, Some(e)) => Err(e.into()),
+        (None, None) => Ok(()),
+    });
     let result = match (result, first_skipped) {
         (Ok(()), Some(first)) => Err(RunnerError::FramesFailed {
             failed: skipped,

@@ -14,7 +14,7 @@ use crate::frames::FrameByFrame;
 use crate::observer::{progress_bar, RunObserver, RunSummary};
 use crate::pipelined::{check_memory, run_pipelined, PipelinedSettings};
 use crate::sink::{FrameOut, Labels, RoiFrom, Sink, TraceFile};
-use crate::sources::{self, FrameSource};
+use crate::sources::{self, Frame, FrameSource};
 
 impl<P: Pipeline + 'static> App<P> {
     /// Runs the frames `common` selects through the engine it names,
@@ -88,14 +88,28 @@ impl<P: Pipeline + 'static> App<P> {
                     budget: crate::pipelined::budget(common),
                     keep_going: args.keep_going,
                 };
+                let (fusion, rates, mode) = (!common.no_fusion, !common.no_rates, *mode);
+                let adapter = &mut *self.adapter;
+                let mut probe = |frame: &Frame| -> u64 {
+                    let mut p = P::default();
+                    p.set_fusion(fusion);
+                    p.set_rates(rates);
+                    // A frame that fails still filled the buffers before
+                    // its failing node; the stream reports the failure.
+                    let _ = adapter.with_inputs(frame, &mut |inputs| {
+                        let _ = p.run(mode, inputs);
+                    });
+                    p.buffer_bytes().iter().map(|&(_, _, b)| b as u64).sum()
+                };
                 // `run_stream` sizes each frame against this run's budget.
                 let run = cortex_core::stream::with_memory_budget(settings.budget, || {
                     run_pipelined(
                         &mut pipeline,
-                        *mode,
+                        mode,
                         &mut *source,
                         &settings,
                         &fns.stream,
+                        &mut probe,
                         &mut obs,
                         &mut out,
                     )

@@ -1,28 +1,46 @@
 //! Several `--input`s at once: each input is a stream with its own
-//! pipeline on one shared worker pool ([`StreamPool`]), its frames read on
-//! the pool when its turn comes. Results come back to the calling thread
-//! through a bounded channel and are shown as in a single run, tagged with
-//! their stream; each stream is summed up on its own line.
+//! pipeline on one shared worker pool ([`StreamPool`]). Each input is
+//! opened and read on a thread of its own, which pushes its frames into its
+//! stream's bounded queue (a live stream of the pool, waiting for room:
+//! nothing is dropped), so an input that blocks — a FIFO with no writer
+//! yet, a camera that stalls — blocks its own thread, never a worker of the
+//! pool nor the other inputs. An input that cannot be opened or fails
+//! mid-run ends its own stream, reported; the others run to their end.
+//! Results come back to the calling thread through a bounded channel and
+//! are shown as in a single run, tagged with their stream; each stream is
+//! summed up on its own line.
 
 use std::io::Write;
-use std::sync::mpsc;
+use std::panic::AssertUnwindSafe;
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::Pipeline;
-use cortex_core::streams::{StreamEnd, StreamPool, StreamStats};
+use cortex_core::stream::{panic_message, Overflow};
+use cortex_core::streams::{LiveInput, LiveOptions, StreamEnd, StreamPool, StreamStats};
 use cortex_vision::ops::RgbFrame;
 
 use crate::app::{App, Io};
 use crate::cli::{Cli, Command, Common, Engine, RunArgs, Selection};
 use crate::error::RunnerError;
 use crate::sink::{write_out, FrameOut, Labels, Shown, Sink, TraceFile};
-use crate::sources::{self, Frame, FrameSource};
+use crate::sources::{self, Frame, FrameSource, SourceError};
 use crate::trace::TraceLog;
+
+/// Opens one input (on its reader thread).
+pub(crate) type Opener =
+    Box<dyn FnOnce() -> Result<Box<dyn FrameSource + Send>, SourceError> + Send>;
+
+/// Frames read ahead of their stream, per input: enough that the reader
+/// decodes the next frame while the pool runs this one, few enough that a
+/// stream holds at most four frames (one running, two waiting, one being
+/// pushed).
+const READ_AHEAD: usize = 2;
 
 /// What a session runs: the opened inputs (label and source), how.
 pub(crate) struct Session<'a> {
-    pub(crate) inputs: Vec<(String, Box<dyn FrameSource + Send>)>,
+    pub(crate) inputs: Vec<(String, Opener)>,
     /// Worker threads (0: one per core).
     pub(crate) threads: usize,
     pub(crate) fusion: bool,
@@ -33,10 +51,10 @@ pub(crate) struct Session<'a> {
     pub(crate) trace: Option<&'a mut TraceLog>,
 }
 
-/// What a session did: each stream's statistics and input, and the pool's
-/// size.
+/// What a session did: each stream's input, statistics and the notes its
+/// source left (skipped packets…), and the pool's size.
 pub(crate) struct SessionReport {
-    pub(crate) streams: Vec<(String, StreamStats)>,
+    pub(crate) streams: Vec<(String, StreamStats, Vec<String>)>,
     pub(crate) threads: usize,
     pub(crate) seconds: f64,
 }
@@ -62,19 +80,61 @@ struct Message<O> {
     finished: Instant,
 }
 
-/// The frames of `source`, at most `limit`.
-fn frames(
-    mut source: Box<dyn FrameSource + Send>,
+/// What an input's reader thread leaves for the summary: its source's
+/// notes, written before the stream's input is closed (so they are there
+/// once the stream has ended).
+type Notes = Arc<Mutex<Vec<String>>>;
+
+/// An input's reader thread: opens the input, then pushes its frames (at
+/// most `limit`) into the stream's queue, waiting for room. A failure to
+/// open or to read ends the stream as failed once the frames before it
+/// have run; the end of the input, or of the stream (the run stopped),
+/// ends the reading.
+fn read_input<P>(
+    open: Opener,
     limit: Option<u64>,
-) -> impl Iterator<Item = Result<Frame, String>> + Send {
-    let mut taken = 0u64;
-    std::iter::from_fn(move || {
-        if limit.is_some_and(|l| taken >= l) {
-            return None;
-        }
-        taken += 1;
-        Some(source.next_frame()?.map_err(|e| e.to_string()))
-    })
+    input: LiveInput<P, Frame>,
+    notes: &Mutex<Vec<String>>,
+) where
+    P: Pipeline + Send + 'static,
+    P::Outputs: Send,
+{
+    // A source that panics ends its stream as failed, as a pull source's
+    // panic ends its stream in the pool, not as one that ran to its end.
+    let read = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut source = match open() {
+            Ok(source) => source,
+            Err(e) => return Some(e.to_string()),
+        };
+        let mut taken = 0u64;
+        let failure = loop {
+            if limit.is_some_and(|l| taken >= l) {
+                break None;
+            }
+            match source.next_frame() {
+                None => break None,
+                Some(Err(e)) => break Some(e.to_string()),
+                Some(Ok(frame)) => {
+                    taken += 1;
+                    if input.push(frame).is_err() {
+                        break None;
+                    }
+                }
+            }
+        };
+        *notes.lock().unwrap_or_else(PoisonError::into_inner) = source.notes();
+        failure
+    }));
+    let failure = read.unwrap_or_else(|payload| {
+        Some(format!(
+            "reading the input panicked: {}",
+            panic_message(&*payload)
+        ))
+    });
+    match failure {
+        Some(why) => input.fail(why),
+        None => input.close(),
+    }
 }
 
 /// A frame's size as the pool's reset key: a stream whose frames change
@@ -114,36 +174,59 @@ where
     let mut sizes: Vec<Option<(usize, usize)>> = Vec::new();
     let (tx, rx) = mpsc::sync_channel::<Message<P::Outputs>>(pool.threads() * 2);
     let mut labels = Vec::new();
-    for (label, source) in inputs {
+    let mut notes: Vec<Notes> = Vec::new();
+    let live = LiveOptions {
+        queue: READ_AHEAD,
+        overflow: Overflow::Block,
+    };
+    for (label, open) in inputs {
         let mut pipeline = P::default();
         pipeline.set_fusion(fusion);
         let tx = tx.clone();
-        let id = pool.add_source(pipeline, mode, frames(source, limit), move |mut d| {
-            let result = d.take_result();
-            let frame = std::mem::replace(
-                &mut d.frame,
-                Frame {
-                    index: 0,
-                    timestamp: None,
-                    image: RgbFrame::zeros((0, 0, 3)),
-                },
-            );
-            // The receiver is gone only when the run already failed.
-            let _ = tx.send(Message {
-                stream: d.stream.0,
-                index: d.index,
-                dropped_before: d.dropped_before,
-                frame,
-                result,
-                held: d.held,
-                started: d.started,
-                finished: d.finished,
-            });
-        });
+        let input = pool
+            .add_live(pipeline, mode, live, move |mut d| {
+                let result = d.take_result();
+                let frame = std::mem::replace(
+                    &mut d.frame,
+                    Frame {
+                        index: 0,
+                        timestamp: None,
+                        image: RgbFrame::zeros((0, 0, 3)),
+                    },
+                );
+                // The receiver is gone only when the run already failed.
+                let _ = tx.send(Message {
+                    stream: d.stream.0,
+                    index: d.index,
+                    dropped_before: d.dropped_before,
+                    frame,
+                    result,
+                    held: d.held,
+                    started: d.started,
+                    finished: d.finished,
+                });
+            })
+            .map_err(|e| RunnerError::Usage(format!("--input: {e}")))?;
+        let id = input.stream();
         if let Some(trace) = trace.as_deref_mut() {
             trace.thread_name(u64::from(id.0) + 1, &format!("{id}: {label}"));
         }
+        let left = Notes::default();
+        let mine = Arc::clone(&left);
+        // Detached: a reader blocked in its input (a FIFO whose writer
+        // stalls) must not keep the run from returning once the streams it
+        // waits for are over; it ends with its input or the process.
+        let spawned = std::thread::Builder::new()
+            .name(format!("cortex-input-{}", id.0))
+            .spawn(move || read_input(open, limit, input, &mine));
+        if let Err(e) = spawned {
+            return Err(RunnerError::Io {
+                what: format!("{id} ({label}): starting its reader thread"),
+                source: e,
+            });
+        }
         labels.push(label);
+        notes.push(left);
     }
     drop(tx);
     for m in rx {
@@ -192,8 +275,16 @@ where
         }
     }
     let stats = pool.wait_all();
+    let notes = notes
+        .iter()
+        .map(|n| std::mem::take(&mut *n.lock().unwrap_or_else(PoisonError::into_inner)));
     Ok(SessionReport {
-        streams: labels.into_iter().zip(stats).collect(),
+        streams: labels
+            .into_iter()
+            .zip(stats)
+            .zip(notes)
+            .map(|((label, stats), notes)| (label, stats, notes))
+            .collect(),
         threads: pool.threads(),
         seconds: started.elapsed().as_secs_f64(),
     })
@@ -211,7 +302,7 @@ pub(crate) fn summary(report: &SessionReport) -> (Vec<String>, Option<RunnerErro
     let mut lines = Vec::new();
     let mut failures = Vec::new();
     let mut total = 0;
-    for (label, s) in &report.streams {
+    for (label, s, notes) in &report.streams {
         total += s.processed;
         let end = match &s.end {
             Some(StreamEnd::Finished) | None => String::new(),
@@ -242,6 +333,7 @@ pub(crate) fn summary(report: &SessionReport) -> (Vec<String>, Option<RunnerErro
             ms(s.latency_p50),
             ms(s.latency_p99),
         ));
+        lines.extend(notes.iter().cloned());
     }
     let fps = if report.seconds > 0.0 {
         total as f64 / report.seconds
@@ -326,6 +418,15 @@ impl<P: Pipeline + 'static> App<P> {
         };
         let mode = *mode;
         let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
+        // What the user typed wrong (a missing file, a folder without
+        // frames, a kind of input this build cannot read) is refused before
+        // any stream starts; what fails on opening (a file that is not
+        // what its name says, a camera that does not answer) ends its own
+        // stream. Nothing is opened here: opening a FIFO waits for its
+        // writer, and each input waits on its own thread.
+        for input in &common.input {
+            sources::check(input)?;
+        }
         let mut stdin = Some(io.stdin);
         let mut inputs = Vec::new();
         for input in &common.input {
@@ -333,8 +434,10 @@ impl<P: Pipeline + 'static> App<P> {
                 "-" => stdin.take().unwrap_or_else(|| Box::new(std::io::empty())),
                 _ => Box::new(std::io::empty()),
             };
-            let source = sources::open(Some(input), common.size, stdin)?;
-            inputs.push((source.describe(), source));
+            let (label, size) = (input.clone(), common.size);
+            let input = input.clone();
+            let open: Opener = Box::new(move || sources::open(Some(&input), size, stdin));
+            inputs.push((label, open));
         }
         let mut trace = args.trace.is_some().then(TraceLog::new);
         let labels = Labels::of(&selection);
@@ -366,7 +469,7 @@ impl<P: Pipeline + 'static> App<P> {
         let finished: u64 = report
             .streams
             .iter()
-            .map(|(_, s)| s.processed + s.failed)
+            .map(|(_, s, _)| s.processed + s.failed)
             .sum();
         if let (Some(file), Some(trace)) = (trace_file, &trace) {
             if finished > 0 {

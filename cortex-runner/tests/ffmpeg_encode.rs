@@ -6,10 +6,12 @@
 
 #![cfg(feature = "ffmpeg")]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use cortex_runner::sources::{FfmpegSource, FrameSource};
-use cortex_runner::{App, Io, Record, RunnerError};
+use cortex_runner::{App, Record, RunnerError};
 use cortex_vision::clip::SyntheticClip;
 use cortex_vision::l2::{L2Mode, L2Outputs, L2};
 use cortex_vision::ops::qp_map::QpMap;
@@ -37,17 +39,8 @@ fn app(with_regions: bool) -> App<L2> {
 
 /// Runs the program; the result and stderr.
 fn run(app: App<L2>, args: &[&str]) -> (Result<(), RunnerError>, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let io = Io {
-        stdin: Box::new(std::io::empty()),
-        stdout: &mut out,
-        stderr: &mut err,
-        progress: false,
-    };
-    let mut full = vec!["l2"];
-    full.extend_from_slice(args);
-    let result = app.run_with(full, io);
-    (result, String::from_utf8(err).unwrap())
+    let (result, _, stderr) = support::run_captured(app, args);
+    (result, stderr)
 }
 
 const W: usize = 320;
@@ -473,7 +466,8 @@ fn bad_encode_options_are_one_line_with_their_exit_code() {
         assert_eq!(msg.lines().count(), 1, "{msg}");
         assert_eq!(e.exit_code(), code, "{args:?}: {msg}");
     }
-    // Odd sizes cannot be 4:2:0: a failed run (1), not a usage error.
+    // Odd sizes cannot be 4:2:0: a failed run (1), not a usage error, and
+    // no empty file left behind.
     let (result, _) = run(
         app(true),
         &["run", "--size", "65x48", "--frames", "2", "--encode", out],
@@ -481,6 +475,55 @@ fn bad_encode_options_are_one_line_with_their_exit_code() {
     let e = result.unwrap_err();
     assert!(e.to_string().contains("needs even sides"), "{e}");
     assert_eq!(e.exit_code(), 1);
+    assert!(!Path::new(out).exists(), "a refused encode left {out}");
+    // `--force` belongs to `--encode`.
+    let (result, _) = run(app(true), &["run", "--frames", "2", "--force"]);
+    let e = result.unwrap_err();
+    assert!(e.to_string().contains("--force needs --encode FILE"), "{e}");
+    assert_eq!(e.exit_code(), 2);
+}
+
+#[test]
+fn an_existing_output_is_refused_unless_forced() {
+    let dir = scratch("exists");
+    let out = dir.join("out.mkv");
+    let p = out.to_str().unwrap();
+    std::fs::write(&out, b"a video worth keeping").unwrap();
+    let args = ["run", "--size", "64x48", "--frames", "2", "--encode", p];
+    let (result, _) = run(app(true), &args);
+    let e = result.unwrap_err();
+    assert!(e.to_string().contains("the file exists"), "{e}");
+    assert!(e.to_string().contains("--force"), "{e}");
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(std::fs::read(&out).unwrap(), b"a video worth keeping");
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let (result, stderr) = run(app(true), &forced);
+    result.unwrap();
+    assert!(stderr.contains("2 frames encoded"), "{stderr}");
+    let mut decoded = FfmpegSource::open(p).unwrap();
+    assert_eq!(std::iter::from_fn(|| decoded.next_frame()).count(), 2);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_stops_the_encode_at_its_first_write() {
+    let dir = scratch("full");
+    // A device whose every write fails with ENOSPC, as a full disk's.
+    let out = dir.join("full.mkv");
+    std::os::unix::fs::symlink("/dev/full", &out).unwrap();
+    let p = out.to_str().unwrap();
+    let args = [
+        "run", "--json", "-q", "--size", "64x48", "--frames", "400", "--encode", p,
+    ];
+    let (result, stdout, _) = support::run_captured(app(true), &args);
+    let e = result.unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("No space left on device"), "{msg}");
+    assert_eq!(e.exit_code(), 1);
+    // The header is the first write: it fails on the first frame, before
+    // that frame's line is printed.
+    assert_eq!(stdout, "", "{msg}");
 }
 
 /// Box-wise mask of `w × h` from region boxes.

@@ -1,9 +1,12 @@
 //! The FFmpeg source on video made in the test with FFmpeg's own encoders:
 //! decoded frames against the Y4M path's frames of the same content, pts,
-//! damaged packets, a size change mid-stream, inputs FFmpeg cannot open,
-//! and `-i file.mkv` through the runner.
+//! damaged packets, a size change mid-stream, inputs FFmpeg cannot open, a
+//! file cut short, and `-i file.mkv` through the runner, alone and beside
+//! other inputs.
 
 #![cfg(feature = "ffmpeg")]
+
+mod support;
 
 use std::path::{Path, PathBuf};
 
@@ -138,7 +141,11 @@ fn write_video(path: &Path, groups: &[Video<'_>]) {
     octx.stream_mut(0)
         .unwrap()
         .set_parameters(ff::codec::Parameters::from(&encoders[0]));
-    octx.write_header().unwrap();
+    // An MP4's index first (as streaming MP4s have it): a cut file keeps
+    // it. Other muxers leave the option unused.
+    let mut opts = ff::Dictionary::new();
+    opts.set("movflags", "+faststart");
+    octx.write_header_with(opts).unwrap();
     let tb = octx.stream(0).unwrap().time_base();
     let mut pts = 0i64;
     let mut written = 0usize;
@@ -448,4 +455,159 @@ fn open_picks_ffmpeg_for_video_files() {
     );
     let src = sources::open(path.to_str(), (64, 64), Box::new(std::io::empty())).unwrap();
     assert!(src.describe().ends_with("(FFmpeg)"), "{}", src.describe());
+}
+
+/// An MP4 of `n` frames (its index first) and the same file cut at `keep`
+/// of its length.
+fn mp4_and_cut(dir: &Path, n: u64, keep: f64) -> (PathBuf, PathBuf) {
+    let frames = clip(n, 96, 64);
+    let path = dir.join("clip.mp4");
+    write_video(
+        &path,
+        &[Video {
+            // B-frames: the MP4 gets an edit list, which must not read as
+            // missing frames.
+            codec: "libx264",
+            fill: Fill::Yuv444,
+            frames: &frames,
+            corrupt: &never,
+        }],
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.join("cut.mp4");
+    std::fs::write(&cut, &bytes[..(bytes.len() as f64 * keep) as usize]).unwrap();
+    (path, cut)
+}
+
+#[test]
+fn a_file_cut_short_is_an_error_after_the_frames_before_the_cut() {
+    let dir = scratch("cut");
+    let (whole, cut) = mp4_and_cut(&dir, 30, 0.6);
+    let (_, decoded) = decode_all(&whole);
+    assert_eq!(decoded.len(), 30);
+    assert!(
+        decoded.iter().all(Result::is_ok),
+        "the whole file is not cut"
+    );
+    let (_, decoded) = decode_all(&cut);
+    let (last, before) = decoded.split_last().unwrap();
+    assert!(before.iter().all(Result::is_ok));
+    assert!(!before.is_empty() && before.len() < 30, "{}", before.len());
+    let e = last.as_ref().unwrap_err().to_string();
+    assert!(
+        e.contains("truncated") && e.contains("of the 30 its index lists"),
+        "{e}"
+    );
+}
+
+mod runner {
+    use super::*;
+    use cortex_runner::{App, Record, RunnerError};
+    use cortex_vision::l2::{L2Outputs, L2};
+
+    fn run(args: &[&str]) -> (Result<(), RunnerError>, String, String) {
+        let app = App::<L2>::new("l2", |o: &L2Outputs| {
+            Record::new().field("score", o.roi.score)
+        })
+        .parallel();
+        crate::support::run_captured(app, args)
+    }
+
+    fn frames_of(stdout: &str, stream: u64) -> usize {
+        stdout
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["stream"] == stream)
+            .count()
+    }
+
+    #[test]
+    fn a_cut_file_alone_prints_its_frames_then_fails() {
+        let dir = scratch("cut-run");
+        let (_, cut) = mp4_and_cut(&dir, 30, 0.6);
+        let (result, stdout, _) = run(&["run", "--json", "-i", cut.to_str().unwrap()]);
+        let e = result.unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
+        assert_eq!(e.exit_code(), 1);
+        let n = stdout.lines().count();
+        assert!(n > 0 && n < 30, "{n}");
+    }
+
+    #[test]
+    fn beside_a_good_input_damaged_cut_and_garbage_inputs_each_say_so() {
+        let dir = scratch("streams");
+        let frames = clip(10, 96, 64);
+        let damaged = dir.join("damaged.mkv");
+        write_video(
+            &damaged,
+            &[Video {
+                codec: "mjpeg",
+                fill: Fill::Yuvj420,
+                frames: &frames,
+                corrupt: &|i| i == 3 || i == 6,
+            }],
+        );
+        let good = dir.join("good.mkv");
+        write_video(
+            &good,
+            &[Video {
+                codec: "mjpeg",
+                fill: Fill::Yuvj420,
+                frames: &frames,
+                corrupt: &never,
+            }],
+        );
+        let (good, damaged) = (good.to_str().unwrap(), damaged.to_str().unwrap());
+        // Damaged packets: skipped and reported per stream, as one input's
+        // run reports them; the run succeeds.
+        let (result, stdout, stderr) = run(&["run", "--json", "-i", good, "-i", damaged]);
+        result.unwrap();
+        assert_eq!(frames_of(&stdout, 0), 10);
+        assert_eq!(frames_of(&stdout, 1), 8);
+        let (_, _, alone) = run(&["run", "--json", "-i", damaged]);
+        let note = alone
+            .lines()
+            .find(|l| l.contains("packets failed to decode"))
+            .unwrap_or_else(|| panic!("{alone}"));
+        assert!(note.contains("2 of 10 packets failed"), "{note}");
+        assert!(stderr.lines().any(|l| l == note), "{stderr}");
+        // A file that is not a video and one cut short: their streams fail,
+        // the good one runs to its end, the run exits 1.
+        let garbage = dir.join("text.mp4");
+        std::fs::write(&garbage, "not a video, only text\n").unwrap();
+        let (_, cut) = mp4_and_cut(&dir, 30, 0.6);
+        let (result, stdout, stderr) = run(&[
+            "run",
+            "--json",
+            "-i",
+            garbage.to_str().unwrap(),
+            "-i",
+            good,
+            "-i",
+            cut.to_str().unwrap(),
+        ]);
+        let e = result.unwrap_err();
+        let msg = e.to_string();
+        assert_eq!(e.exit_code(), 1);
+        assert!(
+            msg.contains("stream 0") && msg.contains("FFmpeg cannot open it"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("stream 2") && msg.contains("truncated"),
+            "{msg}"
+        );
+        assert_eq!(frames_of(&stdout, 0), 0);
+        assert_eq!(frames_of(&stdout, 1), 10, "the good input ran to its end");
+        let cut_frames = frames_of(&stdout, 2);
+        assert!(cut_frames > 0 && cut_frames < 30, "{cut_frames}");
+        assert_eq!(
+            stderr
+                .lines()
+                .filter(|l| l.contains("input failed"))
+                .count(),
+            2,
+            "{stderr}"
+        );
+    }
 }

@@ -725,3 +725,38 @@ fn dropping_the_last_pool_handle_in_a_callback_does_not_wait_for_itself() {
     let id = input.stream();
     assert_eq!(input.try_push(2).err(), Some((2, StreamsError::Ended(id))));
 }
+
+#[test]
+fn a_live_input_that_fails_ends_its_stream_as_failed_after_its_frames() {
+    let pool = StreamPool::<Acc, i64>::new(1, |x| (x,)).unwrap();
+    let (got, f) = collector(|o: &AccOutputs| o.acc);
+    let opts = LiveOptions {
+        queue: 4,
+        overflow: Overflow::Block,
+    };
+    let camera = pool.add_live(Acc::new(), AccMode::Full, opts, f).unwrap();
+    let (other, g) = collector(|o: &AccOutputs| o.acc);
+    let fine = pool.add_live(Acc::new(), AccMode::Full, opts, g).unwrap();
+    let id = camera.stream();
+    let fine_id = fine.stream();
+    for x in [1, 2, 3] {
+        camera.push(x).unwrap();
+    }
+    camera.fail("the camera went away");
+    for x in [4, 5] {
+        fine.push(x).unwrap();
+    }
+    drop(fine);
+    let stats = pool.wait(id).unwrap();
+    assert_eq!(
+        stats.end,
+        Some(StreamEnd::SourceFailed("the camera went away".into()))
+    );
+    // Every frame pushed before the failure ran.
+    assert_eq!(stats.processed, 3);
+    assert_counts_add_up(&stats);
+    assert_eq!(results(&got), acc_sequential(&[1, 2, 3]));
+    let fine_stats = pool.wait(fine_id).unwrap();
+    assert_eq!(fine_stats.end, Some(StreamEnd::Finished));
+    assert_eq!(results(&other), acc_sequential(&[4, 5]));
+}

@@ -890,22 +890,30 @@ fn memory_budget_sets_the_bound_and_frames_read_from_a_file_are_checked_too() {
     let mut raised = big.to_vec();
     raised.extend_from_slice(&["--memory-budget", "4G"]);
     assert_eq!(run(l2::app(), &raised, vec![]).json_lines().len(), 1);
-    // Y4M on stdin, 96x64 frames (18432 bytes): the default 7 frames fit
-    // in 128 KiB, 8 do not; the size is known at the first frame, which is
-    // refused before it is queued.
+    // Y4M on stdin, 96x64 frames (18432 bytes): with the buffers of the
+    // 2 frames in flight and the pipeline's own (measured here as the plan
+    // reports them), the default 7 frames fit the budget, 8 do not; the
+    // size is known at the first frame, which is refused before it is
+    // queued.
     let c = SyntheticClip::new(96, 64);
     let frames: Vec<_> = (0..3).map(|f| c.frame(f)).collect();
+    let mut probe = L2Graph::new();
+    probe.run(L2Mode::Balanced, &frames[0]).unwrap();
+    let buffers: u64 = probe.buffer_bytes().iter().map(|&(_, _, b)| b as u64).sum();
+    let budget = (7 * 18432 + 3 * buffers).to_string();
     let stream = y4m(&frames, "420jpeg");
     let args = |queue: &'static str| {
         vec![
             "run",
             "--json",
+            "--mode",
+            "BALANCED",
             "-i",
             "-",
             "--engine",
             "pipelined",
             "--memory-budget",
-            "128K",
+            &budget,
             "--queue",
             queue,
         ]
@@ -920,7 +928,7 @@ fn memory_budget_sets_the_bound_and_frames_read_from_a_file_are_checked_too() {
         e.starts_with("--engine pipelined: 96x64 frames do not fit: 8 frames of 18432 bytes"),
         "{e}"
     );
-    assert!(e.contains("131072 bytes (128.0 KiB)"), "{e}");
+    assert!(e.contains(&format!("{budget} bytes")), "{e}");
 }
 
 #[test]
@@ -960,4 +968,68 @@ fn a_panicking_record_on_the_pipelined_engine_ends_the_run_with_one_error_line()
         out.error(),
         "--engine pipelined: the result callback panicked on frame 3: record broke"
     );
+}
+
+#[test]
+fn pipelined_options_whose_frames_in_flight_cannot_hold_their_buffers_are_refused_up_front() {
+    // The 8192x8192 case at a test's size: the frames alone fit the budget,
+    // the buffers each frame in flight fills do not. What a frame fills is
+    // measured here on a pipeline of the test's own, as the plan reports it.
+    let (w, h) = (256usize, 192usize);
+    let mut probe = L2Graph::new();
+    probe
+        .run(L2Mode::Balanced, &SyntheticClip::new(w, h).frame(0))
+        .unwrap();
+    let buffers: u64 = probe.buffer_bytes().iter().map(|&(_, _, b)| b as u64).sum();
+    let frame = (w * h * 3) as u64;
+    assert!(buffers > 2 * frame, "{buffers}");
+    let size = format!("{w}x{h}");
+    // 8 in flight and a queue of 1: 10 frames and 9 sets of buffers.
+    let needed = 10 * frame + 9 * buffers;
+    let args = |budget: u64| -> Vec<String> {
+        [
+            "run",
+            "--json",
+            "--mode",
+            "BALANCED",
+            "--size",
+            &size,
+            "--frames",
+            "12",
+            "--engine",
+            "pipelined",
+            "--in-flight",
+            "8",
+            "--queue",
+            "1",
+            "--memory-budget",
+            &budget.to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    for budget in [10 * frame, needed - 1] {
+        let a = args(budget);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = run(l2::app(), &a, vec![]);
+        let e = out.error();
+        assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2, "{e}");
+        assert!(e.contains(&format!("{size} frames do not fit")), "{e}");
+        assert!(
+            e.contains(&format!(
+                "9 sets of the pipeline's buffers of {buffers} bytes"
+            )),
+            "{e}"
+        );
+        assert!(e.contains(&format!("need {needed} bytes")), "{e}");
+        // Refused before the stream: no frame ran.
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+    }
+    // With room for them, the same run goes through, every frame.
+    let a = args(needed);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = run(l2::app(), &a, vec![]);
+    out.ok();
+    assert_eq!(out.json_lines().len(), 12);
 }

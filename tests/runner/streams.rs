@@ -305,3 +305,223 @@ fn a_stream_whose_frames_change_size_starts_over_as_a_single_run_does() {
     assert_eq!(of_stream(&lines, 1).len(), 6);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Stdout shared with the test while a run goes on: the test waits until
+/// the lines it expects are out.
+#[derive(Clone, Default)]
+struct Watched(std::sync::Arc<(std::sync::Mutex<Vec<u8>>, std::sync::Condvar)>);
+
+impl std::io::Write for Watched {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let (bytes, changed) = &*self.0;
+        bytes.lock().unwrap().extend_from_slice(buf);
+        changed.notify_all();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Watched {
+    /// Waits until `enough` holds of the JSON lines printed so far. Only a
+    /// guard against a hang (the defect this catches would wait forever):
+    /// a generous deadline, never a measure of speed.
+    fn wait_until(&self, what: &str, enough: impl Fn(&[Value]) -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+        let (bytes, changed) = &*self.0;
+        let mut b = bytes.lock().unwrap();
+        loop {
+            let text = String::from_utf8_lossy(&b);
+            let lines: Vec<Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            if enough(&lines) {
+                return;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(
+                !left.is_zero(),
+                "still waiting for {what}; printed:\n{text}"
+            );
+            b = changed.wait_timeout(b, left).unwrap().0;
+        }
+    }
+
+    fn lines(&self) -> Vec<Value> {
+        let b = self.0 .0.lock().unwrap();
+        String::from_utf8_lossy(&b)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// A FIFO at `path` (`mkfifo`).
+#[cfg(unix)]
+fn fifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+/// Runs L2 with `args` on a thread of its own (the test goes on beside
+/// it), its stdout `out`; returns the result and stderr.
+fn run_beside(
+    args: Vec<String>,
+    out: Watched,
+) -> std::thread::JoinHandle<(Result<(), String>, String)> {
+    std::thread::spawn(move || {
+        let mut stdout = out;
+        let mut stderr = Vec::new();
+        let io = cortex::runner::Io {
+            stdin: Box::new(std::io::empty()),
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+            progress: false,
+        };
+        let mut full = vec!["prog".to_string()];
+        full.extend(args);
+        let r = l2::app().run_with(full, io).map_err(|e| e.to_string());
+        (r, String::from_utf8(stderr).unwrap())
+    })
+}
+
+#[cfg(unix)]
+#[test]
+fn a_stalled_input_and_one_not_yet_open_cost_the_others_no_frame() {
+    use std::io::Write;
+    let dir = temp_dir("streams-fifo");
+    let good = y4m_file(&dir, "good.y4m", 0, 24);
+    // A FIFO whose writer sends 5 frames, then stalls (a camera that
+    // hangs), and one nobody writes to until the good input is done
+    // (opening it blocks until then).
+    let (stall, late) = (dir.join("stall.y4m"), dir.join("late.y4m"));
+    fifo(&stall);
+    fifo(&late);
+    let c = SyntheticClip::new(SIZE.0, SIZE.1);
+    let frames: Vec<_> = (0..5).map(|f| c.frame(f)).collect();
+    let five = y4m(&frames, "420jpeg");
+    let three = y4m(&frames[..3], "420jpeg");
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let writer = {
+        let stall = stall.clone();
+        std::thread::spawn(move || {
+            let mut w = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&stall)
+                .unwrap();
+            w.write_all(&five).unwrap();
+            w.flush().unwrap();
+            // Stalled: the FIFO stays open with nothing more in it.
+            released.recv().unwrap();
+        })
+    };
+    let out = Watched::default();
+    // One worker thread: a source blocked in its read must not hold it.
+    let args: Vec<String> = [
+        "run",
+        "--json",
+        "-q",
+        "--threads",
+        "1",
+        "-i",
+        stall.to_str().unwrap(),
+        "-i",
+        &good,
+        "-i",
+        late.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let running = run_beside(args, out.clone());
+    out.wait_until("every frame of the good input", |lines| {
+        of_stream(lines, 1).len() == 24 && of_stream(lines, 0).len() == 5
+    });
+    // Now the late FIFO gets a writer with 3 frames, and the stalled one
+    // closes: both streams end.
+    let mut w = std::fs::OpenOptions::new().write(true).open(&late).unwrap();
+    w.write_all(&three).unwrap();
+    drop(w);
+    release.send(()).unwrap();
+    writer.join().unwrap();
+    let (result, stderr) = running.join().unwrap();
+    result.unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let lines = out.lines();
+    let counts: Vec<usize> = (0..3).map(|k| of_stream(&lines, k).len()).collect();
+    assert_eq!(counts, [5, 24, 3]);
+    // The good stream's results are those of its input alone.
+    let alone = run(l2::app(), &["run", "--json", "-i", &good], vec![]);
+    let alone = alone.json_lines();
+    for (got, want) in of_stream(&lines, 1).iter().zip(&alone) {
+        assert_eq!(got["outputs"], want["outputs"]);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_input_that_cannot_be_read_ends_its_stream_alone_and_the_run_says_so() {
+    let dir = temp_dir("streams-garbage");
+    let good = y4m_file(&dir, "good.y4m", 0, 12);
+    let garbage = dir.join("garbage.y4m");
+    std::fs::write(&garbage, "this is not a video\n").unwrap();
+    let out = run(
+        l2::app(),
+        &[
+            "run",
+            "--json",
+            "-i",
+            garbage.to_str().unwrap(),
+            "-i",
+            &good,
+        ],
+        vec![],
+    );
+    let msg = out.error();
+    assert!(
+        msg.contains("stream 0") && msg.contains("YUV4MPEG2"),
+        "{msg}"
+    );
+    assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 1);
+    let lines = out.json_lines();
+    assert_eq!(of_stream(&lines, 0).len(), 0);
+    assert_eq!(
+        of_stream(&lines, 1).len(),
+        12,
+        "the good input ran to its end"
+    );
+    let summary = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("stream 0 ("))
+        .unwrap_or_else(|| panic!("{}", out.stderr));
+    assert!(summary.contains("input failed"), "{summary}");
+}
+
+#[test]
+fn a_missing_input_is_refused_before_any_stream_starts() {
+    let dir = temp_dir("streams-missing");
+    let good = y4m_file(&dir, "good.y4m", 0, 4);
+    let missing = dir.join("missing.y4m");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    for bad in [&missing, &empty] {
+        let single = run(l2::app(), &["run", "-i", bad.to_str().unwrap()], vec![]);
+        let out = run(
+            l2::app(),
+            &["run", "--json", "-i", &good, "-i", bad.to_str().unwrap()],
+            vec![],
+        );
+        // What a run of that input alone says, before any frame.
+        assert_eq!(out.error(), single.error());
+        assert_eq!(
+            out.result.as_ref().unwrap_err().exit_code(),
+            single.result.as_ref().unwrap_err().exit_code()
+        );
+        assert_eq!(out.stdout, "");
+    }
+}

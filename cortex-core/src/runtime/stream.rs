@@ -439,8 +439,9 @@ where
     })
 }
 
-/// The text of a panic payload (`panic!` with a literal or a format).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+/// The text of a panic payload (`panic!` with a literal or a format), for
+/// code that catches a panic and reports it as an error, as the engines do.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

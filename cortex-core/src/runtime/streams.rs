@@ -370,6 +370,17 @@ where
 
     /// No more frames: the stream ends once those pushed have run.
     pub fn close(self) {}
+
+    /// No more frames because the producer failed (a camera that went
+    /// away, a file that broke off): the frames already pushed still run,
+    /// then the stream ends with [`StreamEnd::SourceFailed`]`(why)` — what
+    /// a pull stream's source reports by returning an error.
+    pub fn fail(self, why: impl Into<String>) {
+        let mut s = lock(&self.stream.state);
+        if s.end.is_none() {
+            s.closing = Some(StreamEnd::SourceFailed(why.into()));
+        }
+    }
 }
 
 impl<P, T> Drop for LiveInput<P, T>
@@ -383,7 +394,7 @@ where
         s.open = false;
         let idle = !s.scheduled && s.items.is_empty();
         if idle {
-            s.end_with(StreamEnd::Finished);
+            s.end_closed();
         }
         drop(s);
         self.stream.changed.notify_all();
@@ -470,6 +481,7 @@ where
                 open: true,
                 pull,
                 end: None,
+                closing: None,
                 next_index: 0,
                 last_index: None,
                 counters: Default::default(),

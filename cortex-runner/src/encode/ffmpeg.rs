@@ -25,7 +25,8 @@ pub(crate) struct Encoder {
     strength: f32,
     background: f32,
     crf: Option<u32>,
-    octx: ff::format::context::Output,
+    /// The output, created with the encoder on the first frame.
+    octx: Option<ff::format::context::Output>,
     open: Option<Opened>,
     frames: u64,
     first_pts: Option<i64>,
@@ -49,9 +50,11 @@ fn fail(path: &Path, why: impl std::fmt::Display) -> RunnerError {
 }
 
 impl Encoder {
-    /// Finds the codec and creates the output file (both before the
-    /// input opens, so a wrong name or path costs nothing); `None`
-    /// without `--encode`.
+    /// Finds the codec and the container, and checks the output path
+    /// (all before the input opens, so a wrong name or path costs
+    /// nothing); `None` without `--encode`. The file itself is created
+    /// with the encoder, on the first frame: a run refused before then
+    /// leaves nothing behind.
     pub(crate) fn open(args: &RunArgs) -> Result<Option<Encoder>, RunnerError> {
         let Some(path) = args.encode.clone() else {
             return Ok(None);
@@ -67,21 +70,13 @@ impl Encoder {
                     ROI_ENCODERS.join(", ")
                 ))
             })?;
-        let octx = match ff::format::output(&path) {
-            Ok(o) => o,
-            // No muxer matches the name (EINVAL from
-            // `avformat_alloc_output_context2`).
-            Err(ff::Error::Other {
-                errno: ff::error::EINVAL,
-            })
-            | Err(ff::Error::MuxerNotFound) => {
-                return Err(RunnerError::Usage(format!(
-                    "--encode {}: FFmpeg knows no container for this file name (use .mkv, .mp4, .webm…)",
-                    path.display()
-                )))
-            }
-            Err(e) => return Err(fail(&path, format!("cannot write it: {e}"))),
-        };
+        if !has_muxer(&path) {
+            return Err(RunnerError::Usage(format!(
+                "--encode {}: FFmpeg knows no container for this file name (use .mkv, .mp4, .webm…)",
+                path.display()
+            )));
+        }
+        check_output(&path, args.force)?;
         Ok(Some(Encoder {
             path,
             codec,
@@ -93,7 +88,7 @@ impl Encoder {
             strength: args.roi_strength.unwrap_or(DEFAULT_STRENGTH),
             background: args.roi_background.unwrap_or(0.0),
             crf: args.crf,
-            octx,
+            octx: None,
             open: None,
             frames: 0,
             first_pts: None,
@@ -102,7 +97,10 @@ impl Encoder {
         }))
     }
 
-    /// The encoder for frames of `w × h`, with the settings ROI needs.
+    /// The output file and the encoder for frames of `w × h`, with the
+    /// settings ROI needs. Frames the encoder cannot take are refused
+    /// before the file is created; a file this call created is removed
+    /// again when the encoder cannot start.
     fn start(&mut self, w: u32, h: u32) -> Result<Opened, RunnerError> {
         let path = self.path.clone();
         if w % 2 == 1 || h % 2 == 1 {
@@ -111,88 +109,19 @@ impl Encoder {
                 format!("frames of {w}x{h}: 4:2:0 encoding needs even sides"),
             ));
         }
-        let global = self
-            .octx
-            .format()
-            .flags()
-            .contains(ff::format::flag::Flags::GLOBAL_HEADER);
-        self.octx
-            .add_stream(self.codec)
-            .map_err(|e| fail(&path, e))?;
-        let mut enc = ff::codec::context::Context::new_with_codec(self.codec)
-            .encoder()
-            .video()
-            .map_err(|e| fail(&path, e))?;
-        enc.set_width(w);
-        enc.set_height(h);
-        enc.set_format(Pixel::YUV420P);
-        enc.set_time_base(TIME_BASE);
-        enc.set_frame_rate(Some((30, 1)));
-        if global {
-            enc.set_flags(ff::codec::flag::Flags::GLOBAL_HEADER);
-        }
-        let mut opts = ff::Dictionary::new();
-        match self.codec_name.as_str() {
-            "libx264" => {
-                opts.set("crf", &self.crf.unwrap_or(23).to_string());
-                opts.set("preset", "medium");
-                // Variance AQ: x264 ignores the regions without AQ.
-                opts.set("aq-mode", "1");
-            }
-            "libx265" => {
-                opts.set("crf", &self.crf.unwrap_or(28).to_string());
-                opts.set("preset", "medium");
-                opts.set("x265-params", "aq-mode=1:log-level=error");
-            }
-            "libvpx-vp9" | "libvpx" => {
-                // Constant quality (b:v 0), and what libvpx's ROI
-                // needs: real-time, cpu-used >= 5, no AQ of its own.
-                opts.set("crf", &self.crf.unwrap_or(32).to_string());
-                opts.set("b", "0");
-                opts.set("deadline", "realtime");
-                opts.set("cpu-used", "5");
-                opts.set("aq-mode", "0");
-            }
-            _ => {
-                if let Some(crf) = self.crf {
-                    opts.set("crf", &crf.to_string());
-                }
+        let existed = path.exists();
+        let octx =
+            ff::format::output(&path).map_err(|e| fail(&path, format!("cannot write it: {e}")))?;
+        let octx = self.octx.insert(octx);
+        let started = start_on(octx, self.codec, &self.codec_name, self.crf, (w, h));
+        if started.is_err() {
+            // Nothing worth keeping was written: leave no empty file.
+            self.octx = None;
+            if !existed && std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                let _ = std::fs::remove_file(&path);
             }
         }
-        let enc = enc
-            .open_with(opts)
-            .map_err(|e| fail(&path, format!("{} refused {w}x{h}: {e}", self.codec_name)))?;
-        let mut st = self
-            .octx
-            .stream_mut(0)
-            .ok_or_else(|| fail(&path, "no stream"))?;
-        st.set_parameters(ff::codec::Parameters::from(&enc));
-        st.set_time_base(TIME_BASE);
-        self.octx
-            .write_header()
-            .map_err(|e| fail(&path, format!("writing the header: {e}")))?;
-        let stream_tb = self
-            .octx
-            .stream(0)
-            .map(|s| s.time_base())
-            .ok_or_else(|| fail(&path, "no stream"))?;
-        let scaler = ff::software::scaling::Context::get(
-            Pixel::RGB24,
-            w,
-            h,
-            Pixel::YUV420P,
-            w,
-            h,
-            ff::software::scaling::Flags::BILINEAR | ff::software::scaling::Flags::ACCURATE_RND,
-        )
-        .map_err(|e| fail(&path, e))?;
-        Ok(Opened {
-            enc,
-            scaler,
-            rgb: ff::frame::Video::new(Pixel::RGB24, w, h),
-            size: (w, h),
-            stream_tb,
-        })
+        started.map_err(|why| fail(&path, why))
     }
 
     /// Encodes one frame with `roi` as its side data.
@@ -270,6 +199,9 @@ impl Encoder {
         let Some(o) = self.open.as_mut() else {
             return Ok(());
         };
+        let Some(octx) = self.octx.as_mut() else {
+            return Err(fail(&path, "the output is not open"));
+        };
         let mut packet = ff::Packet::empty();
         while o.enc.receive_packet(&mut packet).is_ok() {
             packet.set_stream(0);
@@ -277,8 +209,12 @@ impl Encoder {
                 packet.set_duration(self.step);
             }
             packet.rescale_ts(TIME_BASE, o.stream_tb);
+            // Each packet is written through at once and its error checked:
+            // a full disk stops the run at the first packet that does not
+            // fit, not when the file is closed.
             packet
-                .write_interleaved(&mut self.octx)
+                .write_interleaved(octx)
+                .and_then(|()| flushed(octx))
                 .map_err(|e| fail(&path, format!("writing: {e}")))?;
         }
         Ok(())
@@ -290,9 +226,11 @@ impl Encoder {
         if let Some(o) = self.open.as_mut() {
             o.enc.send_eof().map_err(|e| fail(&path, e))?;
             self.drain()?;
-            self.octx
-                .write_trailer()
-                .map_err(|e| fail(&path, format!("closing: {e}")))?;
+            if let Some(octx) = self.octx.as_mut() {
+                octx.write_trailer()
+                    .and_then(|()| flushed(octx))
+                    .map_err(|e| fail(&path, format!("closing: {e}")))?;
+            }
         }
         // The file is closed when the context drops.
         let frames = self.frames;
@@ -316,6 +254,152 @@ impl Encoder {
             dropped,
         })
     }
+}
+
+/// Adds the video stream to `octx`, opens the encoder for `w × h` with the
+/// settings ROI needs and writes the header (flushed, so a file that cannot
+/// be written fails here, at the first frame).
+fn start_on(
+    octx: &mut ff::format::context::Output,
+    codec: ff::Codec,
+    codec_name: &str,
+    crf: Option<u32>,
+    (w, h): (u32, u32),
+) -> Result<Opened, String> {
+    let global = octx
+        .format()
+        .flags()
+        .contains(ff::format::flag::Flags::GLOBAL_HEADER);
+    octx.add_stream(codec).map_err(|e| e.to_string())?;
+    let mut enc = ff::codec::context::Context::new_with_codec(codec)
+        .encoder()
+        .video()
+        .map_err(|e| e.to_string())?;
+    enc.set_width(w);
+    enc.set_height(h);
+    enc.set_format(Pixel::YUV420P);
+    enc.set_time_base(TIME_BASE);
+    enc.set_frame_rate(Some((30, 1)));
+    if global {
+        enc.set_flags(ff::codec::flag::Flags::GLOBAL_HEADER);
+    }
+    let mut opts = ff::Dictionary::new();
+    match codec_name {
+        "libx264" => {
+            opts.set("crf", &crf.unwrap_or(23).to_string());
+            opts.set("preset", "medium");
+            // Variance AQ: x264 ignores the regions without AQ.
+            opts.set("aq-mode", "1");
+        }
+        "libx265" => {
+            opts.set("crf", &crf.unwrap_or(28).to_string());
+            opts.set("preset", "medium");
+            opts.set("x265-params", "aq-mode=1:log-level=error");
+        }
+        "libvpx-vp9" | "libvpx" => {
+            // Constant quality (b:v 0), and what libvpx's ROI
+            // needs: real-time, cpu-used >= 5, no AQ of its own.
+            opts.set("crf", &crf.unwrap_or(32).to_string());
+            opts.set("b", "0");
+            opts.set("deadline", "realtime");
+            opts.set("cpu-used", "5");
+            opts.set("aq-mode", "0");
+        }
+        _ => {
+            if let Some(crf) = crf {
+                opts.set("crf", &crf.to_string());
+            }
+        }
+    }
+    let enc = enc
+        .open_with(opts)
+        .map_err(|e| format!("{codec_name} refused {w}x{h}: {e}"))?;
+    let mut st = octx.stream_mut(0).ok_or("no stream")?;
+    st.set_parameters(ff::codec::Parameters::from(&enc));
+    st.set_time_base(TIME_BASE);
+    octx.write_header()
+        .map_err(|e| format!("writing the header: {e}"))?;
+    flushed(octx).map_err(|e| format!("writing the header: {e}"))?;
+    let stream_tb = octx.stream(0).map(|s| s.time_base()).ok_or("no stream")?;
+    let scaler = ff::software::scaling::Context::get(
+        Pixel::RGB24,
+        w,
+        h,
+        Pixel::YUV420P,
+        w,
+        h,
+        ff::software::scaling::Flags::BILINEAR | ff::software::scaling::Flags::ACCURATE_RND,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Opened {
+        enc,
+        scaler,
+        rgb: ff::frame::Video::new(Pixel::RGB24, w, h),
+        size: (w, h),
+        stream_tb,
+    })
+}
+
+/// Whether FFmpeg has a muxer for `path`'s name (what creating the output
+/// would look up), without creating the file.
+fn has_muxer(path: &Path) -> bool {
+    let Some(name) = path.to_str().and_then(|p| std::ffi::CString::new(p).ok()) else {
+        return false;
+    };
+    // SAFETY: `av_guess_format` only reads the NUL-terminated name (the
+    // other two arguments may be null) and returns a pointer to a static
+    // muxer description, or null.
+    !unsafe { ff::ffi::av_guess_format(std::ptr::null(), name.as_ptr(), std::ptr::null()) }
+        .is_null()
+}
+
+/// `--encode`'s path before anything runs: an existing file is refused
+/// unless `force` (a run must not overwrite a video silently, as it would
+/// on a mistyped name), a folder always; a device or a FIFO (`/dev/null`,
+/// a pipe to another program) is written to, there is nothing in it to
+/// lose. The folder it goes in must exist (checked here; whether the file
+/// can be created is known when it is, on the first frame).
+fn check_output(path: &Path, force: bool) -> Result<(), RunnerError> {
+    let refuse = |why: &str| {
+        Err(RunnerError::Usage(format!(
+            "--encode {}: {why}",
+            path.display()
+        )))
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return refuse("a folder"),
+        Ok(m) if m.is_file() && !force => {
+            return refuse("the file exists (remove it, or add --force to overwrite it)")
+        }
+        Ok(_) => return Ok(()),
+        Err(_) => {}
+    }
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Err(fail(path, "cannot write it: no such folder")),
+        _ => Ok(()),
+    }
+}
+
+/// Writes out what the muxer buffered for `octx` and returns the first
+/// write error the output met, if any: FFmpeg's I/O layer keeps a failed
+/// write's error in its context, and a muxer that buffers returns success
+/// for packets whose bytes have not reached the file yet.
+fn flushed(octx: &mut ff::format::context::Output) -> Result<(), ff::Error> {
+    // SAFETY: `octx` is a live output context whose `pb` was opened by
+    // `format::output` (or is null, checked); `avio_flush` and the `error`
+    // field are FFmpeg's public I/O API, used from this thread only.
+    let error = unsafe {
+        let pb = (*octx.as_mut_ptr()).pb;
+        if pb.is_null() {
+            return Ok(());
+        }
+        ff::ffi::avio_flush(pb);
+        (*pb).error
+    };
+    if error < 0 {
+        return Err(ff::Error::from(error));
+    }
+    Ok(())
 }
 
 /// One `AVRegionOfInterest` per region, in the order given (most important

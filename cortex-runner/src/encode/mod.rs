@@ -109,6 +109,7 @@ pub(crate) fn check_args(
             (args.roi_strength.is_some(), "--roi-strength"),
             (args.roi_background.is_some(), "--roi-background"),
             (args.crf.is_some(), "--crf"),
+            (args.force, "--force"),
         ] {
             if set {
                 return Err(RunnerError::Usage(format!("{flag} needs --encode FILE")));

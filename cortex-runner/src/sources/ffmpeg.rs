@@ -6,7 +6,9 @@
 //! checked against [`FrameLimits`](cortex_core::limits::FrameLimits) before
 //! the scaler or any RGB buffer is made for it. A packet that fails to decode
 //! is counted and skipped (a damaged stretch of a recording should not end
-//! the run); the stream fails only when every packet failed. A stream whose
+//! the run); the stream fails only when every packet failed, or when the
+//! input ends inside its data (its last reads failed: a file cut short,
+//! whose frames before the cut are delivered first). A stream whose
 //! frame size changes part-way is refused: the pipeline's state (the previous
 //! frame, the sharpness baseline) is per size.
 
@@ -28,6 +30,8 @@ pub struct FfmpegSource {
     stream: usize,
     time_base: ff::Rational,
     frames_hint: Option<u64>,
+    /// The packets of the video stream an MP4's index lists (see `open`).
+    indexed: Option<u64>,
     decoder: ff::decoder::Video,
     decoded: ff::frame::Video,
     /// The converter and the input format it was made for.
@@ -39,6 +43,11 @@ pub struct FfmpegSource {
     packets: u64,
     decode_errors: u64,
     last_error: Option<String>,
+    /// Reads of the demuxer that failed since the last one that succeeded,
+    /// and the last one's error: failures right before the end mean the
+    /// input ends inside its data.
+    read_errors: u32,
+    last_read_error: Option<String>,
     eof_sent: bool,
     done: bool,
 }
@@ -75,6 +84,16 @@ impl FfmpegSource {
         let index = stream.index();
         let time_base = stream.time_base();
         let frames_hint = u64::try_from(stream.frames()).ok().filter(|&n| n > 0);
+        // An MP4's (QuickTime's) index lists every sample, each read as one
+        // packet: fewer packets than that, and the file was cut short (the
+        // demuxer reads past the cut as the end, without an error). Other
+        // containers' counts are estimates, or count dropped frames an AVI
+        // stores as empty chunks the demuxer skips.
+        let indexed = ictx
+            .format()
+            .name()
+            .split(',')
+            .any(|n| n == "mov" || n == "mp4");
         let mut ctx = ff::codec::context::Context::from_parameters(stream.parameters())
             .map_err(|e| fail(format!("stream parameters: {e}")))?;
         // Frame threads, as many as FFmpeg picks for the machine (0 = auto).
@@ -93,6 +112,7 @@ impl FfmpegSource {
             stream: index,
             time_base,
             frames_hint,
+            indexed: frames_hint.filter(|_| indexed),
             decoder,
             decoded: ff::frame::Video::empty(),
             scaler: None,
@@ -102,6 +122,8 @@ impl FfmpegSource {
             packets: 0,
             decode_errors: 0,
             last_error: None,
+            read_errors: 0,
+            last_read_error: None,
             eof_sent: false,
             done: false,
         })
@@ -134,7 +156,6 @@ impl FfmpegSource {
         let again = ff::Error::Other {
             errno: ff::error::EAGAIN,
         };
-        let mut read_errors = 0u32;
         loop {
             match self.decoder.receive_frame(&mut self.decoded) {
                 Ok(()) => return self.convert().map(Some),
@@ -153,7 +174,7 @@ impl FfmpegSource {
             }
             let mut packet = ff::Packet::empty();
             match packet.read(&mut self.input) {
-                Ok(()) => read_errors = 0,
+                Ok(()) => self.read_errors = 0,
                 Err(ff::Error::Eof) => {
                     self.eof_sent = true;
                     // Draining: the decoder hands out what it still holds.
@@ -161,8 +182,9 @@ impl FfmpegSource {
                     continue;
                 }
                 Err(e) => {
-                    read_errors += 1;
-                    if read_errors >= MAX_READ_ERRORS {
+                    self.read_errors += 1;
+                    self.last_read_error = Some(e.to_string());
+                    if self.read_errors >= MAX_READ_ERRORS {
                         return Err(self.fail(format!("reading failed: {e}")));
                     }
                     continue;
@@ -180,8 +202,27 @@ impl FfmpegSource {
         }
     }
 
-    /// At the end: a stream whose every packet failed is an error.
+    /// The input ends inside its data: the demuxer's reads failed up to
+    /// its end, or it read fewer packets than an MP4's index lists.
+    fn truncated(&self) -> SourceError {
+        let listed = self
+            .indexed
+            .filter(|&n| n > self.packets)
+            .map_or_else(String::new, |n| format!(" of the {n} its index lists"));
+        self.fail(format!(
+            "truncated: the file ends inside its data after {} packets of the video stream{listed} (last read error: {})",
+            self.packets,
+            self.last_read_error.as_deref().unwrap_or("unknown")
+        ))
+    }
+
+    /// At the end: a stream whose every packet failed is an error, and so
+    /// is an input whose last reads failed (it ends before its data does:
+    /// a truncated file).
     fn finish(&mut self) -> Result<(), SourceError> {
+        if self.read_errors > 0 || self.indexed.is_some_and(|n| self.packets < n) {
+            return Err(self.truncated());
+        }
         if self.next == 0 && self.packets > 0 && self.decode_errors >= self.packets {
             let last = self.last_error.take().unwrap_or_default();
             return Err(self.fail(format!(

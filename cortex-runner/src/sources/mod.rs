@@ -239,11 +239,68 @@ pub(crate) fn until_end(
     next
 }
 
+/// What an `--input` value names, known without opening it.
+enum Input<'a> {
+    Stdin,
+    Images(ImageSource),
+    Y4m(&'a Path),
+    /// A video file, URL or camera, with the backend that opens it.
+    Video(VideoOpener),
+}
+
+/// Opens a video input (its backend in this build).
+type VideoOpener = fn(&str) -> Result<Box<dyn FrameSource + Send>, SourceError>;
+
+/// What `input` names, from its text and the file system's metadata
+/// alone: nothing is opened (a FIFO would block until a writer comes).
+/// A directory or glob is listed (its frames are opened one at a time
+/// later).
+fn classify(input: &str) -> Result<Input<'_>, SourceError> {
+    if input == "-" {
+        return Ok(Input::Stdin);
+    }
+    if let Some(camera) = input.strip_prefix("camera:") {
+        return video_opener(input, Some(camera)).map(Input::Video);
+    }
+    if input.contains("://") {
+        return url_opener(input).map(Input::Video);
+    }
+    if input.contains(['*', '?']) {
+        return ImageSource::from_glob(input).map(Input::Images);
+    }
+    let path = Path::new(input);
+    if !path.exists() {
+        return Err(SourceError::NotFound(path.to_path_buf()));
+    }
+    if path.is_dir() {
+        return ImageSource::from_dir(path).map(Input::Images);
+    }
+    match extension(path).as_deref() {
+        Some("y4m") => Ok(Input::Y4m(path)),
+        Some(e) if images::is_image_extension(e) => {
+            Ok(Input::Images(ImageSource::from_files(vec![
+                path.to_path_buf()
+            ])))
+        }
+        _ => video_opener(input, None).map(Input::Video),
+    }
+}
+
+/// Checks what can be checked of an `--input` value without opening it —
+/// the path exists, a directory or glob holds frames, this build reads the
+/// kind of input — so that a mistyped command line is refused before any
+/// stream starts. [`open`] checks the same, then opens.
+pub fn check(input: &str) -> Result<(), SourceError> {
+    classify(input).map(|_| ())
+}
+
 /// Opens the source an `--input` value names (see the module table);
 /// `None` is the synthetic clip of `width × height`. `stdin` is what `-`
 /// reads. Everything that can be checked before the first frame (the path
 /// exists, a directory holds frames, a Y4M header is valid and supported)
 /// is checked here, so a bad input fails before any output is produced.
+/// Opening a FIFO waits for its writer: open each input of a multi-input
+/// run on its own thread.
 pub fn open(
     input: Option<&str>,
     synthetic_size: (usize, usize),
@@ -252,37 +309,17 @@ pub fn open(
     let Some(input) = input else {
         return Ok(Box::new(synthetic(synthetic_size, None)?));
     };
-    if input == "-" {
-        return Ok(Box::new(Y4mSource::new("stdin", stdin)?));
-    }
-    if let Some(camera) = input.strip_prefix("camera:") {
-        return open_video(input, Some(camera));
-    }
-    if input.contains("://") {
-        return open_url(input);
-    }
-    if input.contains(['*', '?']) {
-        return Ok(Box::new(ImageSource::from_glob(input)?));
-    }
-    let path = Path::new(input);
-    if !path.exists() {
-        return Err(SourceError::NotFound(path.to_path_buf()));
-    }
-    if path.is_dir() {
-        return Ok(Box::new(ImageSource::from_dir(path)?));
-    }
-    match extension(path).as_deref() {
-        Some("y4m") => {
+    match classify(input)? {
+        Input::Stdin => Ok(Box::new(Y4mSource::new("stdin", stdin)?)),
+        Input::Images(images) => Ok(Box::new(images)),
+        Input::Y4m(path) => {
             let file = std::fs::File::open(path).map_err(|source| SourceError::Io {
                 what: input.to_string(),
                 source,
             })?;
             Ok(Box::new(Y4mSource::new(input, Box::new(file))?))
         }
-        Some(e) if images::is_image_extension(e) => {
-            Ok(Box::new(ImageSource::from_files(vec![path.to_path_buf()])))
-        }
-        _ => open_video(input, None),
+        Input::Video(open) => open(input),
     }
 }
 
@@ -307,46 +344,52 @@ fn extension(path: &Path) -> Option<String> {
 }
 
 #[cfg(feature = "ffmpeg")]
-fn open_url(input: &str) -> Result<Box<dyn FrameSource + Send>, SourceError> {
-    Ok(Box::new(FfmpegSource::open(input)?))
+fn url_opener(_: &str) -> Result<VideoOpener, SourceError> {
+    Ok(|input| Ok(Box::new(FfmpegSource::open(input)?)))
 }
 
 #[cfg(not(feature = "ffmpeg"))]
-fn open_url(input: &str) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+fn url_opener(input: &str) -> Result<VideoOpener, SourceError> {
     Err(SourceError::Unsupported(format!(
         "{input}: URLs need a build with `--features ffmpeg`"
     )))
 }
 
-#[cfg(feature = "ffmpeg")]
-fn open_video(
-    input: &str,
-    camera: Option<&str>,
-) -> Result<Box<dyn FrameSource + Send>, SourceError> {
-    match camera {
-        #[cfg(feature = "opencv")]
-        Some(camera) => Ok(Box::new(VideoSource::open(input, Some(camera))?)),
-        #[cfg(not(feature = "opencv"))]
-        Some(_) => Err(SourceError::Unsupported(format!(
-            "{input}: cameras by number need a build with `--features opencv` (FFmpeg reads a device by its path or URL)"
-        ))),
-        None => Ok(Box::new(FfmpegSource::open(input)?)),
-    }
-}
-
-#[cfg(all(feature = "opencv", not(feature = "ffmpeg")))]
-fn open_video(
-    input: &str,
-    camera: Option<&str>,
-) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+/// OpenCV's `VideoCapture`: a camera by number (`camera:N`) or a file.
+#[cfg(feature = "opencv")]
+fn opencv_open(input: &str) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    let camera = input.strip_prefix("camera:");
     Ok(Box::new(VideoSource::open(input, camera)?))
 }
 
+#[cfg(feature = "ffmpeg")]
+fn video_opener(input: &str, camera: Option<&str>) -> Result<VideoOpener, SourceError> {
+    match camera {
+        None => Ok(|input| Ok(Box::new(FfmpegSource::open(input)?))),
+        Some(_) => camera_opener(input),
+    }
+}
+
+/// Cameras by number go to OpenCV, also when FFmpeg reads the files.
+#[cfg(all(feature = "ffmpeg", feature = "opencv"))]
+fn camera_opener(_: &str) -> Result<VideoOpener, SourceError> {
+    Ok(opencv_open)
+}
+
+#[cfg(all(feature = "ffmpeg", not(feature = "opencv")))]
+fn camera_opener(input: &str) -> Result<VideoOpener, SourceError> {
+    Err(SourceError::Unsupported(format!(
+        "{input}: cameras by number need a build with `--features opencv` (FFmpeg reads a device by its path or URL)"
+    )))
+}
+
+#[cfg(all(feature = "opencv", not(feature = "ffmpeg")))]
+fn video_opener(_: &str, _camera: Option<&str>) -> Result<VideoOpener, SourceError> {
+    Ok(opencv_open)
+}
+
 #[cfg(not(any(feature = "opencv", feature = "ffmpeg")))]
-fn open_video(
-    input: &str,
-    _camera: Option<&str>,
-) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+fn video_opener(input: &str, _camera: Option<&str>) -> Result<VideoOpener, SourceError> {
     Err(SourceError::Unsupported(format!(
         "{input}: not a .y4m file, an image or a directory of images; video files need a build with `--features ffmpeg` (cameras `--features opencv`) (or pipe through `ffmpeg -i {input} -f yuv4mpegpipe -`)"
     )))

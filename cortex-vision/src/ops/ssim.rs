@@ -86,8 +86,8 @@ impl SceneParams {
 pub struct SceneChange {
     /// Whether this frame starts a new scene.
     pub changed: bool,
-    /// SSIM against the previous frame; `None` when there was no comparable
-    /// previous frame (first frame, or a resolution change).
+    /// SSIM against the previous frame, in `[-1, 1]`; `None` when there was
+    /// no comparable previous frame (first frame, or a resolution change).
     pub ssim: Option<f64>,
 }
 
@@ -139,7 +139,9 @@ pub fn ssim(a: &GrayImage, b: &GrayImage) -> Result<f64, OpsError> {
     with_ssim_scratch(|scratch| ssim_with(a, b, SsimVariant::Gaussian, scratch))
 }
 
-/// SSIM of two gray images of the same size with caller-owned working memory.
+/// SSIM of two gray images of the same size with caller-owned working memory:
+/// a value in `[-1, 1]` on every shape (1 for identical images), each value
+/// of the SSIM map clamped to that range before the mean (see `ssim_row`).
 ///
 /// # Errors
 /// [`OpsError::Empty`] for empty images, [`OpsError::SizeMismatch`] for
@@ -476,7 +478,14 @@ multiversion! {
 multiversion! {
     /// The SSIM map of one row from the filtered quantities, with OpenCV's
     /// grouping of the `f32` operations:
-    /// `(2μ₁μ₂ + C1)(2σ₁₂ + C2) / ((μ₁² + μ₂² + C1)(σ₁² + σ₂² + C2))`.
+    /// `(2μ₁μ₂ + C1)(2σ₁₂ + C2) / ((μ₁² + μ₂² + C1)(σ₁² + σ₂² + C2))`,
+    /// clamped to `[-1, 1]`. The exact formula never leaves that range, but
+    /// in `f32` the variances are differences of two nearly equal numbers
+    /// (`E[a²] − μ²`, up to 65 025 with an ulp of 1/128): in a nearly flat
+    /// window their rounding is of the order of `C2` itself, and the value
+    /// comes out above 1 (1.00025 on a 1×1 frame of two different pixels).
+    /// Clamping each value keeps the map's mean in range, since a rounded
+    /// sum of values at most 1 is at most their count.
     fn ssim_row(mu1: &[f32], mu2: &[f32], sq: &[f32], prod: &[f32], out: &mut [f32]) {
         let n = out.len();
         let (mu1, mu2, sq, prod) = (&mu1[..n], &mu2[..n], &sq[..n], &prod[..n]);
@@ -486,7 +495,7 @@ multiversion! {
             let m11 = mu1[x] * mu1[x] + mu2[x] * mu2[x];
             let num = (2.0 * m12 + c1) * (2.0 * (prod[x] - m12) + c2);
             let den = (m11 + c1) * ((sq[x] - m11) + c2);
-            out[x] = num / den;
+            out[x] = (num / den).clamp(-1.0, 1.0);
         }
     }
 }
@@ -607,7 +616,9 @@ multiversion! {
             let vxy = cov_norm * (sxy - sx * sy);
             let num = (2.0 * sx * sy + C1) * (2.0 * vxy + C2);
             let den = (sx * sx + sy * sy + C1) * (vx + vy + C2);
-            num / den
+            // In range, as the Gaussian map (see `ssim_row`): the variances
+            // are differences of rounded means.
+            (num / den).clamp(-1.0, 1.0)
         };
         let mut lanes = [0f64; 4];
         let full = n / 4 * 4;
@@ -731,6 +742,27 @@ mod tests {
         let small = GrayImage::zeros((6, 9));
         let mut scratch = SsimScratch::default();
         assert!(ssim_with(&small, &small, SsimVariant::SkImage, &mut scratch).is_err());
+    }
+
+    #[test]
+    fn every_one_pixel_pair_stays_in_range() {
+        // A 1×1 window is flat: only rounding makes its variances non-zero,
+        // and before the clamp it pushed 248 of these 65 536 pairs above 1
+        // (up to 1.00046).
+        let mut scratch = SsimScratch::default();
+        for p in 0..=255u8 {
+            for q in 0..=255u8 {
+                let (a, b) = (
+                    GrayImage::from_elem((1, 1), p),
+                    GrayImage::from_elem((1, 1), q),
+                );
+                let s = ssim_with(&a, &b, SsimVariant::Gaussian, &mut scratch).unwrap();
+                assert!((-1.0..=1.0).contains(&s), "{p} vs {q}: {s}");
+                if p == q {
+                    assert_eq!(s, 1.0);
+                }
+            }
+        }
     }
 
     #[test]

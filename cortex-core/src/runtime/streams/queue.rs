@@ -43,6 +43,10 @@ pub(crate) struct State<T> {
     /// rather than from pushes.
     pub(crate) pull: bool,
     pub(crate) end: Option<StreamEnd>,
+    /// How the stream ends once its input is closed and its waiting frames
+    /// have run: [`StreamEnd::Finished`] unless the input said it failed
+    /// (`LiveInput::fail`).
+    pub(crate) closing: Option<StreamEnd>,
     pub(crate) next_index: u64,
     pub(crate) last_index: Option<u64>,
     pub(crate) counters: Counters,
@@ -53,6 +57,13 @@ impl<T> State<T> {
     /// from).
     pub(crate) fn has_work(&self) -> bool {
         self.end.is_none() && (!self.items.is_empty() || (self.pull && self.open))
+    }
+
+    /// Ends a closed stream whose waiting frames have run: as its input
+    /// said when it closed, [`StreamEnd::Finished`] by default.
+    pub(crate) fn end_closed(&mut self) {
+        let why = self.closing.take().unwrap_or(StreamEnd::Finished);
+        self.end_with(why);
     }
 
     /// Ends the stream with `why` (the first reason wins), discarding the

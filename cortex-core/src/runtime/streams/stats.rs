@@ -16,8 +16,9 @@ pub enum StreamEnd {
     /// [`StreamPool::remove`](super::StreamPool::remove) stopped it; frames
     /// still waiting were discarded.
     Removed,
-    /// Its source returned an error (the text); the frames before it were
-    /// finished.
+    /// Its source returned an error, or its live input was closed with
+    /// [`LiveInput::fail`](super::LiveInput::fail) (the text); the frames
+    /// before it were finished.
     SourceFailed(String),
     /// Its source panicked (the message); the frames before it were
     /// finished.

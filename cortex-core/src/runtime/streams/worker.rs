@@ -143,7 +143,7 @@ where
     }
     s.scheduled = false;
     if !s.open && s.items.is_empty() {
-        s.end_with(StreamEnd::Finished);
+        s.end_closed();
     }
     let ended = s.end.is_some();
     drop(s);
