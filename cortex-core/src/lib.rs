@@ -6,7 +6,8 @@
 //!
 //! Layers, one folder each, each importing only from the ones before it:
 //! [`model`] (spec, IR, plans, weights) → [`passes`] (checks, diagnostics,
-//! DCE, islands, buffers, schedules) → [`tools`] (listing, DOT/Mermaid) →
+//! DCE, islands, buffers, schedules) → [`lower`] (the program a pipeline
+//! runs, as data) → [`tools`] (listing, DOT/Mermaid) →
 //! `runtime` (traits, engines, flow control, observer, profiler; feature
 //! `runtime`, on by default). [`limits`] is the resource policy every layer
 //! may consult. The modules users name are re-exported at the crate root
@@ -21,6 +22,7 @@ pub mod limits;
 #[cfg(test)]
 mod fixtures;
 
+pub mod lower;
 pub mod model;
 pub mod passes;
 #[cfg(feature = "runtime")]
