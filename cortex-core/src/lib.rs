@@ -33,7 +33,8 @@ pub use model::{access, ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag, memory, rates, schedule};
 #[cfg(feature = "runtime")]
 pub use runtime::{
-    autotune, error, heap, hold, observe, pipeline, plan_cache, profile, stream, streams, strip,
+    autotune, dynamic, error, heap, hold, observe, pipeline, plan_cache, profile, stream, streams,
+    strip,
 };
 pub use tools::{export, viz};
 

@@ -24,13 +24,22 @@ pub fn l2_library_spec() -> GraphSpec {
         .input("frame", "RgbFrame")
         .state("_prev_gray", "GrayImage", "GrayImage::zeros((0, 0))")
         .state("_sharpness", "BlurVerdict", "BlurVerdict::INITIAL")
-        .mode("BALANCED", [("wc", 0.4), ("wt", 0.3), ("ws", 0.2), ("wm", 0.1)])
-        .mode("POWER_SAVE", [("wc", 0.7), ("wt", 0.3), ("ws", 0.0), ("wm", 0.0)])
+        .mode(
+            "BALANCED",
+            [("wc", 0.4), ("wt", 0.3), ("ws", 0.2), ("wm", 0.1)],
+        )
+        .mode(
+            "POWER_SAVE",
+            [("wc", 0.7), ("wt", 0.3), ("ws", 0.0), ("wm", 0.0)],
+        )
         .rate("text", 4)
         .trigger("scene.changed")
         .rate("regions", 4)
         .trigger("scene.changed")
-        .mode("TEXT_FOCUS", [("wc", 0.2), ("wt", 0.6), ("ws", 0.2), ("wm", 0.0)])
+        .mode(
+            "TEXT_FOCUS",
+            [("wc", 0.2), ("wt", 0.6), ("ws", 0.2), ("wm", 0.0)],
+        )
         .node("gray", "ops::to_gray_into", [n("frame"), b()])
         .ty("GrayImage")
         .compilable()
@@ -46,17 +55,29 @@ pub fn l2_library_spec() -> GraphSpec {
         .fallible()
         .node("blur", "blur_verdict", ["laplacian", "scene", "_sharpness"])
         .compilable()
-        .node("center", "ops::center_crop_into", [n("gray"), c("&CenterParams::DEFAULT"), b()])
+        .node(
+            "center",
+            "ops::center_crop_into",
+            [n("gray"), c("&CenterParams::DEFAULT"), b()],
+        )
         .ty("ScoreMap")
         .compilable()
         .strip(StripShape::Map)
         .weight_key("wc")
         .fallible()
-        .node("text", "ops::text_roi::text_map_into", [n("gray"), c("&TextRoiParams::DEFAULT"), b()])
+        .node(
+            "text",
+            "ops::text_roi::text_map_into",
+            [n("gray"), c("&TextRoiParams::DEFAULT"), b()],
+        )
         .ty("ScoreMap")
         .weight_key("wt")
         .fallible()
-        .node("saliency", "ops::saliency_dft_into", [n("gray"), c("&SaliencyParams::DEFAULT"), b()])
+        .node(
+            "saliency",
+            "ops::saliency_dft_into",
+            [n("gray"), c("&SaliencyParams::DEFAULT"), b()],
+        )
         .ty("ScoreMap")
         .compilable()
         .weight_key("ws")
@@ -74,13 +95,24 @@ pub fn l2_library_spec() -> GraphSpec {
         .node(
             "fused",
             "ops::score_fusion_into",
-            [n("center"), n("text"), n("saliency"), n("motion"), n("weights"), b()],
+            [
+                n("center"),
+                n("text"),
+                n("saliency"),
+                n("motion"),
+                n("weights"),
+                b(),
+            ],
         )
         .ty("ScoreMap")
         .compilable()
         .strip(StripShape::Map)
         .fallible()
-        .node("roi", "ops::encode_roi_into", [n("frame"), n("fused"), c("&EncoderParams::DEFAULT"), b()])
+        .node(
+            "roi",
+            "ops::encode_roi_into",
+            [n("frame"), n("fused"), c("&EncoderParams::DEFAULT"), b()],
+        )
         .ty("EncodedRoi")
         .external()
         .fallible()

@@ -179,15 +179,14 @@ fn unit_steps(
 
 /// The end of a mode's frame: outputs, state commits, held values,
 /// forgotten holds, the frame count.
-fn commits(
-    ir: &GraphIr,
-    plan: &Plan,
-    rated: Option<&RatedMode>,
-    forgets: &[usize],
-) -> Vec<Step> {
+fn commits(ir: &GraphIr, plan: &Plan, rated: Option<&RatedMode>, forgets: &[usize]) -> Vec<Step> {
     let conditional = |id: NodeId| {
         rated.is_some_and(|r| {
-            r.phases.conditional.get(id as usize).copied().unwrap_or(false)
+            r.phases
+                .conditional
+                .get(id as usize)
+                .copied()
+                .unwrap_or(false)
         })
     };
     let mut steps: Vec<Step> = outputs(ir);

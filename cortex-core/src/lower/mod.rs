@@ -220,15 +220,23 @@ impl Frame {
         for step in &self.steps {
             match step {
                 Step::Call { node, .. } => out.push(*node),
-                Step::Group { group, .. } => {
-                    out.extend(self.fusion.groups.get(*group).into_iter().flat_map(|g| g.nodes.iter()))
-                }
+                Step::Group { group, .. } => out.extend(
+                    self.fusion
+                        .groups
+                        .get(*group)
+                        .into_iter()
+                        .flat_map(|g| g.nodes.iter()),
+                ),
                 Step::Wave(units) => {
                     for u in units {
                         match u {
                             Unit::Call(n) => out.push(*n),
                             Unit::Group(g) => out.extend(
-                                self.fusion.groups.get(*g).into_iter().flat_map(|g| g.nodes.iter()),
+                                self.fusion
+                                    .groups
+                                    .get(*g)
+                                    .into_iter()
+                                    .flat_map(|g| g.nodes.iter()),
                             ),
                         }
                     }

@@ -54,7 +54,10 @@ impl Program {
             write_frame(ir, out, "sequential", &mode.sequential)?;
             if let Some(p) = &mode.parallel {
                 if mode.rates.is_some() {
-                    writeln!(out, "  parallel: as sequential (the phase is decided mid-frame)")?;
+                    writeln!(
+                        out,
+                        "  parallel: as sequential (the phase is decided mid-frame)"
+                    )?;
                 } else {
                     write_frame(ir, out, "parallel", p)?;
                 }
@@ -112,7 +115,11 @@ fn write_frame(ir: &GraphIr, out: &mut String, title: &str, frame: &Frame) -> fm
                 let q = if optional { "?" } else { "" };
                 format!("output {}{q}", name(*node))
             }
-            Step::CommitState { state, node, when: w } => format!(
+            Step::CommitState {
+                state,
+                node,
+                when: w,
+            } => format!(
                 "commit {} <- {}{}",
                 ir.states.get(*state as usize).map_or("?", |s| &*s.name),
                 name(*node),
@@ -127,9 +134,7 @@ fn write_frame(ir: &GraphIr, out: &mut String, title: &str, frame: &Frame) -> fm
             Step::NextFrame => "next frame".to_string(),
         };
         match (lines.last_mut(), line.split_once(' ')) {
-            (Some(last), Some((head @ ("output" | "forget"), rest)))
-                if last.starts_with(head) =>
-            {
+            (Some(last), Some((head @ ("output" | "forget"), rest))) if last.starts_with(head) => {
                 let rest = rest.trim_start_matches("held value ");
                 last.push(' ');
                 last.push_str(rest);
