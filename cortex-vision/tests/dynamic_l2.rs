@@ -3,7 +3,7 @@
 //! [`DynPipeline`] over the ops of [`l2_ops`] — gives bit for bit what the
 //! macro-compiled L2 gives, on every mode, on mode switches (held values
 //! forgotten and recomputed), on run-time weights and after a failing
-//! frame; over the synthetic clip, and over the first frames of OpenCV's
+//! frame, sequentially and wave by wave; over the synthetic clip, and over the first frames of OpenCV's
 //! `vtest.avi` when it and `ffmpeg` are installed.
 
 use std::process::Command;
@@ -70,16 +70,22 @@ fn assert_same(frame: usize, compiled: &L2Outputs, dynamic: &DynOutputs) {
 fn compare(frames: &[RgbFrame], modes: &[L2Mode]) {
     let mut compiled = L2::new();
     let mut dynamic = run_time_l2();
+    let mut parallel = run_time_l2();
     for (i, frame) in frames.iter().enumerate() {
         let mode = modes[i % modes.len()];
         let want = compiled.run(mode, frame).expect("compiled frame");
         let input: Value = Arc::new(frame.clone());
         let got = dynamic
-            .run(mode as usize, &[input])
+            .run(mode as usize, std::slice::from_ref(&input))
             .expect("run-time frame");
         assert_same(i, &want, &got);
         assert_eq!(dynamic.holds(), compiled.holds(), "frame {i}: holds");
         assert_eq!(dynamic.frame_index(), compiled.frame_index());
+        let got = parallel
+            .run_parallel(mode as usize, &[input])
+            .expect("parallel frame");
+        assert_same(i, &want, &got);
+        assert_eq!(parallel.holds(), compiled.holds(), "frame {i}: holds");
     }
 }
 

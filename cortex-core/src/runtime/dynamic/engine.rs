@@ -287,13 +287,38 @@ impl DynPipeline {
         let Some(m) = shared.program.modes.get(mode) else {
             return Err(PipelineError::Internal("no such mode"));
         };
-        self.run_frame(
-            &shared,
-            &m.sequential,
-            Sel::Mode(mode),
-            &shared.mode_weights[mode],
-            inputs,
-        )
+        let w = &shared.mode_weights[mode];
+        self.run_frame(&shared, &m.sequential, Sel::Mode(mode), w, inputs, false)
+    }
+
+    /// [`run`](Self::run) with the independent nodes of each wave at once
+    /// on the worker pool (a rated mode decides its phase mid-frame, so its
+    /// nodes run one after the other); the same outputs, states and holds.
+    pub fn run_parallel(
+        &mut self,
+        mode: usize,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        let shared = self.shared.clone();
+        let Some(m) = shared.program.modes.get(mode) else {
+            return Err(PipelineError::Internal("no such mode"));
+        };
+        let frame = m.parallel.as_ref().unwrap_or(&m.sequential);
+        let w = &shared.mode_weights[mode];
+        self.run_frame(&shared, frame, Sel::Mode(mode), w, inputs, true)
+    }
+
+    /// [`run_weights`](Self::run_weights) wave by wave on the worker pool.
+    pub fn run_weights_parallel(
+        &mut self,
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        let plan = self.weights_plan(weights)?;
+        let shared = self.shared.clone();
+        let rt = &shared.program.run_time;
+        let frame = rt.parallel.as_ref().unwrap_or(&rt.sequential);
+        self.run_frame(&shared, frame, Sel::Plan(&plan), weights, inputs, true)
     }
 
     /// Runs one frame with a weight table chosen at run time: its zero
@@ -319,7 +344,7 @@ impl DynPipeline {
         plan.validate(&self.shared.ir)?;
         let shared = self.shared.clone();
         let frame = &shared.program.run_time.sequential;
-        self.run_frame(&shared, frame, Sel::Plan(plan), weights, inputs)
+        self.run_frame(&shared, frame, Sel::Plan(plan), weights, inputs, false)
     }
 
     /// The plan of a weight table's zero pattern.
@@ -347,6 +372,7 @@ impl DynPipeline {
         sel: Sel<'_>,
         weights: &Weights,
         inputs: &[Value],
+        parallel: bool,
     ) -> Result<DynOutputs, PipelineError> {
         if inputs.len() != sh.ir.inputs.len() {
             return Err(PipelineError::Internal(
@@ -392,17 +418,29 @@ impl DynPipeline {
                     }
                 }
                 Step::Wave(units) => {
+                    // A group first (its members read each other), then the
+                    // wave's single nodes, which read none of its values.
+                    let mut singles: SmallVec<[NodeId; 8]> = SmallVec::new();
                     for unit in units {
-                        let nodes = match unit {
-                            Unit::Call(n) => std::slice::from_ref(n),
+                        match unit {
+                            Unit::Call(n) if phase.is_live(*n) => singles.push(*n),
+                            Unit::Call(_) => {}
                             Unit::Group(g) => {
-                                frame.fusion.groups.get(*g).map_or(&[][..], |g| &g.nodes)
+                                let members =
+                                    frame.fusion.groups.get(*g).map_or(&[][..], |g| &g.nodes);
+                                for &node in members {
+                                    if phase.is_live(node) {
+                                        self.call(sh, node, weights, inputs)?;
+                                    }
+                                }
                             }
-                        };
-                        for &node in nodes {
-                            if phase.is_live(node) {
-                                self.call(sh, node, weights, inputs)?;
-                            }
+                        }
+                    }
+                    if parallel && singles.len() > 1 {
+                        self.call_wave(sh, &singles, weights, inputs)?;
+                    } else {
+                        for &node in &singles {
+                            self.call(sh, node, weights, inputs)?;
                         }
                     }
                 }
@@ -534,42 +572,80 @@ impl DynPipeline {
     ) -> Result<(), PipelineError> {
         let i = id as usize;
         let mut out = self.values[i].take();
-        let result = {
-            let node = &sh.ir.nodes[i];
-            let mut args: SmallVec<[Option<&Value>; 8]> = SmallVec::with_capacity(node.args.len());
-            for (a, arg) in node.args.iter().enumerate() {
-                args.push(match arg {
-                    Arg::Value(Endpoint::Input(x)) => inputs.get(*x as usize),
-                    Arg::Value(Endpoint::State(s)) => self.states.get(*s as usize),
-                    Arg::Value(Endpoint::Node(p)) => self.visible(*p),
-                    Arg::Const(_) => sh.consts[i][a].as_ref(),
-                    Arg::Weights | Arg::Buffer => None,
-                });
-            }
-            let mut call = Call {
-                node: sh.names[i],
-                args: &args,
-                weights,
-                out: &mut out,
-                set: false,
-            };
-            let result = (sh.ops[i])(&mut call);
-            let set = call.set;
-            result.and_then(|()| {
+        let result = self.invoke(sh, id, &mut out, weights, inputs);
+        self.values[i] = out;
+        self.ran[i] = result.is_ok();
+        result
+    }
+
+    /// Calls node `id`'s op into `out`, reading the values computed so far.
+    fn invoke(
+        &self,
+        sh: &Shared,
+        id: NodeId,
+        out: &mut Option<Value>,
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<(), PipelineError> {
+        let i = id as usize;
+        let node = &sh.ir.nodes[i];
+        let mut args: SmallVec<[Option<&Value>; 8]> = SmallVec::with_capacity(node.args.len());
+        for (a, arg) in node.args.iter().enumerate() {
+            args.push(match arg {
+                Arg::Value(Endpoint::Input(x)) => inputs.get(*x as usize),
+                Arg::Value(Endpoint::State(s)) => self.states.get(*s as usize),
+                Arg::Value(Endpoint::Node(p)) => self.visible(*p),
+                Arg::Const(_) => sh.consts[i][a].as_ref(),
+                Arg::Weights | Arg::Buffer => None,
+            });
+        }
+        let mut call = Call {
+            node: sh.names[i],
+            args: &args,
+            weights,
+            out,
+            set: false,
+        };
+        let result = (sh.ops[i])(&mut call);
+        let set = call.set;
+        result
+            .and_then(|()| {
                 if set {
                     Ok(())
                 } else {
                     Err(format!("op `{}` gave it no value", node.op).into())
                 }
             })
-        };
-        self.values[i] = out;
-        match result {
-            Ok(()) => {
-                self.ran[i] = true;
-                Ok(())
+            .map_err(|e| PipelineError::node(sh.names[i], e))
+    }
+
+    /// The single nodes of one wave at once on the worker pool, each into
+    /// its own value; the first error in wave order fails the frame.
+    fn call_wave(
+        &mut self,
+        sh: &Shared,
+        nodes: &[NodeId],
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<(), PipelineError> {
+        use rayon::prelude::*;
+        let mut outs: Vec<(NodeId, Option<Value>)> = nodes
+            .iter()
+            .map(|&n| (n, self.values[n as usize].take()))
+            .collect();
+        let this = &*self;
+        let results: Vec<Result<(), PipelineError>> = outs
+            .par_iter_mut()
+            .map(|(n, out)| this.invoke(sh, *n, out, weights, inputs))
+            .collect();
+        let mut first = Ok(());
+        for ((n, out), r) in outs.into_iter().zip(results) {
+            self.values[n as usize] = out;
+            self.ran[n as usize] = r.is_ok();
+            if first.is_ok() {
+                first = r;
             }
-            Err(e) => Err(PipelineError::node(sh.names[i], e)),
         }
+        first
     }
 }
