@@ -223,3 +223,91 @@ fn every_mode_matches_the_compiled_l2_on_vtest() {
         &[L2Mode::Balanced, ps, ps, ps, ps, ps, L2Mode::TextFocus],
     );
 }
+
+/// The L2 graph file shipped in `examples/graphs/l2.json`.
+const L2_FILE: &str = include_str!("../../examples/graphs/l2.json");
+
+#[test]
+fn the_l2_graph_file_is_the_compiled_l2() {
+    use cortex_core::dynamic::GraphFile;
+    use cortex_core::lower::lower;
+    let file = GraphFile::parse(L2_FILE).expect("reads");
+    let mut from_file = file.build(&l2_ops()).expect("builds");
+    // The same graph (names, types, calls, edges, keys, outputs) and the
+    // same program (fused groups from the strip forms, waves, stages,
+    // buffers) as the macro's.
+    assert_eq!(from_file.ir().fingerprint(), L2::ir().fingerprint());
+    let compiled_program = lower(L2::ir(), &L2::MODE_PLANS, true);
+    assert_eq!(
+        from_file.program().text(from_file.ir()),
+        compiled_program.text(L2::ir())
+    );
+    let mut compiled = L2::new();
+    let ps = L2Mode::PowerSave;
+    for (i, frame) in demo_clip(10, 128, 96).iter().enumerate() {
+        let mode = [L2Mode::Balanced, ps, ps, ps, ps, ps, L2Mode::TextFocus][i % 7];
+        let want = compiled.run(mode, frame).expect("compiled frame");
+        let got = from_file
+            .run(mode as usize, &[Arc::new(frame.clone())])
+            .expect("file frame");
+        assert_same(i, &want, &got);
+    }
+}
+
+#[test]
+fn mistakes_in_a_graph_file_name_their_line_and_node() {
+    use cortex_core::dynamic::GraphFile;
+    let line_of = |needle: &str| {
+        L2_FILE
+            .lines()
+            .position(|l| l.contains(needle))
+            .expect("in file")
+            + 1
+    };
+    // An unknown name: the macro's diagnostic, at the node's line.
+    let bad = L2_FILE.replace(
+        r#""args": ["laplacian", "scene", "_sharpness"]"#,
+        r#""args": ["laplacian", "scen", "_sharpness"]"#,
+    );
+    let err = GraphFile::parse(&bad)
+        .expect("reads")
+        .build(&l2_ops())
+        .expect_err("refused");
+    let blur = line_of(r#""name": "blur", "op""#);
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert_eq!(err.problems[0].0, blur, "{err}");
+    assert!(
+        err.problems[0].1.starts_with("node `blur`: ") && err.problems[0].1.contains("`scene`"),
+        "{err}"
+    );
+    // An op no registry knows, with the closest one.
+    let bad = L2_FILE.replace("ops::blur_detector", "ops::blur_detect");
+    let err = GraphFile::parse(&bad)
+        .expect("reads")
+        .build(&l2_ops())
+        .expect_err("refused");
+    assert_eq!(
+        err.problems[0].0,
+        line_of(r#""name": "laplacian""#),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("did you mean `ops::blur_detector`"),
+        "{err}"
+    );
+    // A field of the wrong kind: the line of the value.
+    let bad = L2_FILE.replace(
+        r#""every": 4, "trigger": "scene.changed" },"#,
+        r#""every": "4", "trigger": "scene.changed" },"#,
+    );
+    let err = GraphFile::parse(&bad).expect_err("refused");
+    assert_eq!(
+        err.problems[0].0,
+        line_of(r#""node": "text", "every""#),
+        "{err}"
+    );
+    // Not JSON at all.
+    let err = GraphFile::parse("{\n  \"name\": \"L2\",\n  oops\n}").expect_err("refused");
+    assert_eq!(err.problems[0].0, 3, "{err}");
+}

@@ -1,6 +1,6 @@
 //! Pipelines built at run time: a graph made with
-//! [`GraphSpec::builder`](crate::model::spec::GraphSpec::builder) (or loaded
-//! from a file) whose nodes call ops a registry knows ([`Ops`]), checked by
+//! [`GraphSpec::builder`](crate::model::spec::GraphSpec::builder) or read
+//! from a JSON file ([`GraphFile`]) whose nodes call ops a registry knows ([`Ops`]), checked by
 //! the macro's own rules, lowered to the same
 //! [`Program`](crate::lower::Program) and run by [`DynPipeline`].
 //!
@@ -13,10 +13,12 @@
 //! trades buffers with it, as generated code does.
 
 mod engine;
+mod file;
 mod ops;
 mod outputs;
 
 pub use engine::{BuildError, DynPipeline};
+pub use file::{FileError, GraphFile};
 pub use ops::{Call, OpFn, Ops, Value};
 pub use outputs::DynOutputs;
 
