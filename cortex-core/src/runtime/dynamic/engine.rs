@@ -254,6 +254,11 @@ impl DynPipeline {
         self.shared.ir.mode_index(name)
     }
 
+    /// The weight table of mode `mode`.
+    pub fn mode_weights(&self, mode: usize) -> Option<&Weights> {
+        self.shared.mode_weights.get(mode)
+    }
+
     /// Frames that succeeded since it was built or reset.
     pub fn frame_index(&self) -> u64 {
         self.frame

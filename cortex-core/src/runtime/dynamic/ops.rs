@@ -19,12 +19,17 @@ pub type OpFn = dyn Fn(&mut Call<'_>) -> Result<(), NodeFailure> + Send + Sync;
 /// Reads a `bool` field of a value of a registered type.
 type FlagFn = dyn Fn(&(dyn Any + Send + Sync)) -> Option<bool> + Send + Sync;
 
-/// The ops, constants and trigger fields a run-time graph may name.
+/// Shows a value of a registered type as JSON.
+type ShowFn = dyn Fn(&(dyn Any + Send + Sync)) -> Option<serde_json::Value> + Send + Sync;
+
+/// The ops, constants and trigger fields a run-time graph may name, and
+/// how to show the values of its types.
 #[derive(Clone, Default)]
 pub struct Ops {
     ops: HashMap<String, Arc<OpFn>>,
     constants: HashMap<String, Value>,
     flags: HashMap<(TypeId, String), Arc<FlagFn>>,
+    shows: HashMap<TypeId, Arc<ShowFn>>,
 }
 
 impl std::fmt::Debug for Ops {
@@ -79,6 +84,40 @@ impl Ops {
         self
     }
 
+    /// Registers how a value of type `T` is shown (in the runner's JSON
+    /// lines, for one): what it means to a reader, not every byte.
+    pub fn show<T: Any + Send + Sync>(&mut self, show: fn(&T) -> serde_json::Value) -> &mut Self {
+        let f = move |v: &(dyn Any + Send + Sync)| v.downcast_ref::<T>().map(show);
+        self.shows.insert(TypeId::of::<T>(), Arc::new(f));
+        self
+    }
+
+    /// `value` as JSON, when its type was registered with
+    /// [`show`](Self::show); a `f64`, `f32`, `bool`, integer or `String`
+    /// shows as itself; anything else is `null`.
+    pub fn to_json(&self, value: &Value) -> serde_json::Value {
+        let v: &(dyn Any + Send + Sync) = &**value;
+        if let Some(show) = self.shows.get(&v.type_id()) {
+            return show(v).unwrap_or_default();
+        }
+        use serde_json::Value as J;
+        if let Some(x) = v.downcast_ref::<f64>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<f32>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<bool>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<u64>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<i64>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<String>() {
+            J::from(x.as_str())
+        } else {
+            J::Null
+        }
+    }
+
     /// Every op and constant of `other`, replacing those of the same name.
     pub fn extend(&mut self, other: &Ops) -> &mut Self {
         self.ops
@@ -87,6 +126,8 @@ impl Ops {
             .extend(other.constants.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.flags
             .extend(other.flags.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.shows
+            .extend(other.shows.iter().map(|(k, v)| (*k, v.clone())));
         self
     }
 
