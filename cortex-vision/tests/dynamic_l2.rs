@@ -10,7 +10,6 @@ use std::process::Command;
 use std::sync::Arc;
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
-use cortex_core::pipeline::Pipeline;
 use cortex_core::Weights;
 use cortex_vision::l2::{demo_clip, BlurVerdict, L2Mode, L2Outputs, L2};
 use cortex_vision::l2_ops::l2_ops;
