@@ -208,3 +208,64 @@ fn unknown_names_are_diagnostics_at_the_node() {
     let err = DynPipeline::new(&spec, &ops).expect_err("unknown name");
     assert_eq!(err.diagnostics, check(&spec).diagnostics);
 }
+
+/// A filled value's allocation is reused on the next frame once nothing
+/// holds it any more, and a state written by it trades buffers with it.
+#[test]
+fn filled_values_reuse_their_buffers() {
+    let spec = GraphSpec::builder("Fill")
+        .input("x", "u64")
+        .state("_prev", "Vec<u64>", "Vec::new()")
+        .node(
+            "v",
+            "fill",
+            [
+                cortex_core::spec::ArgSpec::from("x"),
+                cortex_core::spec::ArgSpec::buffer(),
+            ],
+        )
+        .ty("Vec<u64>")
+        .node(
+            "w",
+            "fill2",
+            [
+                cortex_core::spec::ArgSpec::from("v"),
+                cortex_core::spec::ArgSpec::from("_prev"),
+                cortex_core::spec::ArgSpec::buffer(),
+            ],
+        )
+        .ty("Vec<u64>")
+        .write("v", "_prev")
+        .output("w", "Vec<u64>")
+        .build();
+    let mut ops = Ops::new();
+    ops.constant("Vec::new()", Vec::<u64>::new());
+    ops.op("fill", |c: &mut Call<'_>| -> Result<(), NodeFailure> {
+        let x = *c.arg::<u64>(0)?;
+        let out = c.fill::<Vec<u64>>()?;
+        out.clear();
+        out.extend((0..1000).map(|i| i + x));
+        Ok(())
+    });
+    ops.op("fill2", |c: &mut Call<'_>| -> Result<(), NodeFailure> {
+        let (v, prev) = (c.arg::<Vec<u64>>(0)?, c.arg::<Vec<u64>>(1)?);
+        let s: u64 = v.iter().chain(prev).sum();
+        let out = c.fill::<Vec<u64>>()?;
+        out.clear();
+        out.push(s);
+        Ok(())
+    });
+    let mut p = DynPipeline::new(&spec, &ops).expect("builds");
+    let mut w_ptrs = Vec::new();
+    let mut prev_sum = 0u64;
+    for x in 0..4u64 {
+        let out = p.run(0, &[Arc::new(x)]).expect("runs");
+        let w = out.get::<Vec<u64>>("w").expect("w");
+        let v_sum: u64 = (0..1000).map(|i| i + x).sum();
+        assert_eq!(w, &vec![v_sum + prev_sum]);
+        prev_sum = v_sum;
+        w_ptrs.push(w.as_ptr() as usize);
+    }
+    // `w`'s outputs were dropped each frame: its buffer came back.
+    assert!(w_ptrs.windows(2).all(|p| p[0] == p[1]), "{w_ptrs:?}");
+}
