@@ -55,7 +55,7 @@ pub use cortex_core::*;
 pub use cortex_macros::cortex_graph;
 
 #[cfg(feature = "ops")]
-pub use cortex_vision::{l2, l2_registry, ops, registry};
+pub use cortex_vision::{l2, l2_ops, l2_registry, ops, registry};
 
 #[cfg(feature = "runner")]
 pub use cortex_runner as runner;
@@ -113,4 +113,6 @@ mod guide {
     mod index {}
     #[doc = include_str!("../docs/compiler.md")]
     mod compiler {}
+    #[doc = include_str!("../docs/program.md")]
+    mod program {}
 }

@@ -7,26 +7,26 @@ use cortex::cortex_graph;
 /// A vector of samples.
 pub type V = Vec<f32>;
 
-fn load(x: &V) -> V {
+pub fn load(x: &V) -> V {
     x.clone()
 }
-fn scale(a: &V, k: f32) -> V {
+pub fn scale(a: &V, k: f32) -> V {
     a.iter().map(|v| v * k).collect()
 }
-fn add(a: &V, b: &V) -> V {
+pub fn add(a: &V, b: &V) -> V {
     a.iter().zip(b).map(|(x, y)| x + y).collect()
 }
-fn mul(a: &V, b: &V) -> V {
+pub fn mul(a: &V, b: &V) -> V {
     a.iter().zip(b).map(|(x, y)| x * y).collect()
 }
-fn blend(a: Option<&V>, b: Option<&V>, c: &V) -> V {
+pub fn blend(a: Option<&V>, b: Option<&V>, c: &V) -> V {
     let mut out = c.clone();
     for m in [a, b].into_iter().flatten() {
         out.iter_mut().zip(m).for_each(|(o, v)| *o += v);
     }
     out
 }
-fn total(a: &V) -> f32 {
+pub fn total(a: &V) -> f32 {
     a.iter().sum()
 }
 

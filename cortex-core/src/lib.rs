@@ -6,7 +6,8 @@
 //!
 //! Layers, one folder each, each importing only from the ones before it:
 //! [`model`] (spec, IR, plans, weights) → [`passes`] (checks, diagnostics,
-//! DCE, islands, buffers, schedules) → [`tools`] (listing, DOT/Mermaid) →
+//! DCE, islands, buffers, schedules) → [`lower`] (the program a pipeline
+//! runs, as data) → [`tools`] (listing, DOT/Mermaid) →
 //! `runtime` (traits, engines, flow control, observer, profiler; feature
 //! `runtime`, on by default). [`limits`] is the resource policy every layer
 //! may consult. The modules users name are re-exported at the crate root
@@ -21,6 +22,7 @@ pub mod limits;
 #[cfg(test)]
 mod fixtures;
 
+pub mod lower;
 pub mod model;
 pub mod passes;
 #[cfg(feature = "runtime")]
@@ -31,7 +33,8 @@ pub use model::{access, ir, naming, plan, spec, weights};
 pub use passes::{check, dce, diag, memory, rates, schedule};
 #[cfg(feature = "runtime")]
 pub use runtime::{
-    autotune, error, heap, hold, observe, pipeline, plan_cache, profile, stream, streams, strip,
+    autotune, dynamic, error, heap, hold, observe, pipeline, plan_cache, profile, stream, streams,
+    strip,
 };
 pub use tools::{export, viz};
 

@@ -121,6 +121,8 @@ pub struct App<P: Pipeline> {
     pub(crate) qp_map: Option<QpMapFn<P>>,
     pub(crate) default_frames: Option<u64>,
     pub(crate) parallel: Option<ParallelFns<P>>,
+    /// Ops a `run --graph` file may call besides L2's.
+    pub(crate) graph_ops: cortex_core::dynamic::Ops,
 }
 
 /// The standard streams a run uses; [`App::main`] passes the process's, tests
@@ -163,6 +165,7 @@ impl<P: Pipeline + 'static> App<P> {
             qp_map: None,
             default_frames: None,
             parallel: None,
+            graph_ops: cortex_core::dynamic::Ops::new(),
         }
     }
 

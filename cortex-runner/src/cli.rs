@@ -164,6 +164,11 @@ pub(crate) enum Command {
 
 #[derive(Args, Debug, Default)]
 pub(crate) struct RunArgs {
+    /// Run the pipeline described in FILE (JSON) instead of the compiled
+    /// one: its nodes call L2's ops and the program's own; results as JSON
+    /// lines.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) graph: Option<PathBuf>,
     /// One JSON object per frame and line instead of a table.
     #[arg(long)]
     pub(crate) json: bool,

@@ -64,6 +64,9 @@ impl<P: Pipeline + 'static> App<P> {
             Ok(cli) => cli,
             Err(e) => return clap_error(e, io.stdout),
         };
+        if let Some(Command::Run(args @ RunArgs { graph: Some(_), .. })) = &cli.command {
+            return crate::graph_file::run(&cli.common, args, &self.graph_ops, io);
+        }
         // Everything decidable from the command line is checked before the
         // input is opened.
         let mode = selected_mode::<P>(&cli.common)?;

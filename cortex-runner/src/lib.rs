@@ -33,6 +33,7 @@ mod dump;
 mod encode;
 mod error;
 mod frames;
+mod graph_file;
 pub mod l2;
 mod observer;
 mod pipelined;

@@ -33,4 +33,5 @@ mod support;
 mod cli;
 mod engine;
 mod examples;
+mod graph_file;
 mod streams;

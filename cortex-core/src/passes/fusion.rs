@@ -25,7 +25,7 @@ use crate::passes::islands::islands;
 
 /// The fused groups of one plan, and why each other compilable node is not
 /// in one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FusionPlan {
     /// The groups, ordered by their first node in topological order.
     pub groups: Vec<Group>,

@@ -1,0 +1,302 @@
+//! Lowering: the [`Program`] of a validated graph, from its IR and mode
+//! plans, each part decided by the pass that owns its rule.
+
+use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
+use crate::model::plan::Plan;
+use crate::passes::dce::plan_for_pattern;
+use crate::passes::fusion::{fused_plan, unit_waves, units, FusionPlan};
+use crate::passes::memory::BufferPlan;
+use crate::passes::rates::{gate_first, hold_slots, mode_fusion_plan, mode_rates, ModeRates};
+use crate::passes::schedule::{state_free, waves};
+
+use super::{
+    Frame, ModeProgram, Pipelined, Program, RateStep, RatedMode, RunTimeProgram, Step, Unit, When,
+};
+
+/// Lowers a validated graph: `mode_plans` are its declared modes' plans
+/// (as [`check`](crate::passes::check::check) returns them), `parallel`
+/// whether to lower the parallel and pipelined frames too.
+pub fn lower(ir: &GraphIr, mode_plans: &[Plan], parallel: bool) -> Program {
+    let slots = hold_slots(ir);
+    let modes = mode_plans
+        .iter()
+        .enumerate()
+        .take(ir.modes.len())
+        .map(|(m, p)| lower_mode(ir, m, p, &slots, parallel))
+        .collect();
+    Program {
+        name: ir.name.to_string(),
+        graph: ir.fingerprint(),
+        parallel,
+        hold_slots: slots.clone(),
+        modes,
+        run_time: lower_run_time(ir, &slots, parallel),
+    }
+}
+
+fn lower_mode(
+    ir: &GraphIr,
+    m: usize,
+    mode_plan: &Plan,
+    slots: &[NodeId],
+    parallel: bool,
+) -> ModeProgram {
+    let mode = &ir.modes[m];
+    let phases = mode_rates(ir, m);
+    let plan = match &phases {
+        Some(r) => gate_first(mode_plan, &r.gate),
+        None => mode_plan.clone(),
+    };
+    let rated = phases.map(|phases| RatedMode {
+        rates: mode
+            .rates
+            .iter()
+            .map(|r| RateStep {
+                node: r.node,
+                slot: slots.iter().position(|&s| s == r.node).unwrap_or(0),
+                every: r.every,
+            })
+            .collect(),
+        phases,
+    });
+    let forgets: Vec<usize> = (0..slots.len())
+        .filter(|&s| !mode.rates.iter().any(|r| r.node == slots[s]))
+        .collect();
+    let info = rated.as_ref().map(|r| &r.phases);
+    let commits = commits(ir, &plan, rated.as_ref(), &forgets);
+
+    // One thread: the mode's groups, its units in order, the phase decided
+    // before the first work only some phases run.
+    let fusion = mode_fusion_plan(ir, &plan, info, None);
+    let buffers = BufferPlan::sequential(ir, &fused_plan(ir, &plan, &fusion));
+    let mut steps = unit_steps(&units(ir, &plan, &fusion), &fusion, info, |_| true);
+    steps.extend(commits.iter().cloned());
+    let sequential = Frame {
+        fusion,
+        steps,
+        buffers,
+    };
+
+    let parallel_frame = parallel.then(|| match &rated {
+        Some(_) => sequential.clone(),
+        None => {
+            let fusion = mode_fusion_plan(ir, mode_plan, None, None);
+            let waves = unit_waves(ir, mode_plan, &fusion);
+            let mut at = vec![usize::MAX; ir.nodes.len()];
+            for (w, wave) in waves.iter().enumerate() {
+                for &id in wave.iter().flatten() {
+                    at[id as usize] = w;
+                }
+            }
+            let buffers = BufferPlan::from_steps(ir, mode_plan, &at);
+            let mut steps: Vec<Step> = waves
+                .iter()
+                .map(|wave| Step::Wave(wave.iter().map(|u| unit_of(u, &fusion)).collect()))
+                .collect();
+            steps.extend(commits.iter().cloned());
+            Frame {
+                fusion,
+                steps,
+                buffers,
+            }
+        }
+    });
+
+    let pipelined = parallel.then(|| {
+        let first_stage = pipelined_first_stage(ir, m, &plan, info);
+        let fusion = mode_fusion_plan(ir, &plan, info, Some(&first_stage));
+        let buffers = BufferPlan::sequential(ir, &fused_plan(ir, &plan, &fusion));
+        let all = units(ir, &plan, &fusion);
+        let in_a = |u: &Vec<NodeId>| first_stage[u[0] as usize];
+        let first = unit_steps(&all, &fusion, None, in_a);
+        let mut second = unit_steps(&all, &fusion, info, |u| !in_a(u));
+        second.extend(commits.iter().cloned());
+        Pipelined {
+            first: Frame {
+                fusion: fusion.clone(),
+                steps: first,
+                buffers: buffers.clone(),
+            },
+            second: Frame {
+                fusion,
+                steps: second,
+                buffers,
+            },
+            first_stage,
+        }
+    });
+
+    ModeProgram {
+        name: mode.name.to_string(),
+        plan,
+        rates: rated,
+        forgets,
+        sequential,
+        parallel: parallel_frame,
+        pipelined,
+    }
+}
+
+/// The unit a wave runs: a group when `unit` is one, else its node.
+fn unit_of(unit: &[NodeId], fusion: &FusionPlan) -> Unit {
+    match unit.first().and_then(|&n| fusion.group_of(n)) {
+        Some(g) => Unit::Group(g),
+        None => Unit::Call(unit.first().copied().unwrap_or_default()),
+    }
+}
+
+/// The calls and groups of the units `keep` selects, in order; in a rated
+/// mode (`rates`), the phase decided before the first work only some
+/// phases run (or after the last call when there is none).
+fn unit_steps(
+    all: &[Vec<NodeId>],
+    fusion: &FusionPlan,
+    rates: Option<&ModeRates>,
+    keep: impl Fn(&Vec<NodeId>) -> bool,
+) -> Vec<Step> {
+    let conditional = |id: NodeId| {
+        rates.is_some_and(|r| r.conditional.get(id as usize).copied().unwrap_or(false))
+    };
+    let mut decided = rates.is_none();
+    let mut steps = Vec::new();
+    for unit in all.iter().filter(|u| keep(u)) {
+        let guarded = unit.iter().any(|&n| conditional(n));
+        if guarded && !decided {
+            steps.push(Step::DecidePhase);
+            decided = true;
+        }
+        let when = if guarded { When::Phase } else { When::Always };
+        steps.push(match unit_of(unit, fusion) {
+            Unit::Group(group) => Step::Group { group, when },
+            Unit::Call(node) => Step::Call { node, when },
+        });
+    }
+    if !decided {
+        steps.push(Step::DecidePhase);
+    }
+    steps
+}
+
+/// The end of a mode's frame: outputs, state commits, held values,
+/// forgotten holds, the frame count.
+fn commits(ir: &GraphIr, plan: &Plan, rated: Option<&RatedMode>, forgets: &[usize]) -> Vec<Step> {
+    let conditional = |id: NodeId| {
+        rated.is_some_and(|r| {
+            r.phases
+                .conditional
+                .get(id as usize)
+                .copied()
+                .unwrap_or(false)
+        })
+    };
+    let mut steps: Vec<Step> = outputs(ir);
+    for (s, state) in ir.states.iter().enumerate() {
+        let state_id = s as u32;
+        steps.push(if plan.writes_state(state_id) {
+            let when = if conditional(state.writer) {
+                When::Phase
+            } else {
+                When::Always
+            };
+            Step::CommitState {
+                state: state_id,
+                node: state.writer,
+                when,
+            }
+        } else {
+            Step::ResetState { state: state_id }
+        });
+    }
+    if let Some(r) = rated {
+        steps.extend((0..r.rates.len()).map(|rate| Step::KeepHold { rate }));
+    }
+    steps.extend(forgets.iter().map(|&slot| Step::ForgetHold { slot }));
+    steps.push(Step::NextFrame);
+    steps
+}
+
+fn outputs(ir: &GraphIr) -> Vec<Step> {
+    ir.outputs
+        .iter()
+        .enumerate()
+        .map(|(index, o)| Step::Output {
+            index,
+            node: o.node,
+        })
+        .collect()
+}
+
+/// The full graph's frame for plans chosen at run time: unfused, every call
+/// guarded by the frame's plan, every hold forgotten.
+fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProgram {
+    let full = plan_for_pattern(ir, 0, "full");
+    let mut commits = outputs(ir);
+    commits.extend((0..ir.states.len()).map(|s| Step::CommitState {
+        state: s as u32,
+        node: ir.states[s].writer,
+        when: When::Plan,
+    }));
+    commits.extend((0..slots.len()).map(|slot| Step::ForgetHold { slot }));
+    commits.push(Step::NextFrame);
+    let mut steps: Vec<Step> = full
+        .order
+        .iter()
+        .map(|&node| Step::Call {
+            node,
+            when: When::Plan,
+        })
+        .collect();
+    steps.extend(commits.iter().cloned());
+    let sequential = Frame {
+        fusion: FusionPlan::default(),
+        steps,
+        buffers: BufferPlan::sequential(ir, &full),
+    };
+    let parallel = parallel.then(|| {
+        let mut steps: Vec<Step> = waves(ir, &full)
+            .into_iter()
+            .map(|w| Step::Wave(w.into_iter().map(Unit::Call).collect()))
+            .collect();
+        steps.extend(commits.iter().cloned());
+        Frame {
+            fusion: FusionPlan::default(),
+            steps,
+            buffers: BufferPlan::parallel(ir, &full),
+        }
+    });
+    RunTimeProgram {
+        full,
+        sequential,
+        parallel,
+    }
+}
+
+/// A pipelined run's first stage in mode `m` (per node): the plan's
+/// state-free work ([`state_free`]). A rated mode's first stage leaves out
+/// its rated work and every reader of a rated value: phases and held
+/// values are decided on the committed frame, in the second stage.
+pub fn pipelined_first_stage(
+    ir: &GraphIr,
+    m: usize,
+    plan: &Plan,
+    rates: Option<&ModeRates>,
+) -> Vec<bool> {
+    let mut a = state_free(ir, plan);
+    let (Some(info), Some(mode)) = (rates, ir.modes.get(m)) else {
+        return a;
+    };
+    // In topological order, so what reads a second-stage value is in the
+    // second stage too.
+    for &id in ir.topo.iter() {
+        let reads_late = ir.nodes[id as usize].args.iter().any(|arg| match arg {
+            Arg::Value(Endpoint::Node(n)) => {
+                mode.rates.iter().any(|x| x.node == *n) || (plan.is_live(*n) && !a[*n as usize])
+            }
+            _ => false,
+        });
+        if info.conditional.get(id as usize).copied().unwrap_or(false) || reads_late {
+            a[id as usize] = false;
+        }
+    }
+    a
+}

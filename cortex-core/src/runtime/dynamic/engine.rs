@@ -1,0 +1,656 @@
+//! [`DynPipeline`]: a validated graph whose nodes call registered ops,
+//! running the steps of its lowered [`Program`] one frame at a time, with
+//! states, held values and the frame count committed only once the whole
+//! frame succeeded.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use smallvec::SmallVec;
+
+use crate::lower::{lower, Frame, Program, Step, Unit, When};
+use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
+use crate::model::plan::Plan;
+use crate::model::spec::GraphSpec;
+use crate::model::weights::Weights;
+use crate::passes::check::check;
+use crate::passes::dce::{pattern_label, plan_for_pattern};
+use crate::passes::diag::{did_you_mean, Diagnostic, Loc, Severity};
+use crate::runtime::error::PipelineError;
+use crate::runtime::hold::Hold;
+
+use super::intern;
+use super::ops::{Call, OpFn, Ops, Value};
+use super::outputs::DynOutputs;
+
+/// Why a run-time graph cannot be built: the macro's diagnostics (a name
+/// that resolves to nothing, a cycle, a mode missing a weight, …) and the
+/// registry's (an op, a constant or an initial value it does not know),
+/// each at its place in the declaration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", first_error(.diagnostics))]
+pub struct BuildError {
+    /// Every diagnostic, errors and warnings, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+fn first_error(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .map_or_else(|| "invalid graph".to_string(), Diagnostic::render)
+}
+
+/// What every frame of one pipeline reads and never changes.
+struct Shared {
+    ir: GraphIr,
+    program: Program,
+    registry: Ops,
+    /// Per node: its op.
+    ops: Vec<Arc<OpFn>>,
+    /// Per node, per argument: the constant's value.
+    consts: Vec<Vec<Option<Value>>>,
+    /// Per node: its name, for errors.
+    names: Vec<&'static str>,
+    outputs: Arc<[String]>,
+    /// Per mode: its weight table.
+    mode_weights: Vec<Weights>,
+    state_init: Vec<Value>,
+    /// Per state: its writer writes no other state and is rated in no
+    /// mode, so the state may trade values with it (double-buffering).
+    swap: Vec<bool>,
+}
+
+/// A pipeline built at run time: its graph checked by the macro's rules,
+/// lowered to the same [`Program`], its nodes calling the ops of an
+/// [`Ops`] registry. Modes, weights chosen at run time (dead nodes
+/// eliminated), node rates and state follow the semantics of generated
+/// pipelines; outputs are bit-identical to a generated pipeline of the
+/// same graph calling the same functions.
+pub struct DynPipeline {
+    shared: Arc<Shared>,
+    states: Vec<Value>,
+    /// Per state: written since it was last reset to its initial value.
+    fresh: Vec<bool>,
+    holds: Vec<Hold>,
+    held: Vec<Option<Value>>,
+    frame: u64,
+    rates_on: bool,
+    /// Per node: its value of the last frame that computed it (kept so a
+    /// filled value's allocation is reused).
+    values: Vec<Option<Value>>,
+    /// Per node: computed this frame.
+    ran: Vec<bool>,
+    /// Per node: the held-value slot its consumers read this frame.
+    holding: Vec<Option<usize>>,
+    /// Plans of weight patterns met at run time.
+    plans: HashMap<u64, Arc<Plan>>,
+}
+
+impl std::fmt::Debug for DynPipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynPipeline")
+            .field("name", &self.shared.ir.name)
+            .field("frame", &self.frame)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a frame runs: a declared mode, or a plan chosen at run time.
+#[derive(Clone, Copy)]
+enum Sel<'a> {
+    Mode(usize),
+    Plan(&'a Plan),
+}
+
+impl DynPipeline {
+    /// Checks `spec` with the macro's rules, lowers it and resolves its
+    /// ops, constants and initial values in `ops`.
+    pub fn new(spec: &GraphSpec, ops: &Ops) -> Result<DynPipeline, BuildError> {
+        let checked = check(spec);
+        match checked.ir {
+            Some(ir)
+                if !checked
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.severity == Severity::Error) =>
+            {
+                DynPipeline::from_ir(ir, &checked.mode_plans, ops)
+            }
+            _ => Err(BuildError {
+                diagnostics: checked.diagnostics,
+            }),
+        }
+    }
+
+    /// A pipeline over a validated IR and its mode plans (for example a
+    /// generated pipeline's `ir()` and `MODE_PLANS`), its ops resolved in
+    /// `ops`.
+    pub fn from_ir(ir: GraphIr, mode_plans: &[Plan], ops: &Ops) -> Result<DynPipeline, BuildError> {
+        let mut diagnostics = Vec::new();
+        let mut resolved = Vec::with_capacity(ir.nodes.len());
+        let mut consts = Vec::with_capacity(ir.nodes.len());
+        for (i, node) in ir.nodes.iter().enumerate() {
+            match ops.get(&node.op) {
+                Some(op) => resolved.push(op),
+                None => {
+                    let mut d = Diagnostic::error(
+                        Loc::Node(i),
+                        format!("no op `{}` is registered (node `{}`)", node.op, node.name),
+                    );
+                    let known: Vec<&str> = ops.names().collect();
+                    if let Some(s) = did_you_mean(&node.op, known) {
+                        d = d.note(format!("help: did you mean `{s}`?"));
+                    }
+                    diagnostics.push(d);
+                }
+            }
+            let mut values = Vec::with_capacity(node.args.len());
+            for (a, arg) in node.args.iter().enumerate() {
+                values.push(match arg {
+                    Arg::Const(text) => {
+                        let v = ops.constant_value(text);
+                        if v.is_none() {
+                            diagnostics.push(Diagnostic::error(
+                                Loc::NodeArg { node: i, arg: a },
+                                format!(
+                                    "no constant `{text}` is registered (argument {a} of node `{}`)",
+                                    node.name
+                                ),
+                            ));
+                        }
+                        v
+                    }
+                    _ => None,
+                });
+            }
+            consts.push(values);
+        }
+        let mut state_init = Vec::with_capacity(ir.states.len());
+        for (i, s) in ir.states.iter().enumerate() {
+            match ops.constant_value(&s.init) {
+                Some(v) => state_init.push(v),
+                None => diagnostics.push(Diagnostic::error(
+                    Loc::State(i),
+                    format!(
+                        "no constant `{}` is registered (the initial value of state `{}`)",
+                        s.init, s.name
+                    ),
+                )),
+            }
+        }
+        if !diagnostics.is_empty() {
+            return Err(BuildError { diagnostics });
+        }
+        let program = lower(&ir, mode_plans, true);
+        let rated: Vec<NodeId> = program.hold_slots.clone();
+        let swap = ir
+            .states
+            .iter()
+            .map(|s| {
+                ir.states.iter().filter(|t| t.writer == s.writer).count() == 1
+                    && !rated.contains(&s.writer)
+            })
+            .collect();
+        let mode_weights = ir
+            .modes
+            .iter()
+            .map(|m| {
+                ir.weight_keys
+                    .iter()
+                    .zip(m.weights.iter())
+                    .fold(Weights::new(), |w, (k, v)| w.with(k.to_string(), *v))
+            })
+            .collect();
+        let n = ir.nodes.len();
+        let shared = Shared {
+            names: ir.nodes.iter().map(|n| intern(&n.name)).collect(),
+            outputs: ir
+                .outputs
+                .iter()
+                .map(|o| ir.node(o.node).name.to_string())
+                .collect(),
+            ops: resolved,
+            consts,
+            mode_weights,
+            swap,
+            state_init,
+            registry: ops.clone(),
+            program,
+            ir,
+        };
+        Ok(DynPipeline {
+            states: shared.state_init.clone(),
+            fresh: vec![false; shared.ir.states.len()],
+            holds: shared
+                .program
+                .hold_slots
+                .iter()
+                .map(|&n| Hold::new(n))
+                .collect(),
+            held: vec![None; shared.program.hold_slots.len()],
+            frame: 0,
+            rates_on: true,
+            values: vec![None; n],
+            ran: vec![false; n],
+            holding: vec![None; n],
+            plans: HashMap::new(),
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// The validated graph.
+    pub fn ir(&self) -> &GraphIr {
+        &self.shared.ir
+    }
+
+    /// The program it runs.
+    pub fn program(&self) -> &Program {
+        &self.shared.program
+    }
+
+    /// The index of the mode declared `name`.
+    pub fn mode(&self, name: &str) -> Option<usize> {
+        self.shared.ir.mode_index(name)
+    }
+
+    /// The weight table of mode `mode`.
+    pub fn mode_weights(&self, mode: usize) -> Option<&Weights> {
+        self.shared.mode_weights.get(mode)
+    }
+
+    /// Frames that succeeded since it was built or reset.
+    pub fn frame_index(&self) -> u64 {
+        self.frame
+    }
+
+    /// The rated nodes' held values (see `Pipeline::holds`).
+    pub fn holds(&self) -> &[Hold] {
+        &self.holds
+    }
+
+    /// `false`: rated nodes run on every frame in every mode (holds kept
+    /// current), for comparisons.
+    pub fn set_rates(&mut self, on: bool) {
+        self.rates_on = on;
+    }
+
+    /// Back to the state before the first frame: initial states, nothing
+    /// held, frame count 0.
+    pub fn reset(&mut self) {
+        self.states.clone_from(&self.shared.state_init);
+        self.fresh.fill(false);
+        self.holds.iter_mut().for_each(Hold::forget);
+        self.held.fill(None);
+        self.frame = 0;
+    }
+
+    /// Runs one frame in declared mode `mode` (an index into the IR's
+    /// modes), `inputs` in declaration order.
+    pub fn run(&mut self, mode: usize, inputs: &[Value]) -> Result<DynOutputs, PipelineError> {
+        let shared = self.shared.clone();
+        let Some(m) = shared.program.modes.get(mode) else {
+            return Err(PipelineError::Internal("no such mode"));
+        };
+        let w = &shared.mode_weights[mode];
+        self.run_frame(&shared, &m.sequential, Sel::Mode(mode), w, inputs, false)
+    }
+
+    /// [`run`](Self::run) with the independent nodes of each wave at once
+    /// on the worker pool (a rated mode decides its phase mid-frame, so its
+    /// nodes run one after the other); the same outputs, states and holds.
+    pub fn run_parallel(
+        &mut self,
+        mode: usize,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        let shared = self.shared.clone();
+        let Some(m) = shared.program.modes.get(mode) else {
+            return Err(PipelineError::Internal("no such mode"));
+        };
+        let frame = m.parallel.as_ref().unwrap_or(&m.sequential);
+        let w = &shared.mode_weights[mode];
+        self.run_frame(&shared, frame, Sel::Mode(mode), w, inputs, true)
+    }
+
+    /// [`run_weights`](Self::run_weights) wave by wave on the worker pool.
+    pub fn run_weights_parallel(
+        &mut self,
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        let plan = self.weights_plan(weights)?;
+        let shared = self.shared.clone();
+        let rt = &shared.program.run_time;
+        let frame = rt.parallel.as_ref().unwrap_or(&rt.sequential);
+        self.run_frame(&shared, frame, Sel::Plan(&plan), weights, inputs, true)
+    }
+
+    /// Runs one frame with a weight table chosen at run time: its zero
+    /// pattern's plan (computed once, then cached), every node of it on
+    /// every frame.
+    pub fn run_weights(
+        &mut self,
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        let plan = self.weights_plan(weights)?;
+        self.run_plan(&plan, weights, inputs)
+    }
+
+    /// Runs one frame of an explicit plan (checked against the graph
+    /// before anything runs) with `weights`.
+    pub fn run_plan(
+        &mut self,
+        plan: &Plan,
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        plan.validate(&self.shared.ir)?;
+        let shared = self.shared.clone();
+        let frame = &shared.program.run_time.sequential;
+        self.run_frame(&shared, frame, Sel::Plan(plan), weights, inputs, false)
+    }
+
+    /// The plan of a weight table's zero pattern.
+    fn weights_plan(&mut self, weights: &Weights) -> Result<Arc<Plan>, PipelineError> {
+        let ir = &self.shared.ir;
+        let pattern = weights.zero_pattern(&ir.weight_keys)?;
+        if let Some(p) = self.plans.get(&pattern) {
+            return Ok(p.clone());
+        }
+        let plan = plan_for_pattern(ir, pattern, pattern_label(pattern, ir.weight_keys.len()));
+        if let Some(&o) = plan.missing_outputs.first() {
+            return Err(PipelineError::OutputEliminated {
+                output: self.shared.names[o as usize],
+            });
+        }
+        let plan = Arc::new(plan);
+        self.plans.insert(pattern, plan.clone());
+        Ok(plan)
+    }
+
+    fn run_frame(
+        &mut self,
+        sh: &Shared,
+        frame: &Frame,
+        sel: Sel<'_>,
+        weights: &Weights,
+        inputs: &[Value],
+        parallel: bool,
+    ) -> Result<DynOutputs, PipelineError> {
+        if inputs.len() != sh.ir.inputs.len() {
+            return Err(PipelineError::Internal(
+                "a run-time pipeline was given another number of inputs than it declares",
+            ));
+        }
+        self.ran.fill(false);
+        self.holding.fill(None);
+        let now = self.frame;
+        let rated = match sel {
+            Sel::Mode(m) => sh.program.modes[m].rates.as_ref(),
+            Sel::Plan(_) => None,
+        };
+        let due: SmallVec<[bool; 6]> = rated.map_or_else(SmallVec::new, |r| {
+            r.rates
+                .iter()
+                .map(|x| !self.rates_on || self.holds[x.slot].due(now, x.every))
+                .collect()
+        });
+        let mut phase: &Plan = match sel {
+            Sel::Mode(m) => &sh.program.modes[m].plan,
+            Sel::Plan(p) => p,
+        };
+        let mut mask = 0u64;
+        let mut outputs: Vec<Option<Value>> = vec![None; sh.ir.outputs.len()];
+        for step in &frame.steps {
+            match step {
+                Step::Call { node, when } => {
+                    if *when == When::Always || phase.is_live(*node) {
+                        self.call(sh, *node, weights, inputs)?;
+                    }
+                }
+                Step::Group { group, when } => {
+                    for &node in frame
+                        .fusion
+                        .groups
+                        .get(*group)
+                        .map_or(&[][..], |g| &g.nodes)
+                    {
+                        if *when == When::Always || phase.is_live(node) {
+                            self.call(sh, node, weights, inputs)?;
+                        }
+                    }
+                }
+                Step::Wave(units) => {
+                    // A group first (its members read each other), then the
+                    // wave's single nodes, which read none of its values.
+                    let mut singles: SmallVec<[NodeId; 8]> = SmallVec::new();
+                    for unit in units {
+                        match unit {
+                            Unit::Call(n) if phase.is_live(*n) => singles.push(*n),
+                            Unit::Call(_) => {}
+                            Unit::Group(g) => {
+                                let members =
+                                    frame.fusion.groups.get(*g).map_or(&[][..], |g| &g.nodes);
+                                for &node in members {
+                                    if phase.is_live(node) {
+                                        self.call(sh, node, weights, inputs)?;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    if parallel && singles.len() > 1 {
+                        self.call_wave(sh, &singles, weights, inputs)?;
+                    } else {
+                        for &node in &singles {
+                            self.call(sh, node, weights, inputs)?;
+                        }
+                    }
+                }
+                Step::DecidePhase => {
+                    let (Some(r), Sel::Mode(m)) = (rated, sel) else {
+                        continue;
+                    };
+                    for (i, rate) in r.rates.iter().enumerate() {
+                        if due[i] || self.trigger(sh, m, i, inputs)? {
+                            continue;
+                        }
+                        mask |= 1 << i;
+                        self.holding[rate.node as usize] = Some(rate.slot);
+                    }
+                    phase = r
+                        .phases
+                        .phases
+                        .get(mask as usize)
+                        .ok_or(PipelineError::Internal(
+                            "a phase outside the mode's phase plans",
+                        ))?;
+                }
+                Step::Output { index, node } => {
+                    let v = self.visible(*node).cloned();
+                    if v.is_none() && !sh.ir.outputs[*index].optional {
+                        return Err(PipelineError::Internal("an output is missing"));
+                    }
+                    outputs[*index] = v;
+                }
+                Step::CommitState { state, node, when } => {
+                    if *when == When::Plan && !phase.writes_state(*state) {
+                        self.reset_state(sh, *state);
+                    } else if let Some(v) = self.visible(*node).cloned() {
+                        let s = *state as usize;
+                        let old = std::mem::replace(&mut self.states[s], v);
+                        self.fresh[s] = true;
+                        if sh.swap[s] && self.ran[*node as usize] {
+                            // The state's last value becomes the writer's
+                            // buffer for the next frame.
+                            self.values[*node as usize] = Some(old);
+                        }
+                    }
+                }
+                Step::ResetState { state } => self.reset_state(sh, *state),
+                Step::KeepHold { rate } => {
+                    if let Some(r) = rated.and_then(|r| r.rates.get(*rate)) {
+                        let id = r.node as usize;
+                        if self.ran[id] {
+                            self.held[r.slot] = self.values[id].clone();
+                            self.holds[r.slot].computed_at = Some(now);
+                        }
+                        self.holds[r.slot].held_last_frame = mask & (1 << rate) != 0;
+                    }
+                }
+                Step::ForgetHold { slot } => {
+                    if let Some(h) = self.holds.get_mut(*slot) {
+                        h.forget();
+                        self.held[*slot] = None;
+                    }
+                }
+                Step::NextFrame => self.frame = self.frame.wrapping_add(1),
+            }
+        }
+        Ok(DynOutputs {
+            names: sh.outputs.clone(),
+            values: outputs,
+        })
+    }
+
+    fn reset_state(&mut self, sh: &Shared, state: u32) {
+        let s = state as usize;
+        if self.fresh[s] {
+            self.states[s] = sh.state_init[s].clone();
+            self.fresh[s] = false;
+        }
+    }
+
+    /// Node `id`'s value this frame: computed, or held.
+    fn visible(&self, id: NodeId) -> Option<&Value> {
+        let i = id as usize;
+        if self.ran[i] {
+            self.values[i].as_ref()
+        } else {
+            self.held[self.holding[i]?].as_ref()
+        }
+    }
+
+    /// Whether rate `rate` of mode `m`'s trigger is true this frame.
+    fn trigger(
+        &self,
+        sh: &Shared,
+        m: usize,
+        rate: usize,
+        inputs: &[Value],
+    ) -> Result<bool, PipelineError> {
+        let r = &sh.ir.modes[m].rates[rate];
+        let Some(t) = &r.trigger else {
+            return Ok(false);
+        };
+        let value = match t.source {
+            Endpoint::Node(n) => self.visible(n),
+            Endpoint::State(s) => self.states.get(s as usize),
+            Endpoint::Input(x) => inputs.get(x as usize),
+        };
+        let fields: SmallVec<[&str; 2]> = t.fields.iter().map(|f| &**f).collect();
+        value
+            .and_then(|v| sh.registry.read_flag(&**v, &fields))
+            .ok_or_else(|| {
+                let path: Vec<&str> = std::iter::once(sh.ir.endpoint_name(t.source))
+                    .chain(fields)
+                    .collect();
+                PipelineError::node(
+                    sh.names[r.node as usize],
+                    format!(
+                        "its trigger `{}` is not a `bool` or a registered `bool` field",
+                        path.join(".")
+                    ),
+                )
+            })
+    }
+
+    /// Calls node `id`'s op; its value is kept only when the op set it.
+    fn call(
+        &mut self,
+        sh: &Shared,
+        id: NodeId,
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<(), PipelineError> {
+        let i = id as usize;
+        let mut out = self.values[i].take();
+        let result = self.invoke(sh, id, &mut out, weights, inputs);
+        self.values[i] = out;
+        self.ran[i] = result.is_ok();
+        result
+    }
+
+    /// Calls node `id`'s op into `out`, reading the values computed so far.
+    fn invoke(
+        &self,
+        sh: &Shared,
+        id: NodeId,
+        out: &mut Option<Value>,
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<(), PipelineError> {
+        let i = id as usize;
+        let node = &sh.ir.nodes[i];
+        let mut args: SmallVec<[Option<&Value>; 8]> = SmallVec::with_capacity(node.args.len());
+        for (a, arg) in node.args.iter().enumerate() {
+            args.push(match arg {
+                Arg::Value(Endpoint::Input(x)) => inputs.get(*x as usize),
+                Arg::Value(Endpoint::State(s)) => self.states.get(*s as usize),
+                Arg::Value(Endpoint::Node(p)) => self.visible(*p),
+                Arg::Const(_) => sh.consts[i][a].as_ref(),
+                Arg::Weights | Arg::Buffer => None,
+            });
+        }
+        let mut call = Call {
+            node: sh.names[i],
+            args: &args,
+            weights,
+            out,
+            set: false,
+        };
+        let result = (sh.ops[i])(&mut call);
+        let set = call.set;
+        result
+            .and_then(|()| {
+                if set {
+                    Ok(())
+                } else {
+                    Err(format!("op `{}` gave it no value", node.op).into())
+                }
+            })
+            .map_err(|e| PipelineError::node(sh.names[i], e))
+    }
+
+    /// The single nodes of one wave at once on the worker pool, each into
+    /// its own value; the first error in wave order fails the frame.
+    fn call_wave(
+        &mut self,
+        sh: &Shared,
+        nodes: &[NodeId],
+        weights: &Weights,
+        inputs: &[Value],
+    ) -> Result<(), PipelineError> {
+        use rayon::prelude::*;
+        let mut outs: Vec<(NodeId, Option<Value>)> = nodes
+            .iter()
+            .map(|&n| (n, self.values[n as usize].take()))
+            .collect();
+        let this = &*self;
+        let results: Vec<Result<(), PipelineError>> = outs
+            .par_iter_mut()
+            .map(|(n, out)| this.invoke(sh, *n, out, weights, inputs))
+            .collect();
+        let mut first = Ok(());
+        for ((n, out), r) in outs.into_iter().zip(results) {
+            self.values[n as usize] = out;
+            self.ran[n as usize] = r.is_ok();
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+}

@@ -1,0 +1,379 @@
+//! Graph files: a pipeline described in JSON — inputs, states (with the
+//! node written into each), modes (weights and rates), nodes (op,
+//! arguments, type, strip form, weight key) and outputs — read into a
+//! [`GraphSpec`] and built into a [`DynPipeline`]. Every error names the
+//! line of the declaration it is about and what is declared there (`node
+//! `gray``), with the diagnostics the macro gives for the same mistake.
+//!
+//! JSON rather than TOML: `serde_json` is already the engine's and the
+//! runner's, it keeps a span for each declaration (`RawValue` borrows the
+//! text, so its offset is its line), and every language writes it.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::model::access::StripShape;
+use crate::model::spec::{
+    ArgSpec, GraphSpec, InputSpec, ModeSpec, NodeSpec, OutputSpec, RateSpec, StateSpec, WriteSpec,
+    WEIGHTS_ARG,
+};
+use crate::passes::diag::{Loc, Severity};
+
+use super::engine::DynPipeline;
+use super::ops::Ops;
+
+/// Why a graph file cannot be read or built: each problem with the line
+/// it is on (1-based).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", render(.problems))]
+pub struct FileError {
+    /// `(line, message)`, in the order found.
+    pub problems: Vec<(usize, String)>,
+}
+
+fn render(problems: &[(usize, String)]) -> String {
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|(line, m)| format!("line {line}: {m}"))
+        .collect();
+    lines.join("\n")
+}
+
+/// A graph file, read: the declaration and where each part was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphFile {
+    /// The pipeline as declared.
+    pub spec: GraphSpec,
+    lines: Lines,
+}
+
+/// The line of each declaration, by its index in the spec's lists.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Lines {
+    inputs: Vec<usize>,
+    states: Vec<usize>,
+    /// Per write: the line of the state declaring it.
+    writes: Vec<usize>,
+    modes: Vec<usize>,
+    nodes: Vec<usize>,
+    outputs: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Top<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    inputs: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    states: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    modes: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    nodes: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    outputs: Vec<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InputDecl {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateDecl {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    init: String,
+    /// The node whose value the state keeps (`from -> name;`).
+    from: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModeDecl {
+    name: String,
+    #[serde(default)]
+    weights: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    rates: Vec<RateDecl>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateDecl {
+    node: String,
+    every: u32,
+    #[serde(default)]
+    trigger: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeDecl {
+    name: String,
+    op: String,
+    #[serde(default)]
+    args: Vec<ArgDecl>,
+    #[serde(rename = "type", default)]
+    ty: Option<String>,
+    #[serde(default)]
+    compilable: Compilable,
+    #[serde(default)]
+    weight_key: Option<String>,
+    #[serde(default)]
+    fallible: bool,
+}
+
+/// An argument: a name (`"weights"` is the weight table, `"&mut <node>"`
+/// the node's own buffer) or `{"const": "<expression>"}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ArgDecl {
+    Name(String),
+    Const {
+        #[serde(rename = "const")]
+        value: String,
+    },
+}
+
+/// `"compilable"`: `false` (an external call, the default), `true`, or
+/// the strip form it declares, `"map"` or `"reduce"`.
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum Compilable {
+    #[default]
+    No,
+    Flag(bool),
+    Form(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutputDecl {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(default)]
+    optional: bool,
+}
+
+impl GraphFile {
+    /// Reads a graph file's text. Checks its form only; [`build`](Self::build)
+    /// checks the graph.
+    pub fn parse(text: &str) -> Result<GraphFile, FileError> {
+        let one = |line: usize, message: String| FileError {
+            problems: vec![(line, message)],
+        };
+        let top: Top<'_> = serde_json::from_str(text).map_err(|e| one(e.line(), e.to_string()))?;
+        let line_of = |raw: &RawValue| {
+            let offset = (raw.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+            text.get(..offset)
+                .map_or(1, |t| t.matches('\n').count() + 1)
+        };
+        let mut problems = Vec::new();
+        let mut spec = GraphSpec {
+            name: top.name,
+            ..GraphSpec::default()
+        };
+        let mut lines = Lines::default();
+        // Each declaration parsed alone, so an error in one names its line
+        // and the others are still read.
+        fn decl<'a, T: Deserialize<'a>>(
+            raw: &'a RawValue,
+            line: usize,
+            what: &str,
+            problems: &mut Vec<(usize, String)>,
+        ) -> Option<T> {
+            serde_json::from_str(raw.get())
+                .map_err(|e| problems.push((line + e.line() - 1, format!("{what}: {e}"))))
+                .ok()
+        }
+        for raw in top.inputs {
+            let line = line_of(raw);
+            if let Some(d) = decl::<InputDecl>(raw, line, "input", &mut problems) {
+                spec.inputs.push(InputSpec {
+                    name: d.name,
+                    ty: d.ty,
+                });
+                lines.inputs.push(line);
+            }
+        }
+        for raw in top.states {
+            let line = line_of(raw);
+            if let Some(d) = decl::<StateDecl>(raw, line, "state", &mut problems) {
+                spec.writes.push(WriteSpec {
+                    from: d.from,
+                    to: d.name.clone(),
+                });
+                lines.writes.push(line);
+                spec.states.push(StateSpec {
+                    name: d.name,
+                    ty: d.ty,
+                    init: d.init,
+                });
+                lines.states.push(line);
+            }
+        }
+        for raw in top.modes {
+            let line = line_of(raw);
+            let Some(d) = decl::<ModeDecl>(raw, line, "mode", &mut problems) else {
+                continue;
+            };
+            let mut weights = Vec::new();
+            for (k, v) in d.weights {
+                match v.as_f64() {
+                    Some(x) => weights.push((k, x)),
+                    None => problems.push((
+                        line,
+                        format!("mode `{}`: weight `{k}` = {v} is not a number", d.name),
+                    )),
+                }
+            }
+            let rates = d
+                .rates
+                .into_iter()
+                .map(|r| RateSpec {
+                    node: r.node,
+                    every: r.every,
+                    trigger: r.trigger.map(|t| {
+                        let mut parts = t.split('.').map(str::to_string);
+                        let source = parts.next().unwrap_or_default();
+                        (source, parts.collect())
+                    }),
+                })
+                .collect();
+            spec.modes.push(ModeSpec {
+                name: d.name,
+                weights,
+                rates,
+            });
+            lines.modes.push(line);
+        }
+        for raw in top.nodes {
+            let line = line_of(raw);
+            let Some(d) = decl::<NodeDecl>(raw, line, "node", &mut problems) else {
+                continue;
+            };
+            let (compilable, strip) = match d.compilable {
+                Compilable::No | Compilable::Flag(false) => (false, None),
+                Compilable::Flag(true) => (true, None),
+                Compilable::Form(f) if f == "map" => (true, Some(StripShape::Map)),
+                Compilable::Form(f) if f == "reduce" => (true, Some(StripShape::Reduction)),
+                Compilable::Form(f) => {
+                    problems.push((
+                        line,
+                        format!(
+                            "node `{}`: `compilable` is true, false, \"map\" or \"reduce\", not \"{f}\"",
+                            d.name
+                        ),
+                    ));
+                    (true, None)
+                }
+            };
+            let own_buffer = format!("&mut {}", d.name);
+            let args = d
+                .args
+                .into_iter()
+                .map(|a| match a {
+                    ArgDecl::Name(n) if n == WEIGHTS_ARG => ArgSpec::Weights,
+                    ArgDecl::Name(n) if n.split_whitespace().eq(own_buffer.split_whitespace()) => {
+                        ArgSpec::Buffer
+                    }
+                    ArgDecl::Name(n) => ArgSpec::Name(n),
+                    ArgDecl::Const { value } => ArgSpec::Const(value),
+                })
+                .collect();
+            let mut node = NodeSpec {
+                compilable,
+                strip,
+                weight_key: d.weight_key,
+                fallible: d.fallible,
+                ty: d.ty,
+                ..NodeSpec::new(d.name, d.op, Vec::<ArgSpec>::new())
+            };
+            node.args = args;
+            node.source = node.dsl_source();
+            spec.nodes.push(node);
+            lines.nodes.push(line);
+        }
+        for raw in top.outputs {
+            let line = line_of(raw);
+            if let Some(d) = decl::<OutputDecl>(raw, line, "output", &mut problems) {
+                spec.outputs.push(OutputSpec {
+                    name: d.name,
+                    ty: d.ty,
+                    optional: d.optional,
+                });
+                lines.outputs.push(line);
+            }
+        }
+        if problems.is_empty() {
+            Ok(GraphFile { spec, lines })
+        } else {
+            Err(FileError { problems })
+        }
+    }
+
+    /// Checks the graph with the macro's rules and builds it over the ops
+    /// of `ops`; every error (warnings left out) at its line.
+    pub fn build(&self, ops: &Ops) -> Result<DynPipeline, FileError> {
+        DynPipeline::new(&self.spec, ops).map_err(|e| FileError {
+            problems: e
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .map(|d| {
+                    let (line, what) = self.place(d.loc);
+                    (line, format!("{what}: {}", d.render()))
+                })
+                .collect(),
+        })
+    }
+
+    /// The line of a diagnostic's place and what is declared there.
+    fn place(&self, loc: Loc) -> (usize, String) {
+        let s = &self.spec;
+        let at = |lines: &[usize], i: usize| lines.get(i).copied().unwrap_or(1);
+        let named = |kind: &str, name: Option<&String>| {
+            format!("{kind} `{}`", name.map_or("?", String::as_str))
+        };
+        match loc {
+            Loc::Pipeline => (1, format!("pipeline `{}`", s.name)),
+            Loc::Input(i) => (
+                at(&self.lines.inputs, i),
+                named("input", s.inputs.get(i).map(|x| &x.name)),
+            ),
+            Loc::State(i) => (
+                at(&self.lines.states, i),
+                named("state", s.states.get(i).map(|x| &x.name)),
+            ),
+            Loc::Node(i) | Loc::NodeArg { node: i, .. } | Loc::NodeWeightKey(i) => (
+                at(&self.lines.nodes, i),
+                named("node", s.nodes.get(i).map(|x| &x.name)),
+            ),
+            Loc::WriteFrom(i) | Loc::WriteTo(i) => (
+                at(&self.lines.writes, i),
+                named("state", s.writes.get(i).map(|x| &x.to)),
+            ),
+            Loc::Mode(i)
+            | Loc::ModeKey { mode: i, .. }
+            | Loc::ModeValue { mode: i, .. }
+            | Loc::ModeRate { mode: i, .. }
+            | Loc::ModeRateEvery { mode: i, .. }
+            | Loc::ModeRateTrigger { mode: i, .. } => (
+                at(&self.lines.modes, i),
+                named("mode", s.modes.get(i).map(|x| &x.name)),
+            ),
+            Loc::Output(i) => (
+                at(&self.lines.outputs, i),
+                named("output", s.outputs.get(i).map(|x| &x.name)),
+            ),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Pipelines built at run time: a graph made with
+//! [`GraphSpec::builder`](crate::model::spec::GraphSpec::builder) or read
+//! from a JSON file ([`GraphFile`]) whose nodes call ops a registry knows ([`Ops`]), checked by
+//! the macro's own rules, lowered to the same
+//! [`Program`](crate::lower::Program) and run by [`DynPipeline`].
+//!
+//! Values between nodes are type-erased: each is a [`Value`]
+//! (`Arc<dyn Any + Send + Sync>`), so one value feeds any number of
+//! consumers, outputs, states and held values without a copy, and an op
+//! downcasts its arguments to the types it expects ([`Call::arg`]). A
+//! filled node's value is reused frame after frame when nothing else holds
+//! it any more ([`Call::fill`]), and a state written by a filled value
+//! trades buffers with it, as generated code does.
+
+mod engine;
+mod file;
+mod ops;
+mod outputs;
+
+pub use engine::{BuildError, DynPipeline};
+pub use file::{FileError, GraphFile};
+pub use ops::{Call, OpFn, Ops, Value};
+pub use outputs::DynOutputs;
+
+/// A name that lives as long as the program, for
+/// [`PipelineError::Node`](crate::runtime::error::PipelineError::Node):
+/// each distinct name is kept once, however many pipelines are built.
+pub(crate) fn intern(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&n) = names.get(name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}

@@ -1,0 +1,257 @@
+//! The registry of what a run-time graph may name: ops (by the path a node
+//! calls), constants (by the expression a node passes or a state starts
+//! from) and the `bool` fields a rate's trigger reads.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::model::weights::Weights;
+use crate::runtime::error::NodeFailure;
+
+/// A value between run-time nodes: shared, immutable, of any type.
+pub type Value = Arc<dyn Any + Send + Sync>;
+
+/// An op: computes one node's value from its [`Call`], by
+/// [`Call::put`] or by filling [`Call::fill`].
+pub type OpFn = dyn Fn(&mut Call<'_>) -> Result<(), NodeFailure> + Send + Sync;
+
+/// Reads a `bool` field of a value of a registered type.
+type FlagFn = dyn Fn(&(dyn Any + Send + Sync)) -> Option<bool> + Send + Sync;
+
+/// Shows a value of a registered type as JSON.
+type ShowFn = dyn Fn(&(dyn Any + Send + Sync)) -> Option<serde_json::Value> + Send + Sync;
+
+/// The ops, constants and trigger fields a run-time graph may name, and
+/// how to show the values of its types.
+#[derive(Clone, Default)]
+pub struct Ops {
+    ops: HashMap<String, Arc<OpFn>>,
+    constants: HashMap<String, Value>,
+    flags: HashMap<(TypeId, String), Arc<FlagFn>>,
+    shows: HashMap<TypeId, Arc<ShowFn>>,
+}
+
+impl std::fmt::Debug for Ops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut ops: Vec<&String> = self.ops.keys().collect();
+        ops.sort();
+        f.debug_struct("Ops")
+            .field("ops", &ops)
+            .field("constants", &self.constants.len())
+            .finish()
+    }
+}
+
+impl Ops {
+    /// An empty registry.
+    pub fn new() -> Ops {
+        Ops::default()
+    }
+
+    /// Registers `op` under `name`, the path a node calls (e.g.
+    /// `ops::to_gray_into`); a later registration under the same name
+    /// replaces it.
+    pub fn op(
+        &mut self,
+        name: impl Into<String>,
+        op: impl Fn(&mut Call<'_>) -> Result<(), NodeFailure> + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.ops.insert(name.into(), Arc::new(op));
+        self
+    }
+
+    /// Registers a constant: the value a node argument or a state's initial
+    /// value written as `text` stands for. Spacing and a leading `&` do not
+    /// matter (`&CenterParams::DEFAULT` is `CenterParams::DEFAULT`). Number
+    /// literals and `true`/`false` need no registration: they are `f64` and
+    /// `bool`.
+    pub fn constant<T: Any + Send + Sync>(&mut self, text: &str, value: T) -> &mut Self {
+        self.constants.insert(constant_key(text), Arc::new(value));
+        self
+    }
+
+    /// Registers `field` of values of type `T` as a `bool` a rate's trigger
+    /// may read (`scene.changed` reads field `changed` of `scene`'s value).
+    pub fn flag<T: Any + Send + Sync>(
+        &mut self,
+        field: impl Into<String>,
+        read: fn(&T) -> bool,
+    ) -> &mut Self {
+        let f = move |v: &(dyn Any + Send + Sync)| v.downcast_ref::<T>().map(read);
+        self.flags
+            .insert((TypeId::of::<T>(), field.into()), Arc::new(f));
+        self
+    }
+
+    /// Registers how a value of type `T` is shown (in the runner's JSON
+    /// lines, for one): what it means to a reader, not every byte.
+    pub fn show<T: Any + Send + Sync>(&mut self, show: fn(&T) -> serde_json::Value) -> &mut Self {
+        let f = move |v: &(dyn Any + Send + Sync)| v.downcast_ref::<T>().map(show);
+        self.shows.insert(TypeId::of::<T>(), Arc::new(f));
+        self
+    }
+
+    /// `value` as JSON, when its type was registered with
+    /// [`show`](Self::show); a `f64`, `f32`, `bool`, integer or `String`
+    /// shows as itself; anything else is `null`.
+    pub fn to_json(&self, value: &Value) -> serde_json::Value {
+        let v: &(dyn Any + Send + Sync) = &**value;
+        if let Some(show) = self.shows.get(&v.type_id()) {
+            return show(v).unwrap_or_default();
+        }
+        use serde_json::Value as J;
+        if let Some(x) = v.downcast_ref::<f64>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<f32>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<bool>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<u64>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<i64>() {
+            J::from(*x)
+        } else if let Some(x) = v.downcast_ref::<String>() {
+            J::from(x.as_str())
+        } else {
+            J::Null
+        }
+    }
+
+    /// Every op and constant of `other`, replacing those of the same name.
+    pub fn extend(&mut self, other: &Ops) -> &mut Self {
+        self.ops
+            .extend(other.ops.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.constants
+            .extend(other.constants.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.flags
+            .extend(other.flags.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.shows
+            .extend(other.shows.iter().map(|(k, v)| (*k, v.clone())));
+        self
+    }
+
+    /// Whether an op is registered under `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.ops.contains_key(name)
+    }
+
+    /// The names of the registered ops.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.ops.keys().map(String::as_str)
+    }
+
+    /// The op registered under `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<OpFn>> {
+        self.ops.get(name).cloned()
+    }
+
+    /// The value of the constant written `text`: registered, or a number
+    /// or `bool` literal.
+    pub(crate) fn constant_value(&self, text: &str) -> Option<Value> {
+        let key = constant_key(text);
+        if let Some(v) = self.constants.get(&key) {
+            return Some(v.clone());
+        }
+        match key.as_str() {
+            "true" => Some(Arc::new(true)),
+            "false" => Some(Arc::new(false)),
+            k => k.parse::<f64>().ok().map(|x| Arc::new(x) as Value),
+        }
+    }
+
+    /// Reads `fields` (one field, or none: the value is a `bool`) of `v`.
+    pub(crate) fn read_flag(&self, v: &(dyn Any + Send + Sync), fields: &[&str]) -> Option<bool> {
+        match fields {
+            [] => v.downcast_ref::<bool>().copied(),
+            [field] => {
+                let read = self.flags.get(&(v.type_id(), (*field).to_string()))?;
+                read(v)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `text` without spacing and a leading `&`.
+fn constant_key(text: &str) -> String {
+    let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    t.strip_prefix('&').map_or(t.clone(), str::to_string)
+}
+
+/// One node's call: its arguments in call order, the weight table and the
+/// node's value to set.
+pub struct Call<'a> {
+    pub(crate) node: &'a str,
+    pub(crate) args: &'a [Option<&'a Value>],
+    pub(crate) weights: &'a Weights,
+    pub(crate) out: &'a mut Option<Value>,
+    pub(crate) set: bool,
+}
+
+impl<'a> Call<'a> {
+    /// The node's name.
+    pub fn node(&self) -> &str {
+        self.node
+    }
+
+    /// Argument `i` (a required edge, an input, a state or a constant),
+    /// as a `T`.
+    pub fn arg<T: Any>(&self, i: usize) -> Result<&'a T, NodeFailure> {
+        match self.args.get(i).copied().flatten() {
+            Some(v) => v.downcast_ref::<T>().ok_or_else(|| {
+                format!(
+                    "argument {i} of `{}` is not a `{}`",
+                    self.node,
+                    std::any::type_name::<T>()
+                )
+                .into()
+            }),
+            None => Err(format!("argument {i} of `{}` has no value", self.node).into()),
+        }
+    }
+
+    /// Argument `i` from a weighted node: `None` when its producer does not
+    /// run.
+    pub fn opt<T: Any>(&self, i: usize) -> Result<Option<&'a T>, NodeFailure> {
+        match self.args.get(i).copied().flatten() {
+            Some(_) => self.arg(i).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The running weight table (an argument written `weights`).
+    pub fn weights(&self) -> &'a Weights {
+        self.weights
+    }
+
+    /// Sets the node's value.
+    pub fn put<T: Any + Send + Sync>(&mut self, value: T) {
+        *self.out = Some(Arc::new(value));
+        self.set = true;
+    }
+
+    /// The node's buffer, to fill in place (an argument written `&mut
+    /// name`): last frame's value when nothing else holds it any more and
+    /// it is a `T`, else `T::default()`. The op must overwrite it whatever
+    /// it held.
+    pub fn fill<T: Any + Send + Sync + Default>(&mut self) -> Result<&mut T, NodeFailure> {
+        let reusable = self
+            .out
+            .as_mut()
+            .and_then(Arc::get_mut)
+            .is_some_and(|v| v.is::<T>());
+        if !reusable {
+            *self.out = Some(Arc::new(T::default()));
+        }
+        self.set = true;
+        // The slot now holds a `T` nothing else shares: reused or made
+        // just above.
+        let node = self.node;
+        self.out
+            .as_mut()
+            .and_then(Arc::get_mut)
+            .and_then(|v| v.downcast_mut::<T>())
+            .ok_or_else(|| format!("the buffer of `{node}` is shared").into())
+    }
+}

@@ -1,0 +1,161 @@
+//! `run --graph FILE`: a pipeline described in a JSON file, built at run
+//! time over L2's ops and the program's own ([`App::graph_ops`]), run on
+//! the frames of the source in the mode (or with the weights) asked, each
+//! frame's outputs written as a JSON line.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cortex_core::dynamic::{DynPipeline, GraphFile, Ops, Value};
+use cortex_core::pipeline::Pipeline;
+use serde_json::{json, Map};
+
+use crate::app::{App, Io};
+use crate::cli::{parse_weights, Common, Engine, RunArgs};
+use crate::error::RunnerError;
+use crate::sources::{self, FrameSource};
+
+impl<P: Pipeline> App<P> {
+    /// Adds ops (and their constants, trigger fields and JSON views) that
+    /// a `run --graph` file may call besides L2's.
+    pub fn graph_ops(mut self, ops: &Ops) -> Self {
+        self.graph_ops.extend(ops);
+        self
+    }
+}
+
+/// Runs the graph file of `args` on the frames `common` selects.
+pub(crate) fn run(
+    common: &Common,
+    args: &RunArgs,
+    extra: &Ops,
+    io: Io<'_>,
+) -> Result<(), RunnerError> {
+    let Some(path) = args.graph.as_deref() else {
+        return Err(RunnerError::Usage("--graph: no file given".into()));
+    };
+    let unsupported = [
+        (common.engine == Engine::Pipelined, "--engine pipelined"),
+        (args.trace.is_some(), "--trace"),
+        (args.dump.is_some(), "--dump"),
+        (args.encode.is_some(), "--encode"),
+    ];
+    if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
+        return Err(RunnerError::Usage(format!(
+            "--graph runs sequentially or in parallel, with JSON lines out; {flag} needs a compiled pipeline"
+        )));
+    }
+    let mut pipeline = build(path, extra)?;
+    let ir = pipeline.ir().clone();
+    if ir.inputs.len() != 1 {
+        return Err(RunnerError::Usage(format!(
+            "--graph {}: the runner feeds one input, the frame; the graph declares {}",
+            path.display(),
+            ir.inputs.len()
+        )));
+    }
+    let mode = match &common.mode {
+        Some(m) => pipeline.mode(m).ok_or_else(|| RunnerError::UnknownMode {
+            given: m.clone(),
+            known: ir
+                .modes
+                .iter()
+                .map(|m| m.name.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?,
+        None => 0,
+    };
+    let weights = match (&common.weights, pipeline.mode_weights(mode)) {
+        (Some(spec), Some(base)) => Some(parse_weights(spec, &ir.weight_keys, base)?),
+        _ => None,
+    };
+    pipeline.set_rates(!common.no_rates);
+    let mut source: Box<dyn FrameSource + Send> = match common.input.first().map(String::as_str) {
+        None => Box::new(sources::synthetic(common.size, common.frames)?),
+        input => sources::open(input, common.size, io.stdin)?,
+    };
+    let ops = registry(extra);
+    let parallel = common.engine == Engine::Parallel;
+    let (mut failed, mut first) = (0u64, 0u64);
+    let mut count = 0u64;
+    while let Some(frame) = source.next_frame() {
+        if common.frames.is_some_and(|n| count >= n) {
+            break;
+        }
+        let frame = frame?;
+        count += 1;
+        let input: [Value; 1] = [Arc::new(frame.image)];
+        let started = Instant::now();
+        let result = match (&weights, parallel) {
+            (Some(w), false) => pipeline.run_weights(w, &input),
+            (Some(w), true) => pipeline.run_weights_parallel(w, &input),
+            (None, false) => pipeline.run(mode, &input),
+            (None, true) => pipeline.run_parallel(mode, &input),
+        };
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let line = match result {
+            Ok(out) => {
+                let mut outputs = Map::new();
+                for name in out.names() {
+                    let v = out
+                        .value(name)
+                        .map_or(serde_json::Value::Null, |v| ops.to_json(v));
+                    outputs.insert(name.clone(), v);
+                }
+                json!({ "frame": frame.index, "ms": ms, "outputs": outputs })
+            }
+            Err(e) if args.keep_going => {
+                if failed == 0 {
+                    first = frame.index;
+                }
+                failed += 1;
+                json!({ "frame": frame.index, "error": e.to_string() })
+            }
+            Err(source) => {
+                return Err(RunnerError::Frame {
+                    frame: frame.index,
+                    source,
+                })
+            }
+        };
+        writeln!(io.stdout, "{line}").map_err(|source| RunnerError::Io {
+            what: "writing results".into(),
+            source,
+        })?;
+    }
+    match (failed, count) {
+        (0, 0) => Err(RunnerError::NoFrames(source.describe())),
+        (0, _) => Ok(()),
+        _ => Err(RunnerError::FramesFailed {
+            failed,
+            frames: count,
+            first,
+        }),
+    }
+}
+
+/// L2's ops with the program's own on top.
+fn registry(extra: &Ops) -> Ops {
+    let mut ops = cortex_vision::l2_ops::l2_ops();
+    ops.extend(extra);
+    ops
+}
+
+/// The pipeline of the file at `path`; a mistake in it is one line per
+/// problem, `path:line: what`.
+fn build(path: &Path, extra: &Ops) -> Result<DynPipeline, RunnerError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| RunnerError::Usage(format!("--graph {}: {e}", path.display())))?;
+    GraphFile::parse(&text)
+        .and_then(|file| file.build(&registry(extra)))
+        .map_err(|e| {
+            let lines: Vec<String> = e
+                .problems
+                .iter()
+                .map(|(line, m)| format!("{}:{line}: {m}", path.display()))
+                .collect();
+            RunnerError::Usage(lines.join("\n"))
+        })
+}

@@ -1,0 +1,199 @@
+//! Every op of the [`L2`](crate::l2::L2) graph (and of
+//! [`L2Fresh`](crate::l2::L2Fresh)) for graphs built at run time
+//! ([`cortex_core::dynamic`]): registered under the paths L2 calls them by,
+//! with the parameter constants it passes, the initial values of its
+//! states and the `scene.changed` field its rates trigger on. A graph file
+//! naming these runs the same kernels as the compiled L2.
+
+use cortex_core::dynamic::{Call, Ops};
+use cortex_core::error::NodeFailure;
+use serde_json::json;
+
+use crate::l2::{blur_verdict, BlurVerdict};
+use crate::ops::qp_map::{self, QpMap, QpMapParams};
+use crate::ops::roi_regions::{self, RegionParams, RoiRegions};
+use crate::ops::text_roi::{self, TextRoiParams};
+use crate::ops::{
+    self, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
+    SaliencyParams, SceneChange, ScoreMap,
+};
+
+type Done = Result<(), NodeFailure>;
+
+/// A registry holding every op, constant and trigger field of L2, as L2
+/// spells them.
+pub fn l2_ops() -> Ops {
+    let mut o = Ops::new();
+    register_l2_ops(&mut o);
+    o
+}
+
+/// Adds L2's ops, constants and trigger fields to `ops`.
+pub fn register_l2_ops(o: &mut Ops) {
+    // Buffer-filling forms, as `L2` calls them.
+    o.op("ops::to_gray_into", |c: &mut Call<'_>| -> Done {
+        let frame = c.arg::<RgbFrame>(0)?;
+        Ok(ops::to_gray_into(frame, c.fill::<GrayImage>()?)?)
+    });
+    o.op("ops::center_crop_into", |c: &mut Call<'_>| -> Done {
+        let (gray, p) = (c.arg::<GrayImage>(0)?, c.arg::<CenterParams>(1)?);
+        Ok(ops::center_crop_into(gray, p, c.fill::<ScoreMap>()?)?)
+    });
+    o.op("ops::text_roi::text_map_into", |c: &mut Call<'_>| -> Done {
+        let (gray, p) = (c.arg::<GrayImage>(0)?, c.arg::<TextRoiParams>(1)?);
+        Ok(text_roi::text_map_into(gray, p, c.fill::<ScoreMap>()?)?)
+    });
+    o.op("ops::saliency_dft_into", |c: &mut Call<'_>| -> Done {
+        let (gray, p) = (c.arg::<GrayImage>(0)?, c.arg::<SaliencyParams>(1)?);
+        Ok(ops::saliency_dft_into(gray, p, c.fill::<ScoreMap>()?)?)
+    });
+    o.op("ops::motion_map_into", |c: &mut Call<'_>| -> Done {
+        let (cur, prev) = (c.arg::<GrayImage>(0)?, c.arg::<GrayImage>(1)?);
+        let p = c.arg::<MotionParams>(2)?;
+        Ok(ops::motion_map_into(cur, prev, p, c.fill::<ScoreMap>()?)?)
+    });
+    o.op("ops::score_fusion_into", |c: &mut Call<'_>| -> Done {
+        let maps = fusion_inputs(c)?;
+        let w = c.weights();
+        Ok(ops::score_fusion_into(
+            maps[0],
+            maps[1],
+            maps[2],
+            maps[3],
+            w,
+            c.fill::<ScoreMap>()?,
+        )?)
+    });
+    o.op("ops::encode_roi_into", |c: &mut Call<'_>| -> Done {
+        let (frame, score) = (c.arg::<RgbFrame>(0)?, c.arg::<ScoreMap>(1)?);
+        let p = c.arg::<EncoderParams>(2)?;
+        Ok(ops::encode_roi_into(
+            frame,
+            score,
+            p,
+            c.fill::<EncodedRoi>()?,
+        )?)
+    });
+    o.op(
+        "ops::roi_regions::roi_regions_into",
+        |c: &mut Call<'_>| -> Done {
+            let (score, p) = (c.arg::<ScoreMap>(0)?, c.arg::<RegionParams>(1)?);
+            Ok(roi_regions::roi_regions_into(
+                score,
+                p,
+                c.fill::<RoiRegions>()?,
+            )?)
+        },
+    );
+    o.op("ops::qp_map::qp_map_into", |c: &mut Call<'_>| -> Done {
+        let (score, blur) = (c.arg::<ScoreMap>(0)?, c.arg::<BlurVerdict>(1)?);
+        let p = c.arg::<QpMapParams>(2)?;
+        Ok(qp_map::qp_map_into(score, blur, p, c.fill::<QpMap>()?)?)
+    });
+    // Value-returning forms, as `L2Fresh` calls them.
+    o.op("ops::to_gray", |c: &mut Call<'_>| -> Done {
+        let v = ops::to_gray(c.arg::<RgbFrame>(0)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.op("ops::blur_detector", |c: &mut Call<'_>| -> Done {
+        let v = ops::blur_detector(c.arg::<GrayImage>(0)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.op("ops::scene_change", |c: &mut Call<'_>| -> Done {
+        let v = ops::scene_change(c.arg::<GrayImage>(0)?, c.arg::<GrayImage>(1)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.op("blur_verdict", |c: &mut Call<'_>| -> Done {
+        let report = c.arg::<BlurReport>(0)?;
+        let v = blur_verdict(report, c.arg::<SceneChange>(1)?, c.arg::<BlurVerdict>(2)?);
+        c.put(v);
+        Ok(())
+    });
+    o.op("ops::center_crop", |c: &mut Call<'_>| -> Done {
+        let v = ops::center_crop(c.arg::<GrayImage>(0)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.op("ops::text_roi::text_map", |c: &mut Call<'_>| -> Done {
+        let v = text_roi::text_map(c.arg::<GrayImage>(0)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.op("ops::saliency_dft", |c: &mut Call<'_>| -> Done {
+        let v = ops::saliency_dft(c.arg::<GrayImage>(0)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.op("ops::motion_map", |c: &mut Call<'_>| -> Done {
+        let v = ops::motion_map(c.arg::<GrayImage>(0)?, c.arg::<GrayImage>(1)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.op("ops::score_fusion", |c: &mut Call<'_>| -> Done {
+        let m = fusion_inputs(c)?;
+        let v = ops::score_fusion(m[0], m[1], m[2], m[3], c.weights())?;
+        c.put(v);
+        Ok(())
+    });
+    o.op("ops::encode_roi", |c: &mut Call<'_>| -> Done {
+        let v = ops::encode_roi(c.arg::<RgbFrame>(0)?, c.arg::<ScoreMap>(1)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.op(
+        "ops::roi_regions::roi_regions",
+        |c: &mut Call<'_>| -> Done {
+            let v = roi_regions::roi_regions(c.arg::<ScoreMap>(0)?)?;
+            c.put(v);
+            Ok(())
+        },
+    );
+    o.op("ops::qp_map::qp_map", |c: &mut Call<'_>| -> Done {
+        let v = qp_map::qp_map(c.arg::<ScoreMap>(0)?, c.arg::<BlurVerdict>(1)?)?;
+        c.put(v);
+        Ok(())
+    });
+    o.constant("CenterParams::DEFAULT", CenterParams::DEFAULT)
+        .constant("TextRoiParams::DEFAULT", TextRoiParams::DEFAULT)
+        .constant("SaliencyParams::DEFAULT", SaliencyParams::DEFAULT)
+        .constant("MotionParams::DEFAULT", MotionParams::DEFAULT)
+        .constant("EncoderParams::DEFAULT", EncoderParams::DEFAULT)
+        .constant("RegionParams::DEFAULT", RegionParams::DEFAULT)
+        .constant("QpMapParams::DEFAULT", QpMapParams::DEFAULT)
+        .constant("GrayImage::zeros((0, 0))", GrayImage::zeros((0, 0)))
+        .constant("BlurVerdict::INITIAL", BlurVerdict::INITIAL)
+        .flag::<SceneChange>("changed", |s| s.changed);
+    // What the runner shows of each, as the compiled L2's program does.
+    o.show::<BlurVerdict>(|b| {
+        json!({ "sharpness": b.variance, "baseline": b.baseline, "blurry": b.is_blurry, "below_100": b.below_threshold })
+    })
+    .show::<SceneChange>(|s| json!({ "ssim": s.ssim, "cut": s.changed && s.ssim.is_some() }))
+    .show::<EncodedRoi>(|r| {
+        let b = &r.bbox;
+        json!({ "roi": [b.x, b.y, b.width, b.height], "score": f64::from(r.score), "jpeg_bytes": r.jpeg.len() })
+    })
+    .show::<RoiRegions>(|r| {
+        let boxes: Vec<[usize; 4]> = r
+            .regions
+            .iter()
+            .map(|g| [g.bbox.x, g.bbox.y, g.bbox.width, g.bbox.height])
+            .collect();
+        json!({ "regions": boxes, "peak": f64::from(r.peak) })
+    })
+    .show::<ScoreMap>(|m| json!({ "size": [m.ncols(), m.nrows()] }))
+    .show::<QpMap>(|q| json!({ "blocks": [q.cols, q.rows] }));
+}
+
+/// The four weighted maps of a fusion node: each absent when its producer
+/// does not run.
+fn fusion_inputs<'a>(c: &Call<'a>) -> Result<[Option<&'a ScoreMap>; 4], NodeFailure> {
+    Ok([
+        c.opt::<ScoreMap>(0)?,
+        c.opt::<ScoreMap>(1)?,
+        c.opt::<ScoreMap>(2)?,
+        c.opt::<ScoreMap>(3)?,
+    ])
+}

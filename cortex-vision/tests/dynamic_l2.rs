@@ -1,0 +1,312 @@
+//! L2 built at run time — its compiled graph (`L2::ir()`) and the same
+//! graph declared with the builder, each lowered to a program and run by
+//! [`DynPipeline`] over the ops of [`l2_ops`] — gives bit for bit what the
+//! macro-compiled L2 gives, on every mode, on mode switches (held values
+//! forgotten and recomputed), on run-time weights and after a failing
+//! frame, sequentially and wave by wave; over the synthetic clip, and over the first frames of OpenCV's
+//! `vtest.avi` when it and `ffmpeg` are installed.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
+use cortex_core::Weights;
+use cortex_vision::l2::{demo_clip, BlurVerdict, L2Mode, L2Outputs, L2};
+use cortex_vision::l2_ops::l2_ops;
+use cortex_vision::ops::qp_map::QpMap;
+use cortex_vision::ops::roi_regions::RoiRegions;
+use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};
+
+fn run_time_l2() -> DynPipeline {
+    DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &l2_ops())
+        .expect("every L2 op is registered")
+}
+
+/// Every output of both, compared bit for bit (floats by their bits,
+/// structures by their full `Debug` text, which prints every float so it
+/// reads back to the same bits).
+fn assert_same(frame: usize, compiled: &L2Outputs, dynamic: &DynOutputs) {
+    let get = |name: &str| {
+        dynamic
+            .value(name)
+            .unwrap_or_else(|| panic!("output {name} missing"))
+    };
+    let bits = |m: &ScoreMap| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let fused = get("fused").downcast_ref::<ScoreMap>().expect("a ScoreMap");
+    assert_eq!(bits(fused), bits(&compiled.fused), "frame {frame}: fused");
+    let dbg = |v: &dyn std::fmt::Debug| format!("{v:?}");
+    let same = |name: &str, want: String, got: String| {
+        assert_eq!(got, want, "frame {frame}: {name}");
+    };
+    same(
+        "blur",
+        dbg(&compiled.blur),
+        dbg(get("blur").downcast_ref::<BlurVerdict>().expect("type")),
+    );
+    same(
+        "scene",
+        dbg(&compiled.scene),
+        dbg(get("scene").downcast_ref::<SceneChange>().expect("type")),
+    );
+    same(
+        "roi",
+        dbg(&compiled.roi),
+        dbg(get("roi").downcast_ref::<EncodedRoi>().expect("type")),
+    );
+    // A region list's working buffers are not part of its value.
+    let regions = get("regions").downcast_ref::<RoiRegions>().expect("type");
+    let r = |x: &RoiRegions| format!("{:?} {:?}", x.regions, x.peak.to_bits());
+    same("regions", r(&compiled.regions), r(regions));
+    same(
+        "qp_map",
+        dbg(&compiled.qp_map),
+        dbg(get("qp_map").downcast_ref::<QpMap>().expect("type")),
+    );
+}
+
+/// Runs `modes[i % len]` on frame `i` in both, comparing every frame's
+/// outputs, holds and frame count.
+fn compare(frames: &[RgbFrame], modes: &[L2Mode]) {
+    let mut compiled = L2::new();
+    let mut dynamic = run_time_l2();
+    let mut parallel = run_time_l2();
+    for (i, frame) in frames.iter().enumerate() {
+        let mode = modes[i % modes.len()];
+        let want = compiled.run(mode, frame).expect("compiled frame");
+        let input: Value = Arc::new(frame.clone());
+        let got = dynamic
+            .run(mode as usize, std::slice::from_ref(&input))
+            .expect("run-time frame");
+        assert_same(i, &want, &got);
+        assert_eq!(dynamic.holds(), compiled.holds(), "frame {i}: holds");
+        assert_eq!(dynamic.frame_index(), compiled.frame_index());
+        let got = parallel
+            .run_parallel(mode as usize, &[input])
+            .expect("parallel frame");
+        assert_same(i, &want, &got);
+        assert_eq!(parallel.holds(), compiled.holds(), "frame {i}: holds");
+    }
+}
+
+#[test]
+fn every_mode_matches_the_compiled_l2_on_the_synthetic_clip() {
+    let frames = demo_clip(14, 160, 120);
+    for &mode in L2Mode::ALL {
+        compare(&frames, &[mode]);
+    }
+}
+
+#[test]
+fn mode_switches_match_the_compiled_l2() {
+    // POWER_SAVE holds `text` and `regions`; the other modes forget them.
+    let frames = demo_clip(20, 160, 120);
+    let ps = L2Mode::PowerSave;
+    compare(
+        &frames,
+        &[
+            L2Mode::Balanced,
+            ps,
+            ps,
+            ps,
+            ps,
+            ps,
+            L2Mode::TextFocus,
+            ps,
+            ps,
+            ps,
+        ],
+    );
+}
+
+#[test]
+fn run_time_weights_match_the_compiled_l2() {
+    let frames = demo_clip(6, 128, 96);
+    let tables = [
+        Weights::new()
+            .with("wc", 0.5)
+            .with("wt", 0.0)
+            .with("ws", 0.3)
+            .with("wm", 0.2),
+        Weights::new()
+            .with("wc", 0.25)
+            .with("wt", 0.25)
+            .with("ws", 0.25)
+            .with("wm", 0.25),
+    ];
+    for w in &tables {
+        let mut compiled = L2::new();
+        let mut dynamic = run_time_l2();
+        for (i, frame) in frames.iter().enumerate() {
+            let want = compiled.run_weights(w, frame).expect("compiled frame");
+            let got = dynamic
+                .run_weights(w, &[Arc::new(frame.clone())])
+                .expect("run-time frame");
+            assert_same(i, &want, &got);
+        }
+    }
+    // A table missing a key is refused before anything runs, as compiled.
+    let mut dynamic = run_time_l2();
+    let bad = Weights::new().with("wc", 1.0);
+    assert!(dynamic
+        .run_weights(&bad, &[Arc::new(frames[0].clone())])
+        .is_err());
+    assert_eq!(dynamic.frame_index(), 0);
+}
+
+#[test]
+fn a_failing_frame_leaves_the_state_as_it_was() {
+    let frames = demo_clip(5, 96, 72);
+    let mut compiled = L2::new();
+    let mut dynamic = run_time_l2();
+    let ps = L2Mode::PowerSave as usize;
+    for (i, frame) in frames.iter().enumerate() {
+        if i == 2 {
+            // A frame with 4 channels: `to_gray` refuses it in both.
+            let bad = RgbFrame::zeros((72, 96, 4));
+            assert!(compiled.run(L2Mode::PowerSave, &bad).is_err());
+            let err = dynamic.run(ps, &[Arc::new(bad)]).expect_err("refused");
+            assert!(err.to_string().contains("gray"), "{err}");
+            // A frame of another type: refused by the op's downcast.
+            let err = dynamic.run(ps, &[Arc::new(3.5f64)]).expect_err("refused");
+            assert!(err.to_string().contains("not a"), "{err}");
+            assert_eq!(dynamic.holds(), compiled.holds());
+        }
+        let want = compiled
+            .run(L2Mode::PowerSave, frame)
+            .expect("compiled frame");
+        let got = dynamic
+            .run(ps, &[Arc::new(frame.clone())])
+            .expect("run-time frame");
+        assert_same(i, &want, &got);
+        assert_eq!(dynamic.frame_index(), compiled.frame_index());
+    }
+}
+
+/// The first `count` frames of OpenCV's `vtest.avi` (768×576), decoded by
+/// the `ffmpeg` program to RGB; `None` when either is missing.
+fn vtest_frames(count: usize) -> Option<Vec<RgbFrame>> {
+    let path = std::env::var("CORTEX_VTEST")
+        .unwrap_or_else(|_| "/usr/share/doc/opencv-doc/examples/data/vtest.avi".into());
+    if !std::path::Path::new(&path).exists() {
+        return None;
+    }
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-i", &path, "-frames:v", &count.to_string()])
+        .args(["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        .output()
+        .ok()?;
+    let (w, h) = (768, 576);
+    if !out.status.success() || out.stdout.len() != count * w * h * 3 {
+        return None;
+    }
+    Some(
+        out.stdout
+            .chunks_exact(w * h * 3)
+            .map(|c| RgbFrame::from_shape_vec((h, w, 3), c.to_vec()).expect("sized"))
+            .collect(),
+    )
+}
+
+#[test]
+fn every_mode_matches_the_compiled_l2_on_vtest() {
+    let Some(frames) = vtest_frames(12) else {
+        eprintln!("vtest.avi or ffmpeg not installed: only the synthetic clip was compared");
+        return;
+    };
+    for &mode in L2Mode::ALL {
+        compare(&frames, &[mode]);
+    }
+    let ps = L2Mode::PowerSave;
+    compare(
+        &frames,
+        &[L2Mode::Balanced, ps, ps, ps, ps, ps, L2Mode::TextFocus],
+    );
+}
+
+/// The L2 graph file shipped in `examples/graphs/l2.json`.
+const L2_FILE: &str = include_str!("../../examples/graphs/l2.json");
+
+#[test]
+fn the_l2_graph_file_is_the_compiled_l2() {
+    use cortex_core::dynamic::GraphFile;
+    use cortex_core::lower::lower;
+    let file = GraphFile::parse(L2_FILE).expect("reads");
+    let mut from_file = file.build(&l2_ops()).expect("builds");
+    // The same graph (names, types, calls, edges, keys, outputs) and the
+    // same program (fused groups from the strip forms, waves, stages,
+    // buffers) as the macro's.
+    assert_eq!(from_file.ir().fingerprint(), L2::ir().fingerprint());
+    let compiled_program = lower(L2::ir(), &L2::MODE_PLANS, true);
+    assert_eq!(
+        from_file.program().text(from_file.ir()),
+        compiled_program.text(L2::ir())
+    );
+    let mut compiled = L2::new();
+    let ps = L2Mode::PowerSave;
+    for (i, frame) in demo_clip(10, 128, 96).iter().enumerate() {
+        let mode = [L2Mode::Balanced, ps, ps, ps, ps, ps, L2Mode::TextFocus][i % 7];
+        let want = compiled.run(mode, frame).expect("compiled frame");
+        let got = from_file
+            .run(mode as usize, &[Arc::new(frame.clone())])
+            .expect("file frame");
+        assert_same(i, &want, &got);
+    }
+}
+
+#[test]
+fn mistakes_in_a_graph_file_name_their_line_and_node() {
+    use cortex_core::dynamic::GraphFile;
+    let line_of = |needle: &str| {
+        L2_FILE
+            .lines()
+            .position(|l| l.contains(needle))
+            .expect("in file")
+            + 1
+    };
+    // An unknown name: the macro's diagnostic, at the node's line.
+    let bad = L2_FILE.replace(
+        r#""args": ["laplacian", "scene", "_sharpness"]"#,
+        r#""args": ["laplacian", "scen", "_sharpness"]"#,
+    );
+    let err = GraphFile::parse(&bad)
+        .expect("reads")
+        .build(&l2_ops())
+        .expect_err("refused");
+    let blur = line_of(r#""name": "blur", "op""#);
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert_eq!(err.problems[0].0, blur, "{err}");
+    assert!(
+        err.problems[0].1.starts_with("node `blur`: ") && err.problems[0].1.contains("`scene`"),
+        "{err}"
+    );
+    // An op no registry knows, with the closest one.
+    let bad = L2_FILE.replace("ops::blur_detector", "ops::blur_detect");
+    let err = GraphFile::parse(&bad)
+        .expect("reads")
+        .build(&l2_ops())
+        .expect_err("refused");
+    assert_eq!(
+        err.problems[0].0,
+        line_of(r#""name": "laplacian""#),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("did you mean `ops::blur_detector`"),
+        "{err}"
+    );
+    // A field of the wrong kind: the line of the value.
+    let bad = L2_FILE.replace(
+        r#""every": 4, "trigger": "scene.changed" },"#,
+        r#""every": "4", "trigger": "scene.changed" },"#,
+    );
+    let err = GraphFile::parse(&bad).expect_err("refused");
+    assert_eq!(
+        err.problems[0].0,
+        line_of(r#""node": "text", "every""#),
+        "{err}"
+    );
+    // Not JSON at all.
+    let err = GraphFile::parse("{\n  \"name\": \"L2\",\n  oops\n}").expect_err("refused");
+    assert_eq!(err.problems[0].0, 3, "{err}");
+}
