@@ -17,13 +17,24 @@
 //! [`ModelError`] naming the file; nothing panics and no size a file
 //! declares is allocated before it is checked.
 //!
+//! [`prep`] turns a frame into a model's tensor (resize, mean/std
+//! normalisation, channel order, HWC → NCHW); [`text`] is PP-OCR's text
+//! detector on top (DB post-processing to boxes, and a text score map with
+//! the MSER map's contract); [`l2`] is L2 with that map as its text node.
 
+
+// The pipelines generated here name the engine as `cortex`, the facade's
+// name for it.
+extern crate cortex_core as cortex;
 
 mod check;
 mod error;
 mod file;
 mod model;
 mod op;
+pub mod prep;
+pub mod text;
+pub mod l2;
 #[cfg(feature = "opencv")]
 mod opencv;
 mod tract;
