@@ -11,7 +11,8 @@ reference the tests hold every backend to.
 
 The hostile models each carry one defect a loader must name: an operator no
 backend has, a rank-2 input, an int64 input, and an input whose declared
-shape is enormous.
+shape is enormous. `trilu.onnx` uses an operator tract has and OpenCV 4.6
+lacks.
 
 Run from the repository root with `onnx`, `onnxruntime` and `numpy`
 installed: python3 cortex-models/scripts/make_test_models.py
@@ -112,6 +113,21 @@ def huge_shape():
     save(helper.make_model(graph, opset_imports=OPSET), "huge_shape.onnx")
 
 
+def trilu():
+    # Trilu (opset 14) is in tract but not in OpenCV 4.6's ONNX importer: the
+    # model one backend refuses and the other runs, for the fallback test.
+    node = helper.make_node("Trilu", ["x"], ["y"], upper=1)
+    graph = helper.make_graph(
+        [node],
+        "trilu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8, 8])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    onnx.checker.check_model(model)
+    save(model, "trilu.onnx")
+
+
 def expected(path):
     import onnxruntime as ort
 
@@ -131,6 +147,7 @@ if __name__ == "__main__":
     rank2()
     int_input()
     huge_shape()
+    trilu()
     expected(path)
     for name in sorted(os.listdir(OUT)):
         print(name, os.path.getsize(os.path.join(OUT, name)))
