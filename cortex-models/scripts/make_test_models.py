@@ -49,10 +49,11 @@ def tiny():
     b1 = (rng.standard_normal(4) * 0.1).astype(np.float32)
     w2 = (rng.standard_normal((1, 4, 3, 3)) * 0.4).astype(np.float32)
     b2 = np.array([0.2], dtype=np.float32)
+    # `kernel_shape` is optional in ONNX but OpenCV 4.6's importer needs it.
     nodes = [
-        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"]),
-        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
         helper.make_node("Sigmoid", ["c2"], ["prob"]),
     ]
     graph = helper.make_graph(
