@@ -6,36 +6,14 @@ use std::fs;
 use std::io::Read;
 use std::path::Path;
 
+use cortex_core::autotune::file_kind;
+
 use crate::error::Problem;
 
 /// The largest model file read: 512 MiB. ONNX's protobuf encoding cannot
 /// hold more than 2 GiB, and the models a frame pipeline runs are tens of
 /// MB; a larger file is refused before it is read.
 pub const MAX_MODEL_BYTES: u64 = 512 << 20;
-
-fn kind_of(t: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_dir() {
-        "a folder"
-    } else {
-        "something else"
-    }
-}
 
 /// The bytes of the model file at `path`.
 ///
@@ -58,7 +36,7 @@ pub(crate) fn read_model_file(path: &Path) -> Result<Vec<u8>, Problem> {
     // The type of what was opened, not of what the path names now.
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err(Problem::NotAFile(kind_of(&meta.file_type())));
+        return Err(Problem::NotAFile(file_kind(&meta.file_type())));
     }
     if meta.len() > MAX_MODEL_BYTES {
         return Err(Problem::FileTooLarge {

@@ -103,19 +103,27 @@ fn onnx_runtime(python: &str, model: &Path, input: &Array4<f32>) -> Vec<f32> {
     out
 }
 
+/// The detector fixed at `scenetext01.jpg`'s size, and that photograph's
+/// tensor; `None` (with the reason printed) without the model or the image.
+fn photograph_tensor(test: &str) -> Option<(PathBuf, TextDetector, Array4<f32>)> {
+    let path = model_or_skip(test)?;
+    let frame = image_or_skip(test, "scenetext01.jpg")?;
+    let (h, w, _) = frame.dim();
+    let detector = TextDetector::load(&path, w, h).unwrap();
+    let mut tensor = Array4::zeros((0, 0, 0, 0));
+    cortex_models::prep::frame_tensor_into(&frame, detector.model(), &cortex_models::prep::Normalize::PP_OCR, &mut tensor).unwrap();
+    Some((path, detector, tensor))
+}
+
 #[test]
 fn tract_agrees_with_onnx_runtime_on_a_photograph() {
     let test = "tract_agrees_with_onnx_runtime_on_a_photograph";
-    let (Some(path), Some(frame)) = (model_or_skip(test), image_or_skip(test, "scenetext01.jpg")) else {
+    let Some((path, detector, tensor)) = photograph_tensor(test) else {
         return;
     };
-    let (h, w, _) = frame.dim();
-    let detector = TextDetector::load(&path, w, h).unwrap();
     let model = detector.model();
     let [_, _, mh, mw] = model.input_shape();
     assert_eq!((mh % 32, mw % 32), (0, 0));
-    let mut tensor = Array4::zeros((0, 0, 0, 0));
-    cortex_models::prep::frame_tensor_into(&frame, model, &cortex_models::prep::Normalize::PP_OCR, &mut tensor).unwrap();
     let mut prob = Output::zeros(IxDyn(&[0]));
     model.run_on(Engine::Tract, tensor.view(), &mut prob).unwrap();
     assert_eq!(prob.shape(), &[1, 1, mh, mw]);
@@ -167,4 +175,32 @@ fn boxes_cover_the_words_and_the_map_keeps_the_contract() {
     println!("{test}: {} boxes, {:.1} % of the mask inside", boxes.len(), share * 100.0);
     assert!(total > 0);
     assert!(share > 0.5, "most of the word is inside a box: {share}");
+}
+
+/// OpenCV's DNN module against tract on the real model, when OpenCV 4.6's
+/// importer takes it; a refusal must be one error naming the model and the
+/// backend (the registry then falls back to tract).
+#[cfg(feature = "opencv")]
+#[test]
+fn opencv_agrees_with_tract_on_a_photograph() {
+    let test = "opencv_agrees_with_tract_on_a_photograph";
+    let Some((path, detector, tensor)) = photograph_tensor(test) else {
+        return;
+    };
+    let model = detector.model();
+    let (mut tr, mut cv) = (Output::zeros(IxDyn(&[0])), Output::zeros(IxDyn(&[0])));
+    model.run_on(Engine::Tract, tensor.view(), &mut tr).unwrap();
+    match model.run_on(Engine::OpenCvDnn, tensor.view(), &mut cv) {
+        Ok(()) => {
+            assert_eq!(cv.shape(), tr.shape());
+            let max = cv.iter().zip(&tr).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            println!("{test}: max |opencv-dnn − tract| = {max:.2e}");
+            assert!(max <= PROB_TOLERANCE, "{max}");
+        }
+        Err(e) => {
+            let text = e.to_string();
+            println!("{test}: OpenCV refused the model: {text}");
+            assert!(text.contains(&path.display().to_string()) && text.contains("opencv-dnn"));
+        }
+    }
 }
