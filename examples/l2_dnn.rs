@@ -42,7 +42,9 @@ fn parse() -> Result<Args, String> {
             "--compare" => args.compare = true,
             "--frames" => {
                 let n = it.next().ok_or("--frames needs a number")?;
-                args.frames = n.parse().map_err(|_| format!("--frames: `{n}` is not a number"))?;
+                args.frames = n
+                    .parse()
+                    .map_err(|_| format!("--frames: `{n}` is not a number"))?;
             }
             s if s.starts_with('-') => return Err(format!("unknown option `{s}`")),
             s => args.input = Some(s.to_string()),
@@ -84,18 +86,29 @@ fn run() -> Result<(), String> {
     let clip = frames(args.input.as_deref(), args.frames)?;
     let (h, w, _) = clip[0].dim();
     let path = text::model_path(Path::new(env!("CARGO_MANIFEST_DIR")));
-    let detector = TextDetector::load(&path, w, h).map_err(|e| format!("{e} (run scripts/fetch-models.sh)"))?;
+    let detector = TextDetector::load(&path, w, h)
+        .map_err(|e| format!("{e} (run scripts/fetch-models.sh)"))?;
     let [_, _, mh, mw] = detector.model().input_shape();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("{} frames {w}x{h}; detector at {mw}x{mh}; load average {}", clip.len(), load.trim());
+    println!(
+        "{} frames {w}x{h}; detector at {mw}x{mh}; load average {}",
+        clip.len(),
+        load.trim()
+    );
     if !args.compare {
         let mut l2 = L2Dnn::new();
         println!("frame  ms      text_held  roi");
         for (i, frame) in clip.iter().enumerate() {
             let t = Instant::now();
-            let out = l2.run(L2DnnMode::BalancedAtRate, frame, &detector).map_err(|e| e.to_string())?;
+            let out = l2
+                .run(L2DnnMode::BalancedAtRate, frame, &detector)
+                .map_err(|e| e.to_string())?;
             let held = l2.holds().first().is_some_and(|h| h.held_last_frame);
-            println!("{i:5}  {:6.1}  {held:9}  {:?}", ms(t.elapsed()), out.roi.bbox);
+            println!(
+                "{i:5}  {:6.1}  {held:9}  {:?}",
+                ms(t.elapsed()),
+                out.roi.bbox
+            );
         }
         println!("{}", cortex::registry::report());
         return Ok(());
@@ -103,17 +116,25 @@ fn run() -> Result<(), String> {
     let (mut mser, mut every, mut rated) = (L2::new(), L2Dnn::new(), L2Dnn::new());
     let (mut t_mser, mut t_every, mut t_rated) = (Vec::new(), Vec::new(), Vec::new());
     // One warm-up frame each (the registry's first call measures).
-    mser.run(L2Mode::Balanced, &clip[0]).map_err(|e| e.to_string())?;
-    every.run(L2DnnMode::Balanced, &clip[0], &detector).map_err(|e| e.to_string())?;
+    mser.run(L2Mode::Balanced, &clip[0])
+        .map_err(|e| e.to_string())?;
+    every
+        .run(L2DnnMode::Balanced, &clip[0], &detector)
+        .map_err(|e| e.to_string())?;
     for frame in &clip {
         let t = Instant::now();
-        mser.run(L2Mode::Balanced, frame).map_err(|e| e.to_string())?;
+        mser.run(L2Mode::Balanced, frame)
+            .map_err(|e| e.to_string())?;
         t_mser.push(t.elapsed());
         let t = Instant::now();
-        every.run(L2DnnMode::Balanced, frame, &detector).map_err(|e| e.to_string())?;
+        every
+            .run(L2DnnMode::Balanced, frame, &detector)
+            .map_err(|e| e.to_string())?;
         t_every.push(t.elapsed());
         let t = Instant::now();
-        rated.run(L2DnnMode::BalancedAtRate, frame, &detector).map_err(|e| e.to_string())?;
+        rated
+            .run(L2DnnMode::BalancedAtRate, frame, &detector)
+            .map_err(|e| e.to_string())?;
         t_rated.push(t.elapsed());
     }
     let (m_med, m_mean) = stats(&mut t_mser);

@@ -9,7 +9,7 @@
 //! the model (`scripts/fetch-models.sh`). `CORTEX_BENCH_SIZE=WxH` (default
 //! 800x576), `CORTEX_BENCH_ROUNDS` (default 15).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
@@ -28,7 +28,10 @@ fn main() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let path = text::model_path(&repo);
     if !path.is_file() {
-        println!("infer bench: skipped: no model at {} (scripts/fetch-models.sh)", path.display());
+        println!(
+            "infer bench: skipped: no model at {} (scripts/fetch-models.sh)",
+            path.display()
+        );
         return;
     }
     let size = std::env::var("CORTEX_BENCH_SIZE").unwrap_or_else(|_| "800x576".into());
@@ -81,7 +84,12 @@ fn main() {
             .output()
             .ok()?;
         let text = String::from_utf8_lossy(&out.stdout);
-        text.split("median=").nth(1)?.split_whitespace().next()?.parse().ok()
+        text.split("median=")
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
     };
     let load0 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
@@ -102,8 +110,15 @@ fn main() {
         }
     }
     let load1 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("PP-OCRv4 det, input 1x3x{h}x{w}, {image}, one thread each, {} runs per backend", blocks * 5);
-    println!("load average: start {} / end {}", load0.trim(), load1.trim());
+    println!(
+        "PP-OCRv4 det, input 1x3x{h}x{w}, {image}, one thread each, {} runs per backend",
+        blocks * 5
+    );
+    println!(
+        "load average: start {} / end {}",
+        load0.trim(),
+        load1.trim()
+    );
     let ort_med = (!ort.is_empty()).then(|| median(&mut ort).1);
     println!("| backend | min ms | median ms | median / ONNX Runtime |");
     println!("|---|---|---|---|");
@@ -114,8 +129,10 @@ fn main() {
     }
     match ort_med {
         Some(o) => println!("| onnxruntime (Python) | {:.1} | {o:.1} | 1.00 |", ort[0]),
-        None => println!("onnxruntime: skipped (`{python}` cannot run {})", script.display()),
+        None => println!(
+            "onnxruntime: skipped (`{python}` cannot run {})",
+            script.display()
+        ),
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let _ = Path::new(image);
 }

@@ -20,7 +20,10 @@ use cortex_vision::ops::RgbFrame;
 
 fn frames() -> (Vec<RgbFrame>, String) {
     let Some(dir) = std::env::var_os("CORTEX_BENCH_FRAMES") else {
-        return (cortex_vision::l2::demo_clip(64, 768, 576), "synthetic clip".into());
+        return (
+            cortex_vision::l2::demo_clip(64, 768, 576),
+            "synthetic clip".into(),
+        );
     };
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("CORTEX_BENCH_FRAMES is a folder")
@@ -46,7 +49,10 @@ fn ms(d: Duration) -> f64 {
 fn main() {
     let path = text::model_path(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."));
     if !path.is_file() {
-        println!("l2_dnn bench: skipped: no model at {} (scripts/fetch-models.sh)", path.display());
+        println!(
+            "l2_dnn bench: skipped: no model at {} (scripts/fetch-models.sh)",
+            path.display()
+        );
         return;
     }
     let (clip, what) = frames();
@@ -67,12 +73,22 @@ fn main() {
         every.run(L2DnnMode::Balanced, frame, &detector).unwrap();
         times[1].push(t.elapsed());
         let t = Instant::now();
-        rated.run(L2DnnMode::BalancedAtRate, frame, &detector).unwrap();
+        rated
+            .run(L2DnnMode::BalancedAtRate, frame, &detector)
+            .unwrap();
         times[2].push(t.elapsed());
     }
     let load1 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("{} frames {w}x{h} of {what}; detector at {mw}x{mh} on {}", clip.len(), detector.model().last_engine().map_or("-", |e| e.name()));
-    println!("load average: start {} / end {}", load0.trim(), load1.trim());
+    println!(
+        "{} frames {w}x{h} of {what}; detector at {mw}x{mh} on {}",
+        clip.len(),
+        detector.model().last_engine().map_or("-", |e| e.name())
+    );
+    println!(
+        "load average: start {} / end {}",
+        load0.trim(),
+        load1.trim()
+    );
     let mean = |t: &[Duration]| t.iter().map(|d| ms(*d)).sum::<f64>() / t.len() as f64;
     let base = mean(&times[0]);
     println!("| pipeline | median ms/frame | mean ms/frame | mean / MSER BALANCED |");
@@ -85,6 +101,10 @@ fn main() {
     for (name, t) in names.iter().zip(&mut times) {
         let m = mean(t);
         t.sort();
-        println!("| {name} | {:.1} | {m:.1} | {:.2} |", ms(t[t.len() / 2]), m / base);
+        println!(
+            "| {name} | {:.1} | {m:.1} | {:.2} |",
+            ms(t[t.len() / 2]),
+            m / base
+        );
     }
 }

@@ -158,7 +158,10 @@ pub(crate) fn check(
             out
         }
         InputShape::Fixed(shape) => {
-            let fits = shape.iter().zip(&dims).all(|(&s, d)| s > 0 && d.is_none_or(|d| d == s));
+            let fits = shape
+                .iter()
+                .zip(&dims)
+                .all(|(&s, d)| s > 0 && d.is_none_or(|d| d == s));
             if !fits {
                 return Err(mismatch(shape_text(&shape)));
             }

@@ -89,7 +89,9 @@ pub enum Problem {
     },
     /// A shape (the input's, or a value the model computes from it) is
     /// larger than the limits; refused before anything was allocated for it.
-    #[error("{what} is {shape} ({elements} elements), over the limit of {max} elements per tensor")]
+    #[error(
+        "{what} is {shape} ({elements} elements), over the limit of {max} elements per tensor"
+    )]
     TooLarge {
         /// Which tensor.
         what: String,

@@ -22,7 +22,6 @@
 //! detector on top (DB post-processing to boxes, and a text score map with
 //! the MSER map's contract); [`l2`] is L2 with that map as its text node.
 
-
 // The pipelines generated here name the engine as `cortex`, the facade's
 // name for it.
 extern crate cortex_core as cortex;
@@ -30,13 +29,13 @@ extern crate cortex_core as cortex;
 mod check;
 mod error;
 mod file;
+pub mod l2;
 mod model;
 mod op;
-pub mod prep;
-pub mod text;
-pub mod l2;
 #[cfg(feature = "opencv")]
 mod opencv;
+pub mod prep;
+pub mod text;
 mod tract;
 
 pub use check::{InputShape, MAX_TENSOR_ELEMENTS};

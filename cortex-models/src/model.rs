@@ -231,9 +231,9 @@ impl Model {
 
     #[cfg(feature = "opencv")]
     fn run_opencv(&self, input: ArrayView4<'_, f32>, out: &mut ArrayD<f32>) -> Result<(), Problem> {
-        let engine = self
-            .opencv
-            .get_or_init(|| crate::opencv::OpenCvEngine::new(&self.bytes, self.shape).map(Mutex::new));
+        let engine = self.opencv.get_or_init(|| {
+            crate::opencv::OpenCvEngine::new(&self.bytes, self.shape).map(Mutex::new)
+        });
         let engine = engine.as_ref().map_err(Clone::clone)?;
         engine
             .lock()

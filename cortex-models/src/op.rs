@@ -34,7 +34,11 @@ fn kernel(engine: Engine, backend: Backend, run: KernelFn<Infer>) -> Kernel<Infe
     }
 }
 
-fn on(engine: Engine, (model, input): &(&Model, &Tensor4), out: &mut Output) -> Result<(), OpsError> {
+fn on(
+    engine: Engine,
+    (model, input): &(&Model, &Tensor4),
+    out: &mut Output,
+) -> Result<(), OpsError> {
     model
         .run_on(engine, input.view(), out)
         .map_err(|e| OpsError::Model(e.to_string()))
@@ -53,7 +57,9 @@ impl Op for Infer {
 
     fn kernels() -> Vec<Kernel<Self>> {
         Vec::from([
-            kernel(Engine::Tract, Backend::PureRust, |a, out| on(Engine::Tract, a, out)),
+            kernel(Engine::Tract, Backend::PureRust, |a, out| {
+                on(Engine::Tract, a, out)
+            }),
             #[cfg(feature = "opencv")]
             kernel(Engine::OpenCvDnn, Backend::OpenCv, |a, out| {
                 on(Engine::OpenCvDnn, a, out)

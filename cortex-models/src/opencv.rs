@@ -19,7 +19,6 @@ pub(crate) struct OpenCvEngine {
     net: dnn::Net,
     /// The input blob, reused between frames.
     blob: Mat,
-    shape: [i32; 4],
 }
 
 // SAFETY: `cv::dnn::Net` is a reference-counted handle whose methods are
@@ -53,7 +52,6 @@ impl OpenCvEngine {
             .iter()
             .map(|&d| i32::try_from(d).map_err(|_| refused(format!("side {d} over i32"))))
             .collect::<Result<_, _>>()?;
-        let shape = [dims[0], dims[1], dims[2], dims[3]];
         guarded(|| {
             let buffer = Vector::<u8>::from_slice(bytes);
             let mut net = dnn::read_net_from_onnx_buffer(&buffer).map_err(|e| e.to_string())?;
@@ -64,9 +62,9 @@ impl OpenCvEngine {
                 .map_err(|e| e.to_string())?;
             net.set_preferable_target(dnn::DNN_TARGET_CPU)
                 .map_err(|e| e.to_string())?;
-            let blob = Mat::new_nd_with_default(&shape, opencv::core::CV_32F, 0.into())
+            let blob = Mat::new_nd_with_default(&dims, opencv::core::CV_32F, 0.into())
                 .map_err(|e| e.to_string())?;
-            Ok(OpenCvEngine { net, blob, shape })
+            Ok(OpenCvEngine { net, blob })
         })
         .map_err(refused)
     }
@@ -75,7 +73,11 @@ impl OpenCvEngine {
     ///
     /// # Errors
     /// [`Problem::Run`] with OpenCV's message.
-    pub(crate) fn run(&mut self, input: ArrayView4<'_, f32>, out: &mut ArrayD<f32>) -> Result<(), Problem> {
+    pub(crate) fn run(
+        &mut self,
+        input: ArrayView4<'_, f32>,
+        out: &mut ArrayD<f32>,
+    ) -> Result<(), Problem> {
         let dst = self.blob.data_typed_mut::<f32>().map_err(failed)?;
         match input.as_slice() {
             Some(src) => dst.copy_from_slice(src),
@@ -107,7 +109,6 @@ impl OpenCvEngine {
             Some(d) if d.len() == src.len() => d.copy_from_slice(src),
             _ => return Err(failed("output size does not match its shape")),
         }
-        let _ = self.shape;
         Ok(())
     }
 }

@@ -135,7 +135,10 @@ pub fn frame_tensor_into(
     if n != 1 || c != 3 {
         return Err(OpsError::InvalidParam {
             name: "model",
-            reason: format!("{} takes {n}x{c}xHxW, not one 3-channel image", model.name()),
+            reason: format!(
+                "{} takes {n}x{c}xHxW, not one 3-channel image",
+                model.name()
+            ),
         });
     }
     image_to_tensor_into(frame, (h, w), norm, out)

@@ -38,7 +38,8 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 /// Runs `f`, turning a panic inside the engine into a message: a model file
 /// must never take the process down, whatever the engine does with it.
 pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(format!("panicked: {}", panic_text(&*p))))
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|p| Err(format!("panicked: {}", panic_text(&*p))))
 }
 
 fn prepare(message: String) -> Problem {
@@ -58,8 +59,11 @@ impl TractEngine {
     /// refuses.
     pub(crate) fn new(proto: &pb::ModelProto, shape: [usize; 4]) -> Result<TractEngine, Problem> {
         let onnx = tract_onnx::onnx();
-        let model = guarded(|| onnx.model_for_proto_model(proto).map_err(|e| format!("{e:#}")))
-            .map_err(|m| Problem::Parse(brief(&m)))?;
+        let model = guarded(|| {
+            onnx.model_for_proto_model(proto)
+                .map_err(|e| format!("{e:#}"))
+        })
+        .map_err(|m| Problem::Parse(brief(&m)))?;
         if let Some(node) = model.nodes().iter().find(|n| n.op_is::<UnimplementedOp>()) {
             // tract names the op `Unimplemented(TYPE)`; the file says in
             // which domain TYPE is.
@@ -96,7 +100,10 @@ impl TractEngine {
                     let Some(dims) = out.fact.shape.as_concrete() else {
                         continue;
                     };
-                    check_size(&format!("value {}:{slot} ({})", node.name, node.op.name()), dims)?;
+                    check_size(
+                        &format!("value {}:{slot} ({})", node.name, node.op.name()),
+                        dims,
+                    )?;
                 }
             }
             guarded(|| typed.into_runnable().map_err(|e| format!("{e:#}")))
@@ -117,7 +124,11 @@ impl TractEngine {
     ///
     /// # Errors
     /// [`Problem::Run`] with tract's message.
-    pub(crate) fn run(&self, input: ArrayView4<'_, f32>, out: &mut ArrayD<f32>) -> Result<(), Problem> {
+    pub(crate) fn run(
+        &self,
+        input: ArrayView4<'_, f32>,
+        out: &mut ArrayD<f32>,
+    ) -> Result<(), Problem> {
         debug_assert_eq!(input.shape(), &self.shape[..]);
         let run_err = |message: String| Problem::Run {
             backend: NAME,
@@ -148,12 +159,8 @@ impl TractEngine {
         }
         let value = TValue::from_const(Arc::clone(&tensor));
         *held = Some(tensor);
-        let outputs = guarded(|| {
-            state
-                .run(tvec!(value))
-                .map_err(|e| format!("{e:#}"))
-        })
-        .map_err(run_err)?;
+        let outputs =
+            guarded(|| state.run(tvec!(value)).map_err(|e| format!("{e:#}"))).map_err(run_err)?;
         let first = outputs
             .first()
             .ok_or_else(|| run_err("the model gave no output".into()))?;

@@ -15,7 +15,10 @@ const SHAPE: InputShape = InputShape::image(3, H, W);
 fn load_err(path: &Path, shape: InputShape) -> ModelError {
     let err = Model::load(path, shape).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains(&path.display().to_string()), "names the file: {text}");
+    assert!(
+        text.contains(&path.display().to_string()),
+        "names the file: {text}"
+    );
     assert_eq!(text.lines().count(), 1, "one line: {text}");
     err
 }
@@ -118,16 +121,28 @@ fn huge_declared_shape() {
     );
     // Asked at another size: the declared dimensions are fixed.
     let err = load_err(&path, SHAPE);
-    assert!(matches!(err.problem, Problem::ShapeMismatch { .. }), "{err}");
+    assert!(
+        matches!(err.problem, Problem::ShapeMismatch { .. }),
+        "{err}"
+    );
     // A huge size asked of a model with free dimensions.
-    let err = load_err(&testdata("tiny.onnx"), InputShape::image(3, 100_000, 100_000));
+    let err = load_err(
+        &testdata("tiny.onnx"),
+        InputShape::image(3, 100_000, 100_000),
+    );
     assert!(matches!(err.problem, Problem::TooLarge { .. }), "{err}");
     // Free dimensions cannot be taken as declared.
     let err = load_err(&testdata("tiny.onnx"), InputShape::Declared);
-    assert!(matches!(err.problem, Problem::ShapeMismatch { .. }), "{err}");
+    assert!(
+        matches!(err.problem, Problem::ShapeMismatch { .. }),
+        "{err}"
+    );
     // Nor can a zero dimension be asked for.
     let err = load_err(&testdata("tiny.onnx"), InputShape::image(3, 0, W));
-    assert!(matches!(err.problem, Problem::ShapeMismatch { .. }), "{err}");
+    assert!(
+        matches!(err.problem, Problem::ShapeMismatch { .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -181,10 +196,7 @@ fn missing_file() {
 
 /// A fresh folder for one test.
 fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "cortex-models-{name}-{}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("cortex-models-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -44,7 +44,10 @@ const SCENETEXT: &str = "/usr/share/doc/opencv-doc/examples/text";
 fn image_or_skip(test: &str, name: &str) -> Option<RgbFrame> {
     let path = Path::new(SCENETEXT).join(name);
     let Ok(img) = image::open(&path) else {
-        println!("{test}: skipped: no {} (package opencv-doc)", path.display());
+        println!(
+            "{test}: skipped: no {} (package opencv-doc)",
+            path.display()
+        );
         return None;
     };
     let rgb = img.to_rgb8();
@@ -111,7 +114,13 @@ fn photograph_tensor(test: &str) -> Option<(PathBuf, TextDetector, Array4<f32>)>
     let (h, w, _) = frame.dim();
     let detector = TextDetector::load(&path, w, h).unwrap();
     let mut tensor = Array4::zeros((0, 0, 0, 0));
-    cortex_models::prep::frame_tensor_into(&frame, detector.model(), &cortex_models::prep::Normalize::PP_OCR, &mut tensor).unwrap();
+    cortex_models::prep::frame_tensor_into(
+        &frame,
+        detector.model(),
+        &cortex_models::prep::Normalize::PP_OCR,
+        &mut tensor,
+    )
+    .unwrap();
     Some((path, detector, tensor))
 }
 
@@ -125,7 +134,9 @@ fn tract_agrees_with_onnx_runtime_on_a_photograph() {
     let [_, _, mh, mw] = model.input_shape();
     assert_eq!((mh % 32, mw % 32), (0, 0));
     let mut prob = Output::zeros(IxDyn(&[0]));
-    model.run_on(Engine::Tract, tensor.view(), &mut prob).unwrap();
+    model
+        .run_on(Engine::Tract, tensor.view(), &mut prob)
+        .unwrap();
     assert_eq!(prob.shape(), &[1, 1, mh, mw]);
     assert!(prob.iter().all(|p| (0.0..=1.0).contains(p)));
     let Some(python) = python_with_ort(test) else {
@@ -148,7 +159,10 @@ fn tract_agrees_with_onnx_runtime_on_a_photograph() {
 fn boxes_cover_the_words_and_the_map_keeps_the_contract() {
     let test = "boxes_cover_the_words_and_the_map_keeps_the_contract";
     let name = "scenetext_segmented_word01";
-    let (Some(path), Some(frame)) = (model_or_skip(test), image_or_skip(test, &format!("{name}.jpg"))) else {
+    let (Some(path), Some(frame)) = (
+        model_or_skip(test),
+        image_or_skip(test, &format!("{name}.jpg")),
+    ) else {
         return;
     };
     let Some(mask) = image_or_skip(test, &format!("{name}_mask.png")) else {
@@ -172,7 +186,11 @@ fn boxes_cover_the_words_and_the_map_keeps_the_contract() {
         }
     }
     let share = inside as f64 / total.max(1) as f64;
-    println!("{test}: {} boxes, {:.1} % of the mask inside", boxes.len(), share * 100.0);
+    println!(
+        "{test}: {} boxes, {:.1} % of the mask inside",
+        boxes.len(),
+        share * 100.0
+    );
     assert!(total > 0);
     assert!(share > 0.5, "most of the word is inside a box: {share}");
 }
@@ -193,7 +211,11 @@ fn opencv_agrees_with_tract_on_a_photograph() {
     match model.run_on(Engine::OpenCvDnn, tensor.view(), &mut cv) {
         Ok(()) => {
             assert_eq!(cv.shape(), tr.shape());
-            let max = cv.iter().zip(&tr).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            let max = cv
+                .iter()
+                .zip(&tr)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
             println!("{test}: max |opencv-dnn − tract| = {max:.2e}");
             assert!(max <= PROB_TOLERANCE, "{max}");
         }

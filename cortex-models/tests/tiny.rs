@@ -55,8 +55,10 @@ fn bytes_and_path_load_the_same_model() {
     assert_eq!(a.registry_tag(), b.registry_tag());
     assert_eq!(a.name(), "tiny (bytes)");
     let (mut oa, mut ob) = (Output::zeros(IxDyn(&[0])), Output::zeros(IxDyn(&[0])));
-    a.run_on(Engine::Tract, tiny_input(H, W).view(), &mut oa).unwrap();
-    b.run_on(Engine::Tract, tiny_input(H, W).view(), &mut ob).unwrap();
+    a.run_on(Engine::Tract, tiny_input(H, W).view(), &mut oa)
+        .unwrap();
+    b.run_on(Engine::Tract, tiny_input(H, W).view(), &mut ob)
+        .unwrap();
     assert_eq!(oa, ob);
 }
 
@@ -108,7 +110,10 @@ fn the_registry_runs_the_model_and_says_which_backend() {
         .expect("a decision for the model");
     // The decision is keyed by the model's hash and shape.
     assert!(decision.shape.tag.contains(&model.sha256_hex()[..16]));
-    assert_eq!(decision.shape.to_string(), format!("{W}x{H} {}", model.registry_tag()));
+    assert_eq!(
+        decision.shape.to_string(),
+        format!("{W}x{H} {}", model.registry_tag())
+    );
     let ran = model.last_engine().unwrap();
     assert_eq!(decision.kernel, ran.name());
     let report = reg.report();
@@ -136,8 +141,8 @@ fn a_frame_of_another_shape_is_refused_by_every_backend() {
     let reg = Arc::new(Registry::in_memory());
     let model = tiny();
     let mut out = Output::zeros(IxDyn(&[0]));
-    let err = with_registry(&reg, || infer_into(&model, &tiny_input(H + 1, W), &mut out))
-        .unwrap_err();
+    let err =
+        with_registry(&reg, || infer_into(&model, &tiny_input(H + 1, W), &mut out)).unwrap_err();
     assert!(err.to_string().contains("tiny.onnx"), "{err}");
     assert!(err.to_string().contains("1x3x25x40"), "{err}");
     // The input was at fault: no backend is disabled, the next frame runs.

@@ -114,10 +114,7 @@ pub fn db_boxes_into(
             if bw.min(bh) < params.min_size {
                 continue;
             }
-            let sum: f32 = prob
-                .slice(ndarray::s![by0..=by1, bx0..=bx1])
-                .iter()
-                .sum();
+            let sum: f32 = prob.slice(ndarray::s![by0..=by1, bx0..=bx1]).iter().sum();
             let score = sum / (bw * bh) as f32;
             if score < params.box_thresh {
                 continue;
@@ -161,7 +158,13 @@ mod tests {
         prob.slice_mut(ndarray::s![10..16, 20..40]).fill(0.9);
         prob.slice_mut(ndarray::s![30..34, 5..9]).fill(0.35);
         let mut out = Vec::new();
-        db_boxes_into(prob.view(), (120, 80), &DbParams::PP_OCR, &mut DbScratch::default(), &mut out);
+        db_boxes_into(
+            prob.view(),
+            (120, 80),
+            &DbParams::PP_OCR,
+            &mut DbScratch::default(),
+            &mut out,
+        );
         // The faint blob passes `thresh` but not `box_thresh`.
         assert_eq!(out.len(), 1);
         let b = out[0];
@@ -182,9 +185,21 @@ mod tests {
             bbox: BBox::default(),
             score: 0.0,
         }];
-        db_boxes_into(prob.view(), (10, 10), &DbParams::PP_OCR, &mut DbScratch::default(), &mut out);
+        db_boxes_into(
+            prob.view(),
+            (10, 10),
+            &DbParams::PP_OCR,
+            &mut DbScratch::default(),
+            &mut out,
+        );
         assert!(out.is_empty());
-        db_boxes_into(Array2::zeros((0, 0)).view(), (10, 10), &DbParams::PP_OCR, &mut DbScratch::default(), &mut out);
+        db_boxes_into(
+            Array2::zeros((0, 0)).view(),
+            (10, 10),
+            &DbParams::PP_OCR,
+            &mut DbScratch::default(),
+            &mut out,
+        );
         assert!(out.is_empty());
     }
 }

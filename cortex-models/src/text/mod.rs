@@ -94,7 +94,11 @@ impl TextDetector {
     ///
     /// # Errors
     /// As [`Model::load`].
-    pub fn load(path: impl AsRef<Path>, width: usize, height: usize) -> Result<TextDetector, ModelError> {
+    pub fn load(
+        path: impl AsRef<Path>,
+        width: usize,
+        height: usize,
+    ) -> Result<TextDetector, ModelError> {
         let shape = InputShape::image(3, stride_multiple(height), stride_multiple(width));
         Ok(TextDetector::new(Model::load(path, shape)?))
     }
@@ -161,9 +165,17 @@ impl TextDetector {
                     },
                 )
             })?;
-        let prob = prob.index_axis_move(ndarray::Axis(0), 0).index_axis_move(ndarray::Axis(0), 0);
+        let prob = prob
+            .index_axis_move(ndarray::Axis(0), 0)
+            .index_axis_move(ndarray::Axis(0), 0);
         let (fh, fw, _) = frame.dim();
-        db::db_boxes_into(prob, (fw, fh), &self.params, &mut work.scratch, &mut work.boxes);
+        db::db_boxes_into(
+            prob,
+            (fw, fh),
+            &self.params,
+            &mut work.scratch,
+            &mut work.boxes,
+        );
         Ok(f(prob, &work.boxes))
     }
 
@@ -183,7 +195,11 @@ impl TextDetector {
     ///
     /// # Errors
     /// [`TextError`]; `out` is left as it was.
-    pub fn probability_into(&self, frame: &RgbFrame, out: &mut ndarray::Array2<f32>) -> Result<(), TextError> {
+    pub fn probability_into(
+        &self,
+        frame: &RgbFrame,
+        out: &mut ndarray::Array2<f32>,
+    ) -> Result<(), TextError> {
         self.detect_with(frame, |prob, _| {
             if out.dim() != prob.dim() {
                 *out = ndarray::Array2::zeros(prob.dim());
@@ -202,7 +218,11 @@ impl TextDetector {
 ///
 /// # Errors
 /// [`TextError`]; `out` is left as it was.
-pub fn text_map_into(frame: &RgbFrame, detector: &TextDetector, out: &mut ScoreMap) -> Result<(), TextError> {
+pub fn text_map_into(
+    frame: &RgbFrame,
+    detector: &TextDetector,
+    out: &mut ScoreMap,
+) -> Result<(), TextError> {
     detector.detect_with(frame, |_, boxes| {
         let (fh, fw, _) = frame.dim();
         if out.dim() != (fh, fw) {
@@ -225,6 +245,10 @@ pub fn text_map_into(frame: &RgbFrame, detector: &TextDetector, out: &mut ScoreM
 ///
 /// # Errors
 /// As [`TextDetector::detect_into`].
-pub fn text_boxes_into(frame: &RgbFrame, detector: &TextDetector, out: &mut Vec<TextBox>) -> Result<(), TextError> {
+pub fn text_boxes_into(
+    frame: &RgbFrame,
+    detector: &TextDetector,
+    out: &mut Vec<TextBox>,
+) -> Result<(), TextError> {
     detector.detect_into(frame, out)
 }

@@ -8,7 +8,9 @@ use ndarray::{Array4, ArrayD};
 
 /// The committed test model `name` (`tiny.onnx`, `rank2.onnx`, …).
 pub fn testdata(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(name)
 }
 
 /// The reference input's size (the script's `H`, `W`).
@@ -36,5 +38,8 @@ pub fn tiny_expected() -> ArrayD<f32> {
 /// The largest absolute difference of two arrays of one shape.
 pub fn max_abs_diff(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f32 {
     assert_eq!(a.shape(), b.shape());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
