@@ -46,6 +46,7 @@
 //! | `ops`, `registry`, `l2`, `l2_registry` (feature `ops`, default) | `cortex-vision` | vision kernels, the kernel registry, the L2 region-of-interest pipeline |
 //! | `runner`, `sources` (feature `runner`, default) | `cortex-runner` | a command-line program for any pipeline, frame sources |
 //! | `gst`, `gst_roi_element!` (feature `gstreamer`) | `cortex-gst` | GStreamer elements and the `gstcortex` plugin |
+//! | `models` (feature `models`) | `cortex-models` | trained ONNX models as nodes: tract, OpenCV DNN, the PP-OCR text detector, L2 with the DNN text map |
 //!
 //! The DSL's grammar is on [`cortex_graph!`]. The guide is the repository's
 //! `docs/` folder (start at `docs/README.md`); its Rust blocks are compiled
@@ -56,6 +57,9 @@ pub use cortex_macros::cortex_graph;
 
 #[cfg(feature = "ops")]
 pub use cortex_vision::{l2, l2_ops, l2_registry, ops, registry};
+
+#[cfg(feature = "models")]
+pub use cortex_models as models;
 
 #[cfg(feature = "runner")]
 pub use cortex_runner as runner;
@@ -115,4 +119,11 @@ mod guide {
     mod compiler {}
     #[doc = include_str!("../docs/program.md")]
     mod program {}
+}
+
+/// The models guide, compiled and run with the `models` feature.
+#[cfg(all(doctest, feature = "models"))]
+mod guide_models {
+    #[doc = include_str!("../docs/models.md")]
+    mod models {}
 }

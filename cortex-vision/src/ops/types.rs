@@ -144,6 +144,10 @@ pub enum OpsError {
     /// The OpenCV backend reported an error.
     #[error("opencv: {0}")]
     OpenCv(String),
+    /// A trained model's backend refused the model or the frame (the
+    /// message names the model and the backend).
+    #[error("{0}")]
+    Model(String),
 }
 
 #[cfg(test)]

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use super::{CacheError, MAX_FILE_BYTES};
 
-fn kind_of(t: &fs::FileType) -> &'static str {
+/// What a file type is, for messages that refuse anything but a regular
+/// file ("a FIFO", "a folder", …).
+pub fn kind_of(t: &fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

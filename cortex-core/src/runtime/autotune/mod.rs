@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use cpu::CpuFeature;
+pub use file::kind_of as file_kind;
 
 /// The environment variable that overrides the cache file's location; set
 /// it to `off` (or empty) to keep decisions in memory only.

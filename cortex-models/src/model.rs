@@ -1,0 +1,252 @@
+//! A model loaded once for a node: its bytes checked, its input shape fixed,
+//! the pure-Rust engine built and optimised; the OpenCV engine (feature
+//! `opencv`) built from the same bytes on its first use.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use ndarray::{ArrayD, ArrayView4};
+use sha2::{Digest, Sha256};
+use tract_onnx::prelude::Framework;
+
+use crate::check::{check, InputShape};
+use crate::error::{brief, shape_text, ModelError, Problem};
+use crate::file::read_model_file;
+use crate::tract::{guarded, TractEngine};
+
+/// An inference backend of a model node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// tract, the pure-Rust ONNX engine (always built).
+    Tract,
+    /// OpenCV's DNN module (feature `opencv`).
+    OpenCvDnn,
+}
+
+impl Engine {
+    /// Its name in reports, errors and the registry (the kernel's name).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Engine::Tract => crate::tract::NAME,
+            Engine::OpenCvDnn => "opencv-dnn",
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Engine::Tract => 1,
+            Engine::OpenCvDnn => 2,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<Engine> {
+        match c {
+            1 => Some(Engine::Tract),
+            2 => Some(Engine::OpenCvDnn),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An ONNX model ready to run as a node: one f32 NCHW input fixed at one
+/// shape, the first output returned. Load it once (at pipeline construction
+/// or before the first frame) and pass it to the node by reference; it is
+/// `Sync`, and runs one frame at a time per backend.
+pub struct Model {
+    name: String,
+    sha256: [u8; 32],
+    input_name: String,
+    shape: [usize; 4],
+    tag: &'static str,
+    tract: TractEngine,
+    /// The model's bytes, for the backends built on first use.
+    #[cfg_attr(not(feature = "opencv"), allow(dead_code))]
+    bytes: Vec<u8>,
+    #[cfg(feature = "opencv")]
+    opencv: OnceLock<Result<Mutex<crate::opencv::OpenCvEngine>, Problem>>,
+    last: AtomicU8,
+}
+
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Model")
+            .field("name", &self.name)
+            .field("sha256", &self.sha256_hex())
+            .field("input", &self.input_name)
+            .field("shape", &self.shape)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The registry's shape tags of the loaded models, one per model file and
+/// input shape: a [`cortex_vision::registry::Shape`] carries a `'static`
+/// tag, and a process loads few distinct models, so each is interned once.
+fn intern(tag: String) -> &'static str {
+    static TAGS: OnceLock<Mutex<Vec<&'static str>>> = OnceLock::new();
+    let mut tags = TAGS
+        .get_or_init(|| Mutex::new(Vec::new()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = tags.iter().find(|t| **t == tag) {
+        return t;
+    }
+    let t: &'static str = Box::leak(tag.into_boxed_str());
+    tags.push(t);
+    t
+}
+
+impl Model {
+    /// Loads the ONNX model at `path` and fixes its input at `shape`.
+    ///
+    /// # Errors
+    /// [`ModelError`] naming the file and the problem: unreadable, not a
+    /// regular file (a FIFO or a folder is refused without blocking), too
+    /// large, not ONNX, an operator tract lacks, an input not of rank 4 or
+    /// not f32, a shape that does not fit or is over the limits.
+    pub fn load(path: impl AsRef<Path>, shape: InputShape) -> Result<Model, ModelError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let bytes = read_model_file(path).map_err(|p| ModelError::new(&name, p))?;
+        Model::from_bytes(name, bytes, shape)
+    }
+
+    /// Loads a model from its bytes, calling it `name` in errors and
+    /// reports.
+    ///
+    /// # Errors
+    /// As [`Model::load`], less the file's own problems.
+    pub fn from_bytes(
+        name: impl Into<String>,
+        bytes: Vec<u8>,
+        shape: InputShape,
+    ) -> Result<Model, ModelError> {
+        let name = name.into();
+        let err = |p: Problem| ModelError::new(&name, p);
+        let proto = guarded(|| {
+            tract_onnx::onnx()
+                .proto_model_for_read(&mut &bytes[..])
+                .map_err(|e| format!("{e:#}"))
+        })
+        .map_err(|m| err(Problem::Parse(brief(&m))))?;
+        let (declared, fixed) = check(&proto, bytes.len(), shape).map_err(err)?;
+        let tract = TractEngine::new(&proto, fixed).map_err(err)?;
+        let sha256: [u8; 32] = Sha256::digest(&bytes).into();
+        let hex = hex(&sha256);
+        let tag = intern(format!("model {} {}", &hex[..16], shape_text(&fixed)));
+        Ok(Model {
+            name,
+            sha256,
+            input_name: declared.name,
+            shape: fixed,
+            tag,
+            tract,
+            bytes,
+            #[cfg(feature = "opencv")]
+            opencv: OnceLock::new(),
+            last: AtomicU8::new(0),
+        })
+    }
+
+    /// Its name: the file's path, or the name given to its bytes.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The SHA-256 of its bytes.
+    pub fn sha256(&self) -> [u8; 32] {
+        self.sha256
+    }
+
+    /// The SHA-256 of its bytes, in hexadecimal.
+    pub fn sha256_hex(&self) -> String {
+        hex(&self.sha256)
+    }
+
+    /// The fixed input shape, `[n, c, h, w]`.
+    pub fn input_shape(&self) -> [usize; 4] {
+        self.shape
+    }
+
+    /// The input's name in the model.
+    pub fn input_name(&self) -> &str {
+        &self.input_name
+    }
+
+    /// The tag of this model's registry shape: the model file's hash and
+    /// the input shape, so that autotune decisions are kept per model.
+    pub fn registry_tag(&self) -> &'static str {
+        self.tag
+    }
+
+    /// The backend that ran the last frame, if any ran.
+    pub fn last_engine(&self) -> Option<Engine> {
+        Engine::from_code(self.last.load(Ordering::Relaxed))
+    }
+
+    fn check_input(&self, input: &ArrayView4<'_, f32>) -> Result<(), ModelError> {
+        if input.shape() != self.shape {
+            return Err(ModelError::new(
+                &self.name,
+                Problem::InputShape {
+                    got: shape_text(input.shape()),
+                    want: shape_text(&self.shape),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs one frame on `engine`: `input` in (of the fixed shape), the
+    /// model's first output into `out`, whose buffer is reused when its
+    /// shape is already the output's.
+    ///
+    /// # Errors
+    /// [`Problem::InputShape`] for a tensor of another shape (nothing runs);
+    /// [`Problem::NotBuilt`] for a backend whose feature is off; the
+    /// backend's refusal of the model ([`Problem::Prepare`],
+    /// [`Problem::UnsupportedOp`]) or of the frame ([`Problem::Run`]).
+    pub fn run_on(
+        &self,
+        engine: Engine,
+        input: ArrayView4<'_, f32>,
+        out: &mut ArrayD<f32>,
+    ) -> Result<(), ModelError> {
+        self.check_input(&input)?;
+        let err = |p: Problem| ModelError::new(&self.name, p);
+        match engine {
+            Engine::Tract => self.tract.run(input, out).map_err(err)?,
+            Engine::OpenCvDnn => self.run_opencv(input, out).map_err(err)?,
+        }
+        self.last.store(engine.code(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    #[cfg(feature = "opencv")]
+    fn run_opencv(&self, input: ArrayView4<'_, f32>, out: &mut ArrayD<f32>) -> Result<(), Problem> {
+        let engine = self.opencv.get_or_init(|| {
+            crate::opencv::OpenCvEngine::new(&self.bytes, self.shape).map(Mutex::new)
+        });
+        let engine = engine.as_ref().map_err(Clone::clone)?;
+        engine
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .run(input, out)
+    }
+
+    #[cfg(not(feature = "opencv"))]
+    fn run_opencv(&self, _: ArrayView4<'_, f32>, _: &mut ArrayD<f32>) -> Result<(), Problem> {
+        Err(Problem::NotBuilt(Engine::OpenCvDnn.name()))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

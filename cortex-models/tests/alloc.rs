@@ -1,0 +1,75 @@
+//! What a model frame allocates after warm-up, counted by the project's
+//! counting allocator: the tiny model through the registry on tract, and
+//! the pre-processing node. One test per binary measures at a time.
+
+mod support;
+
+use std::sync::Arc;
+
+use cortex_models::prep::{frame_tensor_into, Normalize};
+use cortex_models::{infer_into, Engine, InputShape, Model, Output, Tensor4};
+use cortex_testkit::{allocs_during, live_bytes, serial};
+use cortex_vision::ops::RgbFrame;
+use cortex_vision::registry::{with_registry, Registry};
+use ndarray::IxDyn;
+use support::{testdata, tiny_input, H, W};
+
+#[global_allocator]
+static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
+
+const FRAMES: u64 = 50;
+
+#[test]
+fn preprocessing_allocates_nothing_after_the_first_frame() {
+    let _g = serial();
+    let model = Model::load(testdata("tiny.onnx"), InputShape::image(3, H, W)).unwrap();
+    let frame = RgbFrame::from_shape_fn((120, 160, 3), |(y, x, c)| (y * 3 + x * 5 + c * 11) as u8);
+    let mut tensor = Tensor4::zeros((0, 0, 0, 0));
+    frame_tensor_into(&frame, &model, &Normalize::PP_OCR, &mut tensor).unwrap();
+    let ((), n) = allocs_during(|| {
+        for _ in 0..FRAMES {
+            frame_tensor_into(&frame, &model, &Normalize::PP_OCR, &mut tensor).unwrap();
+        }
+    });
+    assert_eq!(n, 0);
+}
+
+/// tract allocates per run: each operator's output is a new tensor (tract
+/// 0.23 has no arena for the CPU plan's intermediate values), plus the
+/// run's small vectors. What is checked: the count per frame is constant
+/// (no growth), the heap does not grow over many frames (nothing leaks,
+/// nothing accumulates), and the measured figures are printed for the
+/// documentation.
+#[test]
+fn tract_frames_allocate_a_constant_amount_and_leak_nothing() {
+    let _g = serial();
+    let reg = Arc::new(Registry::in_memory());
+    let model = Model::load(testdata("tiny.onnx"), InputShape::image(3, H, W)).unwrap();
+    let input = tiny_input(H, W);
+    let mut out = Output::zeros(IxDyn(&[0]));
+    with_registry(&reg, || {
+        for _ in 0..5 {
+            infer_into(&model, &input, &mut out).unwrap();
+        }
+        assert_eq!(model.last_engine(), Some(Engine::Tract));
+        // The record of counts is allocated before the heap is read.
+        let mut counts = Vec::with_capacity(FRAMES as usize);
+        let live = live_bytes();
+        for _ in 0..FRAMES {
+            let (r, n) = allocs_during(|| infer_into(&model, &input, &mut out));
+            r.unwrap();
+            counts.push(n);
+        }
+        let grown = live_bytes() as i64 - live as i64;
+        println!(
+            "tiny model {}x{} on tract: {} allocations per frame (min {}, max {}); heap {grown:+} bytes over {FRAMES} frames",
+            W,
+            H,
+            counts[counts.len() / 2],
+            counts.iter().min().unwrap(),
+            counts.iter().max().unwrap()
+        );
+        assert_eq!(counts.iter().min(), counts.iter().max(), "{counts:?}");
+        assert!(grown <= 0, "the heap grew by {grown} bytes");
+    });
+}

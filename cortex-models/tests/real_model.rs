@@ -1,0 +1,228 @@
+//! PP-OCRv4's text detector, when `scripts/fetch-models.sh` has fetched it
+//! (or `CORTEX_TEXT_MODEL` names it); each test prints why it skips
+//! otherwise. On OpenCV's scene-text photographs (package `opencv-doc`):
+//! tract's probability map against ONNX Runtime's (through
+//! `scripts/ort_run.py`, when a Python with `onnxruntime` is found), DB's
+//! boxes on the words, and the text map's contract.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cortex_models::text::{self, TextBox, TextDetector};
+use cortex_models::{Engine, Output};
+use cortex_vision::ops::{RgbFrame, ScoreMap};
+use ndarray::{Array4, IxDyn};
+
+/// Largest difference of a probability allowed between tract and ONNX
+/// Runtime: both compute in f32, in different orders of summation over
+/// ~100 layers; a sigmoid output moves by ~1e-5 typically, and 1e-3 is
+/// still ten times below any DB threshold's meaning.
+const PROB_TOLERANCE: f32 = 1e-3;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn model_or_skip(test: &str) -> Option<PathBuf> {
+    let path = text::model_path(&repo());
+    if path.is_file() {
+        Some(path)
+    } else {
+        println!(
+            "{test}: skipped: no model at {} (run scripts/fetch-models.sh, or set {})",
+            path.display(),
+            text::MODEL_ENV
+        );
+        None
+    }
+}
+
+const SCENETEXT: &str = "/usr/share/doc/opencv-doc/examples/text";
+
+fn image_or_skip(test: &str, name: &str) -> Option<RgbFrame> {
+    let path = Path::new(SCENETEXT).join(name);
+    let Ok(img) = image::open(&path) else {
+        println!(
+            "{test}: skipped: no {} (package opencv-doc)",
+            path.display()
+        );
+        return None;
+    };
+    let rgb = img.to_rgb8();
+    let (w, h) = rgb.dimensions();
+    Some(RgbFrame::from_shape_vec((h as usize, w as usize, 3), rgb.into_raw()).unwrap())
+}
+
+/// The Python that has `onnxruntime`: `$CORTEX_MODELS_PYTHON`, else
+/// `python3`.
+fn python_with_ort(test: &str) -> Option<String> {
+    let python = std::env::var("CORTEX_MODELS_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&python)
+        .args(["-c", "import onnxruntime, numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        Some(python)
+    } else {
+        println!("{test}: ONNX Runtime comparison skipped: `{python}` cannot import onnxruntime (set CORTEX_MODELS_PYTHON)");
+        None
+    }
+}
+
+fn write_f32(path: &Path, values: impl Iterator<Item = f32>) {
+    let bytes: Vec<u8> = values.flat_map(f32::to_le_bytes).collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn read_f32(path: &Path) -> Vec<f32> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// ONNX Runtime's first output of `model` on `input`.
+fn onnx_runtime(python: &str, model: &Path, input: &Array4<f32>) -> Vec<f32> {
+    let dir = std::env::temp_dir().join(format!("cortex-models-ort-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (x, y) = (dir.join("input.f32"), dir.join("output.f32"));
+    write_f32(&x, input.iter().copied());
+    let (n, c, h, w) = input.dim();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_run.py");
+    let status = Command::new(python)
+        .arg(script)
+        .arg(model)
+        .arg(&x)
+        .args([n, c, h, w].map(|d| d.to_string()))
+        .arg(&y)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = read_f32(&y);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// The detector fixed at `scenetext01.jpg`'s size, and that photograph's
+/// tensor; `None` (with the reason printed) without the model or the image.
+fn photograph_tensor(test: &str) -> Option<(PathBuf, TextDetector, Array4<f32>)> {
+    let path = model_or_skip(test)?;
+    let frame = image_or_skip(test, "scenetext01.jpg")?;
+    let (h, w, _) = frame.dim();
+    let detector = TextDetector::load(&path, w, h).unwrap();
+    let mut tensor = Array4::zeros((0, 0, 0, 0));
+    cortex_models::prep::frame_tensor_into(
+        &frame,
+        detector.model(),
+        &cortex_models::prep::Normalize::PP_OCR,
+        &mut tensor,
+    )
+    .unwrap();
+    Some((path, detector, tensor))
+}
+
+#[test]
+fn tract_agrees_with_onnx_runtime_on_a_photograph() {
+    let test = "tract_agrees_with_onnx_runtime_on_a_photograph";
+    let Some((path, detector, tensor)) = photograph_tensor(test) else {
+        return;
+    };
+    let model = detector.model();
+    let [_, _, mh, mw] = model.input_shape();
+    assert_eq!((mh % 32, mw % 32), (0, 0));
+    let mut prob = Output::zeros(IxDyn(&[0]));
+    model
+        .run_on(Engine::Tract, tensor.view(), &mut prob)
+        .unwrap();
+    assert_eq!(prob.shape(), &[1, 1, mh, mw]);
+    assert!(prob.iter().all(|p| (0.0..=1.0).contains(p)));
+    let Some(python) = python_with_ort(test) else {
+        return;
+    };
+    let reference = onnx_runtime(&python, &path, &tensor);
+    assert_eq!(reference.len(), prob.len());
+    let max = prob
+        .iter()
+        .zip(&reference)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    let text_px = reference.iter().filter(|&&p| p > 0.3).count();
+    println!("{test}: {mw}x{mh}: max |tract − onnxruntime| = {max:.2e}; {text_px} pixels over DB's threshold");
+    assert!(max <= PROB_TOLERANCE, "max difference {max}");
+    assert!(text_px > 100, "the photograph has text");
+}
+
+#[test]
+fn boxes_cover_the_words_and_the_map_keeps_the_contract() {
+    let test = "boxes_cover_the_words_and_the_map_keeps_the_contract";
+    let name = "scenetext_segmented_word01";
+    let (Some(path), Some(frame)) = (
+        model_or_skip(test),
+        image_or_skip(test, &format!("{name}.jpg")),
+    ) else {
+        return;
+    };
+    let Some(mask) = image_or_skip(test, &format!("{name}_mask.png")) else {
+        return;
+    };
+    let (h, w, _) = frame.dim();
+    let detector = TextDetector::load(&path, w, h).unwrap();
+    let mut boxes: Vec<TextBox> = Vec::new();
+    detector.detect_into(&frame, &mut boxes).unwrap();
+    assert!(!boxes.is_empty(), "a word is found");
+    let mut map = ScoreMap::zeros((0, 0));
+    text::text_map_into(&frame, &detector, &mut map).unwrap();
+    assert_eq!(map.dim(), (h, w));
+    assert!(map.iter().all(|v| (0.0..=1.0).contains(v)));
+    // The share of the word's mask pixels inside the detected boxes.
+    let (mut inside, mut total) = (0usize, 0usize);
+    for ((y, x, c), &m) in mask.indexed_iter() {
+        if c == 0 && m > 127 {
+            total += 1;
+            inside += usize::from(map[[y, x]] > 0.0);
+        }
+    }
+    let share = inside as f64 / total.max(1) as f64;
+    println!(
+        "{test}: {} boxes, {:.1} % of the mask inside",
+        boxes.len(),
+        share * 100.0
+    );
+    assert!(total > 0);
+    assert!(share > 0.5, "most of the word is inside a box: {share}");
+}
+
+/// OpenCV's DNN module against tract on the real model, when OpenCV 4.6's
+/// importer takes it; a refusal must be one error naming the model and the
+/// backend (the registry then falls back to tract).
+#[cfg(feature = "opencv")]
+#[test]
+fn opencv_agrees_with_tract_on_a_photograph() {
+    let test = "opencv_agrees_with_tract_on_a_photograph";
+    let Some((path, detector, tensor)) = photograph_tensor(test) else {
+        return;
+    };
+    let model = detector.model();
+    let (mut tr, mut cv) = (Output::zeros(IxDyn(&[0])), Output::zeros(IxDyn(&[0])));
+    model.run_on(Engine::Tract, tensor.view(), &mut tr).unwrap();
+    match model.run_on(Engine::OpenCvDnn, tensor.view(), &mut cv) {
+        Ok(()) => {
+            assert_eq!(cv.shape(), tr.shape());
+            let max = cv
+                .iter()
+                .zip(&tr)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            println!("{test}: max |opencv-dnn − tract| = {max:.2e}");
+            assert!(max <= PROB_TOLERANCE, "{max}");
+        }
+        Err(e) => {
+            let text = e.to_string();
+            println!("{test}: OpenCV refused the model: {text}");
+            assert!(text.contains(&path.display().to_string()) && text.contains("opencv-dnn"));
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! L2 with PP-OCR's text detector as its text map (`cortex::models::l2::L2Dnn`),
+//! the detector run every 8th frame and on a scene cut
+//! (`BALANCED_AT_RATE`), on a clip; with `--compare`, the same frames
+//! through L2 with the MSER map (`BALANCED`), L2Dnn every frame and L2Dnn
+//! at the rate, interleaved frame by frame, with the per-frame medians and
+//! means and the load average.
+//!
+//! ```sh
+//! scripts/fetch-models.sh
+//! cargo run --release --example l2_dnn --features models -- [INPUT] [--frames N] [--compare]
+//! ```
+//!
+//! INPUT is anything the runner reads (a Y4M file, a folder of images; a
+//! video with the `opencv` or `ffmpeg` feature); without it, the synthetic
+//! clip at 768×576.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use cortex::l2::{L2Mode, L2};
+use cortex::models::l2::{L2Dnn, L2DnnMode};
+use cortex::models::text::{self, TextDetector};
+use cortex::ops::RgbFrame;
+
+struct Args {
+    input: Option<String>,
+    frames: usize,
+    compare: bool,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut args = Args {
+        input: None,
+        frames: 48,
+        compare: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--compare" => args.compare = true,
+            "--frames" => {
+                let n = it.next().ok_or("--frames needs a number")?;
+                args.frames = n
+                    .parse()
+                    .map_err(|_| format!("--frames: `{n}` is not a number"))?;
+            }
+            s if s.starts_with('-') => return Err(format!("unknown option `{s}`")),
+            s => args.input = Some(s.to_string()),
+        }
+    }
+    Ok(args)
+}
+
+fn frames(input: Option<&str>, n: usize) -> Result<Vec<RgbFrame>, String> {
+    let stdin: Box<dyn Read + Send> = Box::new(std::io::empty());
+    let mut source = cortex::sources::open(input, (768, 576), stdin).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    while out.len() < n {
+        match source.next_frame() {
+            Some(Ok(f)) => out.push(f.image),
+            Some(Err(e)) => return Err(e.to_string()),
+            None => break,
+        }
+    }
+    if out.is_empty() {
+        return Err("the input has no frame".into());
+    }
+    Ok(out)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Median and mean of per-frame times, in ms.
+fn stats(times: &mut [Duration]) -> (f64, f64) {
+    times.sort();
+    let mean = times.iter().map(|d| ms(*d)).sum::<f64>() / times.len() as f64;
+    (ms(times[times.len() / 2]), mean)
+}
+
+fn run() -> Result<(), String> {
+    let args = parse()?;
+    let clip = frames(args.input.as_deref(), args.frames)?;
+    let (h, w, _) = clip[0].dim();
+    let path = text::model_path(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let detector = TextDetector::load(&path, w, h)
+        .map_err(|e| format!("{e} (run scripts/fetch-models.sh)"))?;
+    let [_, _, mh, mw] = detector.model().input_shape();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "{} frames {w}x{h}; detector at {mw}x{mh}; load average {}",
+        clip.len(),
+        load.trim()
+    );
+    if !args.compare {
+        let mut l2 = L2Dnn::new();
+        println!("frame  ms      text_held  roi");
+        for (i, frame) in clip.iter().enumerate() {
+            let t = Instant::now();
+            let out = l2
+                .run(L2DnnMode::BalancedAtRate, frame, &detector)
+                .map_err(|e| e.to_string())?;
+            let held = l2.holds().first().is_some_and(|h| h.held_last_frame);
+            println!(
+                "{i:5}  {:6.1}  {held:9}  {:?}",
+                ms(t.elapsed()),
+                out.roi.bbox
+            );
+        }
+        println!("{}", cortex::registry::report());
+        return Ok(());
+    }
+    let (mut mser, mut every, mut rated) = (L2::new(), L2Dnn::new(), L2Dnn::new());
+    let (mut t_mser, mut t_every, mut t_rated) = (Vec::new(), Vec::new(), Vec::new());
+    // One warm-up frame each (the registry's first call measures).
+    mser.run(L2Mode::Balanced, &clip[0])
+        .map_err(|e| e.to_string())?;
+    every
+        .run(L2DnnMode::Balanced, &clip[0], &detector)
+        .map_err(|e| e.to_string())?;
+    for frame in &clip {
+        let t = Instant::now();
+        mser.run(L2Mode::Balanced, frame)
+            .map_err(|e| e.to_string())?;
+        t_mser.push(t.elapsed());
+        let t = Instant::now();
+        every
+            .run(L2DnnMode::Balanced, frame, &detector)
+            .map_err(|e| e.to_string())?;
+        t_every.push(t.elapsed());
+        let t = Instant::now();
+        rated
+            .run(L2DnnMode::BalancedAtRate, frame, &detector)
+            .map_err(|e| e.to_string())?;
+        t_rated.push(t.elapsed());
+    }
+    let (m_med, m_mean) = stats(&mut t_mser);
+    println!("| pipeline | median ms/frame | mean ms/frame | mean / MSER BALANCED |");
+    println!("|---|---|---|---|");
+    for (name, times) in [
+        ("L2 BALANCED (MSER text map)", &mut t_mser),
+        ("L2Dnn BALANCED (detector every frame)", &mut t_every),
+        ("L2Dnn BALANCED_AT_RATE (every 8 or cut)", &mut t_rated),
+    ] {
+        let (med, mean) = stats(times);
+        println!("| {name} | {med:.1} | {mean:.1} | {:.2} |", mean / m_mean);
+    }
+    let _ = m_med;
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average at the end: {}", load.trim());
+    println!("{}", cortex::registry::report());
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("l2_dnn: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
