@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 
 use cortex_models::prep::{frame_tensor_into, Normalize};
-use cortex_models::{infer_into, Engine, InputShape, Model, Output, Tensor4};
+use cortex_models::{infer_into, Engine, Infer, InputShape, Model, Output, Tensor4};
 use cortex_testkit::{allocs_during, live_bytes, serial};
 use cortex_vision::ops::RgbFrame;
 use cortex_vision::registry::{with_registry, Registry};
@@ -44,6 +44,8 @@ fn preprocessing_allocates_nothing_after_the_first_frame() {
 fn tract_frames_allocate_a_constant_amount_and_leak_nothing() {
     let _g = serial();
     let reg = Arc::new(Registry::in_memory());
+    // With OpenCV built in, measurement may pick OpenCV DNN for this model.
+    reg.force::<Infer>("tract").unwrap();
     let model = Model::load(testdata("tiny.onnx"), InputShape::image(3, H, W)).unwrap();
     let input = tiny_input(H, W);
     let mut out = Output::zeros(IxDyn(&[0]));
