@@ -1,4 +1,4 @@
-"""The L2 pipeline as the seeds wrote it, in Python + OpenCV + numpy (the
+"""The L2 pipeline as the original Cortex wrote it, in Python + OpenCV + numpy (the
 stack cortex is measured against), and the bench that runs it beside
 `cortex_rs.L2` on the same frames in memory.
 
