@@ -6,7 +6,9 @@ use crate::model::plan::Plan;
 use crate::passes::dce::plan_for_pattern;
 use crate::passes::fusion::{fused_plan, unit_waves, units, FusionPlan};
 use crate::passes::memory::BufferPlan;
-use crate::passes::rates::{gate_first, hold_slots, mode_fusion_plan, mode_rates, ModeRates};
+use crate::passes::rates::{
+    gate_first, hold_slots, mode_fusion_plan, mode_rates, rated_unit_waves, ModeRates,
+};
 use crate::passes::schedule::{state_free, waves};
 
 use super::{
@@ -77,28 +79,45 @@ fn lower_mode(
         buffers,
     };
 
-    let parallel_frame = parallel.then(|| match &rated {
-        Some(_) => sequential.clone(),
-        None => {
-            let fusion = mode_fusion_plan(ir, mode_plan, None, None);
-            let waves = unit_waves(ir, mode_plan, &fusion);
-            let mut at = vec![usize::MAX; ir.nodes.len()];
-            for (w, wave) in waves.iter().enumerate() {
-                for &id in wave.iter().flatten() {
-                    at[id as usize] = w;
-                }
+    // Waves of units at once; a rated mode's phase decided after the
+    // waves of its gate, before those of the work only some phases run.
+    let parallel_frame = parallel.then(|| {
+        let (fusion, waves, decide, wave_plan) = match info {
+            Some(r) => {
+                let fusion = mode_fusion_plan(ir, &plan, Some(r), None);
+                let (waves, decide) = rated_unit_waves(ir, &plan, &fusion, r);
+                (fusion, waves, Some(decide), &plan)
             }
-            let buffers = BufferPlan::from_steps(ir, mode_plan, &at);
-            let mut steps: Vec<Step> = waves
-                .iter()
-                .map(|wave| Step::Wave(wave.iter().map(|u| unit_of(u, &fusion)).collect()))
-                .collect();
-            steps.extend(commits.iter().cloned());
-            Frame {
-                fusion,
-                steps,
-                buffers,
+            None => {
+                let fusion = mode_fusion_plan(ir, mode_plan, None, None);
+                let waves = unit_waves(ir, mode_plan, &fusion);
+                (fusion, waves, None, mode_plan)
             }
+        };
+        let mut at = vec![usize::MAX; ir.nodes.len()];
+        for (w, wave) in waves.iter().enumerate() {
+            for &id in wave.iter().flatten() {
+                at[id as usize] = w;
+            }
+        }
+        let buffers = BufferPlan::from_steps(ir, wave_plan, &at);
+        let mut steps = Vec::new();
+        for (w, wave) in waves.iter().enumerate() {
+            if decide == Some(w) {
+                steps.push(Step::DecidePhase);
+            }
+            steps.push(Step::Wave(
+                wave.iter().map(|u| unit_of(u, &fusion)).collect(),
+            ));
+        }
+        if decide.is_some_and(|d| d >= waves.len()) {
+            steps.push(Step::DecidePhase);
+        }
+        steps.extend(commits.iter().cloned());
+        Frame {
+            fusion,
+            steps,
+            buffers,
         }
     });
 
