@@ -97,11 +97,90 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
     pass(&mut p)
 }
 
+/// Every node and group event with its time and thread.
+#[derive(Default)]
+struct Trace(Vec<(char, u32, Instant, std::thread::ThreadId)>);
+
+impl cortex::Observer for Trace {
+    fn node_begin(&mut self, node: u32) {
+        self.0.push(('b', node, Instant::now(), std::thread::current().id()));
+    }
+    fn node_end(&mut self, node: u32) {
+        self.0.push(('e', node, Instant::now(), std::thread::current().id()));
+    }
+    fn group_begin(&mut self, members: &'static [u32]) {
+        let first = members.first().copied().unwrap_or(0);
+        self.0.push(('B', first, Instant::now(), std::thread::current().id()));
+    }
+    fn group_end(&mut self, _: bool) {
+        self.0.push(('E', 0, Instant::now(), std::thread::current().id()));
+    }
+}
+
+/// Per node (and fused group, `group@first`), its mean ms a frame, for the
+/// parallel and the pipelined run (`BENCH_TRACE=1`): where a frame's time
+/// goes in each.
+fn trace(frames: &[RgbFrame]) {
+    let ir = L2::ir();
+    for v in [1usize, 2] {
+        let mut p = L2::new();
+        let mut t = Trace::default();
+        let t0 = Instant::now();
+        if v == 1 {
+            for f in frames {
+                p.run_parallel_observed(L2Mode::Balanced, &mut t, f).expect("frame");
+            }
+        } else {
+            let opts = StreamOptions { in_flight: 2, queue: 1, overflow: Overflow::Block };
+            let source = frames.iter().map(|f| ((), (f.clone(),)));
+            p.run_stream_tagged_observed(L2Mode::Balanced, &mut t, source, &opts, |r| {
+                std::hint::black_box(r.result.expect("frame"));
+                ControlFlow::Continue(())
+            })
+            .expect("stream");
+        }
+        let wall = t0.elapsed().as_secs_f64() * 1e3 / frames.len() as f64;
+        let mut open: std::collections::HashMap<(char, u32, std::thread::ThreadId), Instant> =
+            Default::default();
+        let mut group_open: std::collections::HashMap<std::thread::ThreadId, Vec<(u32, Instant)>> =
+            Default::default();
+        let mut total: std::collections::BTreeMap<String, f64> = Default::default();
+        for &(k, n, at, th) in &t.0 {
+            match k {
+                'b' => {
+                    open.insert(('n', n, th), at);
+                }
+                'e' => {
+                    if let Some(b) = open.remove(&('n', n, th)) {
+                        *total.entry(ir.nodes[n as usize].name.to_string()).or_default() +=
+                            (at - b).as_secs_f64() * 1e3;
+                    }
+                }
+                'B' => group_open.entry(th).or_default().push((n, at)),
+                _ => {
+                    if let Some((first, b)) = group_open.get_mut(&th).and_then(Vec::pop) {
+                        let name = format!("group@{}", ir.nodes[first as usize].name);
+                        *total.entry(name).or_default() += (at - b).as_secs_f64() * 1e3;
+                    }
+                }
+            }
+        }
+        println!("{} wall {wall:.3}", VARIANTS[v]);
+        for (name, ms) in total {
+            println!("  {name:16} {:.3}", ms / frames.len() as f64);
+        }
+    }
+}
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
     let frames = load(env("BENCH_FRAMES", 60));
+    if std::env::var("BENCH_TRACE").is_ok() {
+        trace(&frames);
+        return;
+    }
     let rounds: usize = env("BENCH_ROUNDS", 3);
     let only: Option<usize> = std::env::var("BENCH_VARIANT")
         .ok()

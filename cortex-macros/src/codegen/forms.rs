@@ -220,17 +220,18 @@ impl<'a> Forms<'a> {
         .enumerate()
         .map(|(m, ((((p, v), b), seq_fn), a))| {
             let fused = self.plans.stream_fused_of(m);
-            let stage = |part| {
+            let stage = |part, parallel| {
                 let shape = Shape {
                     part,
+                    parallel,
                     fusion: Some(fused),
                     rated: self.rated[m].as_ref(),
                     ..self.shape(m, p, b)
                 };
                 self.of_mode(v, shape, quote!(#mode_ty::#v.weights()))
             };
-            let a_body = stage(Part::StreamA(a));
-            let b_body = stage(Part::StreamB(a));
+            let a_body = stage(Part::StreamA(a), None);
+            let b_body = stage(Part::StreamB(a), Some(self.plans.stream_waves[m].clone()));
             let slot_ty: syn::Type = syn::parse_quote!(#c::__private::FusionSlot);
             let a_tys: Vec<syn::Type> = stage_a_fills(self.r.ir, b, Some(a))
                 .iter()

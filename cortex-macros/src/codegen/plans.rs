@@ -38,6 +38,9 @@ pub(super) struct Plans {
     pub stream_plans: Vec<Plan>,
     pub stream_bufs: Vec<BufferPlan>,
     stream_bases: Vec<usize>,
+    /// Per mode: the second stage's waves of units, the first stage's
+    /// values given (the first stage runs on one thread beside them).
+    pub stream_waves: Vec<Vec<Vec<Vec<NodeId>>>>,
     /// `#[parallel]` pipelines, per mode: its waves of units (a fused group
     /// or a node) and their buffers; and with fusion off, a node per unit.
     pub par_waves: Vec<Vec<Vec<Vec<NodeId>>>>,
@@ -131,9 +134,46 @@ impl Plans {
             .zip(&stream_fusion)
             .map(|(p, f)| fused_plan(ir, p, f))
             .collect();
+        // The second stage runs wave by wave, as the parallel engine does:
+        // its independent units (the encoder's outputs, the state readers)
+        // at once, and the core the first stage leaves idle helps.
+        let stream_waves: Vec<Vec<Vec<Vec<NodeId>>>> = mode_plans
+            .iter()
+            .zip(&stream_fusion)
+            .zip(&rates)
+            .zip(&stages)
+            .map(|(((p, f), info), a)| {
+                let waves = match info {
+                    Some(info) => rated_unit_waves(ir, p, f, info).0,
+                    None => unit_waves(ir, p, f),
+                };
+                waves
+                    .into_iter()
+                    .map(|w| w.into_iter().filter(|u| !a[u[0] as usize]).collect::<Vec<_>>())
+                    .filter(|w| !w.is_empty())
+                    .collect()
+            })
+            .collect();
+        // The first stage's nodes one step each, in order; then the second
+        // stage's waves.
         let stream_bufs: Vec<BufferPlan> = stream_plans
             .iter()
-            .map(|p| BufferPlan::sequential(ir, p))
+            .zip(&stages)
+            .zip(&stream_waves)
+            .map(|((p, a), waves)| {
+                let mut steps = vec![usize::MAX; ir.nodes.len()];
+                let mut next = 0;
+                for &id in p.order.iter().filter(|&&id| a[id as usize]) {
+                    steps[id as usize] = next;
+                    next += 1;
+                }
+                for (w, wave) in waves.iter().enumerate() {
+                    for &id in wave.iter().flatten() {
+                        steps[id as usize] = next + w;
+                    }
+                }
+                BufferPlan::from_steps(ir, p, &steps)
+            })
             .collect();
         // Stage A's groups live in each frame's own buffers; stage B's in
         // the pipeline, after the modes' slots.
@@ -214,6 +254,7 @@ impl Plans {
             stream_plans,
             stream_bufs,
             stream_bases,
+            stream_waves,
             par_waves,
             par_bufs,
             plain_par_bufs,
