@@ -103,17 +103,21 @@ struct Trace(Vec<(char, u32, Instant, std::thread::ThreadId)>);
 
 impl cortex::Observer for Trace {
     fn node_begin(&mut self, node: u32) {
-        self.0.push(('b', node, Instant::now(), std::thread::current().id()));
+        self.0
+            .push(('b', node, Instant::now(), std::thread::current().id()));
     }
     fn node_end(&mut self, node: u32) {
-        self.0.push(('e', node, Instant::now(), std::thread::current().id()));
+        self.0
+            .push(('e', node, Instant::now(), std::thread::current().id()));
     }
     fn group_begin(&mut self, members: &'static [u32]) {
         let first = members.first().copied().unwrap_or(0);
-        self.0.push(('B', first, Instant::now(), std::thread::current().id()));
+        self.0
+            .push(('B', first, Instant::now(), std::thread::current().id()));
     }
     fn group_end(&mut self, _: bool) {
-        self.0.push(('E', 0, Instant::now(), std::thread::current().id()));
+        self.0
+            .push(('E', 0, Instant::now(), std::thread::current().id()));
     }
 }
 
@@ -128,10 +132,15 @@ fn trace(frames: &[RgbFrame]) {
         let t0 = Instant::now();
         if v == 1 {
             for f in frames {
-                p.run_parallel_observed(L2Mode::Balanced, &mut t, f).expect("frame");
+                p.run_parallel_observed(L2Mode::Balanced, &mut t, f)
+                    .expect("frame");
             }
         } else {
-            let opts = StreamOptions { in_flight: 2, queue: 1, overflow: Overflow::Block };
+            let opts = StreamOptions {
+                in_flight: 2,
+                queue: 1,
+                overflow: Overflow::Block,
+            };
             let source = frames.iter().map(|f| ((), (f.clone(),)));
             p.run_stream_tagged_observed(L2Mode::Balanced, &mut t, source, &opts, |r| {
                 std::hint::black_box(r.result.expect("frame"));
@@ -152,8 +161,9 @@ fn trace(frames: &[RgbFrame]) {
                 }
                 'e' => {
                     if let Some(b) = open.remove(&('n', n, th)) {
-                        *total.entry(ir.nodes[n as usize].name.to_string()).or_default() +=
-                            (at - b).as_secs_f64() * 1e3;
+                        *total
+                            .entry(ir.nodes[n as usize].name.to_string())
+                            .or_default() += (at - b).as_secs_f64() * 1e3;
                     }
                 }
                 'B' => group_open.entry(th).or_default().push((n, at)),

@@ -165,9 +165,8 @@ fn wave_steps(
     fusion: &FusionPlan,
     rates: Option<&ModeRates>,
 ) -> Vec<Step> {
-    let phased = |n: NodeId| {
-        rates.is_some_and(|r| r.conditional.get(n as usize).copied().unwrap_or(false))
-    };
+    let phased =
+        |n: NodeId| rates.is_some_and(|r| r.conditional.get(n as usize).copied().unwrap_or(false));
     let mut decided = rates.is_none();
     let mut steps = Vec::new();
     for wave in waves {

@@ -149,7 +149,11 @@ impl Plans {
                 };
                 waves
                     .into_iter()
-                    .map(|w| w.into_iter().filter(|u| !a[u[0] as usize]).collect::<Vec<_>>())
+                    .map(|w| {
+                        w.into_iter()
+                            .filter(|u| !a[u[0] as usize])
+                            .collect::<Vec<_>>()
+                    })
                     .filter(|w| !w.is_empty())
                     .collect()
             })
