@@ -306,6 +306,33 @@ impl Body<'_> {
         }
     }
 
+    /// Rated node `id`'s local `v` (its rate `i`), from `fresh` (an
+    /// `Option` of what this frame computed): a reference either way, to
+    /// the value computed or to the held one. `fresh` stays bound
+    /// (`__fresh{i}`) for the held-value commit.
+    fn rated_local(&self, id: NodeId, i: usize, v: &Ident, fresh: TokenStream) -> TokenStream {
+        let decl = &self.cx.ast.nodes[id as usize];
+        let local = local(&format!("__fresh{i}"), decl.name.span());
+        let slot = self
+            .rated
+            .and_then(|r| r.slots.get(i))
+            .map_or(syn::Index::from(0), |&s| syn::Index::from(s));
+        let ty = decl.ty.clone().unwrap_or_else(|| syn::parse_quote!(()));
+        let this = self.this(Span::call_site());
+        let computed = if self.fills(id) {
+            quote!(#local)
+        } else {
+            quote!(&#local)
+        };
+        quote! {
+            let #local = #fresh;
+            let #v: &#ty = match #computed {
+                ::core::option::Option::Some(__v) => __v,
+                ::core::option::Option::None => &#this.__held.#slot,
+            };
+        }
+    }
+
     /// The frame's phase, once its triggers are known: the statements
     /// deciding it, put before the first node that runs in some phases only.
     fn phase_mask(&self) -> Option<TokenStream> {
@@ -355,7 +382,7 @@ impl Body<'_> {
     /// Node calls, in the plan's order (a fused plan runs each group's
     /// members together), or wave by wave.
     fn nodes(&self, stmts: &mut Vec<TokenStream>, waves: Option<Vec<Vec<Vec<NodeId>>>>) {
-        let (ir, ast, c) = (self.cx.ir, self.cx.ast, self.cx.c);
+        let (ir, c) = (self.cx.ir, self.cx.c);
         let cx = self.cx;
         let obs = &self.obs;
         let mut parallel = waves.map(|waves| Parallel {
@@ -381,7 +408,6 @@ impl Body<'_> {
                 continue;
             }
             let node = &ir.nodes[id as usize];
-            let decl = &ast.nodes[id as usize];
             let name_str: &str = &node.name;
             let Call {
                 guards,
@@ -502,28 +528,16 @@ impl Body<'_> {
                 };
                 // A filled buffer's local is a reference to it: the buffer's
                 // type is checked.
-                let bind = if let (Some(i), Some(r)) = (self.rate_of(id), self.rated) {
-                    // A rated node's local is a reference either way: to
-                    // what this frame computed, or to the held value.
-                    let fresh = local(&format!("__fresh{i}"), decl.name.span());
-                    let slot = syn::Index::from(r.slots[i]);
-                    let ty = decl.ty.clone().unwrap_or_else(|| syn::parse_quote!(()));
-                    let this = self.this(Span::call_site());
-                    let computed = if self.fills(id) {
-                        quote!(#fresh)
-                    } else {
-                        quote!(&#fresh)
-                    };
-                    let proof = self.value_proof(id, quote!(#v));
-                    quote! {
-                        let #fresh = match #value {
+                let bind = if let Some(i) = self.rate_of(id) {
+                    let local = self.rated_local(id, i, &v, quote! {
+                        match #value {
                             ::core::option::Option::Some(#value) => ::core::option::Option::Some(#result),
                             ::core::option::Option::None => ::core::option::Option::None,
-                        };
-                        let #v: &#ty = match #computed {
-                            ::core::option::Option::Some(__v) => __v,
-                            ::core::option::Option::None => &#this.__held.#slot,
-                        };
+                        }
+                    });
+                    let proof = self.value_proof(id, quote!(#v));
+                    quote! {
+                        #local
                         let _ = #proof;
                     }
                 } else if skipped_by.is_some() {
@@ -593,28 +607,9 @@ impl Body<'_> {
                     mask_pending = false;
                 }
                 let run = guarded(quote!(__phase));
-                match (self.rate_of(id), self.rated) {
-                    (Some(i), Some(r)) => {
-                        // A rated node's local is a reference either way: to
-                        // what this frame computed, or to the held value.
-                        let fresh = local(&format!("__fresh{i}"), decl.name.span());
-                        let slot = syn::Index::from(r.slots[i]);
-                        let ty = decl.ty.clone().unwrap_or_else(|| syn::parse_quote!(()));
-                        let this = self.this(Span::call_site());
-                        let computed = if self.fills(id) {
-                            quote!(#fresh)
-                        } else {
-                            quote!(&#fresh)
-                        };
-                        stmts.push(quote! {
-                            let #fresh = #run;
-                            let #v: &#ty = match #computed {
-                                ::core::option::Option::Some(__v) => __v,
-                                ::core::option::Option::None => &#this.__held.#slot,
-                            };
-                        });
-                    }
-                    _ => stmts.push(quote!(let #v = #run;)),
+                match self.rate_of(id) {
+                    Some(i) => stmts.push(self.rated_local(id, i, &v, run)),
+                    None => stmts.push(quote!(let #v = #run;)),
                 }
             } else {
                 stmts.push(quote! {
