@@ -36,6 +36,31 @@ fn l2_parallel_is_bit_identical_to_sequential() {
     }
 }
 
+#[test]
+fn l2_rated_parallel_is_bit_identical_to_sequential() {
+    // POWER_SAVE holds its text map and regions between every 4th frame
+    // and scene cuts; the clip turns to its negative at frame 21 (not a
+    // 4th frame), a cut that fires the trigger off schedule.
+    let clip = SyntheticClip::new(192, 144);
+    let (mut seq, mut par) = (L2::new(), L2::new());
+    let (mut held, mut fired) = (0, 0);
+    for f in 0..40u64 {
+        let mut frame = clip.frame(f);
+        if f >= 21 {
+            frame.mapv_inplace(|v| 255 - v);
+        }
+        let want = seq.run(L2Mode::PowerSave, &frame).unwrap();
+        let got = par.run_parallel(L2Mode::PowerSave, &frame).unwrap();
+        assert_eq!(got, want, "frame {f}");
+        assert_eq!(par.state(), seq.state());
+        assert_eq!(par.holds(), seq.holds(), "frame {f}");
+        held += usize::from(seq.holds()[0].held_last_frame);
+        fired += usize::from(f % 4 != 0 && want.scene.changed);
+    }
+    assert!(held > 0, "no frame held the text map");
+    assert!(fired > 0, "no trigger fired off schedule");
+}
+
 /// Records every event with its thread.
 #[derive(Default)]
 struct Events {

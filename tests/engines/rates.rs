@@ -344,3 +344,58 @@ fn shared_work_runs_when_any_of_its_rated_nodes_does() {
         assert_eq!(p.holds()[1].held_last_frame, !b_runs);
     }
 }
+
+/// Records which nodes ran, from any thread.
+#[derive(Default)]
+struct RanShared(std::sync::Mutex<Vec<u32>>);
+
+impl Observer for &RanShared {
+    fn node_begin(&mut self, node: u32) {
+        self.0.lock().unwrap().push(node);
+    }
+}
+
+#[test]
+fn parallel_rated_frames_equal_sequential_in_every_mode() {
+    // Every mode, over the cut (a trigger firing, and a trigger field in
+    // SLOW_EVENT), the failing frame and the held frames between.
+    for mode in RatedMode::ALL.iter().copied() {
+        let (mut seq, mut par) = (Rated::new(), Rated::new());
+        let mut held_frames = 0;
+        for &x in &inputs() {
+            let want = seq.run(mode, &x);
+            let ran = RanShared::default();
+            let got = par.run_parallel_observed(mode, &mut &ran, &x);
+            assert_eq!(
+                got.as_ref().map_err(ToString::to_string),
+                want.as_ref().map_err(ToString::to_string),
+                "{mode:?}, x = {x}"
+            );
+            assert_eq!(par.holds(), seq.holds(), "{mode:?}, x = {x}");
+            assert_eq!(par.frame_index(), seq.frame_index());
+            assert_eq!(par.state(), seq.state());
+            if want.is_err() {
+                continue;
+            }
+            // The parallel frame ran exactly its phase plan's nodes.
+            let phase = seq
+                .holds()
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| h.held_last_frame)
+                .fold(0usize, |m, (i, _)| m | 1 << i);
+            held_frames += usize::from(phase != 0);
+            let mut want_ran: Vec<u32> = match mode.phase_plans().get(phase) {
+                Some(p) => p.order.to_vec(),
+                None => mode.plan().order.to_vec(),
+            };
+            want_ran.sort_unstable();
+            let mut ran = ran.0.into_inner().unwrap();
+            ran.sort_unstable();
+            assert_eq!(ran, want_ran, "{mode:?}, x = {x}");
+        }
+        if mode != RatedMode::Every {
+            assert!(held_frames > 0, "{mode:?} held no frame");
+        }
+    }
+}

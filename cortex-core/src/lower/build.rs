@@ -6,7 +6,9 @@ use crate::model::plan::Plan;
 use crate::passes::dce::plan_for_pattern;
 use crate::passes::fusion::{fused_plan, unit_waves, units, FusionPlan};
 use crate::passes::memory::BufferPlan;
-use crate::passes::rates::{gate_first, hold_slots, mode_fusion_plan, mode_rates, ModeRates};
+use crate::passes::rates::{
+    gate_first, hold_slots, mode_fusion_plan, mode_rates, rated_unit_waves, ModeRates,
+};
 use crate::passes::schedule::{state_free, waves};
 
 use super::{
@@ -77,28 +79,27 @@ fn lower_mode(
         buffers,
     };
 
-    let parallel_frame = parallel.then(|| match &rated {
-        Some(_) => sequential.clone(),
-        None => {
-            let fusion = mode_fusion_plan(ir, mode_plan, None, None);
-            let waves = unit_waves(ir, mode_plan, &fusion);
-            let mut at = vec![usize::MAX; ir.nodes.len()];
-            for (w, wave) in waves.iter().enumerate() {
-                for &id in wave.iter().flatten() {
-                    at[id as usize] = w;
-                }
+    // Waves of units at once; a rated mode's phase decided after the
+    // waves of its gate, before those of the work only some phases run.
+    let parallel_frame = parallel.then(|| {
+        let (fusion, wave_plan) = match info {
+            Some(r) => (mode_fusion_plan(ir, &plan, Some(r), None), &plan),
+            None => (mode_fusion_plan(ir, mode_plan, None, None), mode_plan),
+        };
+        let waves = mode_waves(ir, wave_plan, &fusion, info);
+        let mut at = vec![usize::MAX; ir.nodes.len()];
+        for (w, wave) in waves.iter().enumerate() {
+            for &id in wave.iter().flatten() {
+                at[id as usize] = w;
             }
-            let buffers = BufferPlan::from_steps(ir, mode_plan, &at);
-            let mut steps: Vec<Step> = waves
-                .iter()
-                .map(|wave| Step::Wave(wave.iter().map(|u| unit_of(u, &fusion)).collect()))
-                .collect();
-            steps.extend(commits.iter().cloned());
-            Frame {
-                fusion,
-                steps,
-                buffers,
-            }
+        }
+        let buffers = BufferPlan::from_steps(ir, wave_plan, &at);
+        let mut steps = wave_steps(&waves, &fusion, info);
+        steps.extend(commits.iter().cloned());
+        Frame {
+            fusion,
+            steps,
+            buffers,
         }
     });
 
@@ -109,7 +110,13 @@ fn lower_mode(
         let all = units(ir, &plan, &fusion);
         let in_a = |u: &Vec<NodeId>| first_stage[u[0] as usize];
         let first = unit_steps(&all, &fusion, None, in_a);
-        let mut second = unit_steps(&all, &fusion, info, |u| !in_a(u));
+        // The second stage wave by wave, the first stage's values given.
+        let second_waves: Vec<Vec<Vec<NodeId>>> = mode_waves(ir, &plan, &fusion, info)
+            .into_iter()
+            .map(|w| w.into_iter().filter(|u| !in_a(u)).collect::<Vec<_>>())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let mut second = wave_steps(&second_waves, &fusion, info);
         second.extend(commits.iter().cloned());
         Pipelined {
             first: Frame {
@@ -135,6 +142,46 @@ fn lower_mode(
         parallel: parallel_frame,
         pipelined,
     }
+}
+
+/// The units of `plan` in waves; in a rated mode (`rates`), the work only
+/// some phases run after the waves of the gate.
+fn mode_waves(
+    ir: &GraphIr,
+    plan: &Plan,
+    fusion: &FusionPlan,
+    rates: Option<&ModeRates>,
+) -> Vec<Vec<Vec<NodeId>>> {
+    match rates {
+        Some(r) => rated_unit_waves(ir, plan, fusion, r).0,
+        None => unit_waves(ir, plan, fusion),
+    }
+}
+
+/// One step per wave; in a rated mode (`rates`), the phase decided before
+/// the first wave holding work only some phases run (or at the end).
+fn wave_steps(
+    waves: &[Vec<Vec<NodeId>>],
+    fusion: &FusionPlan,
+    rates: Option<&ModeRates>,
+) -> Vec<Step> {
+    let phased =
+        |n: NodeId| rates.is_some_and(|r| r.conditional.get(n as usize).copied().unwrap_or(false));
+    let mut decided = rates.is_none();
+    let mut steps = Vec::new();
+    for wave in waves {
+        if !decided && wave.iter().flatten().any(|&n| phased(n)) {
+            steps.push(Step::DecidePhase);
+            decided = true;
+        }
+        steps.push(Step::Wave(
+            wave.iter().map(|u| unit_of(u, fusion)).collect(),
+        ));
+    }
+    if !decided {
+        steps.push(Step::DecidePhase);
+    }
+    steps
 }
 
 /// The unit a wave runs: a group when `unit` is one, else its node.

@@ -63,8 +63,8 @@ pub struct ModeProgram {
     /// over the pool.
     pub sequential: Frame,
     /// The frame run wave by wave (`#[parallel]` pipelines). A rated mode
-    /// decides its phase mid-frame, so its parallel frame is its
-    /// sequential one.
+    /// decides its phase between waves: after the waves of its gate, before
+    /// the first wave holding work only some phases run.
     pub parallel: Option<Frame>,
     /// The frame split in two stages for pipelined runs (`#[parallel]`
     /// pipelines).

@@ -53,14 +53,7 @@ impl Program {
             }
             write_frame(ir, out, "sequential", &mode.sequential)?;
             if let Some(p) = &mode.parallel {
-                if mode.rates.is_some() {
-                    writeln!(
-                        out,
-                        "  parallel: as sequential (the phase is decided mid-frame)"
-                    )?;
-                } else {
-                    write_frame(ir, out, "parallel", p)?;
-                }
+                write_frame(ir, out, "parallel", p)?;
             }
             if let Some(p) = &mode.pipelined {
                 write_frame(ir, out, "pipelined, first stage", &p.first)?;

@@ -461,6 +461,17 @@ pub fn fused_plan(ir: &GraphIr, plan: &Plan, fusion: &FusionPlan) -> Plan {
 /// latest wave of the units it reads, so the units of one wave may run at
 /// once. Each wave lists its units' nodes.
 pub fn unit_waves(ir: &GraphIr, plan: &Plan, fusion: &FusionPlan) -> Vec<Vec<Vec<NodeId>>> {
+    unit_waves_from(ir, plan, fusion, |_| 0)
+}
+
+/// [`unit_waves`], each unit in wave `floor(unit)` at the earliest: a
+/// rated mode's work only some phases run waits for the phase decision.
+pub fn unit_waves_from(
+    ir: &GraphIr,
+    plan: &Plan,
+    fusion: &FusionPlan,
+    floor: impl Fn(&[NodeId]) -> usize,
+) -> Vec<Vec<Vec<NodeId>>> {
     let units = units(ir, plan, fusion);
     let n = ir.nodes.len();
     let mut wave_of_node = vec![0usize; n];
@@ -478,7 +489,8 @@ pub fn unit_waves(ir: &GraphIr, plan: &Plan, fusion: &FusionPlan) -> Vec<Vec<Vec
                 _ => None,
             })
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(floor(&unit));
         for &m in &unit {
             if let Some(x) = wave_of_node.get_mut(m as usize) {
                 *x = w;

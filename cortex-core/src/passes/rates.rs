@@ -11,7 +11,9 @@
 use crate::model::ir::{GraphIr, NodeId};
 use crate::model::plan::Plan;
 use crate::passes::dce;
-use crate::passes::fusion::{declared_fusion_plan, declared_fusion_plan_in_parts, FusionPlan};
+use crate::passes::fusion::{
+    declared_fusion_plan, declared_fusion_plan_in_parts, unit_waves, unit_waves_from, FusionPlan,
+};
 
 /// What code generation and the tools need about one rated mode.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +91,33 @@ pub fn shown_fusion_plan(ir: &GraphIr, plan: &Plan) -> FusionPlan {
         .position(|m| *m.name == *plan.label)
         .and_then(|m| mode_rates(ir, m));
     mode_fusion_plan(ir, plan, rates.as_ref(), None)
+}
+
+/// A rated mode's units in waves ([`unit_waves`] of its gated `plan` and
+/// its `fusion`), and the wave before which its phase is decided: the one
+/// after the last wave holding gate work (triggers and what they read).
+/// Work only some phases run waits for that wave; the rest runs as soon as
+/// what it reads is ready, beside the gate if it can.
+pub fn rated_unit_waves(
+    ir: &GraphIr,
+    plan: &Plan,
+    fusion: &FusionPlan,
+    rates: &ModeRates,
+) -> (Vec<Vec<Vec<NodeId>>>, usize) {
+    let flag = |v: &[bool], n: NodeId| v.get(n as usize).copied().unwrap_or(false);
+    // The gate reads only the gate: its waves are the same with the floor.
+    let decide = unit_waves(ir, plan, fusion)
+        .iter()
+        .rposition(|w| w.iter().flatten().any(|&n| flag(&rates.gate, n)))
+        .map_or(0, |w| w + 1);
+    let waves = unit_waves_from(ir, plan, fusion, |unit| {
+        if unit.iter().any(|&n| flag(&rates.conditional, n)) {
+            decide
+        } else {
+            0
+        }
+    });
+    (waves, decide)
 }
 
 /// `plan` with the gate (triggers and what they read) first, each part in

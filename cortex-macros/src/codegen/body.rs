@@ -11,7 +11,7 @@ use quote::{quote, quote_spanned};
 use super::fused::{group_block, GroupSite};
 use super::node::Call;
 use super::stages::{stage_a_fills, Part};
-use super::waves::{wave_stmts, Parallel};
+use super::waves::{wave_stmts, Job, Parallel};
 use super::{node_local, Cx, Flavor, Fused, RatedMode, Shape};
 use crate::names::{local, ItemNames};
 
@@ -115,6 +115,18 @@ impl Body<'_> {
         self.fills(id) || self.rate_of(id).is_some()
     }
 
+    /// The pipeline as this function names it, spanned at `at`: `self` in
+    /// a method; `__this`, the argument of a pipelined run's second stage
+    /// (a closure, so that it can run on a worker while the calling thread
+    /// holds the loop). Passed in rather than renamed afterwards, so a
+    /// user's own `self::` paths stay as written.
+    pub(super) fn this(&self, at: Span) -> Ident {
+        match self.part {
+            Part::StreamB(_) => Ident::new("__this", at),
+            _ => Ident::new("self", at),
+        }
+    }
+
     /// Frames commit (states, holds, the frame count) where their outputs
     /// are made: not in a pipelined run's first stage.
     fn commits(&self) -> bool {
@@ -131,7 +143,7 @@ impl Body<'_> {
                 };
                 Some(quote_spanned!(at=> __a_bufs.#i))
             }
-            None => self.cx.layout.field(self.bufs, id, at),
+            None => self.cx.layout.field(self.bufs, id, &self.this(at), at),
         }
     }
 
@@ -228,17 +240,18 @@ impl Body<'_> {
         let obs = &self.obs;
         let weights = local("__weights_table", Span::call_site());
         let a_values = self.a_values();
+        let this = self.this(Span::call_site());
         let mut stmts = Vec::new();
         stmts.push(quote! {
             let #weights: &#c::Weights = #weights_expr;
             #obs.frame_begin(Self::ir(), #plan_expr);
         });
         if let (Some(r), true) = (self.rated, self.commits()) {
-            stmts.push(quote!(let __now: u64 = self.__frame;));
+            stmts.push(quote!(let __now: u64 = #this.__frame;));
             for (i, (rate, &slot)) in r.rates.iter().zip(&r.slots).enumerate() {
                 let due = local(&format!("__due{i}"), Span::call_site());
                 let every = rate.every;
-                stmts.push(quote!(let #due: bool = !self.__rates_on || self.__holds[#slot].due(__now, #every);));
+                stmts.push(quote!(let #due: bool = !#this.__rates_on || #this.__holds[#slot].due(__now, #every);));
             }
         }
         let a_locals: Vec<&Ident> = a_values.iter().map(|(_, v)| v).collect();
@@ -283,13 +296,40 @@ impl Body<'_> {
         self.state_commits(&mut stmts, &mut remaining);
         self.hold_commits(&mut stmts);
         for &slot in self.forget {
-            stmts.push(quote!(self.__holds[#slot].forget();));
+            stmts.push(quote!(#this.__holds[#slot].forget();));
         }
-        stmts.push(quote!(self.__frame = self.__frame.wrapping_add(1);));
+        stmts.push(quote!(#this.__frame = #this.__frame.wrapping_add(1);));
         quote! {
             #(#stmts)*
             #obs.frame_end(true);
             ::core::result::Result::Ok(())
+        }
+    }
+
+    /// Rated node `id`'s local `v` (its rate `i`), from `fresh` (an
+    /// `Option` of what this frame computed): a reference either way, to
+    /// the value computed or to the held one. `fresh` stays bound
+    /// (`__fresh{i}`) for the held-value commit.
+    fn rated_local(&self, id: NodeId, i: usize, v: &Ident, fresh: TokenStream) -> TokenStream {
+        let decl = &self.cx.ast.nodes[id as usize];
+        let local = local(&format!("__fresh{i}"), decl.name.span());
+        let slot = self
+            .rated
+            .and_then(|r| r.slots.get(i))
+            .map_or(syn::Index::from(0), |&s| syn::Index::from(s));
+        let ty = decl.ty.clone().unwrap_or_else(|| syn::parse_quote!(()));
+        let this = self.this(Span::call_site());
+        let computed = if self.fills(id) {
+            quote!(#local)
+        } else {
+            quote!(&#local)
+        };
+        quote! {
+            let #local = #fresh;
+            let #v: &#ty = match #computed {
+                ::core::option::Option::Some(__v) => __v,
+                ::core::option::Option::None => &#this.__held.#slot,
+            };
         }
     }
 
@@ -314,7 +354,8 @@ impl Body<'_> {
                         }
                         Endpoint::State(st) => {
                             let f = &ast.states[st as usize].name;
-                            quote_spanned!(at=> self.state.#f)
+                            let this = self.this(at);
+                            quote_spanned!(at=> #this.state.#f)
                         }
                         Endpoint::Input(x) => {
                             let p = crate::names::local_like_at(&ast.inputs[x as usize].name, at);
@@ -341,7 +382,7 @@ impl Body<'_> {
     /// Node calls, in the plan's order (a fused plan runs each group's
     /// members together), or wave by wave.
     fn nodes(&self, stmts: &mut Vec<TokenStream>, waves: Option<Vec<Vec<Vec<NodeId>>>>) {
-        let (ir, ast, c) = (self.cx.ir, self.cx.ast, self.cx.c);
+        let (ir, c) = (self.cx.ir, self.cx.c);
         let cx = self.cx;
         let obs = &self.obs;
         let mut parallel = waves.map(|waves| Parallel {
@@ -367,7 +408,6 @@ impl Body<'_> {
                 continue;
             }
             let node = &ir.nodes[id as usize];
-            let decl = &ast.nodes[id as usize];
             let name_str: &str = &node.name;
             let Call {
                 guards,
@@ -407,7 +447,8 @@ impl Body<'_> {
                         }
                         _ => {
                             let i = f.slot_base + f.self_slot_of(k);
-                            (quote!(self.__fusion[#i]), quote!(self.__fusion_on))
+                            let this = self.this(Span::call_site());
+                            (quote!(#this.__fusion[#i]), quote!(#this.__fusion_on))
                         }
                     };
                     let block = group_block(
@@ -417,6 +458,7 @@ impl Body<'_> {
                             slot,
                             on,
                             fallback: std::mem::take(&mut fallbacks[k]),
+                            this: self.this(Span::call_site()),
                             live: &live,
                             buffer: &buffer,
                             is_ref: &is_ref,
@@ -450,11 +492,20 @@ impl Body<'_> {
                 // `Send + Sync` is the one error of its check.
                 let crossed = local("__crossed", Span::call_site());
                 let proof = self.value_proof(id, quote!(&#crossed));
-                let job = if self.masked() {
+                // A node the frame's plan (run-time plans) or phase (rated
+                // modes) may leave out: its job returns an `Option`.
+                let skipped_by = if self.masked() {
+                    Some(quote!(__plan))
+                } else if self.rate_of(id).is_some() || self.cond(id) {
+                    Some(quote!(__phase))
+                } else {
+                    None
+                };
+                let job = if let Some(plan) = &skipped_by {
                     // A node the plan leaves out: `None`, its value too.
                     quote! {
                         || {
-                            if !__plan.is_live(#id) {
+                            if !#plan.is_live(#id) {
                                 return ::core::result::Result::Ok(::core::option::Option::None);
                             }
                             #(#guards)*
@@ -477,7 +528,19 @@ impl Body<'_> {
                 };
                 // A filled buffer's local is a reference to it: the buffer's
                 // type is checked.
-                let bind = if self.masked() {
+                let bind = if let Some(i) = self.rate_of(id) {
+                    let local = self.rated_local(id, i, &v, quote! {
+                        match #value {
+                            ::core::option::Option::Some(#value) => ::core::option::Option::Some(#result),
+                            ::core::option::Option::None => ::core::option::Option::None,
+                        }
+                    });
+                    let proof = self.value_proof(id, quote!(#v));
+                    quote! {
+                        #local
+                        let _ = #proof;
+                    }
+                } else if skipped_by.is_some() {
                     // A value the job returned crossed with its proof; a
                     // filled buffer's type is checked here.
                     let check = self.is_ref(id).then(|| {
@@ -508,7 +571,15 @@ impl Body<'_> {
                         let _ = #proof;
                     }
                 };
-                par.jobs.insert(id, (job, value.clone(), bind));
+                par.jobs.insert(
+                    id,
+                    Job {
+                        run: job,
+                        value: value.clone(),
+                        bind,
+                        optional: skipped_by.is_some(),
+                    },
+                );
                 continue;
             }
             // A node some frames leave out: its value is `Some` when `plan`
@@ -536,27 +607,9 @@ impl Body<'_> {
                     mask_pending = false;
                 }
                 let run = guarded(quote!(__phase));
-                match (self.rate_of(id), self.rated) {
-                    (Some(i), Some(r)) => {
-                        // A rated node's local is a reference either way: to
-                        // what this frame computed, or to the held value.
-                        let fresh = local(&format!("__fresh{i}"), decl.name.span());
-                        let slot = syn::Index::from(r.slots[i]);
-                        let ty = decl.ty.clone().unwrap_or_else(|| syn::parse_quote!(()));
-                        let computed = if self.fills(id) {
-                            quote!(#fresh)
-                        } else {
-                            quote!(&#fresh)
-                        };
-                        stmts.push(quote! {
-                            let #fresh = #run;
-                            let #v: &#ty = match #computed {
-                                ::core::option::Option::Some(__v) => __v,
-                                ::core::option::Option::None => &self.__held.#slot,
-                            };
-                        });
-                    }
-                    _ => stmts.push(quote!(let #v = #run;)),
+                match self.rate_of(id) {
+                    Some(i) => stmts.push(self.rated_local(id, i, &v, run)),
+                    None => stmts.push(quote!(let #v = #run;)),
                 }
             } else {
                 stmts.push(quote! {
@@ -568,11 +621,18 @@ impl Body<'_> {
                 });
             }
         }
-        if let (true, Some(m)) = (mask_pending, &mask_stmts) {
-            stmts.push(m.clone());
-        }
         if let Some(par) = parallel.take() {
             for wave in &par.waves {
+                // The phase is decided before the first wave holding work
+                // only some phases run (every wave of the gate precedes it).
+                let phased = wave
+                    .iter()
+                    .flatten()
+                    .any(|&id| self.rate_of(id).is_some() || self.cond(id));
+                if let (true, true, Some(m)) = (phased, mask_pending, &mask_stmts) {
+                    stmts.push(m.clone());
+                    mask_pending = false;
+                }
                 // A fused group runs alone (its strips use every core), before
                 // the other units of its wave, which read none of its values.
                 let mut singles = Vec::new();
@@ -582,8 +642,11 @@ impl Body<'_> {
                         None => singles.extend(unit.iter().copied()),
                     }
                 }
-                stmts.push(wave_stmts(c, obs, &singles, &par.jobs, self.masked()));
+                stmts.push(wave_stmts(c, obs, &singles, &par.jobs));
             }
+        }
+        if let (true, Some(m)) = (mask_pending, &mask_stmts) {
+            stmts.push(m.clone());
         }
     }
 }

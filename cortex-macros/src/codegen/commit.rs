@@ -187,10 +187,11 @@ impl Body<'_> {
             let w = s.writer;
             let v = node_local(ir, w, at);
             let new = local("__new_state", at);
+            let (this, this_at) = (self.this(Span::call_site()), self.this(at));
             let reset = quote! {
-                if self.__fresh[#si] {
-                    self.state.#f = Self::#init_fn();
-                    self.__fresh[#si] = false;
+                if #this.__fresh[#si] {
+                    #this.state.#f = Self::#init_fn();
+                    #this.__fresh[#si] = false;
                 }
             };
             if !state_written(&self.flavor, si) {
@@ -208,10 +209,10 @@ impl Body<'_> {
                 // places, so last frame's state becomes next frame's buffer.
                 let commit = match self.buffer(w, at).filter(|_| last) {
                     Some(buf) => {
-                        quote_spanned!(at=> ::core::mem::swap(&mut self.state.#f_at, &mut #buf);)
+                        quote_spanned!(at=> ::core::mem::swap(&mut #this_at.state.#f_at, &mut #buf);)
                     }
                     None => {
-                        quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut self.state.#f_at, #new);)
+                        quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut #this_at.state.#f_at, #new);)
                     }
                 };
                 let get = if self.masked() || self.cond(w) {
@@ -223,7 +224,7 @@ impl Body<'_> {
                     #get
                     let _ = &#new;
                     #commit
-                    self.__fresh[#si] = true;
+                    #this.__fresh[#si] = true;
                 };
                 stmts.push(if self.masked() {
                     quote!(if __plan.writes_state(#si as u32) { #body } else #reset)
@@ -236,7 +237,7 @@ impl Body<'_> {
                 });
                 continue;
             }
-            let assign = quote_spanned!(at=> self.state.#f_at = #new;);
+            let assign = quote_spanned!(at=> #this_at.state.#f_at = #new;);
             if self.masked() {
                 let take = if last {
                     quote!(#v.take())
@@ -247,7 +248,7 @@ impl Body<'_> {
                     if __plan.writes_state(#si as u32) {
                         let ::core::option::Option::Some(#new) = #take else #bail;
                         #assign
-                        self.__fresh[#si] = true;
+                        #this.__fresh[#si] = true;
                     } else #reset
                 });
             } else if self.cond(w) {
@@ -259,7 +260,7 @@ impl Body<'_> {
                 stmts.push(quote! {
                     if let ::core::option::Option::Some(#new) = #take {
                         #assign
-                        self.__fresh[#si] = true;
+                        #this.__fresh[#si] = true;
                     }
                 });
             } else {
@@ -271,7 +272,7 @@ impl Body<'_> {
                 stmts.push(quote! {
                     let #new = #value;
                     #assign
-                    self.__fresh[#si] = true;
+                    #this.__fresh[#si] = true;
                 });
             }
         }
@@ -283,6 +284,7 @@ impl Body<'_> {
         // Held values: what a rated node computed this frame is kept (its
         // buffer traded in); a hold this mode does not rate is forgotten, so a
         // held value never spans a frame whose trigger was not checked.
+        let this = self.this(Span::call_site());
         if let Some(r) = self.rated {
             for (i, &slot) in r.slots.iter().enumerate() {
                 let id = r.rates[i].node;
@@ -292,25 +294,25 @@ impl Body<'_> {
                 let keep = match self.buffer(id, Span::call_site()) {
                     Some(buf) if self.fills(id) => quote! {
                         if #fresh.is_some() {
-                            ::core::mem::swap(&mut self.__held.#s, &mut #buf);
-                            self.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
+                            ::core::mem::swap(&mut #this.__held.#s, &mut #buf);
+                            #this.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
                         }
                     },
                     _ => quote! {
                         if let ::core::option::Option::Some(__v) = #fresh {
-                            self.__held.#s = __v;
-                            self.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
+                            #this.__held.#s = __v;
+                            #this.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
                         }
                     },
                 };
                 stmts.push(quote! {
                     #keep
-                    self.__holds[#slot].held_last_frame = __held_mask & (1u64 << #i) != 0;
+                    #this.__holds[#slot].held_last_frame = __held_mask & (1u64 << #i) != 0;
                 });
             }
         }
         for &slot in self.forget {
-            stmts.push(quote!(self.__holds[#slot].forget();));
+            stmts.push(quote!(#this.__holds[#slot].forget();));
         }
     }
 }

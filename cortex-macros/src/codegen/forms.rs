@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 
 use super::body::run_body;
 use super::plans::Plans;
-use super::stages::{rename_self, stage_a_fills, Part};
+use super::stages::{stage_a_fills, Part};
 use super::{Cx, Flavor, RatedMode, Real, Shape};
 use crate::names::{input_params, local, variant, ItemNames};
 use cortex_core::ir::NodeId;
@@ -117,7 +117,8 @@ impl<'a> Forms<'a> {
     }
 
     /// Each mode's parallel function body: its fused waves, or with fusion
-    /// off every node its own unit; a rated mode runs sequentially.
+    /// off every node its own unit; a rated mode decides its phase between
+    /// its waves.
     pub(super) fn parallel_bodies(&self) -> Vec<TokenStream> {
         let (c, args) = (self.cx.c, &self.args);
         let par_bodies: Vec<TokenStream> = self
@@ -132,6 +133,7 @@ impl<'a> Forms<'a> {
                 let shape = Shape {
                     parallel: Some(waves.clone()),
                     fusion: Some(self.plans.fused_of(m)),
+                    rated: self.rated[m].as_ref(),
                     ..self.shape(m, p, b)
                 };
                 self.of_mode(v, shape, quote!(__weights))
@@ -156,8 +158,8 @@ impl<'a> Forms<'a> {
                 self.of_mode(v, shape, quote!(__weights))
             })
             .collect();
-        // A rated mode runs its frames in order, one node at a time (its fused
-        // groups still use every core): its phase is decided mid-frame.
+        // A rated mode decides its phase between waves; with fusion off its
+        // groups run their members' own calls, one after the other.
         par_bodies
             .iter()
             .zip(&plain_par_bodies)
@@ -165,7 +167,11 @@ impl<'a> Forms<'a> {
             .enumerate()
             .map(|(m, ((fused, plain), seq_fn))| {
                 if self.rated[m].is_some() {
-                    return quote!(self.#seq_fn(__observer, __sink, __weights, #args));
+                    return in_pool_or_rerun(
+                        c,
+                        fused.clone(),
+                        quote!(self.#seq_fn(&mut #c::NoopObserver, __sink, __weights, #args)),
+                    );
                 }
                 in_pool_or_rerun(
                     c,
@@ -214,17 +220,18 @@ impl<'a> Forms<'a> {
         .enumerate()
         .map(|(m, ((((p, v), b), seq_fn), a))| {
             let fused = self.plans.stream_fused_of(m);
-            let stage = |part| {
+            let stage = |part, parallel| {
                 let shape = Shape {
                     part,
+                    parallel,
                     fusion: Some(fused),
                     rated: self.rated[m].as_ref(),
                     ..self.shape(m, p, b)
                 };
                 self.of_mode(v, shape, quote!(#mode_ty::#v.weights()))
             };
-            let a_body = stage(Part::StreamA(a));
-            let b_body = rename_self(stage(Part::StreamB(a)));
+            let a_body = stage(Part::StreamA(a), None);
+            let b_body = stage(Part::StreamB(a), Some(self.plans.stream_waves[m].clone()));
             let slot_ty: syn::Type = syn::parse_quote!(#c::__private::FusionSlot);
             let a_tys: Vec<syn::Type> = stage_a_fills(self.r.ir, b, Some(a))
                 .iter()

@@ -31,6 +31,9 @@ pub(super) struct GroupSite<'a> {
     /// Whether node `id`'s local is a reference to its value (a filled
     /// buffer, or a rated node's value or held value).
     pub is_ref: &'a dyn Fn(NodeId) -> bool,
+    /// The pipeline as the run function names it (`self`, or a pipelined
+    /// run's second stage's argument): where states are read.
+    pub this: proc_macro2::Ident,
 }
 
 /// The statements running one fused group and binding its leaving values
@@ -257,8 +260,8 @@ fn endpoint_expr(cx: &Cx<'_>, ir: &GraphIr, e: Endpoint, site: &GroupSite<'_>) -
             quote!(#p)
         }
         Endpoint::State(s) => {
-            let f = &cx.ast.states[s as usize].name;
-            quote!(&self.state.#f)
+            let (f, this) = (&cx.ast.states[s as usize].name, &site.this);
+            quote!(&#this.state.#f)
         }
         Endpoint::Node(p) => {
             let v = node_local(ir, p, Span::call_site());

@@ -59,14 +59,21 @@ impl BufferLayout {
         keys
     }
 
-    /// The field of node `id`'s buffer in `bufs`, as `self.__bufs.N`.
-    pub(super) fn field(&self, bufs: &BufferPlan, id: NodeId, at: Span) -> Option<TokenStream> {
+    /// The field of node `id`'s buffer in `bufs`, as `this.__bufs.N`
+    /// (`this`: the pipeline as the run function names it).
+    pub(super) fn field(
+        &self,
+        bufs: &BufferPlan,
+        id: NodeId,
+        this: &proc_macro2::Ident,
+        at: Span,
+    ) -> Option<TokenStream> {
         let b = bufs.buffer_of(id)?;
         let i = *self.index.get(&(b.ty.clone(), b.index_in_type))?;
         let i = syn::Index {
             index: i as u32,
             span: at,
         };
-        Some(quote_spanned!(at=> self.__bufs.#i))
+        Some(quote_spanned!(at=> #this.__bufs.#i))
     }
 }

@@ -50,7 +50,8 @@ impl Body<'_> {
                 }
                 Arg::Value(Endpoint::State(s)) => {
                     let f = &ast.states[*s as usize].name;
-                    quote_spanned!(sp=> &self.state.#f)
+                    let this = self.this(sp);
+                    quote_spanned!(sp=> &#this.state.#f)
                 }
                 Arg::Value(e @ Endpoint::Node(p)) => {
                     let v = node_local(ir, *p, sp);

@@ -3,10 +3,13 @@
 //! parallel waves, each with its buffer plan; the fused groups' slots in
 //! the pipeline; and the full graph's plan for weights chosen at run time.
 
-use cortex_core::ir::{Arg, Endpoint, NodeId};
+use cortex_core::ir::NodeId;
+use cortex_core::lower::pipelined_first_stage;
 use cortex_core::memory::BufferPlan;
 use cortex_core::passes::fusion::{fused_plan, unit_waves, FusionPlan};
-use cortex_core::passes::rates::{gate_first, hold_slots, mode_fusion_plan, mode_rates, ModeRates};
+use cortex_core::passes::rates::{
+    gate_first, hold_slots, mode_fusion_plan, mode_rates, rated_unit_waves, ModeRates,
+};
 use cortex_core::plan::Plan;
 
 use super::{Fused, Real};
@@ -35,6 +38,9 @@ pub(super) struct Plans {
     pub stream_plans: Vec<Plan>,
     pub stream_bufs: Vec<BufferPlan>,
     stream_bases: Vec<usize>,
+    /// Per mode: the second stage's waves of units, the first stage's
+    /// values given (the first stage runs on one thread beside them).
+    pub stream_waves: Vec<Vec<Vec<Vec<NodeId>>>>,
     /// `#[parallel]` pipelines, per mode: its waves of units (a fused group
     /// or a node) and their buffers; and with fusion off, a node per unit.
     pub par_waves: Vec<Vec<Vec<Vec<NodeId>>>>,
@@ -112,7 +118,7 @@ impl Plans {
                 .iter()
                 .zip(&rates)
                 .enumerate()
-                .map(|(m, (p, info))| first_stage(ir, m, p, info.as_ref()))
+                .map(|(m, (p, info))| pipelined_first_stage(ir, m, p, info.as_ref()))
                 .collect()
         } else {
             Vec::new()
@@ -128,9 +134,50 @@ impl Plans {
             .zip(&stream_fusion)
             .map(|(p, f)| fused_plan(ir, p, f))
             .collect();
+        // The second stage runs wave by wave, as the parallel engine does:
+        // its independent units (the encoder's outputs, the state readers)
+        // at once, and the core the first stage leaves idle helps.
+        let stream_waves: Vec<Vec<Vec<Vec<NodeId>>>> = mode_plans
+            .iter()
+            .zip(&stream_fusion)
+            .zip(&rates)
+            .zip(&stages)
+            .map(|(((p, f), info), a)| {
+                let waves = match info {
+                    Some(info) => rated_unit_waves(ir, p, f, info).0,
+                    None => unit_waves(ir, p, f),
+                };
+                waves
+                    .into_iter()
+                    .map(|w| {
+                        w.into_iter()
+                            .filter(|u| !a[u[0] as usize])
+                            .collect::<Vec<_>>()
+                    })
+                    .filter(|w| !w.is_empty())
+                    .collect()
+            })
+            .collect();
+        // The first stage's nodes one step each, in order; then the second
+        // stage's waves.
         let stream_bufs: Vec<BufferPlan> = stream_plans
             .iter()
-            .map(|p| BufferPlan::sequential(ir, p))
+            .zip(&stages)
+            .zip(&stream_waves)
+            .map(|((p, a), waves)| {
+                let mut steps = vec![usize::MAX; ir.nodes.len()];
+                let mut next = 0;
+                for &id in p.order.iter().filter(|&&id| a[id as usize]) {
+                    steps[id as usize] = next;
+                    next += 1;
+                }
+                for (w, wave) in waves.iter().enumerate() {
+                    for &id in wave.iter().flatten() {
+                        steps[id as usize] = next + w;
+                    }
+                }
+                BufferPlan::from_steps(ir, p, &steps)
+            })
             .collect();
         // Stage A's groups live in each frame's own buffers; stage B's in
         // the pipeline, after the modes' slots.
@@ -152,17 +199,29 @@ impl Plans {
         let full_par_bufs = ast.parallel.then(|| BufferPlan::parallel(ir, &full));
         // Parallel runs: every unit of a wave at once, so values of one
         // wave (a group's members included) never share a buffer.
+        // A rated mode's waves follow its gated plan: its phase is decided
+        // after the waves of its gate, before the work only some phases run.
+        let wave_plans: Vec<&Plan> = r
+            .mode_plans
+            .iter()
+            .zip(&mode_plans)
+            .zip(&rates)
+            .map(|((p, gated), info)| if info.is_some() { gated } else { p })
+            .collect();
         let par_waves: Vec<Vec<Vec<Vec<NodeId>>>> = if ast.parallel {
-            r.mode_plans
+            wave_plans
                 .iter()
                 .zip(&fusion)
-                .map(|(p, f)| unit_waves(ir, p, f))
+                .zip(&rates)
+                .map(|((p, f), info)| match info {
+                    Some(info) => rated_unit_waves(ir, p, f, info).0,
+                    None => unit_waves(ir, p, f),
+                })
                 .collect()
         } else {
             Vec::new()
         };
-        let par_bufs: Vec<BufferPlan> = r
-            .mode_plans
+        let par_bufs: Vec<BufferPlan> = wave_plans
             .iter()
             .zip(&par_waves)
             .map(|(p, waves)| {
@@ -199,6 +258,7 @@ impl Plans {
             stream_plans,
             stream_bufs,
             stream_bases,
+            stream_waves,
             par_waves,
             par_bufs,
             plain_par_bufs,
@@ -247,35 +307,4 @@ fn stream_fused<'a>(plan: &'a FusionPlan, slot_base: usize, stage_a: &'a [bool])
         slot_base,
         stage_a: Some(stage_a),
     }
-}
-
-/// A pipelined run's first stage in mode `m` (per node): its state-free
-/// work. A rated mode's first stage leaves out its rated work and every
-/// reader of a rated value: phases and held values are decided on the
-/// committed frame, in the second stage.
-fn first_stage(
-    ir: &cortex_core::ir::GraphIr,
-    m: usize,
-    p: &Plan,
-    info: Option<&ModeRates>,
-) -> Vec<bool> {
-    let mut a = cortex_core::schedule::state_free(ir, p);
-    let Some(info) = info else {
-        return a;
-    };
-    let rated = &ir.modes[m].rates;
-    // In topological order, so what reads a second-stage value is in the
-    // second stage too.
-    for &id in ir.topo.iter() {
-        let reads_late = ir.nodes[id as usize].args.iter().any(|arg| match arg {
-            Arg::Value(Endpoint::Node(n)) => {
-                rated.iter().any(|x| x.node == *n) || (p.is_live(*n) && !a[*n as usize])
-            }
-            _ => false,
-        });
-        if info.conditional[id as usize] || reads_late {
-            a[id as usize] = false;
-        }
-    }
-    a
 }

@@ -1,29 +1,9 @@
 //! Pipelined run functions: a plan split into its state-free first stage
-//! and the rest, the second given the pipeline as a closure argument.
+//! and the rest, the second given the pipeline as a closure argument
+//! (`__this`, the receiver its body is generated with).
 
 use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::memory::BufferPlan;
-use proc_macro2::{Group, TokenStream};
-
-/// `tokens` with every `self` renamed `__this`: a pipelined run's second
-/// stage is a closure given the pipeline as an argument, so that it can run
-/// on a worker while the calling thread holds the loop.
-pub(super) fn rename_self(tokens: TokenStream) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|t| match t {
-            proc_macro2::TokenTree::Ident(i) if i == "self" => {
-                proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("__this", i.span()))
-            }
-            proc_macro2::TokenTree::Group(g) => {
-                let mut ng = Group::new(g.delimiter(), rename_self(g.stream()));
-                ng.set_span(g.span());
-                proc_macro2::TokenTree::Group(ng)
-            }
-            other => other,
-        })
-        .collect()
-}
 
 /// Which nodes a run function emits.
 #[derive(Clone, Copy)]
