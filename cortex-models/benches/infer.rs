@@ -84,14 +84,7 @@ fn ort_block(
         .ok()
 }
 
-fn bench(
-    what: &str,
-    path: &Path,
-    tensor: &Tensor4,
-    threads: usize,
-    rounds: usize,
-    dir: &Path,
-) {
+fn bench(what: &str, path: &Path, tensor: &Tensor4, threads: usize, rounds: usize, dir: &Path) {
     let [_, _, h, w] = tensor.shape() else {
         unreachable!()
     };
@@ -102,8 +95,16 @@ fn bench(
         m
     };
     let mut all = vec![
-        (format!("registry's pick, {threads} threads"), How::Registry, threads),
-        (format!("tract, {threads} threads"), How::On(Engine::Tract), threads),
+        (
+            format!("registry's pick, {threads} threads"),
+            How::Registry,
+            threads,
+        ),
+        (
+            format!("tract, {threads} threads"),
+            How::On(Engine::Tract),
+            threads,
+        ),
         ("tract, 1 thread".to_string(), How::On(Engine::Tract), 1),
     ];
     if cfg!(feature = "opencv") {
@@ -169,7 +170,12 @@ fn bench(
         .iter_mut()
         .map(|t| (!t.is_empty()).then(|| median(t).1))
         .collect();
-    let ort_at = |t: usize| ort_threads.iter().position(|&o| o == t).and_then(|i| ort_med[i]);
+    let ort_at = |t: usize| {
+        ort_threads
+            .iter()
+            .position(|&o| o == t)
+            .and_then(|i| ort_med[i])
+    };
     println!("| contender | min ms | median ms | median / ONNX Runtime (same threads) |");
     println!("|---|---|---|---|");
     for c in &mut contenders {

@@ -48,7 +48,12 @@ fn score(map: &ScoreMap, mask: &RgbFrame) -> (f64, f64, f64, usize) {
         }
     }
     let share = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
-    (share(top, total), share(any, total), share(covered, h * w), boxes.len())
+    (
+        share(top, total),
+        share(any, total),
+        share(covered, h * w),
+        boxes.len(),
+    )
 }
 
 fn main() {
@@ -60,7 +65,9 @@ fn main() {
         );
         return;
     }
-    println!("| photograph | map | mask in top region | mask in regions | frame in regions | regions |");
+    println!(
+        "| photograph | map | mask in top region | mask in regions | frame in regions | regions |"
+    );
     println!("|---|---|---|---|---|---|");
     let mut sums = [[0.0f64; 3]; 2];
     let mut n = 0;

@@ -6,10 +6,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use ndarray::{ArrayD, ArrayView4, IxDyn};
+use tract_linalg::multithread::{multithread_tract_scope, Executor};
 use tract_onnx::pb;
 use tract_onnx::prelude::*;
 use tract_onnx::tract_core::ops::unimpl::UnimplementedOp;
-use tract_linalg::multithread::{multithread_tract_scope, Executor};
 
 use crate::check::check_size;
 use crate::error::{brief, Problem};

@@ -10,6 +10,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use cortex_core::pipeline::Pipeline;
 use cortex_models::l2::{L2Dnn, L2DnnOutputs};
 use cortex_models::text::{stride_multiple, TextBox, TextDetector};
 
@@ -75,7 +76,7 @@ impl FrameAdapter<L2Dnn> for WithDetector {
     fn with_inputs(
         &mut self,
         frame: &Frame,
-        run: &mut dyn FnMut((&cortex_vision::ops::RgbFrame, &TextDetector)),
+        run: &mut dyn FnMut(<L2Dnn as Pipeline>::Inputs<'_>),
     ) -> Result<(), AdapterError> {
         let (h, w, _) = frame.image.dim();
         let [_, _, mh, mw] = self.detector.model().input_shape();

@@ -66,7 +66,10 @@ fn parse(value: &std::ffi::OsStr) -> Result<ModelArg, RunnerError> {
             value.to_string_lossy()
         ))
     };
-    let (name, path) = value.to_str().and_then(|v| v.split_once('=')).ok_or_else(bad)?;
+    let (name, path) = value
+        .to_str()
+        .and_then(|v| v.split_once('='))
+        .ok_or_else(bad)?;
     if name.is_empty() || path.is_empty() {
         return Err(bad());
     }
@@ -86,15 +89,27 @@ mod tests {
 
     #[test]
     fn both_spellings_are_taken_out_and_the_rest_kept_in_order() {
-        let (rest, models) =
-            split(&["p", "run", "--model", "text=a.onnx", "--json", "--model=text=b=c.onnx"])
-                .unwrap();
+        let (rest, models) = split(&[
+            "p",
+            "run",
+            "--model",
+            "text=a.onnx",
+            "--json",
+            "--model=text=b=c.onnx",
+        ])
+        .unwrap();
         assert_eq!(rest, ["p", "run", "--json"]);
         assert_eq!(
             models,
             [
-                ModelArg { name: "text".into(), path: "a.onnx".into() },
-                ModelArg { name: "text".into(), path: "b=c.onnx".into() },
+                ModelArg {
+                    name: "text".into(),
+                    path: "a.onnx".into()
+                },
+                ModelArg {
+                    name: "text".into(),
+                    path: "b=c.onnx".into()
+                },
             ]
         );
     }

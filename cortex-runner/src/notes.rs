@@ -16,10 +16,7 @@ impl<P: Pipeline + 'static> App<P> {
     /// `notes(ir)` gives one entry per node (by node id), asked each time a
     /// tool prints — after the run for `profile` and the tour, so a note can
     /// say what the run chose.
-    pub fn node_notes(
-        mut self,
-        notes: impl Fn(&GraphIr) -> Vec<Option<String>> + 'static,
-    ) -> Self {
+    pub fn node_notes(mut self, notes: impl Fn(&GraphIr) -> Vec<Option<String>> + 'static) -> Self {
         self.notes = Some(Box::new(notes));
         self
     }

@@ -22,7 +22,10 @@ fn tiny() -> PathBuf {
 
 /// Runs the command; (exit code, stdout, stderr).
 fn command(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN).args(args).output().expect("cortex-l2 runs");
+    let out = Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("cortex-l2 runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -89,7 +92,16 @@ mod with_models {
         let n = frames.to_string();
         let (result, out, _) = support::run_captured(
             app,
-            &["run", "--json", "--size", &size, "--frames", &n, "--mode", mode.name()],
+            &[
+                "run",
+                "--json",
+                "--size",
+                &size,
+                "--frames",
+                &n,
+                "--mode",
+                mode.name(),
+            ],
         );
         result.unwrap();
         let lines: Vec<Value> = out
@@ -101,12 +113,16 @@ mod with_models {
         let clip = SyntheticClip::new(w, h);
         let mut l2 = L2Dnn::new();
         for (i, line) in lines.iter().enumerate() {
-            let want = l2.run(mode, &clip.frame(i), &detector).unwrap();
+            let want = l2.run(mode, &clip.frame(i as u64), &detector).unwrap();
             let got = boxes(line);
             assert_eq!(got.len(), want.boxes.len(), "frame {i}: {line}");
             for (g, b) in got.iter().zip(&want.boxes) {
                 let r = b.bbox;
-                assert_eq!(g.0, [r.x, r.y, r.width, r.height].map(|v| v as u64), "frame {i}");
+                assert_eq!(
+                    g.0,
+                    [r.x, r.y, r.width, r.height].map(|v| v as u64),
+                    "frame {i}"
+                );
                 assert!((g.1 - f64::from(b.score)).abs() < 1e-6, "frame {i}");
             }
             let r = want.roi.bbox;
@@ -127,10 +143,50 @@ mod with_models {
     }
 
     #[test]
+    fn the_tools_show_the_detectors_backend_and_input_shape() {
+        let models = [ModelArg {
+            name: "text".into(),
+            path: tiny(),
+        }];
+        let app = |()| cortex_runner::l2_dnn::app(&models, (160, 128)).unwrap();
+        // Before any frame: the shape, and that the backend is chosen then.
+        let (result, listing, _) = support::run_captured(app(()), &["graph"]);
+        result.unwrap();
+        let line = listing
+            .lines()
+            .find(|l| l.contains("]  boxes "))
+            .unwrap_or_else(|| panic!("no boxes node in\n{listing}"));
+        assert!(
+            line.contains("backend chosen at the first frame, input 1x3x128x160"),
+            "{line}"
+        );
+        let (result, dot, _) = support::run_captured(app(()), &["graph", "--format", "dot"]);
+        result.unwrap();
+        assert!(dot.contains("input 1x3x128x160"), "{dot}");
+        // After a run: the backend that ran.
+        let (result, profile, _) =
+            support::run_captured(app(()), &["profile", "--size", "160x128", "--frames", "2"]);
+        result.unwrap();
+        let note = profile
+            .lines()
+            .find(|l| l.trim_start().starts_with("boxes: model"))
+            .unwrap_or_else(|| panic!("no note in\n{profile}"));
+        let ran = ["tract", "opencv-dnn"];
+        assert!(
+            ran.iter()
+                .any(|b| note.contains(&format!(": {b}, input 1x3x128x160"))),
+            "{note}"
+        );
+    }
+
+    #[test]
     fn the_real_detector_finds_text_through_the_runner() {
         let model = cortex_models::text::model_path(&repo());
         if !model.is_file() {
-            println!("skipped: no model at {} (scripts/fetch-models.sh)", model.display());
+            println!(
+                "skipped: no model at {} (scripts/fetch-models.sh)",
+                model.display()
+            );
             return;
         }
         let photo = "/usr/share/doc/opencv-doc/examples/text/scenetext01.jpg";
