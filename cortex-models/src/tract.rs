@@ -32,28 +32,35 @@ pub(crate) struct TractEngine {
     pool: Mutex<Pool>,
 }
 
-/// A thread count and the executor made for it.
+/// A thread count and the executor made for it, on the first frame that
+/// needs it (so a model set to one thread before its first frame never
+/// starts a pool).
 struct Pool {
     threads: usize,
-    executor: Executor,
+    executor: Option<Executor>,
 }
 
 impl Pool {
     fn new(threads: usize) -> Pool {
-        let threads = threads.max(1);
-        let executor = if threads == 1 {
-            Executor::SingleThread
-        } else {
-            // rayon fails to build a pool only when the OS refuses threads;
-            // the model still runs, on the caller's thread.
-            guarded(|| Ok(Executor::multithread_with_name(threads, "cortex-tract")))
-                .unwrap_or(Executor::SingleThread)
-        };
-        let threads = match executor {
-            Executor::SingleThread => 1,
-            _ => threads,
-        };
-        Pool { threads, executor }
+        Pool {
+            threads: threads.max(1),
+            executor: None,
+        }
+    }
+
+    fn executor(&mut self) -> Executor {
+        let threads = self.threads;
+        self.executor
+            .get_or_insert_with(|| {
+                if threads == 1 {
+                    return Executor::SingleThread;
+                }
+                // rayon fails to build a pool only when the OS refuses
+                // threads; the model still runs, on the caller's thread.
+                guarded(|| Ok(Executor::multithread_with_name(threads, "cortex-tract")))
+                    .unwrap_or(Executor::SingleThread)
+            })
+            .clone()
     }
 }
 
@@ -213,8 +220,7 @@ impl TractEngine {
             .pool
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .executor
-            .clone();
+            .executor();
         let outputs = guarded(|| {
             multithread_tract_scope(executor, || state.run(tvec!(value)))
                 .map_err(|e| format!("{e:#}"))
