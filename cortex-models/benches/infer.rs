@@ -56,6 +56,8 @@ impl Contender {
     }
 }
 
+// The paths and sizes one ONNX Runtime block needs, each its own argument.
+#[allow(clippy::too_many_arguments)]
 fn ort_block(
     python: &str,
     script: &Path,
