@@ -5,9 +5,10 @@
 //! frame. The committed tiny model stands in for a detector; the real
 //! PP-OCRv4 detector runs when it was fetched.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
+#[cfg(feature = "models")]
 mod support;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cortex-l2");
@@ -57,6 +58,8 @@ fn without_the_feature_the_flag_is_a_usage_error() {
 #[cfg(feature = "models")]
 mod with_models {
     use super::*;
+
+    use std::path::Path;
 
     use cortex_models::l2::{L2Dnn, L2DnnMode};
     use cortex_models::text::TextDetector;
