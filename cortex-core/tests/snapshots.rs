@@ -31,6 +31,7 @@ fn l2_dot_power_save_with_islands() {
         plan: Some(ps),
         islands: Some(&isl),
         fusion: None,
+        notes: None,
     };
     insta::assert_snapshot!(to_dot_with(&ir, &overlay));
 }
@@ -50,6 +51,7 @@ fn l2_mermaid_power_save_with_islands() {
         plan: Some(ps),
         islands: Some(&isl),
         fusion: None,
+        notes: None,
     };
     insta::assert_snapshot!(to_mermaid_with(&ir, &overlay));
 }
@@ -77,6 +79,7 @@ fn stateful_dot_lean_with_islands() {
             plan: Some(lean),
             islands: Some(&isl),
             fusion: None,
+            notes: None,
         }
     ));
 }
@@ -112,6 +115,7 @@ fn l2_fused_groups_in_dot_mermaid_and_listing() {
         plan: Some(balanced),
         islands: Some(&isl),
         fusion: Some(&fusion),
+        notes: None,
     };
     insta::assert_snapshot!("l2_fused_dot", to_dot_with(&ir, &overlay));
     insta::assert_snapshot!("l2_fused_mermaid", to_mermaid_with(&ir, &overlay));

@@ -1,27 +1,214 @@
-//! Per-inference time of PP-OCRv4's detector on one photograph at one input
-//! size: tract, OpenCV DNN (feature `opencv`) and ONNX Runtime (Python,
-//! `scripts/ort_run.py`, when `CORTEX_MODELS_PYTHON` or `python3` imports
-//! it), all on one thread, interleaved in blocks (a round of tract and
-//! OpenCV frames, then a block of ONNX Runtime runs, repeated), with min,
-//! median and the ratio to ONNX Runtime, and the load average.
+//! Per-inference time at one input size, on the same tensor (a scene-text
+//! photograph): PP-OCRv4's detector and the committed tiny model, each on
+//! the backend the registry picks, tract on all threads and on one, OpenCV
+//! DNN (feature `opencv`, when it accepts the model) and ONNX Runtime
+//! (Python, `scripts/ort_run.py`, when `CORTEX_MODELS_PYTHON` or `python3`
+//! imports it) on all threads and on one. Interleaved in blocks (five runs
+//! of each Rust contender, then a block of five runs of each ONNX Runtime
+//! setting, repeated); min, median, the ratio to ONNX Runtime at the same
+//! thread count, and the load average.
 //!
 //! `cargo bench -p cortex-models --bench infer [--features opencv]`; needs
 //! the model (`scripts/fetch-models.sh`). `CORTEX_BENCH_SIZE=WxH` (default
-//! 800x576), `CORTEX_BENCH_ROUNDS` (default 15).
+//! 800x576), `CORTEX_BENCH_ROUNDS` (default 15), `CORTEX_BENCH_THREADS`
+//! (default: the cores the process may use).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 use cortex_models::prep::{frame_tensor_into, Normalize};
 use cortex_models::text::{self, stride_multiple};
-use cortex_models::{Engine, InputShape, Model, Output};
+use cortex_models::{infer_into, Engine, InputShape, Model, Output, Tensor4};
 use cortex_vision::ops::RgbFrame;
 use ndarray::{Array4, IxDyn};
 
 fn median(v: &mut [f64]) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
     (v[0], v[v.len() / 2])
+}
+
+/// One way of running a model, timed.
+enum How {
+    /// Through the registry, as a pipeline node runs it.
+    Registry,
+    /// On one backend; the model copy set to its thread count.
+    On(Engine),
+}
+
+struct Contender {
+    label: String,
+    model: Model,
+    how: How,
+    threads: usize,
+    times: Vec<f64>,
+}
+
+impl Contender {
+    fn run(&self, tensor: &Tensor4, out: &mut Output) -> Result<(), String> {
+        match self.how {
+            How::Registry => infer_into(&self.model, tensor, out).map_err(|e| e.to_string()),
+            How::On(e) => self
+                .model
+                .run_on(e, tensor.view(), out)
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+// The paths and sizes one ONNX Runtime block needs, each its own argument.
+#[allow(clippy::too_many_arguments)]
+fn ort_block(
+    python: &str,
+    script: &Path,
+    model: &Path,
+    input: &Path,
+    out: &Path,
+    [h, w]: [usize; 2],
+    threads: usize,
+    n: usize,
+) -> Option<f64> {
+    let out = Command::new(python)
+        .arg(script)
+        .arg(model)
+        .arg(input)
+        .args(["1", "3", &h.to_string(), &w.to_string()])
+        .arg(out)
+        .args(["--threads", &threads.to_string(), "--time", &n.to_string()])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split("median=")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn bench(what: &str, path: &Path, tensor: &Tensor4, threads: usize, rounds: usize, dir: &Path) {
+    let [_, _, h, w] = tensor.shape() else {
+        unreachable!()
+    };
+    let (h, w) = (*h, *w);
+    let load = |t: usize| {
+        let m = Model::load(path, InputShape::image(3, h, w)).unwrap();
+        m.set_threads(t);
+        m
+    };
+    let mut all = vec![
+        (
+            format!("registry's pick, {threads} threads"),
+            How::Registry,
+            threads,
+        ),
+        (
+            format!("tract, {threads} threads"),
+            How::On(Engine::Tract),
+            threads,
+        ),
+        ("tract, 1 thread".to_string(), How::On(Engine::Tract), 1),
+    ];
+    if cfg!(feature = "opencv") {
+        all.push((
+            format!("opencv-dnn, {threads} threads"),
+            How::On(Engine::OpenCvDnn),
+            threads,
+        ));
+    }
+    #[cfg(feature = "opencv")]
+    opencv::core::set_num_threads(threads as i32).unwrap();
+    let mut out = Output::zeros(IxDyn(&[0]));
+    let mut contenders = Vec::new();
+    let mut refused = Vec::new();
+    for (label, how, t) in all {
+        let c = Contender {
+            label,
+            model: load(t),
+            how,
+            threads: t,
+            times: Vec::new(),
+        };
+        // Warm-up; for the registry, its first call measures the backends.
+        match c.run(tensor, &mut out) {
+            Ok(()) => contenders.push(c),
+            Err(e) => refused.push(format!("{}: refused: {e}", c.label)),
+        }
+    }
+    let python = std::env::var("CORTEX_MODELS_PYTHON").unwrap_or_else(|_| "python3".into());
+    let input = dir.join("x.f32");
+    let bytes: Vec<u8> = tensor.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&input, bytes).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_run.py");
+    let ort_threads = [threads, 1];
+    let mut ort: Vec<Vec<f64>> = vec![Vec::new(); ort_threads.len()];
+    let load0 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    for _ in 0..rounds.div_ceil(5) {
+        for _ in 0..5 {
+            for c in &mut contenders {
+                let t = Instant::now();
+                c.run(tensor, &mut out).unwrap();
+                c.times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        // A block's median of 5 ONNX Runtime runs (its session warmed up by
+        // the first run, which the script does not time).
+        for (t, times) in ort_threads.iter().zip(&mut ort) {
+            let y = dir.join("y.f32");
+            if let Some(m) = ort_block(&python, &script, path, &input, &y, [h, w], *t, 5) {
+                times.push(m);
+            }
+        }
+    }
+    let load1 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!();
+    println!(
+        "{what}, input 1x3x{h}x{w}, {} runs per contender; load average: start {} / end {}",
+        rounds.div_ceil(5) * 5,
+        load0.trim(),
+        load1.trim()
+    );
+    let ort_med: Vec<Option<f64>> = ort
+        .iter_mut()
+        .map(|t| (!t.is_empty()).then(|| median(t).1))
+        .collect();
+    let ort_at = |t: usize| {
+        ort_threads
+            .iter()
+            .position(|&o| o == t)
+            .and_then(|i| ort_med[i])
+    };
+    println!("| contender | min ms | median ms | median / ONNX Runtime (same threads) |");
+    println!("|---|---|---|---|");
+    for c in &mut contenders {
+        let (min, med) = median(&mut c.times);
+        let ratio = ort_at(c.threads).map_or("–".into(), |o| format!("{:.2}", med / o));
+        let label = match c.how {
+            How::Registry => format!(
+                "{} (picked {})",
+                c.label,
+                c.model.last_engine().map_or("-", |e| e.name())
+            ),
+            How::On(_) => c.label.clone(),
+        };
+        println!("| {label} | {min:.1} | {med:.1} | {ratio} |");
+    }
+    for (t, (times, med)) in ort_threads.iter().zip(ort.iter().zip(&ort_med)) {
+        match med {
+            Some(m) => println!(
+                "| onnxruntime (Python), {t} thread{} | {:.1} | {m:.1} | 1.00 |",
+                if *t == 1 { "" } else { "s" },
+                times[0]
+            ),
+            None => println!(
+                "onnxruntime, {t} threads: skipped (`{python}` cannot run {})",
+                script.display()
+            ),
+        }
+    }
+    for r in refused {
+        println!("{r}");
+    }
 }
 
 fn main() {
@@ -44,6 +231,10 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(15);
+    let threads: usize = std::env::var("CORTEX_BENCH_THREADS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let image = "/usr/share/doc/opencv-doc/examples/text/scenetext01.jpg";
     let frame = match image::open(image) {
         Ok(img) => {
@@ -53,86 +244,15 @@ fn main() {
         }
         Err(_) => cortex_vision::l2::demo_clip(1, w, h).remove(0),
     };
-    let model = Model::load(&path, InputShape::image(3, h, w)).unwrap();
+    let sizing = Model::load(&path, InputShape::image(3, h, w)).unwrap();
     let mut tensor = Array4::zeros((0, 0, 0, 0));
-    frame_tensor_into(&frame, &model, &Normalize::PP_OCR, &mut tensor).unwrap();
-    #[cfg(feature = "opencv")]
-    opencv::core::set_num_threads(1).unwrap();
-    let mut engines = vec![Engine::Tract];
-    if cfg!(feature = "opencv") {
-        engines.push(Engine::OpenCvDnn);
-    }
-    let mut out = Output::zeros(IxDyn(&[0]));
-    for &e in &engines {
-        model.run_on(e, tensor.view(), &mut out).unwrap(); // warm-up
-    }
-    let python = std::env::var("CORTEX_MODELS_PYTHON").unwrap_or_else(|_| "python3".into());
+    frame_tensor_into(&frame, &sizing, &Normalize::PP_OCR, &mut tensor).unwrap();
+    drop(sizing);
+    println!("tensor: {image} resized, PP-OCR normalisation");
     let dir = std::env::temp_dir().join(format!("cortex-models-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("x.f32");
-    let bytes: Vec<u8> = tensor.iter().flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::write(&input, bytes).unwrap();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_run.py");
-    let ort_block = |n: usize| -> Option<f64> {
-        let out = Command::new(&python)
-            .arg(&script)
-            .arg(&path)
-            .arg(&input)
-            .args(["1", "3", &h.to_string(), &w.to_string()])
-            .arg(dir.join("y.f32"))
-            .args(["--threads", "1", "--time", &n.to_string()])
-            .output()
-            .ok()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        text.split("median=")
-            .nth(1)?
-            .split_whitespace()
-            .next()?
-            .parse()
-            .ok()
-    };
-    let load0 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let mut times: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
-    let mut ort: Vec<f64> = Vec::new();
-    let blocks = rounds.div_ceil(5);
-    for _ in 0..blocks {
-        for _ in 0..5 {
-            for (i, &e) in engines.iter().enumerate() {
-                let t = Instant::now();
-                model.run_on(e, tensor.view(), &mut out).unwrap();
-                times[i].push(t.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-        // A block's median of 5 ONNX Runtime runs (its session warmed up by
-        // the first run, which the script does not time).
-        if let Some(m) = ort_block(5) {
-            ort.push(m);
-        }
-    }
-    let load1 = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!(
-        "PP-OCRv4 det, input 1x3x{h}x{w}, {image}, one thread each, {} runs per backend",
-        blocks * 5
-    );
-    println!(
-        "load average: start {} / end {}",
-        load0.trim(),
-        load1.trim()
-    );
-    let ort_med = (!ort.is_empty()).then(|| median(&mut ort).1);
-    println!("| backend | min ms | median ms | median / ONNX Runtime |");
-    println!("|---|---|---|---|");
-    for (e, t) in engines.iter().zip(&mut times) {
-        let (min, med) = median(t);
-        let ratio = ort_med.map_or("–".into(), |o| format!("{:.2}", med / o));
-        println!("| {e} | {min:.1} | {med:.1} | {ratio} |");
-    }
-    match ort_med {
-        Some(o) => println!("| onnxruntime (Python) | {:.1} | {o:.1} | 1.00 |", ort[0]),
-        None => println!(
-            "onnxruntime: skipped (`{python}` cannot run {})",
-            script.display()
-        ),
-    }
+    bench("PP-OCRv4 det", &path, &tensor, threads, rounds, &dir);
+    let tiny = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/tiny.onnx");
+    bench("tiny test model", &tiny, &tensor, threads, rounds, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }

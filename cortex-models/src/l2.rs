@@ -2,7 +2,9 @@
 //! node computed by PP-OCR's detector ([`crate::text::text_map_into`])
 //! instead of MSER. The map keeps the MSER map's contract, so the fusion,
 //! the regions, the QP map and the encoder are L2's own nodes, unchanged.
-//! The detector is the pipeline's second input, loaded once by the caller.
+//! The detector is the pipeline's second input, loaded once by the caller;
+//! its boxes are a node of their own (and an output), so a rate holds the
+//! detector's work and the map is drawn from the held boxes.
 
 use cortex_macros::cortex_graph;
 use cortex_vision::l2::{blur_verdict, BlurVerdict};
@@ -13,7 +15,7 @@ use cortex_vision::ops::{
     SaliencyParams, SceneChange, SceneParams, ScoreMap,
 };
 
-use crate::text::{self, TextDetector};
+use crate::text::{self, TextBox, TextDetector};
 
 cortex_graph! {
     /// L2 with the DNN text map. `BALANCED` runs the detector on every
@@ -30,9 +32,9 @@ cortex_graph! {
 
         mode BALANCED         { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
         mode BALANCED_AT_RATE { wc: 0.4, wt: 0.3, ws: 0.2, wm: 0.1 }
-            where text every 8 or scene.changed, regions every 8 or scene.changed;
+            where boxes every 8 or scene.changed, regions every 8 or scene.changed;
         mode POWER_SAVE       { wc: 0.7, wt: 0.3, ws: 0.0, wm: 0.0 }
-            where text every 8 or scene.changed, regions every 8 or scene.changed;
+            where boxes every 8 or scene.changed, regions every 8 or scene.changed;
         mode TEXT_FOCUS       { wc: 0.2, wt: 0.6, ws: 0.2, wm: 0.0 }
 
         #[compilable(strip = ops::strip::GrayStrip)]
@@ -44,8 +46,10 @@ cortex_graph! {
         #[compilable] node blur = blur_verdict(laplacian, scene, _sharpness);
         #[compilable(strip = ops::strip::CenterForm(CenterParams::DEFAULT))] #[weight_key = "wc"]
         node center: ScoreMap = ops::center_crop_into(gray, &CenterParams::DEFAULT, &mut center)?;
-        #[external_call] #[weight_key = "wt"]
-        node text: ScoreMap = text::text_map_into(frame, detector, &mut text)?;
+        #[external_call]
+        node boxes: Vec<TextBox> = text::text_boxes_into(frame, detector, &mut boxes)?;
+        #[weight_key = "wt"]
+        node text: ScoreMap = text::boxes_map_into(frame, boxes, &mut text);
         #[compilable] #[weight_key = "ws"]
         node saliency: ScoreMap = ops::saliency_dft_into(gray, &SaliencyParams::DEFAULT, &mut saliency)?;
         #[compilable(reduce = ops::strip::MotionForm(MotionParams::DEFAULT))] #[weight_key = "wm"]
@@ -59,6 +63,6 @@ cortex_graph! {
         gray -> _prev_gray;
         blur -> _sharpness;
 
-        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi, regions: RoiRegions, qp_map: QpMap;
+        output blur: BlurVerdict, scene: SceneChange, fused: ScoreMap, roi: EncodedRoi, regions: RoiRegions, qp_map: QpMap, boxes: Vec<TextBox>;
     }
 }

@@ -186,6 +186,19 @@ impl Model {
         self.tag
     }
 
+    /// The threads the pure-Rust backend runs a frame on: the cores the
+    /// process may use unless [`Model::set_threads`] said otherwise.
+    pub fn threads(&self) -> usize {
+        self.tract.threads()
+    }
+
+    /// Runs the pure-Rust backend on `threads` threads from the next frame
+    /// on (0 or 1: on the calling thread only, e.g. when frames already run
+    /// in parallel). OpenCV DNN keeps OpenCV's own, process-wide setting.
+    pub fn set_threads(&self, threads: usize) {
+        self.tract.set_threads(threads);
+    }
+
     /// The backend that ran the last frame, if any ran.
     pub fn last_engine(&self) -> Option<Engine> {
         Engine::from_code(self.last.load(Ordering::Relaxed))

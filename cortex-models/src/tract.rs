@@ -6,6 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use ndarray::{ArrayD, ArrayView4, IxDyn};
+use tract_linalg::multithread::{multithread_tract_scope, Executor};
 use tract_onnx::pb;
 use tract_onnx::prelude::*;
 use tract_onnx::tract_core::ops::unimpl::UnimplementedOp;
@@ -26,6 +27,47 @@ pub(crate) struct TractEngine {
     /// after each run when nothing else holds it.
     input: Mutex<Option<Arc<Tensor>>>,
     shape: [usize; 4],
+    /// Where tract's kernels run: without a pool of its own tract runs
+    /// every operator on the calling thread, whatever the machine has.
+    pool: Mutex<Pool>,
+}
+
+/// A thread count and the executor made for it, on the first frame that
+/// needs it (so a model set to one thread before its first frame never
+/// starts a pool).
+struct Pool {
+    threads: usize,
+    executor: Option<Executor>,
+}
+
+impl Pool {
+    fn new(threads: usize) -> Pool {
+        Pool {
+            threads: threads.max(1),
+            executor: None,
+        }
+    }
+
+    fn executor(&mut self) -> Executor {
+        let threads = self.threads;
+        self.executor
+            .get_or_insert_with(|| {
+                if threads == 1 {
+                    return Executor::SingleThread;
+                }
+                // rayon fails to build a pool only when the OS refuses
+                // threads; the model still runs, on the caller's thread.
+                guarded(|| Ok(Executor::multithread_with_name(threads, "cortex-tract")))
+                    .unwrap_or(Executor::SingleThread)
+            })
+            .clone()
+    }
+}
+
+/// The thread count a model runs on unless told otherwise: the cores the
+/// process may use, as ONNX Runtime's default does.
+pub(crate) fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
@@ -115,7 +157,22 @@ impl TractEngine {
             state: Mutex::new(state),
             input: Mutex::new(None),
             shape,
+            pool: Mutex::new(Pool::new(default_threads())),
         })
+    }
+
+    /// The threads tract's kernels use.
+    pub(crate) fn threads(&self) -> usize {
+        self.pool.lock().unwrap_or_else(|p| p.into_inner()).threads
+    }
+
+    /// Runs the kernels on `threads` threads from the next frame on (1: on
+    /// the caller's thread).
+    pub(crate) fn set_threads(&self, threads: usize) {
+        let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.threads != threads.max(1) {
+            *pool = Pool::new(threads);
+        }
     }
 
     /// Runs one frame: `input` (of the fixed shape, checked by the caller)
@@ -159,8 +216,16 @@ impl TractEngine {
         }
         let value = TValue::from_const(Arc::clone(&tensor));
         *held = Some(tensor);
-        let outputs =
-            guarded(|| state.run(tvec!(value)).map_err(|e| format!("{e:#}"))).map_err(run_err)?;
+        let executor = self
+            .pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .executor();
+        let outputs = guarded(|| {
+            multithread_tract_scope(executor, || state.run(tvec!(value)))
+                .map_err(|e| format!("{e:#}"))
+        })
+        .map_err(run_err)?;
         let first = outputs
             .first()
             .ok_or_else(|| run_err("the model gave no output".into()))?;

@@ -12,7 +12,7 @@ use cortex_core::passes::islands::{islands, Island};
 use cortex_core::passes::rates::shown_fusion_plan;
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_core::plan::Plan;
-use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing};
+use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing, Noted};
 use cortex_core::weights::Weights;
 
 use crate::app::{App, Io};
@@ -20,6 +20,7 @@ use crate::cli::{
     first_line, parse_weights, Cli, Command, Common, Engine, GraphFormat, RunArgs, Selection,
 };
 use crate::error::RunnerError;
+use crate::notes::notes_section;
 use crate::observer::summarize;
 use crate::record;
 use crate::sink::{write_out, Sink};
@@ -30,6 +31,17 @@ impl<P: Pipeline + 'static> App<P> {
     /// [`exit_code`](RunnerError::exit_code) (2 for a bad command line, 1
     /// otherwise).
     pub fn main(self) -> ExitCode {
+        self.main_with(std::env::args_os())
+    }
+
+    /// [`App::main`] with these arguments (the first is the program name)
+    /// instead of the process's: for a command that took some of its own
+    /// out first (`--model`).
+    pub fn main_with<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
         let name = self.name.clone();
         let stdout = std::io::stdout();
         let mut stdout = stdout.lock();
@@ -42,7 +54,7 @@ impl<P: Pipeline + 'static> App<P> {
             stderr: &mut err_buf,
             progress,
         };
-        let result = self.run_with(std::env::args_os(), io);
+        let result = self.run_with(args, io);
         let _ = stdout.flush();
         match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -91,7 +103,9 @@ impl<P: Pipeline + 'static> App<P> {
         };
         let common = &cli.common;
         match cli.command {
-            Some(Command::Graph { format }) => graph::<P>(common, mode, format, io),
+            Some(Command::Graph { format }) => {
+                graph::<P>(common, mode, format, &self.notes_of(P::ir()), io)
+            }
             Some(Command::Run(args)) => self.run(common, selection, &args, io),
             Some(Command::Plan) => self.plan(common, mode, weights.as_ref(), io),
             Some(Command::Profile) => self.profile(common, selection, io),
@@ -206,7 +220,8 @@ impl<P: Pipeline + 'static> App<P> {
             io.stdout,
             io.progress,
         )?;
-        write_out(io.stdout, &obs.profiler.report())
+        let notes = notes_section(P::ir(), &self.notes_of(P::ir()));
+        write_out(io.stdout, &(obs.profiler.report() + &notes))
     }
 
     /// No subcommand, the tour: results, listing with measured times, what
@@ -229,7 +244,12 @@ impl<P: Pipeline + 'static> App<P> {
             io.progress,
         )?;
         let mut text = String::from("\n");
-        text.push_str(&listing(ir, &obs.profiler));
+        let notes = self.notes_of(ir);
+        let noted = Noted {
+            timings: &obs.profiler,
+            notes: &notes,
+        };
+        text.push_str(&listing(ir, &noted));
         for m in P::Mode::ALL {
             if !m.plan().eliminated.is_empty() {
                 text.push('\n');
@@ -238,6 +258,7 @@ impl<P: Pipeline + 'static> App<P> {
         }
         text.push('\n');
         text.push_str(&obs.profiler.report());
+        text.push_str(&notes_section(ir, &notes));
         write_out(io.stdout, &text)?;
         if !common.quiet {
             summarize(io.stderr, &obs, &summary)?;
@@ -338,11 +359,13 @@ fn overlay<'a>(
     plan: Option<&'a Plan>,
     islands: &'a [Island],
     fusion: Option<&'a FusionPlan>,
+    notes: &'a [Option<String>],
 ) -> Overlay<'a> {
     Overlay {
         plan,
         islands: plan.map(|_| islands),
         fusion,
+        notes: Some(notes),
     }
 }
 
@@ -351,6 +374,7 @@ fn graph<P: Pipeline>(
     common: &Common,
     mode: P::Mode,
     format: GraphFormat,
+    notes: &[Option<String>],
     io: Io<'_>,
 ) -> Result<(), RunnerError> {
     let ir = P::ir();
@@ -359,9 +383,15 @@ fn graph<P: Pipeline>(
     let isl = plan.map(|p| islands(ir, Some(p))).unwrap_or_default();
     let fusion = plan.map(|p| shown_fusion_plan(ir, p));
     let text = match format {
-        GraphFormat::Listing => listing(ir, &()),
-        GraphFormat::Dot => to_dot_with(ir, &overlay(plan, &isl, fusion.as_ref())),
-        GraphFormat::Mermaid => to_mermaid_with(ir, &overlay(plan, &isl, fusion.as_ref())),
+        GraphFormat::Listing => listing(
+            ir,
+            &Noted {
+                timings: &(),
+                notes,
+            },
+        ),
+        GraphFormat::Dot => to_dot_with(ir, &overlay(plan, &isl, fusion.as_ref(), notes)),
+        GraphFormat::Mermaid => to_mermaid_with(ir, &overlay(plan, &isl, fusion.as_ref(), notes)),
     };
     write_out(io.stdout, &text)
 }

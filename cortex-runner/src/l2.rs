@@ -4,9 +4,14 @@
 //! --encode`, and both parallel engines. The `cortex-l2` command runs it;
 //! `examples/l2.rs` of the facade too.
 
-use cortex_vision::l2::{L2Outputs, L2};
+use cortex_vision::l2::{BlurVerdict, L2Outputs, L2};
+use cortex_vision::ops::{EncodedRoi, SceneChange, ScoreMap};
 
+use std::process::ExitCode;
+
+use crate::model_arg::take_models;
 use crate::sources::Frame;
+use crate::RunnerError;
 use crate::{draw_box, App, DumpError, DumpSink, Record};
 
 /// The program's name: the command's, and the prefix of its error lines.
@@ -14,18 +19,24 @@ pub const NAME: &str = "cortex-l2";
 
 /// The columns of the results table and the `outputs` of a JSON line.
 pub fn record(out: &L2Outputs) -> Record {
-    let b = &out.roi.bbox;
+    fields(&out.blur, &out.scene, &out.roi)
+}
+
+/// The columns of L2's outputs, shared by every graph of L2 (the DNN text
+/// map's too).
+pub(crate) fn fields(blur: &BlurVerdict, scene: &SceneChange, roi: &EncodedRoi) -> Record {
+    let b = &roi.bbox;
     Record::new()
-        .field("sharpness", out.blur.variance)
-        .field("baseline", out.blur.baseline)
-        .field("blurry", out.blur.is_blurry)
-        .field("below_100", out.blur.below_threshold)
-        .field("ssim", out.scene.ssim)
+        .field("sharpness", blur.variance)
+        .field("baseline", blur.baseline)
+        .field("blurry", blur.is_blurry)
+        .field("below_100", blur.below_threshold)
+        .field("ssim", scene.ssim)
         // A first frame has nothing to compare with: not a cut.
-        .field("cut", out.scene.changed && out.scene.ssim.is_some())
+        .field("cut", scene.changed && scene.ssim.is_some())
         .field("roi", vec![b.x, b.y, b.width, b.height])
-        .field("score", f64::from(out.roi.score))
-        .field("jpeg_bytes", out.roi.jpeg.len())
+        .field("score", f64::from(roi.score))
+        .field("jpeg_bytes", roi.jpeg.len())
 }
 
 /// `run --dump DIR`: the fused score map as a heat map, and the frame with
@@ -34,12 +45,49 @@ pub fn record(out: &L2Outputs) -> Record {
 /// # Errors
 /// A picture that cannot be written.
 pub fn dump(sink: &DumpSink<'_>, frame: &Frame, out: &L2Outputs) -> Result<(), DumpError> {
-    sink.save_heatmap("fused", &out.fused)?;
+    dump_maps(sink, frame, &out.fused, &out.roi)
+}
+
+/// The pictures of L2's outputs, shared by every graph of L2.
+pub(crate) fn dump_maps(
+    sink: &DumpSink<'_>,
+    frame: &Frame,
+    fused: &ScoreMap,
+    roi: &EncodedRoi,
+) -> Result<(), DumpError> {
+    sink.save_heatmap("fused", fused)?;
     let mut boxed = frame.image.clone();
-    let b = &out.roi.bbox;
+    let b = &roi.bbox;
     draw_box(&mut boxed, (b.x, b.y, b.width, b.height), [255, 40, 40], 3);
     sink.save_rgb("roi", &boxed)?;
     Ok(())
+}
+
+/// The `cortex-l2` command: L2 on the process's arguments, or with
+/// `--model text=PATH` (feature `models`) L2 with the DNN text map from that
+/// file. A mistake on the command line or in the model is one line on
+/// stderr and exit code 2.
+pub fn main() -> ExitCode {
+    let fail = |e: RunnerError| {
+        eprintln!("{NAME}: {e}");
+        ExitCode::from(e.exit_code())
+    };
+    let (args, models) = match take_models(std::env::args_os()) {
+        Ok(split) => split,
+        Err(e) => return fail(e),
+    };
+    if models.is_empty() {
+        return app().main_with(args);
+    }
+    #[cfg(feature = "models")]
+    match crate::l2_dnn::app(&models, crate::l2_dnn::size_arg(&args)) {
+        Ok(app) => app.main_with(args),
+        Err(e) => fail(e),
+    }
+    #[cfg(not(feature = "models"))]
+    fail(RunnerError::Usage(format!(
+        "--model: this {NAME} was built without trained models (cargo feature `models`)"
+    )))
 }
 
 /// The program: `app().main()` is the whole command.

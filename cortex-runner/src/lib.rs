@@ -35,6 +35,10 @@ mod error;
 mod frames;
 mod graph_file;
 pub mod l2;
+#[cfg(feature = "models")]
+pub mod l2_dnn;
+mod model_arg;
+mod notes;
 mod observer;
 mod pipelined;
 mod record;
@@ -48,5 +52,6 @@ pub use app::{AdapterError, App, FrameAdapter, FrameOnly, Io};
 pub use cli::parse_weights;
 pub use dump::{draw_box, heatmap, DumpError, DumpSink};
 pub use error::RunnerError;
+pub use model_arg::{take_models, ModelArg, MODEL_FLAG};
 pub use record::Record;
 pub use trace::TraceLog;

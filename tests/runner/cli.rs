@@ -382,6 +382,7 @@ fn graph_plan_profile_and_tour() {
                 plan: Some(plan),
                 islands: Some(&islands),
                 fusion: Some(&fusion),
+                notes: None,
             }
         )
     );

@@ -69,6 +69,9 @@ pub struct NodeView<'a> {
     pub status: Status,
     /// The rate the plan's mode runs it at (`every 4 or scene.changed`).
     pub rate: Option<String>,
+    /// What the program says about it (e.g. a model node's backend and
+    /// input shape), from [`Overlay::notes`].
+    pub note: Option<&'a str>,
 }
 
 /// An edge as the driver presents it to a writer.
@@ -133,6 +136,9 @@ pub struct Overlay<'a> {
     /// Frame each fused group inside its island (computed for the same plan
     /// as `islands`, e.g. [`crate::passes::fusion::declared_fusion_plan`]).
     pub fusion: Option<&'a FusionPlan>,
+    /// A line of the program's under a node's name, by node id (e.g. which
+    /// backend runs a model node, at which input shape).
+    pub notes: Option<&'a [Option<String>]>,
 }
 
 /// Walks `ir` into `w`; with `plan`, marks what it eliminates.
@@ -148,6 +154,7 @@ pub fn write_graph<W: GraphWrite + ?Sized>(
             plan,
             islands: None,
             fusion: None,
+            notes: None,
         },
     )
 }
@@ -185,12 +192,17 @@ pub fn write_overlaid<W: GraphWrite + ?Sized>(
             text.split_once(' ')
                 .map_or(text.clone(), |(_, rest)| rest.to_string())
         });
+        let note = overlay
+            .notes
+            .and_then(|n| n.get(id as usize))
+            .and_then(|n| n.as_deref());
         let view = NodeView {
             id,
             node,
             weight_key: node_key_name(ir, node),
             status,
             rate,
+            note,
         };
         w.write_node(ir, &view)?;
     }
@@ -234,6 +246,7 @@ pub fn to_dot(ir: &GraphIr, plan: Option<&Plan>) -> String {
             plan,
             islands: None,
             fusion: None,
+            notes: None,
         },
     )
 }
@@ -255,6 +268,7 @@ pub fn to_mermaid(ir: &GraphIr, plan: Option<&Plan>) -> String {
             plan,
             islands: None,
             fusion: None,
+            notes: None,
         },
     )
 }
@@ -316,6 +330,9 @@ fn node_label(view: &NodeView<'_>) -> Vec<String> {
     }
     if let Some(r) = &view.rate {
         lines.push(format!("runs {r}"));
+    }
+    if let Some(n) = view.note {
+        lines.push(n.to_string());
     }
     if let Status::Eliminated(why) = &view.status {
         lines.push(format!("REMOVED: {why}"));

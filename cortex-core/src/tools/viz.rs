@@ -29,6 +29,34 @@ pub use crate::tools::format::{display_order, endpoint_name, reason_text};
 pub trait Timings {
     /// The time node `node` takes, if known.
     fn node_ms(&self, node: NodeId) -> Option<f64>;
+
+    /// What the listing prints at the end of node `node`'s line besides its
+    /// time (e.g. a model node's backend and input shape); none by default.
+    fn node_note(&self, node: NodeId) -> Option<String> {
+        let _ = node;
+        None
+    }
+}
+
+/// Times with a note per node (by node id) for the listing: what a program
+/// knows about a node that the graph does not (a model's backend and input
+/// shape).
+#[derive(Clone, Copy)]
+pub struct Noted<'a> {
+    /// Where the times come from.
+    pub timings: &'a dyn Timings,
+    /// One note per node id (`None`: nothing to say).
+    pub notes: &'a [Option<String>],
+}
+
+impl Timings for Noted<'_> {
+    fn node_ms(&self, node: NodeId) -> Option<f64> {
+        self.timings.node_ms(node)
+    }
+
+    fn node_note(&self, node: NodeId) -> Option<String> {
+        self.notes.get(node as usize).cloned().flatten()
+    }
 }
 
 impl Timings for () {
@@ -117,6 +145,9 @@ impl fmt::Display for Listing<'_> {
             );
             if let Some(key) = node_key_name(ir, node) {
                 let _ = write!(line, "  weight {key}");
+            }
+            if let Some(note) = self.timings.node_note(id) {
+                let _ = write!(line, "  [{note}]");
             }
             lines.push(line);
         }

@@ -223,21 +223,33 @@ pub fn text_map_into(
     detector: &TextDetector,
     out: &mut ScoreMap,
 ) -> Result<(), TextError> {
-    detector.detect_with(frame, |_, boxes| {
-        let (fh, fw, _) = frame.dim();
-        if out.dim() != (fh, fw) {
-            *out = ScoreMap::zeros((fh, fw));
-        } else {
-            out.fill(0.0);
-        }
-        for b in boxes {
-            let mut area = out.slice_mut(ndarray::s![
-                b.bbox.y..b.bbox.bottom(),
-                b.bbox.x..b.bbox.right()
-            ]);
-            area.mapv_inplace(|v| v.max(b.score));
-        }
-    })
+    detector.detect_with(frame, |_, boxes| boxes_map_into(frame, boxes, out))
+}
+
+/// The text score map of `boxes` (in frame pixels) into `out`, of the
+/// frame's size (reused): each box filled with its score, the stronger box
+/// where two overlap — the MSER map's contract. The node that draws a
+/// detector's held boxes each frame.
+///
+/// ```text
+/// node text: ScoreMap = models::text::boxes_map_into(frame, boxes, &mut text);
+/// ```
+pub fn boxes_map_into(frame: &RgbFrame, boxes: &[TextBox], out: &mut ScoreMap) {
+    let (fh, fw, _) = frame.dim();
+    if out.dim() != (fh, fw) {
+        *out = ScoreMap::zeros((fh, fw));
+    } else {
+        out.fill(0.0);
+    }
+    for b in boxes {
+        // Boxes come from a detector run on this frame size; clamped all
+        // the same, so that a box from a frame of another size cannot index
+        // outside the map.
+        let (y0, y1) = (b.bbox.y.min(fh), b.bbox.bottom().min(fh));
+        let (x0, x1) = (b.bbox.x.min(fw), b.bbox.right().min(fw));
+        let mut area = out.slice_mut(ndarray::s![y0..y1, x0..x1]);
+        area.mapv_inplace(|v| v.max(b.score));
+    }
 }
 
 /// The text boxes of `frame` into `out`: the node form of
