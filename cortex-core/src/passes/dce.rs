@@ -48,11 +48,14 @@ pub fn plan_for_pattern(ir: &GraphIr, zero_pattern: u64, label: impl Into<String
 }
 
 /// [`plan_for_pattern`] computing only the outputs in `outputs`: the
-/// liveness search starts from those (and from nothing else), so a node
-/// that only feeds outputs left out is eliminated (`NoLiveConsumer`), and a
-/// state that no running node reads is not written (it restarts from its
-/// initial value, as in any plan that does not keep it). Only a requested
-/// non-optional output the weights eliminate is a missing output.
+/// pattern's plan intersected with the ancestors of those outputs (the
+/// liveness search starts from them alone, through every edge whose
+/// producer the pattern's plan runs), so a node that only feeds outputs
+/// left out is eliminated (`NoLiveConsumer`), every node that runs sees the
+/// inputs it sees in the pattern's plan, and a state that no running node
+/// reads is not written (it restarts from its initial value, as in any plan
+/// that does not keep it). Only a requested non-optional output the weights
+/// eliminate is a missing output.
 pub fn plan_for_outputs(
     ir: &GraphIr,
     zero_pattern: u64,
@@ -78,13 +81,18 @@ pub(crate) fn plan_reading(
             .and_then(|n| n.weight_key)
             .filter(|&k| k < 64 && zero_pattern & (1u64 << k) != 0)
     };
-    let live = liveness(
-        ir,
-        &|id| zero_key(id).is_some(),
-        &|_| false,
-        reads,
-        outputs,
-    );
+    let zero = |id: NodeId| zero_key(id).is_some();
+    let mut live = liveness(ir, &zero, &|_| false, reads, OutputSet::ALL);
+    if !outputs.covers(ir) {
+        // The full plan cut down to what the outputs read need: the same
+        // search from fewer roots, through every edge whose producer the
+        // full plan runs — a zero-weight node kept running for a state
+        // still reaches its weighted consumers, so a consumer sees the
+        // same value in both plans.
+        let full = live;
+        let cut = |id: NodeId| zero(id) && !full[id as usize];
+        live = liveness(ir, &cut, &|_| false, reads, outputs);
+    }
 
     let mut order = Vec::new();
     let mut eliminated = Vec::new();
