@@ -123,6 +123,8 @@ pub struct App<P: Pipeline> {
     pub(crate) parallel: Option<ParallelFns<P>>,
     /// Ops a `run --graph` file may call besides L2's.
     pub(crate) graph_ops: cortex_core::dynamic::Ops,
+    /// The outputs each consumer reads ([`App::reads`]).
+    pub(crate) reads: crate::reads::Reads,
 }
 
 /// The standard streams a run uses; [`App::main`] passes the process's, tests
@@ -166,6 +168,7 @@ impl<P: Pipeline + 'static> App<P> {
             default_frames: None,
             parallel: None,
             graph_ops: cortex_core::dynamic::Ops::new(),
+            reads: crate::reads::Reads::default(),
         }
     }
 

@@ -10,6 +10,7 @@ use cortex_core::export::{to_dot_with, to_mermaid_with, Overlay};
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::islands::{islands, Island};
 use cortex_core::passes::rates::shown_fusion_plan;
+use cortex_core::outputs::OutputSet;
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_core::plan::Plan;
 use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing};
@@ -130,9 +131,11 @@ impl<P: Pipeline + 'static> App<P> {
         if common.input.len() > 1 {
             return self.run_streams(common, selection, sink, args, io);
         }
+        let reads = self.outputs_read(args)?;
         let (obs, summary) = self.run_frames(
             common,
             selection,
+            reads,
             sink,
             args,
             io.stdin,
@@ -172,6 +175,7 @@ impl<P: Pipeline + 'static> App<P> {
         let (obs, summary) = self.run_frames(
             &common,
             Selection::Plan(full, w),
+            OutputSet::ALL,
             Sink::Silent,
             &RunArgs::default(),
             io.stdin,
@@ -200,6 +204,7 @@ impl<P: Pipeline + 'static> App<P> {
         let (obs, _) = self.run_frames(
             common,
             selection,
+            OutputSet::ALL,
             Sink::Silent,
             &RunArgs::default(),
             io.stdin,
@@ -222,6 +227,7 @@ impl<P: Pipeline + 'static> App<P> {
         let (obs, summary) = self.run_frames(
             common,
             selection,
+            OutputSet::ALL,
             sink,
             &RunArgs::default(),
             io.stdin,

@@ -10,6 +10,7 @@ mod mser_support;
 
 mod dsl_l2;
 mod fusion;
+mod outputs_read;
 mod l2_blur;
 mod parallel_engine;
 mod pipelined_engine;
