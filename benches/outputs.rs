@@ -31,7 +31,13 @@ const VARIANTS: [&str; 6] = [
 ];
 
 /// Runs variant `i` over `frames` into `out`; the per-frame times (ms).
-fn round(i: usize, p: &mut L2, out: &mut L2Outputs, frames: &[RgbFrame], json: OutputSet) -> Vec<f64> {
+fn round(
+    i: usize,
+    p: &mut L2,
+    out: &mut L2Outputs,
+    frames: &[RgbFrame],
+    json: OutputSet,
+) -> Vec<f64> {
     let mode = L2Mode::Balanced;
     let mut times = Vec::with_capacity(frames.len());
     for f in frames {
@@ -85,7 +91,10 @@ fn frames(n: usize) -> (Vec<RgbFrame>, String) {
         return (v, format!("{path}, {w}x{h}"));
     }
     let c = SyntheticClip::new(768, 576);
-    ((0..n as u64).map(|f| c.frame(f)).collect(), "synthetic clip, 768x576".into())
+    (
+        (0..n as u64).map(|f| c.frame(f)).collect(),
+        "synthetic clip, 768x576".into(),
+    )
 }
 
 fn main() {

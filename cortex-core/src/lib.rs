@@ -48,8 +48,8 @@ pub mod __private {
 }
 
 pub use ir::GraphIr;
-pub use outputs::{OutputSet, UnknownOutput};
 pub use limits::{FrameLimits, LimitError};
+pub use outputs::{OutputSet, UnknownOutput};
 pub use plan::{Plan, PlanError};
 pub use viz::Timings;
 pub use weights::Weights;

@@ -5,10 +5,10 @@
 
 use cortex_core::check::check;
 use cortex_core::dce::{plan_for_outputs, plan_for_pattern, plans_for_all_patterns};
-use cortex_core::OutputSet;
 use cortex_core::ir::{Arg, Endpoint, GraphIr};
 use cortex_core::plan::{Plan, Reason};
 use cortex_core::spec::{GraphBuilder, GraphSpec};
+use cortex_core::OutputSet;
 
 mod common;
 use common::{interpret, mix, random_spec};

@@ -16,8 +16,8 @@ use cortex_core::dynamic::{Call, DynPipeline, Ops, Value};
 use cortex_core::error::NodeFailure;
 use cortex_core::ir::{Arg, Endpoint, GraphIr};
 use cortex_core::spec::GraphSpec;
-use cortex_core::Weights;
 use cortex_core::OutputSet;
+use cortex_core::Weights;
 use proptest::prelude::*;
 
 /// What one argument of a node is, for its op.

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cortex_core::export::{to_dot_with, to_mermaid_with, Overlay};
+use cortex_core::outputs::OutputSet;
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::islands::{islands, Island};
 use cortex_core::passes::rates::shown_fusion_plan;
-use cortex_core::outputs::OutputSet;
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_core::plan::Plan;
 use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing};

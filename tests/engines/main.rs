@@ -10,8 +10,8 @@ mod mser_support;
 
 mod dsl_l2;
 mod fusion;
-mod outputs_read;
 mod l2_blur;
+mod outputs_read;
 mod parallel_engine;
 mod pipelined_engine;
 mod planned_memory;

@@ -66,8 +66,15 @@ fn shown(out: &L2Outputs, set: OutputSet) -> Vec<String> {
 #[test]
 fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
     let ir = L2::ir();
-    let names: Vec<&str> = ir.outputs.iter().map(|o| ir.nodes[o.node as usize].name.as_ref()).collect();
-    assert_eq!(names, ["blur", "scene", "fused", "roi", "regions", "qp_map"]);
+    let names: Vec<&str> = ir
+        .outputs
+        .iter()
+        .map(|o| ir.nodes[o.node as usize].name.as_ref())
+        .collect();
+    assert_eq!(
+        names,
+        ["blur", "scene", "fused", "roi", "regions", "qp_map"]
+    );
     let frames = frames();
     let sets: [&[&str]; 5] = [
         &["blur", "scene", "roi"],
@@ -106,7 +113,10 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
                         .filter(|(i, _)| !set.contains(*i))
                         .fold(OutputSet::NONE, |s, (i, _)| s.with(i));
                     let before = shown(&got, others);
-                    let mut run = Run::of(select).engine(engine).outputs(set).observed(&mut ran);
+                    let mut run = Run::of(select)
+                        .engine(engine)
+                        .outputs(set)
+                        .observed(&mut ran);
                     part.run_with(&mut run, f, &mut got).unwrap();
                     let what = format!("reading {read:?}, {engine:?}, by weights {by_weights}");
                     assert_eq!(shown(&got, set), shown(&want, set), "{what}");
@@ -131,9 +141,15 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
                     for i in 0..names.len() {
                         let one = OutputSet::NONE.with(i);
                         let own = cortex::dce::plan_for_outputs(ir, 0, one, "one");
-                        let clean = (0..ir.states.len() as u32).all(|s| kept.writes_state(s) || !own.writes_state(s));
+                        let clean = (0..ir.states.len() as u32)
+                            .all(|s| kept.writes_state(s) || !own.writes_state(s));
                         if clean {
-                            assert_eq!(shown(&got, one), shown(&want, one), "{} read again", names[i]);
+                            assert_eq!(
+                                shown(&got, one),
+                                shown(&want, one),
+                                "{} read again",
+                                names[i]
+                            );
                         }
                     }
                 }
@@ -145,7 +161,8 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
 #[test]
 fn the_json_outputs_do_not_run_regions_nor_qp_map() {
     let set = OutputSet::named(L2::ir(), cortex::runner::l2::RECORD_READS).unwrap();
-    let plan = cortex::dce::plan_for_outputs(L2::ir(), L2Mode::Balanced.plan().zero_pattern, set, "json");
+    let plan =
+        cortex::dce::plan_for_outputs(L2::ir(), L2Mode::Balanced.plan().zero_pattern, set, "json");
     let gone: Vec<&str> = plan
         .eliminated
         .iter()
@@ -161,7 +178,9 @@ fn the_json_outputs_do_not_run_regions_nor_qp_map() {
     let mut run = Run::plan(&plan, weights);
     assert!(matches!(
         p.run_with(&mut run, &frame, &mut out),
-        Err(cortex::PipelineError::Plan(cortex::PlanError::OutputEliminated { .. }))
+        Err(cortex::PipelineError::Plan(
+            cortex::PlanError::OutputEliminated { .. }
+        ))
     ));
     let mut run = Run::plan(&plan, weights).outputs(set);
     p.run_with(&mut run, &frame, &mut out).unwrap();

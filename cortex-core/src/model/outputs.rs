@@ -66,7 +66,11 @@ impl OutputSet {
             let index = ir
                 .outputs
                 .iter()
-                .position(|o| ir.nodes.get(o.node as usize).is_some_and(|n| *n.name == *name))
+                .position(|o| {
+                    ir.nodes
+                        .get(o.node as usize)
+                        .is_some_and(|n| *n.name == *name)
+                })
                 .ok_or_else(|| UnknownOutput {
                     name: name.to_string(),
                     pipeline: ir.name.to_string(),
@@ -128,6 +132,10 @@ impl std::ops::BitOrAssign for OutputSet {
 fn output_names(ir: &GraphIr) -> Vec<&str> {
     ir.outputs
         .iter()
-        .map(|o| ir.nodes.get(o.node as usize).map_or("?", |n| n.name.as_ref()))
+        .map(|o| {
+            ir.nodes
+                .get(o.node as usize)
+                .map_or("?", |n| n.name.as_ref())
+        })
         .collect()
 }

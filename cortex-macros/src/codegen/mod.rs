@@ -235,7 +235,15 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         },
         None => TokenStream::new(),
     };
-    let run_with = run_with_fn(c, ast, &mode_fns, &variants, n, (&params, &args), parallel_private.is_empty());
+    let run_with = run_with_fn(
+        c,
+        ast,
+        &mode_fns,
+        &variants,
+        n,
+        (&params, &args),
+        parallel_private.is_empty(),
+    );
     Bodies {
         run_with: quote! {
             let (__select, __engine, __read) = (run.select, run.engine, run.outputs);

@@ -10,11 +10,11 @@ use smallvec::SmallVec;
 
 use crate::lower::{lower, Frame, Program, Step, Unit, When};
 use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
+use crate::model::outputs::OutputSet;
 use crate::model::plan::Plan;
 use crate::model::spec::GraphSpec;
 use crate::model::weights::Weights;
 use crate::passes::check::check;
-use crate::model::outputs::OutputSet;
 use crate::passes::dce::{pattern_label, plan_for_outputs};
 use crate::passes::diag::{did_you_mean, Diagnostic, Loc, Severity};
 use crate::runtime::error::PipelineError;
@@ -294,7 +294,15 @@ impl DynPipeline {
             return Err(PipelineError::Internal("no such mode"));
         };
         let w = &shared.mode_weights[mode];
-        self.run_frame(&shared, &m.sequential, Sel::Mode(mode), w, inputs, false, OutputSet::ALL)
+        self.run_frame(
+            &shared,
+            &m.sequential,
+            Sel::Mode(mode),
+            w,
+            inputs,
+            false,
+            OutputSet::ALL,
+        )
     }
 
     /// [`run`](Self::run) with the independent nodes of each wave at once
@@ -311,7 +319,15 @@ impl DynPipeline {
         };
         let frame = m.parallel.as_ref().unwrap_or(&m.sequential);
         let w = &shared.mode_weights[mode];
-        self.run_frame(&shared, frame, Sel::Mode(mode), w, inputs, true, OutputSet::ALL)
+        self.run_frame(
+            &shared,
+            frame,
+            Sel::Mode(mode),
+            w,
+            inputs,
+            true,
+            OutputSet::ALL,
+        )
     }
 
     /// [`run_weights`](Self::run_weights) wave by wave on the worker pool.
@@ -324,7 +340,15 @@ impl DynPipeline {
         let shared = self.shared.clone();
         let rt = &shared.program.run_time;
         let frame = rt.parallel.as_ref().unwrap_or(&rt.sequential);
-        self.run_frame(&shared, frame, Sel::Plan(&plan), weights, inputs, true, OutputSet::ALL)
+        self.run_frame(
+            &shared,
+            frame,
+            Sel::Plan(&plan),
+            weights,
+            inputs,
+            true,
+            OutputSet::ALL,
+        )
     }
 
     /// Runs one frame with a weight table chosen at run time: its zero
@@ -384,7 +408,15 @@ impl DynPipeline {
         plan.validate(&self.shared.ir)?;
         let shared = self.shared.clone();
         let frame = &shared.program.run_time.sequential;
-        self.run_frame(&shared, frame, Sel::Plan(plan), weights, inputs, false, OutputSet::ALL)
+        self.run_frame(
+            &shared,
+            frame,
+            Sel::Plan(plan),
+            weights,
+            inputs,
+            false,
+            OutputSet::ALL,
+        )
     }
 
     /// The plan of a weight table's zero pattern computing the outputs in
