@@ -1,8 +1,9 @@
 //! The L2 region-of-interest pipeline ([`cortex_vision::l2`]) as a program:
 //! its record function (the columns of the table and the `outputs` of a
 //! JSON line), its pictures for `run --dump`, its regions for `run
-//! --encode`, which outputs each of those reads, and both parallel engines. The `cortex-l2` command runs it;
-//! `examples/l2.rs` of the facade too.
+//! --encode`, which outputs each of those reads, and both parallel
+//! engines. The `cortex-l2` command runs it; `examples/l2.rs` of the
+//! facade too.
 
 use cortex_vision::l2::{L2Outputs, L2};
 
