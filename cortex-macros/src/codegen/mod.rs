@@ -422,6 +422,7 @@ fn run_with_fn(
 
         /// A plan already validated (or computed by the DCE pass) on
         /// `engine`.
+        #[allow(clippy::too_many_arguments)]
         fn __run_plan_on<__O: #bound>(&mut self, engine: #engine, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, sink: #c::__private::Sink<'_, #outputs_ty>, #input_params) -> ::core::result::Result<(), #c::PipelineError> {
             match engine {
                 #engine::Sequential => self.__run_plan(plan, weights, observer, sink, #args),
