@@ -56,7 +56,9 @@ pub(super) fn items(cx: &Api<'_>) -> TokenStream {
     let output_impls = value_impls(outputs_ty, &output_names, &output_tys);
     // Outputs to run into before any frame ran (`run_with`), where every
     // field has a default; the same higher-ranked bounds as above.
+    // Not a derive: a derive would require `Default` of every field type.
     let output_default = quote_spanned! {outputs_ty.span()=>
+        #[allow(clippy::derivable_impls)]
         impl ::core::default::Default for #outputs_ty where #(for<'__x> #output_tys: ::core::default::Default,)* {
             fn default() -> Self {
                 #outputs_ty { #(#output_names: ::core::default::Default::default(),)* }
