@@ -138,18 +138,13 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
                     full.run_into(L2Mode::Balanced, f, &mut want).unwrap();
                     let mut run = Run::of(Select::Mode(L2Mode::Balanced)).engine(engine);
                     part.run_with(&mut run, f, &mut got).unwrap();
-                    for i in 0..names.len() {
+                    for (i, name) in names.iter().enumerate() {
                         let one = OutputSet::NONE.with(i);
                         let own = cortex::dce::plan_for_outputs(ir, 0, one, "one");
                         let clean = (0..ir.states.len() as u32)
                             .all(|s| kept.writes_state(s) || !own.writes_state(s));
                         if clean {
-                            assert_eq!(
-                                shown(&got, one),
-                                shown(&want, one),
-                                "{} read again",
-                                names[i]
-                            );
+                            assert_eq!(shown(&got, one), shown(&want, one), "{name} read again");
                         }
                     }
                 }
