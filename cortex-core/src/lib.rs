@@ -29,12 +29,12 @@ pub mod passes;
 pub mod runtime;
 pub mod tools;
 
-pub use model::{access, ir, naming, plan, spec, weights};
+pub use model::{access, ir, naming, outputs, plan, spec, weights};
 pub use passes::{check, dce, diag, memory, rates, schedule};
 #[cfg(feature = "runtime")]
 pub use runtime::{
-    autotune, dynamic, error, heap, hold, observe, pipeline, plan_cache, profile, stream, streams,
-    strip,
+    autotune, dynamic, error, heap, hold, observe, pipeline, plan_cache, profile, run, stream,
+    streams, strip,
 };
 pub use tools::{export, viz};
 
@@ -49,6 +49,7 @@ pub mod __private {
 
 pub use ir::GraphIr;
 pub use limits::{FrameLimits, LimitError};
+pub use outputs::{OutputSet, UnknownOutput};
 pub use plan::{Plan, PlanError};
 pub use viz::Timings;
 pub use weights::Weights;

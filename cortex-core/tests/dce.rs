@@ -4,10 +4,11 @@
 //! every plan's outputs equal the full graph's.
 
 use cortex_core::check::check;
-use cortex_core::dce::{plan_for_pattern, plans_for_all_patterns};
+use cortex_core::dce::{plan_for_outputs, plan_for_pattern, plans_for_all_patterns};
 use cortex_core::ir::{Arg, Endpoint, GraphIr};
 use cortex_core::plan::{Plan, Reason};
 use cortex_core::spec::{GraphBuilder, GraphSpec};
+use cortex_core::OutputSet;
 
 mod common;
 use common::{interpret, mix, random_spec};
@@ -281,6 +282,49 @@ fn every_zero_pattern_of_l2_keeps_the_fusion_running() {
         names(&ir, all_zero.order.iter().copied()),
         ["gray", "blur", "scene", "fused"]
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// A plan computing only some outputs: a subset of the pattern's plan,
+    /// and the outputs it computes equal the pattern plan's over frames
+    /// (states included); each node it drops feeds only outputs left out.
+    #[test]
+    fn a_plan_for_some_outputs_computes_them_as_the_full_plan_does(
+        shape in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()), 1..14),
+        keys in 0u8..5,
+        n_states in 0u8..3,
+        weight_seed in any::<u64>(),
+        set_bits in any::<u64>(),
+    ) {
+        let spec = random_spec(&shape, keys, n_states);
+        let c = check(&spec);
+        prop_assert!(c.diagnostics.is_empty(), "{:#?}\n{:#?}", c.diagnostics, spec);
+        let ir = c.ir.unwrap();
+        let k = ir.weight_keys.len();
+        let set = (0..ir.outputs.len()).filter(|i| set_bits >> (i % 64) & 1 == 1).fold(OutputSet::NONE, OutputSet::with);
+        for pattern in 0..(1u64 << k) {
+            let whole = plan_for_pattern(&ir, pattern, "p");
+            let part = plan_for_outputs(&ir, pattern, set, "part");
+            prop_assert!(part.validate_for(&ir, set).is_ok() || !part.missing_outputs.is_empty());
+            for &id in part.order.iter() {
+                prop_assert!(whole.is_live(id), "node {} runs only in the part", ir.nodes[id as usize].name);
+            }
+            let weights: Vec<u64> = (0..k).map(|i| if pattern & (1 << i) != 0 { 0 } else { 1 + mix(weight_seed ^ i as u64) % 7 }).collect();
+            let a = interpret(&ir, &whole, &weights, 3);
+            let b = interpret(&ir, &part, &weights, 3);
+            for (fa, fb) in a.iter().zip(&b) {
+                for (o, out) in ir.outputs.iter().enumerate() {
+                    if set.contains(o) && !whole.missing_outputs.contains(&out.node) {
+                        prop_assert_eq!(fa[o], fb[o], "output {} under pattern {:b}", ir.nodes[out.node as usize].name, pattern);
+                    }
+                }
+            }
+            // Every output read: the pattern's plan itself.
+            prop_assert_eq!(&plan_for_outputs(&ir, pattern, OutputSet::ALL, "p"), &whole);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ use cortex_core::dynamic::{Call, DynPipeline, Ops, Value};
 use cortex_core::error::NodeFailure;
 use cortex_core::ir::{Arg, Endpoint, GraphIr};
 use cortex_core::spec::GraphSpec;
+use cortex_core::OutputSet;
 use cortex_core::Weights;
 use proptest::prelude::*;
 
@@ -90,6 +91,7 @@ proptest! {
         keys in 0u8..5,
         n_states in 0u8..3,
         weight_seed in any::<u64>(),
+        set_bits in any::<u64>(),
     ) {
         let mut spec = random_spec(&shape, keys, n_states);
         spec_with_own_ops(&mut spec);
@@ -120,17 +122,26 @@ proptest! {
                 }
             }
         }
-        // The declared mode (every weight 1), sequential and wave by wave.
+        // The declared mode (every weight 1), sequential and wave by wave;
+        // and reading only some outputs (`set_bits`): those are the full
+        // run's, the others absent.
         for mode in 0..ir.modes.len() {
             let ws = vec![1u64; k];
             let want = interpret(&ir, &c.mode_plans[mode], &ws, 3);
             let mut p = DynPipeline::new(&spec, &ops).expect("builds");
             let mut q = DynPipeline::new(&spec, &ops).expect("builds");
+            let set = (0..ir.outputs.len()).filter(|i| set_bits >> (i % 64) & 1 == 1).fold(OutputSet::NONE, OutputSet::with);
+            let mut parts = [false, true].map(|_| DynPipeline::new(&spec, &ops).expect("builds"));
             for (f, frame) in frames.iter().enumerate() {
                 let got = outputs(&ir, &p.run(mode, std::slice::from_ref(frame)).expect("frame runs"));
                 prop_assert_eq!(&got, &want[f]);
                 let par = outputs(&ir, &q.run_parallel(mode, std::slice::from_ref(frame)).expect("frame runs"));
                 prop_assert_eq!(&par, &want[f]);
+                for (parallel, part) in [false, true].into_iter().zip(parts.iter_mut()) {
+                    let got = outputs(&ir, &part.run_reading(mode, set, parallel, std::slice::from_ref(frame)).expect("frame runs"));
+                    let expected: Vec<Option<u64>> = want[f].iter().enumerate().map(|(o, v)| if set.contains(o) { *v } else { None }).collect();
+                    prop_assert_eq!(got, expected, "reading {:b}, parallel {}", set.bits(), parallel);
+                }
             }
         }
     }

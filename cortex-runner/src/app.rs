@@ -125,6 +125,8 @@ pub struct App<P: Pipeline> {
     pub(crate) graph_ops: cortex_core::dynamic::Ops,
     /// What the tools print beside a node ([`App::node_notes`]).
     pub(crate) notes: Option<crate::notes::NotesFn>,
+    /// The outputs each consumer reads ([`App::reads`]).
+    pub(crate) reads: crate::reads::Reads,
 }
 
 /// The standard streams a run uses; [`App::main`] passes the process's, tests
@@ -169,6 +171,7 @@ impl<P: Pipeline + 'static> App<P> {
             parallel: None,
             graph_ops: cortex_core::dynamic::Ops::new(),
             notes: None,
+            reads: crate::reads::Reads::default(),
         }
     }
 

@@ -324,6 +324,18 @@ pub(crate) enum Selection<M> {
     Plan(Arc<Plan>, Weights),
 }
 
+impl<M: Copy> Selection<M> {
+    /// The engine's selection, borrowing the weights and plan.
+    pub(crate) fn select(&self) -> cortex_core::run::Select<'_, M> {
+        use cortex_core::run::Select;
+        match self {
+            Selection::Mode(m) => Select::Mode(*m),
+            Selection::Weights(w) => Select::Weights(w),
+            Selection::Plan(p, w) => Select::Plan(p, w),
+        }
+    }
+}
+
 /// The first non-empty line of a clap message, without its `error: `
 /// prefix: a usage error is one line.
 pub(crate) fn first_line(s: &str) -> String {

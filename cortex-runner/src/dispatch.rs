@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cortex_core::export::{to_dot_with, to_mermaid_with, Overlay};
+use cortex_core::outputs::OutputSet;
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::islands::{islands, Island};
 use cortex_core::passes::rates::shown_fusion_plan;
@@ -144,9 +145,11 @@ impl<P: Pipeline + 'static> App<P> {
         if common.input.len() > 1 {
             return self.run_streams(common, selection, sink, args, io);
         }
+        let reads = self.outputs_read(args)?;
         let (obs, summary) = self.run_frames(
             common,
             selection,
+            reads,
             sink,
             args,
             io.stdin,
@@ -186,6 +189,7 @@ impl<P: Pipeline + 'static> App<P> {
         let (obs, summary) = self.run_frames(
             &common,
             Selection::Plan(full, w),
+            OutputSet::ALL,
             Sink::Silent,
             &RunArgs::default(),
             io.stdin,
@@ -214,6 +218,7 @@ impl<P: Pipeline + 'static> App<P> {
         let (obs, _) = self.run_frames(
             common,
             selection,
+            OutputSet::ALL,
             Sink::Silent,
             &RunArgs::default(),
             io.stdin,
@@ -237,6 +242,7 @@ impl<P: Pipeline + 'static> App<P> {
         let (obs, summary) = self.run_frames(
             common,
             selection,
+            OutputSet::ALL,
             sink,
             &RunArgs::default(),
             io.stdin,

@@ -82,6 +82,10 @@ pub enum RunnerError {
     /// (the other streams ran to their end).
     #[error("{0}")]
     Streams(String),
+    /// The program declared it reads an output the pipeline does not have
+    /// ([`App::reads`](crate::App::reads)).
+    #[error("the program reads {0}")]
+    Reads(#[from] cortex_core::outputs::UnknownOutput),
     /// The pipelined engine could not run the stream.
     #[error("--engine pipelined: {0}")]
     Stream(#[from] StreamError),

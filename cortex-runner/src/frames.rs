@@ -1,9 +1,12 @@
 //! The frame loop of the sequential and parallel engines: one frame at a
 //! time from the source, its inputs built by the program's adapter, run
-//! into the previous frame's outputs, then shown.
+//! into the previous frame's outputs (computing only the outputs shown),
+//! then shown.
 
 use cortex_core::error::PipelineError;
+use cortex_core::outputs::OutputSet;
 use cortex_core::pipeline::{ParallelPipeline, Pipeline};
+use cortex_core::run::{Engine, Run};
 
 use crate::app::{FrameAdapter, ParallelRunFn};
 use crate::cli::Selection;
@@ -17,6 +20,9 @@ use crate::sources::{Frame, FrameSource};
 pub(crate) struct FrameByFrame<'r, P: Pipeline + 'static> {
     pub(crate) pipeline: &'r mut P,
     pub(crate) selection: &'r Selection<P::Mode>,
+    /// The outputs shown: only their producers run, once a frame's outputs
+    /// exist to run into.
+    pub(crate) reads: OutputSet,
     /// The parallel engine's frame, on `--engine parallel`.
     pub(crate) parallel: Option<ParallelRunFn<P>>,
     pub(crate) adapter: &'r mut dyn FrameAdapter<P>,
@@ -100,19 +106,34 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
         slot: &'s mut Option<P::Outputs>,
     ) -> Result<&'s P::Outputs, RunnerError> {
         self.obs.frame = frame.index;
-        let (selection, parallel) = (self.selection, self.parallel);
+        let (selection, parallel, reads) = (self.selection, self.parallel, self.reads);
+        let engine = match parallel {
+            Some(_) => Engine::Parallel,
+            None => Engine::Sequential,
+        };
         let pl = &mut *self.pipeline;
         let o = &mut *self.obs;
         let mut ran = None;
         self.adapter
             .with_inputs(frame, &mut |inputs| {
-                ran = Some(match (selection, parallel) {
-                    (selection, Some(run)) => run(pl, selection, o, inputs, slot),
-                    (Selection::Mode(m), None) => run_slot(pl, *m, o, inputs, slot),
-                    (Selection::Weights(w), _) => pl
+                ran = Some(match (selection, parallel, slot.as_mut()) {
+                    // Later frames: into the last frame's outputs, only
+                    // what is shown.
+                    (selection, _, Some(outputs)) => {
+                        let mut run = Run::of(selection.select())
+                            .engine(engine)
+                            .outputs(reads)
+                            .observed(&mut *o);
+                        pl.run_with(&mut run, inputs, outputs)
+                    }
+                    (selection, Some(run), None) => run(pl, selection, o, inputs, slot),
+                    (Selection::Mode(m), None, None) => pl
+                        .run_observed(*m, o, inputs)
+                        .map(|outputs| *slot = Some(outputs)),
+                    (Selection::Weights(w), None, None) => pl
                         .run_weights_observed(w, o, inputs)
                         .map(|outputs| *slot = Some(outputs)),
-                    (Selection::Plan(p, w), _) => pl
+                    (Selection::Plan(p, w), None, None) => pl
                         .run_plan_observed(p, w, o, inputs)
                         .map(|outputs| *slot = Some(outputs)),
                 })
@@ -136,25 +157,8 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
     }
 }
 
-/// One frame on the sequential engine, into the outputs of the previous
-/// frame when there are some.
-fn run_slot<P: Pipeline>(
-    pipeline: &mut P,
-    mode: P::Mode,
-    obs: &mut RunObserver,
-    inputs: P::Inputs<'_>,
-    slot: &mut Option<P::Outputs>,
-) -> Result<(), PipelineError> {
-    match slot {
-        Some(outputs) => pipeline.run_into_observed(mode, obs, inputs, outputs),
-        None => {
-            *slot = Some(pipeline.run_observed(mode, obs, inputs)?);
-            Ok(())
-        }
-    }
-}
-
-/// [`run_slot`] on the parallel engine, for a mode, weights or a plan.
+/// The first frame on the parallel engine (new outputs), for a mode,
+/// weights or a plan; later frames run into its outputs with `run_with`.
 pub(crate) fn run_parallel_slot<P: ParallelPipeline>(
     pipeline: &mut P,
     selection: &Selection<P::Mode>,

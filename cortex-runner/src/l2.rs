@@ -1,8 +1,9 @@
 //! The L2 region-of-interest pipeline ([`cortex_vision::l2`]) as a program:
 //! its record function (the columns of the table and the `outputs` of a
 //! JSON line), its pictures for `run --dump`, its regions for `run
-//! --encode`, and both parallel engines. The `cortex-l2` command runs it;
-//! `examples/l2.rs` of the facade too.
+//! --encode`, which outputs each of those reads, and both parallel
+//! engines. The `cortex-l2` command runs it; `examples/l2.rs` of the
+//! facade too.
 
 use cortex_vision::l2::{BlurVerdict, L2Outputs, L2};
 use cortex_vision::ops::{EncodedRoi, SceneChange, ScoreMap};
@@ -12,10 +13,14 @@ use std::process::ExitCode;
 use crate::model_arg::take_models;
 use crate::sources::Frame;
 use crate::RunnerError;
-use crate::{draw_box, App, DumpError, DumpSink, Record};
+use crate::{draw_box, App, DumpError, DumpSink, Reader, Record};
 
 /// The program's name: the command's, and the prefix of its error lines.
 pub const NAME: &str = "cortex-l2";
+
+/// The outputs [`record`] reads: a `run` without `--dump` or `--encode`
+/// computes only these (not `regions` nor `qp_map`).
+pub const RECORD_READS: &[&str] = &["blur", "scene", "roi"];
 
 /// The columns of the results table and the `outputs` of a JSON line.
 pub fn record(out: &L2Outputs) -> Record {
@@ -97,5 +102,9 @@ pub fn app() -> App<L2> {
         .dump(dump)
         .encode_regions(|out: &L2Outputs| out.regions.regions.clone())
         .encode_qp_map(|out: &L2Outputs| &out.qp_map)
+        .reads(Reader::Record, RECORD_READS)
+        .reads(Reader::Dump, &["fused", "roi"])
+        .reads(Reader::Regions, &["regions"])
+        .reads(Reader::QpMap, &["qp_map"])
         .parallel()
 }

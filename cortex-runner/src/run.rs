@@ -5,6 +5,7 @@
 use std::io::{Read, Write};
 use std::time::Instant;
 
+use cortex_core::outputs::OutputSet;
 use cortex_core::pipeline::Pipeline;
 
 use crate::app::App;
@@ -19,12 +20,14 @@ use crate::sources::{self, Frame, FrameSource};
 impl<P: Pipeline + 'static> App<P> {
     /// Runs the frames `common` selects through the engine it names,
     /// showing each frame's results in `sink` (and `--dump`, `--trace` of
-    /// `args`); returns the observer (the profile) and the summary.
+    /// `args`); returns the observer (the profile) and the summary. The
+    /// sequential and parallel engines compute only `reads`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_frames(
         &mut self,
         common: &Common,
         selection: Selection<P::Mode>,
+        reads: OutputSet,
         mut sink: Sink,
         args: &RunArgs,
         stdin: Box<dyn Read + Send>,
@@ -127,6 +130,7 @@ impl<P: Pipeline + 'static> App<P> {
                 FrameByFrame {
                     pipeline: &mut pipeline,
                     selection,
+                    reads,
                     parallel,
                     adapter: &mut *self.adapter,
                     obs: &mut obs,

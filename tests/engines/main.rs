@@ -11,6 +11,7 @@ mod mser_support;
 mod dsl_l2;
 mod fusion;
 mod l2_blur;
+mod outputs_read;
 mod parallel_engine;
 mod pipelined_engine;
 mod planned_memory;

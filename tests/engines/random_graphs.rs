@@ -5,7 +5,11 @@
 //! `run_parallel` and `run_stream` (1, 2 and 3 frames in flight), and for
 //! every zero pattern of their weight keys through `run_weights`,
 //! `run_weights_parallel` (and `_into`) and `run_plan_parallel`, which must
-//! agree on every output, every error and the final state.
+//! agree on every output, every error and the final state; and for every
+//! set of their outputs through `run_with` reading only that set (by mode
+//! and by weights, sequential and parallel), which must run only the DCE
+//! pass's nodes for the set and give the full run's values of the outputs
+//! read, leaving the others as they were.
 #![cfg(feature = "runner")]
 #![allow(clippy::ptr_arg, clippy::too_many_arguments)]
 // Some random modes zero every weight of a node, which the macro rightly
@@ -15,8 +19,9 @@
 use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
+use cortex::run::{Engine, Run, Select};
 use cortex::stream::StreamOptions;
-use cortex::Weights;
+use cortex::{OutputSet, Weights};
 
 type V = Vec<u64>;
 
@@ -713,6 +718,82 @@ macro_rules! check_weights {
     };
 }
 
+/// Runs `mode` reading only the outputs of `set` into `out` (sequential
+/// or parallel, by mode or by its weights), with `seen` watching.
+fn run_reading<P: cortex::ParallelPipeline>(
+    p: &mut P,
+    select: cortex::run::Select<'_, P::Mode>,
+    engine: cortex::run::Engine,
+    set: OutputSet,
+    seen: &mut Seen,
+    x: P::Inputs<'_>,
+    out: &mut P::Outputs,
+) -> Result<(), String> {
+    let mut run = Run::of(select).engine(engine).outputs(set).observed(seen);
+    p.run_with(&mut run, x, out).map_err(|e| e.to_string())
+}
+
+macro_rules! check_outputs {
+    ($test:ident, $p:ident, $mode:ident, [$($o:ident),*]) => {
+        #[test]
+        fn $test() {
+            let ir = $p::ir();
+            let names: &[&str] = &[$(stringify!($o)),*];
+            let mut compared = 0usize;
+            for &mode in $mode::ALL.iter() {
+                for bits in 0..(1u64 << names.len()) {
+                    let read: Vec<&str> = names.iter().enumerate().filter(|(i, _)| bits >> i & 1 == 1).map(|(_, n)| *n).collect();
+                    let set = OutputSet::named(ir, &read).unwrap();
+                    // The DCE pass's plan for the set: what may run.
+                    let plan = cortex::dce::plan_for_outputs(ir, mode.plan().zero_pattern, set, "set");
+                    let may_run: Vec<cortex::ir::NodeId> = plan.order.to_vec();
+                    for engine in [Engine::Sequential, Engine::Parallel] {
+                        for by_weights in [false, true] {
+                            let xs = inputs(bits * 131 + 17, 12);
+                            let mut full = $p::new();
+                            let mut part = $p::new();
+                            let mut out = <$p as cortex::Pipeline>::Outputs::default();
+                            let mut seen = Seen::default();
+                            let weights = mode.weights();
+                            for x in &xs {
+                                let before = out.clone();
+                                let select = if by_weights { Select::Weights(weights) } else { Select::Mode(mode) };
+                                let got = run_reading(&mut part, select, engine, set, &mut seen, (x,), &mut out);
+                                let want = full.run(mode, x).map_err(|e| e.to_string());
+                                let (mut ran, ends) = seen.take();
+                                ran.retain(|n| !may_run.contains(n));
+                                assert!(ran.is_empty(), "{engine:?} ran {ran:?} outside {may_run:?}, outputs {read:?}, mode {mode:?}");
+                                match (got, want) {
+                                    (Ok(()), Ok(want)) => {
+                                        assert_eq!(ends, vec![true]);
+                                        let mut i = 0usize;
+                                        $(
+                                            if set.contains(i) {
+                                                assert_eq!(out.$o, want.$o, "output {} read, {engine:?}, mode {mode:?}, reading {read:?}", stringify!($o));
+                                            } else {
+                                                assert_eq!(out.$o, before.$o, "output {} not read yet written, {engine:?}, mode {mode:?}", stringify!($o));
+                                            }
+                                            i += 1;
+                                        )*
+                                        let _ = i;
+                                        compared += 1;
+                                    }
+                                    // A node the set needs failed: the full run, which runs it too, fails.
+                                    (Err(_), Err(_)) => assert_eq!(out, before, "a failing frame leaves the outputs"),
+                                    (Err(e), Ok(_)) => panic!("only the part failed: {e}, {engine:?}, mode {mode:?}, reading {read:?}"),
+                                    // Only a node the set does not need failed: from here the states differ (the full run kept its old one).
+                                    (Ok(()), Err(_)) => break,
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(compared > 0, "no frame compared");
+        }
+    };
+}
+
 check_graph!(graph_0, G0, G0Mode);
 check_graph!(graph_1, G1, G1Mode);
 check_graph!(graph_2, G2, G2Mode);
@@ -745,3 +826,19 @@ check_weights!(weights_12, G12);
 check_weights!(weights_13, G13);
 check_weights!(weights_14, G14);
 check_weights!(weights_15, G15);
+check_outputs!(outputs_0, G0, G0Mode, [n3, n5]);
+check_outputs!(outputs_1, G1, G1Mode, [n5, n6, n8, n9]);
+check_outputs!(outputs_2, G2, G2Mode, [n5, n7, n8]);
+check_outputs!(outputs_3, G3, G3Mode, [n3, n4, n5]);
+check_outputs!(outputs_4, G4, G4Mode, [n6, n7, n8, n9]);
+check_outputs!(outputs_5, G5, G5Mode, [n2, n3, n4]);
+check_outputs!(outputs_6, G6, G6Mode, [n3, n6, n7, n8, n9]);
+check_outputs!(outputs_7, G7, G7Mode, [n3, n4]);
+check_outputs!(outputs_8, G8, G8Mode, [n5, n7]);
+check_outputs!(outputs_9, G9, G9Mode, [n0, n1, n3, n5]);
+check_outputs!(outputs_10, G10, G10Mode, [n2, n3, n4]);
+check_outputs!(outputs_11, G11, G11Mode, [n7]);
+check_outputs!(outputs_12, G12, G12Mode, [n3, n4]);
+check_outputs!(outputs_13, G13, G13Mode, [n0, n1, n3]);
+check_outputs!(outputs_14, G14, G14Mode, [n1, n5]);
+check_outputs!(outputs_15, G15, G15Mode, [n4, n6, n7]);

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use crate::model::ir::{Arg, Endpoint, GraphIr, KeyId, List, NodeId, Str};
+use crate::model::outputs::OutputSet;
 
 /// Why a plan does not run a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,6 +105,13 @@ impl Plan {
     /// frame. An eliminated non-optional output is reported as
     /// [`PlanError::OutputEliminated`].
     pub fn validate(&self, ir: &GraphIr) -> Result<(), PlanError> {
+        self.validate_for(ir, OutputSet::ALL)
+    }
+
+    /// [`Plan::validate`] for a run that reads only the outputs in
+    /// `outputs`: an output left out may be eliminated (the run does not
+    /// compute it), a requested non-optional one may not.
+    pub fn validate_for(&self, ir: &GraphIr, outputs: OutputSet) -> Result<(), PlanError> {
         let malformed = |what: String| PlanError::Malformed {
             label: self.label.to_string(),
             what,
@@ -171,10 +179,11 @@ impl Plan {
                 )));
             }
         }
-        if let Some(o) = ir
+        if let Some((_, o)) = ir
             .outputs
             .iter()
-            .find(|o| !o.optional && !self.is_live(o.node))
+            .enumerate()
+            .find(|&(i, o)| outputs.contains(i) && !o.optional && !self.is_live(o.node))
         {
             return Err(PlanError::OutputEliminated {
                 output: ir.endpoint_name(Endpoint::Node(o.node)).to_string(),

@@ -18,6 +18,10 @@
 //! it, what it reads and (for a state) its writer run whatever the outputs
 //! need.
 //!
+//! The search starts from every output, or from the outputs a caller reads
+//! ([`plan_for_outputs`]): a node that feeds only outputs nobody reads is
+//! dead like any other.
+//!
 //! Nodes the search does not reach are eliminated: `ZeroWeight` when their
 //! weight is zero, `NoLiveConsumer` otherwise (upstream-only helpers of cut
 //! nodes, nodes whose only use is a state that nothing running reads). A
@@ -34,12 +38,31 @@ use petgraph::graphmap::DiGraphMap;
 use petgraph::visit::{Dfs, Walker};
 
 use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
+use crate::model::outputs::OutputSet;
 use crate::model::plan::{Eliminated, Plan, Reason};
 
 /// Computes the plan for a zero-weight pattern (bit `i` set: weight key `i`
 /// is zero). `label` names the plan (a mode name or the pattern).
 pub fn plan_for_pattern(ir: &GraphIr, zero_pattern: u64, label: impl Into<String>) -> Plan {
-    plan_reading(ir, zero_pattern, &[], label)
+    plan_reading(ir, zero_pattern, &[], OutputSet::ALL, label)
+}
+
+/// [`plan_for_pattern`] computing only the outputs in `outputs`: the
+/// pattern's plan intersected with the ancestors of those outputs (the
+/// liveness search starts from them alone, through every edge whose
+/// producer the pattern's plan runs), so a node that only feeds outputs
+/// left out is eliminated (`NoLiveConsumer`), every node that runs sees the
+/// inputs it sees in the pattern's plan, and a state that no running node
+/// reads is not written (it restarts from its initial value, as in any plan
+/// that does not keep it). Only a requested non-optional output the weights
+/// eliminate is a missing output.
+pub fn plan_for_outputs(
+    ir: &GraphIr,
+    zero_pattern: u64,
+    outputs: OutputSet,
+    label: impl Into<String>,
+) -> Plan {
+    plan_reading(ir, zero_pattern, &[], outputs, label)
 }
 
 /// [`plan_for_pattern`] with the values of `reads` read besides the
@@ -49,6 +72,7 @@ pub(crate) fn plan_reading(
     ir: &GraphIr,
     zero_pattern: u64,
     reads: &[Endpoint],
+    outputs: OutputSet,
     label: impl Into<String>,
 ) -> Plan {
     let zero_key = |id: NodeId| {
@@ -57,7 +81,18 @@ pub(crate) fn plan_reading(
             .and_then(|n| n.weight_key)
             .filter(|&k| k < 64 && zero_pattern & (1u64 << k) != 0)
     };
-    let live = liveness(ir, &|id| zero_key(id).is_some(), &|_| false, reads);
+    let zero = |id: NodeId| zero_key(id).is_some();
+    let mut live = liveness(ir, &zero, &|_| false, reads, OutputSet::ALL);
+    if !outputs.covers(ir) {
+        // The full plan cut down to what the outputs read need: the same
+        // search from fewer roots, through every edge whose producer the
+        // full plan runs — a zero-weight node kept running for a state
+        // still reaches its weighted consumers, so a consumer sees the
+        // same value in both plans.
+        let full = live;
+        let cut = |id: NodeId| zero(id) && !full[id as usize];
+        live = liveness(ir, &cut, &|_| false, reads, outputs);
+    }
 
     let mut order = Vec::new();
     let mut eliminated = Vec::new();
@@ -76,7 +111,9 @@ pub(crate) fn plan_reading(
     let missing_outputs = ir
         .outputs
         .iter()
-        .filter(|o| !o.optional && !live[o.node as usize])
+        .enumerate()
+        .filter(|&(i, o)| outputs.contains(i) && !o.optional && !live[o.node as usize])
+        .map(|(_, o)| o)
         .map(|o| o.node)
         .collect::<Vec<_>>();
     Plan {
@@ -99,6 +136,7 @@ pub fn plan_for_mode(ir: &GraphIr, mode: usize) -> Plan {
         ir,
         GraphIr::zero_pattern(&m.weights),
         &triggers(ir, mode),
+        OutputSet::ALL,
         m.name.to_string(),
     )
 }
@@ -184,7 +222,7 @@ fn holding(
     reads: &[Endpoint],
     label: impl Into<String>,
 ) -> Plan {
-    let base = plan_reading(ir, zero_pattern, reads, label);
+    let base = plan_reading(ir, zero_pattern, reads, OutputSet::ALL, label);
     if held.is_empty() {
         return base;
     }
@@ -194,7 +232,7 @@ fn holding(
             .and_then(|n| n.weight_key)
             .is_some_and(|k| k < 64 && zero_pattern & (1u64 << k) != 0)
     };
-    let live = liveness(ir, &zero, &|id| held.contains(&id), reads);
+    let live = liveness(ir, &zero, &|id| held.contains(&id), reads, OutputSet::ALL);
     // Which held node a newly idle node worked for: the first (in `held`'s
     // order) that it feeds.
     let feeds = |id: NodeId, h: NodeId| id == h || ir.upstream(h).contains(&id);
@@ -241,12 +279,13 @@ pub fn pattern_label(pattern: u64, keys: usize) -> String {
 /// Whether each node is needed by an output or by one of the values of
 /// `reads` (see the module doc) and runs: a `held` node's value is given
 /// (it was computed on an earlier frame), so it does not run and what it
-/// reads is not needed for it.
+/// reads is not needed for it. Only the outputs in `outputs` are roots.
 fn liveness(
     ir: &GraphIr,
     zero: &dyn Fn(NodeId) -> bool,
     held: &dyn Fn(NodeId) -> bool,
     reads: &[Endpoint],
+    outputs: OutputSet,
 ) -> Vec<bool> {
     let n = ir.nodes.len();
     // Edges consumer -> producer that carry a needed value.
@@ -281,7 +320,9 @@ fn liveness(
     dfs.stack.extend(
         ir.outputs
             .iter()
-            .map(|o| o.node)
+            .enumerate()
+            .filter(|&(i, _)| outputs.contains(i))
+            .map(|(_, o)| o.node)
             .chain(read)
             .filter(|&id| !zero(id)),
     );

@@ -32,6 +32,13 @@ pub enum PipelineError {
         /// The output's node name.
         output: &'static str,
     },
+    /// A parallel run of a pipeline not declared `#[parallel]`
+    /// (`Engine::Parallel` in a `Run`); nothing ran.
+    #[error("pipeline `{pipeline}` is not declared `#[parallel]`, so it cannot run on the parallel engine")]
+    NotParallel {
+        /// The pipeline's name.
+        pipeline: &'static str,
+    },
     /// A node panicked while a pipelined run (`run_stream`) computed the
     /// frame: the panic is caught and fails that frame alone (the state
     /// stays that of the last good frame). `run` and `run_parallel` let a

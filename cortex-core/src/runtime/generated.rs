@@ -104,18 +104,25 @@ pub trait DeclaredParallel {
 /// Where a run function puts its outputs: into the caller's outputs of an
 /// earlier frame (`run_into`, reusing their buffers), or into a new value.
 pub enum Sink<'a, T> {
-    /// Update these outputs in place.
-    Into(&'a mut T),
+    /// Update these outputs in place: those in the set; the others are left
+    /// as they were (the caller does not read them).
+    Into(&'a mut T, crate::model::outputs::OutputSet),
     /// Store new outputs here.
     Fresh(&'a mut Option<T>),
 }
 
-impl<T> Sink<'_, T> {
+impl<'a, T> Sink<'a, T> {
+    /// Every output into `outputs`.
+    #[inline]
+    pub fn into_all(outputs: &'a mut T) -> Self {
+        Sink::Into(outputs, crate::model::outputs::OutputSet::ALL)
+    }
+
     /// The same sink for one more attempt at the frame.
     #[inline]
     pub fn reborrow(&mut self) -> Sink<'_, T> {
         match self {
-            Sink::Into(o) => Sink::Into(o),
+            Sink::Into(o, read) => Sink::Into(o, *read),
             Sink::Fresh(s) => Sink::Fresh(s),
         }
     }

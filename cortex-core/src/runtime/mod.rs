@@ -1,4 +1,4 @@
-//! Running pipelines: graphs built at run time ([`dynamic`]); the [`pipeline::Pipeline`] trait every generated
+//! Running pipelines: what one frame runs ([`run`]); graphs built at run time ([`dynamic`]); the [`pipeline::Pipeline`] trait every generated
 //! pipeline implements, errors of a frame ([`error`]), the per-node observer
 //! hook ([`observe`]) and the profiler built on it ([`profile`]); flow
 //! control between a frame source and a pipeline ([`stream`]) and the
@@ -18,6 +18,7 @@ pub mod pipeline;
 pub mod pipelined;
 pub mod plan_cache;
 pub mod profile;
+pub mod run;
 pub mod stream;
 pub mod streams;
 pub mod strip;

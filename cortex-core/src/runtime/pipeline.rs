@@ -12,6 +12,7 @@ use crate::model::weights::Weights;
 use crate::runtime::error::PipelineError;
 use crate::runtime::hold::Hold;
 use crate::runtime::observe::{NoopObserver, Observer};
+use crate::runtime::run::Run;
 
 /// The mode enum of a pipeline (`<Name>Mode`): its declared modes, each with
 /// a `const` plan and weight table.
@@ -104,6 +105,17 @@ pub trait Pipeline: Default {
         observer: &mut O,
         inputs: Self::Inputs<'_>,
     ) -> Result<Self::Outputs, PipelineError>;
+
+    /// Runs one frame as `run` says — a mode, weights or a plan; sequential
+    /// or parallel; observed or not; computing only the outputs it reads —
+    /// into `outputs` of an earlier frame (see [`Run`]). On error the state
+    /// and `outputs` are left as they were.
+    fn run_with<O: Observer + Send>(
+        &mut self,
+        run: &mut Run<'_, Self::Mode, O>,
+        inputs: Self::Inputs<'_>,
+        outputs: &mut Self::Outputs,
+    ) -> Result<(), PipelineError>;
 
     /// The plan of a zero-weight pattern (bit `i` set: weight key `i` is
     /// zero), computed once by the DCE pass and cached.

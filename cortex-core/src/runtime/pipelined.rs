@@ -104,7 +104,7 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, PipelineError>) -> Result<T, Pipelin
 /// of an earlier frame handed back (`run_into`), or else into `slot`.
 fn sink_of<'a, Out>(reuse: &'a mut Option<Out>, slot: &'a mut Option<Out>) -> Sink<'a, Out> {
     match reuse {
-        Some(outputs) => Sink::Into(outputs),
+        Some(outputs) => Sink::into_all(outputs),
         None => Sink::Fresh(slot),
     }
 }

@@ -7,12 +7,14 @@
 //! up to [`PlanCache::CAPACITY`] patterns (every pattern of up to 8 weight
 //! keys) nothing is ever evicted, so after warm-up the look-up is a hash-map
 //! hit; beyond that the least recently used plan is dropped, so a stream of
-//! ever-new patterns cannot grow memory without bound.
+//! ever-new patterns cannot grow memory without bound. A run reading only
+//! some outputs keys its plan by the pattern and that set.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::model::ir::GraphIr;
+use crate::model::outputs::OutputSet;
 use crate::model::plan::Plan;
 use crate::passes::dce;
 
@@ -20,7 +22,7 @@ use crate::passes::dce;
 #[derive(Debug, Clone)]
 pub struct PlanCache {
     ir: &'static GraphIr,
-    plans: HashMap<u64, (Arc<Plan>, u64)>,
+    plans: HashMap<(u64, OutputSet), (Arc<Plan>, u64)>,
     tick: u64,
 }
 
@@ -40,14 +42,24 @@ impl PlanCache {
     /// The plan of `pattern` (bit `i` set: weight key `i` is zero; bits past
     /// the graph's keys are ignored), computed on first use.
     pub fn get(&mut self, pattern: u64) -> Arc<Plan> {
+        self.get_for(pattern, OutputSet::ALL)
+    }
+
+    /// The plan of `pattern` computing only `outputs`
+    /// ([`dce::plan_for_outputs`]), computed on first use: a run reading a
+    /// fixed set of outputs looks its plan up here on every frame without
+    /// allocating.
+    pub fn get_for(&mut self, pattern: u64, outputs: OutputSet) -> Arc<Plan> {
         let keys = self.ir.weight_keys.len();
         let pattern = if keys >= 64 {
             pattern
         } else {
             pattern & ((1u64 << keys) - 1)
         };
+        let outputs = outputs.of(self.ir);
+        let key = (pattern, outputs);
         self.tick += 1;
-        if let Some((plan, used)) = self.plans.get_mut(&pattern) {
+        if let Some((plan, used)) = self.plans.get_mut(&key) {
             *used = self.tick;
             return Arc::clone(plan);
         }
@@ -61,12 +73,12 @@ impl PlanCache {
                 self.plans.remove(&oldest);
             }
         }
-        let plan = Arc::new(dce::plan_for_pattern(
-            self.ir,
-            pattern,
-            dce::pattern_label(pattern, keys),
-        ));
-        self.plans.insert(pattern, (Arc::clone(&plan), self.tick));
+        let mut label = dce::pattern_label(pattern, keys);
+        if !outputs.covers(self.ir) {
+            label = format!("{label} reading {}", outputs.names(self.ir).join(", "));
+        }
+        let plan = Arc::new(dce::plan_for_outputs(self.ir, pattern, outputs, label));
+        self.plans.insert(key, (Arc::clone(&plan), self.tick));
         plan
     }
 

@@ -54,19 +54,33 @@ pub(super) fn items(cx: &Api<'_>) -> TokenStream {
         .collect();
     let state_impls = value_impls(state_ty, &state_names, &state_tys);
     let output_impls = value_impls(outputs_ty, &output_names, &output_tys);
+    // Outputs to run into before any frame ran (`run_with`), where every
+    // field has a default; the same higher-ranked bounds as above.
+    // Not a derive: a derive would require `Default` of every field type.
+    let output_default = quote_spanned! {outputs_ty.span()=>
+        #[allow(clippy::derivable_impls)]
+        impl ::core::default::Default for #outputs_ty where #(for<'__x> #output_tys: ::core::default::Default,)* {
+            fn default() -> Self {
+                #outputs_ty { #(#output_names: ::core::default::Default::default(),)* }
+            }
+        }
+    };
     quote! {
         /// The temporal state of the pipeline, between frames.
         #vis struct #state_ty {
             #(#[doc = #state_docs] pub #state_names: #state_tys,)*
         }
 
-        /// What one frame of the pipeline returns.
+        /// What one frame of the pipeline returns. A run that reads only
+        /// some outputs (`run_with` with `Run::outputs`) leaves the others
+        /// as they were.
         #vis struct #outputs_ty {
             #(#[doc = #output_docs] pub #output_names: #output_tys,)*
         }
 
         #state_impls
         #output_impls
+        #output_default
     }
 }
 

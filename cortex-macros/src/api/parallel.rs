@@ -33,7 +33,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
         let frame_unit = quote!(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, ()>);
         let frame_t = quote!(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>);
         let into = cx.body(
-            || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::Into(outputs), #args)),
+            || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::into_all(outputs), #args)),
         );
         let fresh_of = |f: fn(&crate::codegen::Bodies) -> &TokenStream| {
             let body = cx.pick(f);
@@ -55,7 +55,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             let body = cx.pick(f);
             cx.body(|| {
                 quote! {
-                    let __sink = #c::__private::Sink::Into(outputs);
+                    let __sink = #c::__private::Sink::into_all(outputs);
                     #body
                 }
             })

@@ -17,7 +17,26 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
     let run_plan_observed = cx.pick(|b| &b.run_plan_observed);
     let run_weights_into_observed = cx.pick(|b| &b.run_weights_into_observed);
     let run_plan_into_observed = cx.pick(|b| &b.run_plan_into_observed);
+    let run_with = cx.pick(|b| &b.run_with);
+    let bound = if cx.ast.parallel {
+        quote!(#c::Observer + ::core::marker::Send)
+    } else {
+        quote!(#c::Observer)
+    };
     quote! {
+            /// Runs one frame as `run` says into `outputs` of an earlier
+            /// frame (reusing their memory, as [`Self::run_into`] does):
+            /// its selection (a mode, weights chosen at run time, or an
+            /// explicit plan), its engine (sequential, or parallel for a
+            /// `#[parallel]` pipeline, whose observer must then be `Send`),
+            /// its observer, and the outputs it reads — only their producers
+            /// run, and an output not read is left as it was in `outputs`
+            /// (see [`Run::outputs`](#c::run::Run::outputs)). On error the
+            /// state and `outputs` are left as they were.
+            pub fn run_with<__O: #bound>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                #run_with
+            }
+
             /// Runs one frame in `mode`. On error the state is left as it was.
             pub fn run(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 self.run_observed(mode, &mut #c::NoopObserver, #args)

@@ -39,6 +39,10 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
                 let (#(#input_names,)*) = inputs;
                 #pipeline::run_plan_observed(self, plan, weights, observer, #args)
             }
+            fn run_with<__O: #c::Observer + ::core::marker::Send>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_with(self, run, #args_c outputs)
+            }
             fn pattern_plan(&mut self, pattern: u64) -> ::std::sync::Arc<#c::plan::Plan> {
                 #pipeline::pattern_plan(self, pattern)
             }

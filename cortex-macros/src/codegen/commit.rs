@@ -42,7 +42,9 @@ impl Body<'_> {
 
     /// The outputs, each checked against its declared type at that type,
     /// the same way on every path: into the caller's outputs (reusing their
-    /// buffers) or into new ones.
+    /// buffers; an output the caller does not read is left as it was, and
+    /// a plan computing only the read ones may not have its value) or into
+    /// new ones.
     pub(super) fn outputs(&self, remaining: &mut [usize]) -> TokenStream {
         let (ir, ast, c) = (self.cx.ir, self.cx.ast, self.cx.c);
         let outputs_ty = &self.n.outputs;
@@ -111,7 +113,7 @@ impl Body<'_> {
                         }},
                     )
                 };
-                into_stmts.push(quote!({ #into_call }));
+                into_stmts.push(quote!(if __read.contains(#oi) { #into_call }));
                 fresh_stmts.push(quote!(let #fresh_local = #fresh;));
                 fresh_fields.push(quote!(#name: #fresh_local));
                 continue;
@@ -155,11 +157,11 @@ impl Body<'_> {
             fresh_fields.push(quote!(#name: #fresh_local));
             // Into the caller's outputs: the value computed the same way, then
             // stored (a plain value is moved in; its old value dropped).
-            into_stmts.push(quote!({ let #fresh_local = #value; __o.#name = #fresh_local; }));
+            into_stmts.push(quote!(if __read.contains(#oi) { let #fresh_local = #value; __o.#name = #fresh_local; }));
         }
         quote! {
             match __sink {
-                #c::__private::Sink::Into(__o) => { #(#into_stmts)* }
+                #c::__private::Sink::Into(__o, __read) => { #(#into_stmts)* }
                 #c::__private::Sink::Fresh(__slot) => {
                     #(#fresh_stmts)*
                     *__slot = ::core::option::Option::Some(#outputs_ty { #(#fresh_fields,)* });

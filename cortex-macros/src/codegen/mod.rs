@@ -57,6 +57,8 @@ pub struct Bodies {
     /// `run_plan_parallel_into_observed` (`#[parallel]` pipelines only).
     pub run_weights_parallel: TokenStream,
     pub run_plan_parallel: TokenStream,
+    /// `run_with`: a `Run` value's selection, engine, observer and outputs.
+    pub run_with: TokenStream,
     pub private: TokenStream,
     /// The types of the buffers the pipeline owns (a tuple field).
     pub buffer_types: Vec<syn::Type>,
@@ -233,7 +235,23 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         },
         None => TokenStream::new(),
     };
+    let run_with = run_with_fn(
+        c,
+        ast,
+        &mode_fns,
+        &variants,
+        n,
+        (&params, &args),
+        parallel_private.is_empty(),
+    );
     Bodies {
+        run_with: quote! {
+            let (__select, __engine, __read) = (run.select, run.engine, run.outputs);
+            match run.observer() {
+                ::core::option::Option::Some(observer) => self.__run_with(__select, __engine, __read, observer, outputs, #args),
+                ::core::option::Option::None => self.__run_with(__select, __engine, __read, &mut #c::NoopObserver, outputs, #args),
+            }
+        },
         run_weights_parallel: quote! {
             self.__run_weights_parallel(weights, observer, __sink, #args)
         },
@@ -247,7 +265,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         run_observed,
         run_into_observed: quote! {
             match mode {
-                #(#mode_ty::#variants => self.#mode_fns(observer, #c::__private::Sink::Into(outputs), #mode_ty::#variants.weights(), #args),)*
+                #(#mode_ty::#variants => self.#mode_fns(observer, #c::__private::Sink::into_all(outputs), #mode_ty::#variants.weights(), #args),)*
             }
         },
         run_weights_observed: weights_call,
@@ -257,12 +275,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             #plan_call
         },
         run_weights_into_observed: quote! {
-            self.__run_weights(weights, observer, #c::__private::Sink::Into(outputs), #args)
+            self.__run_weights(weights, observer, #c::__private::Sink::into_all(outputs), #args)
         },
         run_plan_into_observed: quote! {
             weights.zero_pattern(&Self::ir().weight_keys)?;
             plan.validate(Self::ir())?;
-            self.__run_plan(plan, weights, observer, #c::__private::Sink::Into(outputs), #args)
+            self.__run_plan(plan, weights, observer, #c::__private::Sink::into_all(outputs), #args)
         },
         private: quote! {
             #(
@@ -294,6 +312,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
 
             #parallel_private
 
+            #run_with
+
             /// Runs with weights chosen at run time, through the plan of
             /// their zero pattern.
             #run_weights
@@ -319,6 +339,96 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         buffer_keys,
         fusion_slots,
         holds,
+    }
+}
+
+/// `__run_with` and `__run_plan_on`: a `Run`'s selection on its engine,
+/// into the caller's outputs. Every output (or a rated mode, whose phases
+/// only its own functions know) runs the selection's own function; a set
+/// of outputs runs the selection's plan cut down to them, from the
+/// pipeline's plan cache, through the plan-driven function.
+fn run_with_fn(
+    c: &TokenStream,
+    ast: &PipelineAst,
+    mode_fns: &[Ident],
+    variants: &[Ident],
+    n: &ItemNames,
+    (input_params, args): (&TokenStream, &TokenStream),
+    sequential_only: bool,
+) -> TokenStream {
+    let (mode_ty, outputs_ty) = (&n.mode, &n.outputs);
+    let name = ast.name.to_string();
+    let not_parallel = quote! {
+        ::core::result::Result::Err(#c::PipelineError::NotParallel { pipeline: #name })
+    };
+    let bound = if sequential_only {
+        quote!(#c::Observer)
+    } else {
+        quote!(#c::Observer + ::core::marker::Send)
+    };
+    let sink = quote!(#c::__private::Sink::Into(outputs, __read));
+    let (par_mode, par_weights, par_plan) = if sequential_only {
+        (not_parallel.clone(), not_parallel.clone(), not_parallel)
+    } else {
+        (
+            quote!(self.__run_parallel(mode, observer, #sink, #args)),
+            quote!(self.__run_weights_parallel(weights, observer, #sink, #args)),
+            quote!(self.__run_plan_parallel(plan, weights, observer, sink, #args)),
+        )
+    };
+    let engine = quote!(#c::run::Engine);
+    let select = quote!(#c::run::Select);
+    quote! {
+        /// A `Run` with its observer taken out (see `run_with`).
+        #[allow(clippy::too_many_arguments)]
+        fn __run_with<__O: #bound>(&mut self, __select: #select<'_, #mode_ty>, __engine: #engine, __read: #c::OutputSet, observer: &mut __O, outputs: &mut #outputs_ty, #input_params) -> ::core::result::Result<(), #c::PipelineError> {
+            let __ir = Self::ir();
+            let __all = __read.covers(__ir);
+            match __select {
+                #select::Mode(mode) => {
+                    if __all || <#mode_ty as #c::PipelineMode>::phase_plans(mode).len() > 1 {
+                        return match __engine {
+                            #engine::Sequential => match mode {
+                                #(#mode_ty::#variants => self.#mode_fns(observer, #sink, #mode_ty::#variants.weights(), #args),)*
+                            },
+                            #engine::Parallel => #par_mode,
+                        };
+                    }
+                    let __plan = self.__plans.get_for(<#mode_ty as #c::PipelineMode>::plan(mode).zero_pattern, __read);
+                    self.__run_plan_on(__engine, &__plan, <#mode_ty as #c::PipelineMode>::weights(mode), observer, #sink, #args)
+                }
+                #select::Weights(weights) => {
+                    if __all {
+                        return match __engine {
+                            #engine::Sequential => self.__run_weights(weights, observer, #sink, #args),
+                            #engine::Parallel => #par_weights,
+                        };
+                    }
+                    let __pattern = weights.zero_pattern(&__ir.weight_keys)?;
+                    let __plan = self.__plans.get_for(__pattern, __read);
+                    if let ::core::option::Option::Some(&__missing) = __plan.missing_outputs.first() {
+                        let output: &'static str = __ir.nodes.get(__missing as usize).map_or("?", |n| n.name.as_ref());
+                        return ::core::result::Result::Err(#c::PipelineError::OutputEliminated { output });
+                    }
+                    self.__run_plan_on(__engine, &__plan, weights, observer, #sink, #args)
+                }
+                #select::Plan(plan, weights) => {
+                    weights.zero_pattern(&__ir.weight_keys)?;
+                    plan.validate_for(__ir, __read)?;
+                    self.__run_plan_on(__engine, plan, weights, observer, #sink, #args)
+                }
+            }
+        }
+
+        /// A plan already validated (or computed by the DCE pass) on
+        /// `engine`.
+        #[allow(clippy::too_many_arguments)]
+        fn __run_plan_on<__O: #bound>(&mut self, engine: #engine, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, sink: #c::__private::Sink<'_, #outputs_ty>, #input_params) -> ::core::result::Result<(), #c::PipelineError> {
+            match engine {
+                #engine::Sequential => self.__run_plan(plan, weights, observer, sink, #args),
+                #engine::Parallel => #par_plan,
+            }
+        }
     }
 }
 

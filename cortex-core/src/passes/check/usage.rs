@@ -57,7 +57,13 @@ pub(crate) fn check_reaches_output(spec: &GraphSpec, ir: &GraphIr, diags: &mut D
     for m in 0..ir.modes.len() {
         triggers.extend(dce::triggers(ir, m));
     }
-    let full = dce::plan_reading(ir, 0, &triggers, "full");
+    let full = dce::plan_reading(
+        ir,
+        0,
+        &triggers,
+        crate::model::outputs::OutputSet::ALL,
+        "full",
+    );
     for e in full.eliminated.iter() {
         let name = &spec.nodes[e.node as usize].name;
         diags.push(

@@ -10,11 +10,12 @@ use smallvec::SmallVec;
 
 use crate::lower::{lower, Frame, Program, Step, Unit, When};
 use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
+use crate::model::outputs::OutputSet;
 use crate::model::plan::Plan;
 use crate::model::spec::GraphSpec;
 use crate::model::weights::Weights;
 use crate::passes::check::check;
-use crate::passes::dce::{pattern_label, plan_for_pattern};
+use crate::passes::dce::{pattern_label, plan_for_outputs};
 use crate::passes::diag::{did_you_mean, Diagnostic, Loc, Severity};
 use crate::runtime::error::PipelineError;
 use crate::runtime::hold::Hold;
@@ -84,7 +85,7 @@ pub struct DynPipeline {
     /// Per node: the held-value slot its consumers read this frame.
     holding: Vec<Option<usize>>,
     /// Plans of weight patterns met at run time.
-    plans: HashMap<u64, Arc<Plan>>,
+    plans: HashMap<(u64, OutputSet), Arc<Plan>>,
 }
 
 impl std::fmt::Debug for DynPipeline {
@@ -293,7 +294,15 @@ impl DynPipeline {
             return Err(PipelineError::Internal("no such mode"));
         };
         let w = &shared.mode_weights[mode];
-        self.run_frame(&shared, &m.sequential, Sel::Mode(mode), w, inputs, false)
+        self.run_frame(
+            &shared,
+            &m.sequential,
+            Sel::Mode(mode),
+            w,
+            inputs,
+            false,
+            OutputSet::ALL,
+        )
     }
 
     /// [`run`](Self::run) with the independent nodes of each wave at once
@@ -310,7 +319,15 @@ impl DynPipeline {
         };
         let frame = m.parallel.as_ref().unwrap_or(&m.sequential);
         let w = &shared.mode_weights[mode];
-        self.run_frame(&shared, frame, Sel::Mode(mode), w, inputs, true)
+        self.run_frame(
+            &shared,
+            frame,
+            Sel::Mode(mode),
+            w,
+            inputs,
+            true,
+            OutputSet::ALL,
+        )
     }
 
     /// [`run_weights`](Self::run_weights) wave by wave on the worker pool.
@@ -319,11 +336,19 @@ impl DynPipeline {
         weights: &Weights,
         inputs: &[Value],
     ) -> Result<DynOutputs, PipelineError> {
-        let plan = self.weights_plan(weights)?;
+        let plan = self.weights_plan(weights, OutputSet::ALL)?;
         let shared = self.shared.clone();
         let rt = &shared.program.run_time;
         let frame = rt.parallel.as_ref().unwrap_or(&rt.sequential);
-        self.run_frame(&shared, frame, Sel::Plan(&plan), weights, inputs, true)
+        self.run_frame(
+            &shared,
+            frame,
+            Sel::Plan(&plan),
+            weights,
+            inputs,
+            true,
+            OutputSet::ALL,
+        )
     }
 
     /// Runs one frame with a weight table chosen at run time: its zero
@@ -334,8 +359,42 @@ impl DynPipeline {
         weights: &Weights,
         inputs: &[Value],
     ) -> Result<DynOutputs, PipelineError> {
-        let plan = self.weights_plan(weights)?;
+        let plan = self.weights_plan(weights, OutputSet::ALL)?;
         self.run_plan(&plan, weights, inputs)
+    }
+
+    /// Runs one frame of declared mode `mode` computing only the outputs in
+    /// `read`: the mode's plan cut down to their ancestors (the DCE pass's
+    /// [`plan_for_outputs`], computed once per mode pattern and set, then
+    /// cached), sequentially or wave by wave (`parallel`). An output not
+    /// read is absent from the result. A rated mode runs as
+    /// [`run`](Self::run) does, its outputs not read absent all the same.
+    pub fn run_reading(
+        &mut self,
+        mode: usize,
+        read: OutputSet,
+        parallel: bool,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        let shared = self.shared.clone();
+        let Some(m) = shared.program.modes.get(mode) else {
+            return Err(PipelineError::Internal("no such mode"));
+        };
+        let w = &shared.mode_weights[mode];
+        if m.rates.is_some() || read.covers(&shared.ir) {
+            let frame = match &m.parallel {
+                Some(p) if parallel => p,
+                _ => &m.sequential,
+            };
+            return self.run_frame(&shared, frame, Sel::Mode(mode), w, inputs, parallel, read);
+        }
+        let plan = self.weights_plan(w, read)?;
+        let rt = &shared.program.run_time;
+        let frame = match &rt.parallel {
+            Some(p) if parallel => p,
+            _ => &rt.sequential,
+        };
+        self.run_frame(&shared, frame, Sel::Plan(&plan), w, inputs, parallel, read)
     }
 
     /// Runs one frame of an explicit plan (checked against the graph
@@ -349,27 +408,43 @@ impl DynPipeline {
         plan.validate(&self.shared.ir)?;
         let shared = self.shared.clone();
         let frame = &shared.program.run_time.sequential;
-        self.run_frame(&shared, frame, Sel::Plan(plan), weights, inputs, false)
+        self.run_frame(
+            &shared,
+            frame,
+            Sel::Plan(plan),
+            weights,
+            inputs,
+            false,
+            OutputSet::ALL,
+        )
     }
 
-    /// The plan of a weight table's zero pattern.
-    fn weights_plan(&mut self, weights: &Weights) -> Result<Arc<Plan>, PipelineError> {
+    /// The plan of a weight table's zero pattern computing the outputs in
+    /// `read`.
+    fn weights_plan(
+        &mut self,
+        weights: &Weights,
+        read: OutputSet,
+    ) -> Result<Arc<Plan>, PipelineError> {
         let ir = &self.shared.ir;
         let pattern = weights.zero_pattern(&ir.weight_keys)?;
-        if let Some(p) = self.plans.get(&pattern) {
+        let read = read.of(ir);
+        if let Some(p) = self.plans.get(&(pattern, read)) {
             return Ok(p.clone());
         }
-        let plan = plan_for_pattern(ir, pattern, pattern_label(pattern, ir.weight_keys.len()));
+        let label = pattern_label(pattern, ir.weight_keys.len());
+        let plan = plan_for_outputs(ir, pattern, read, label);
         if let Some(&o) = plan.missing_outputs.first() {
             return Err(PipelineError::OutputEliminated {
                 output: self.shared.names[o as usize],
             });
         }
         let plan = Arc::new(plan);
-        self.plans.insert(pattern, plan.clone());
+        self.plans.insert((pattern, read), plan.clone());
         Ok(plan)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn run_frame(
         &mut self,
         sh: &Shared,
@@ -378,6 +453,7 @@ impl DynPipeline {
         weights: &Weights,
         inputs: &[Value],
         parallel: bool,
+        read: OutputSet,
     ) -> Result<DynOutputs, PipelineError> {
         if inputs.len() != sh.ir.inputs.len() {
             return Err(PipelineError::Internal(
@@ -468,6 +544,7 @@ impl DynPipeline {
                             "a phase outside the mode's phase plans",
                         ))?;
                 }
+                Step::Output { index, .. } if !read.contains(*index) => {}
                 Step::Output { index, node } => {
                     let v = self.visible(*node).cloned();
                     if v.is_none() && !sh.ir.outputs[*index].optional {

@@ -1,0 +1,182 @@
+//! L2 computing only the outputs a caller reads (`run_with` with
+//! `Run::outputs`): the nodes only other outputs need do not run (the
+//! observer never sees them), the outputs read are bit-identical to the
+//! every-output run's on every engine and both selections (mode and
+//! weights), the others are left as they were, and reading everything
+//! again computes everything again.
+#![cfg(feature = "runner")]
+
+use cortex::ir::NodeId;
+use cortex::l2::{L2Mode, L2Outputs, L2};
+use cortex::ops::RgbFrame;
+use cortex::run::{Engine, Run, Select};
+use cortex::sources::SyntheticClip;
+use cortex::{Observer, OutputSet};
+
+/// The nodes that ran (a fused group's members included).
+#[derive(Default)]
+struct Ran(Vec<NodeId>);
+
+impl Observer for Ran {
+    fn node_begin(&mut self, node: NodeId) {
+        self.0.push(node);
+    }
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        self.0.extend(members);
+    }
+}
+
+impl Ran {
+    fn names(&mut self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = self
+            .0
+            .drain(..)
+            .map(|n| L2::ir().nodes[n as usize].name.as_ref())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+fn frames() -> Vec<RgbFrame> {
+    // Frames 0..12 of the synthetic clip: a cut at 10 and motion throughout.
+    let clip = SyntheticClip::new(192, 144);
+    (0..12).map(|f| clip.frame(f)).collect()
+}
+
+/// The fields of `out` named in `set`, as text (the values are compared
+/// exactly: `Debug` of floats round-trips).
+fn shown(out: &L2Outputs, set: OutputSet) -> Vec<String> {
+    let all = [
+        format!("{:?}", out.blur),
+        format!("{:?}", out.scene),
+        format!("{:?}", out.fused),
+        format!("{:?}", out.roi),
+        format!("{:?}", out.regions),
+        format!("{:?}", out.qp_map),
+    ];
+    all.into_iter()
+        .enumerate()
+        .filter(|(i, _)| set.contains(*i))
+        .map(|(_, s)| s)
+        .collect()
+}
+
+#[test]
+fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
+    let ir = L2::ir();
+    let names: Vec<&str> = ir
+        .outputs
+        .iter()
+        .map(|o| ir.nodes[o.node as usize].name.as_ref())
+        .collect();
+    assert_eq!(
+        names,
+        ["blur", "scene", "fused", "roi", "regions", "qp_map"]
+    );
+    let frames = frames();
+    let sets: [&[&str]; 5] = [
+        &["blur", "scene", "roi"],
+        &["scene"],
+        &["blur"],
+        &["regions"],
+        &["qp_map", "scene"],
+    ];
+    let weights = L2Mode::Balanced.weights();
+    for read in sets {
+        let set = OutputSet::named(ir, read).unwrap();
+        let left_out = OutputSet::ALL
+            .of(ir)
+            .names(ir)
+            .into_iter()
+            .filter(|n| !read.contains(n))
+            .collect::<Vec<_>>();
+        for engine in [Engine::Sequential, Engine::Parallel] {
+            for by_weights in [false, true] {
+                let (mut full, mut part) = (L2::new(), L2::new());
+                let mut want = full.run(L2Mode::Balanced, &frames[0]).unwrap();
+                let mut got = part.run(L2Mode::Balanced, &frames[0]).unwrap();
+                let mut ran = Ran::default();
+                for f in &frames[1..] {
+                    full.run_into(L2Mode::Balanced, f, &mut want).unwrap();
+                    let select = if by_weights {
+                        Select::Weights(weights)
+                    } else {
+                        Select::Mode(L2Mode::Balanced)
+                    };
+                    let others = OutputSet::ALL
+                        .of(ir)
+                        .names(ir)
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !set.contains(*i))
+                        .fold(OutputSet::NONE, |s, (i, _)| s.with(i));
+                    let before = shown(&got, others);
+                    let mut run = Run::of(select)
+                        .engine(engine)
+                        .outputs(set)
+                        .observed(&mut ran);
+                    part.run_with(&mut run, f, &mut got).unwrap();
+                    let what = format!("reading {read:?}, {engine:?}, by weights {by_weights}");
+                    assert_eq!(shown(&got, set), shown(&want, set), "{what}");
+                    assert_eq!(shown(&got, others), before, "left as it was, {what}");
+                    let ran = ran.names();
+                    for n in &left_out {
+                        // An output left out whose node another one needs
+                        // (`fused` for `roi`) still runs.
+                        let needed = cortex::dce::plan_for_outputs(ir, 0, set, "x")
+                            .is_live(ir.outputs[names.iter().position(|m| m == n).unwrap()].node);
+                        assert_eq!(ran.contains(n), needed, "{n}, {what}: ran {ran:?}");
+                    }
+                }
+                // Reading everything again computes everything again: equal
+                // to the full run's, except for outputs that read a state the
+                // part did not keep (it restarted from its initial value).
+                let kept = cortex::dce::plan_for_outputs(ir, 0, set, "part");
+                for f in &frames[..3] {
+                    full.run_into(L2Mode::Balanced, f, &mut want).unwrap();
+                    let mut run = Run::of(Select::Mode(L2Mode::Balanced)).engine(engine);
+                    part.run_with(&mut run, f, &mut got).unwrap();
+                    for (i, name) in names.iter().enumerate() {
+                        let one = OutputSet::NONE.with(i);
+                        let own = cortex::dce::plan_for_outputs(ir, 0, one, "one");
+                        let clean = (0..ir.states.len() as u32)
+                            .all(|s| kept.writes_state(s) || !own.writes_state(s));
+                        if clean {
+                            assert_eq!(shown(&got, one), shown(&want, one), "{name} read again");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_json_outputs_do_not_run_regions_nor_qp_map() {
+    let set = OutputSet::named(L2::ir(), cortex::runner::l2::RECORD_READS).unwrap();
+    let plan =
+        cortex::dce::plan_for_outputs(L2::ir(), L2Mode::Balanced.plan().zero_pattern, set, "json");
+    let gone: Vec<&str> = plan
+        .eliminated
+        .iter()
+        .map(|e| L2::ir().nodes[e.node as usize].name.as_ref())
+        .collect();
+    assert_eq!(gone, ["regions", "qp_map"]);
+    assert!(plan.validate_for(L2::ir(), set).is_ok());
+    // An explicit plan that leaves out an output a run reads is refused.
+    let mut p = L2::new();
+    let frame = SyntheticClip::new(64, 48).frame(0);
+    let mut out = p.run(L2Mode::Balanced, &frame).unwrap();
+    let weights = L2Mode::Balanced.weights();
+    let mut run = Run::plan(&plan, weights);
+    assert!(matches!(
+        p.run_with(&mut run, &frame, &mut out),
+        Err(cortex::PipelineError::Plan(
+            cortex::PlanError::OutputEliminated { .. }
+        ))
+    ));
+    let mut run = Run::plan(&plan, weights).outputs(set);
+    p.run_with(&mut run, &frame, &mut out).unwrap();
+}
