@@ -259,11 +259,14 @@ fn trace_has_one_slice_per_node_and_frame() {
     );
     out.ok();
     let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    // The first frame computes every output; later ones what the printed
+    // results read.
     let plan = L2Mode::TextFocus.plan();
-    let events = assert_one_slice_per_node_and_frame(&trace, L2Graph::ir(), plan, 5);
+    let read = l2_record_plan(plan);
+    let events = assert_one_slice_per_node_and_frame(&trace, L2Graph::ir(), &[plan, &read], 5);
     let events = &events;
     let node_slices = events.iter().filter(|e| e["cat"] == "node").count();
-    assert_eq!(node_slices, plan.order.len() * 5);
+    assert_eq!(node_slices, plan.order.len() + read.order.len() * 4);
     for e in events.iter().filter(|e| e["ph"] == "X") {
         assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0);
         assert_eq!(e["tid"], 0, "one thread, one track: the calling thread's");

@@ -18,11 +18,24 @@ use serde_json::Value;
 const SIZE: &str = "320x240";
 
 fn json_run(extra: &[&str]) -> (Vec<Value>, String) {
+    json_run_of(l2::app(), extra)
+}
+
+/// [`json_run`] of `app`.
+fn json_run_of(app: App<L2Graph>, extra: &[&str]) -> (Vec<Value>, String) {
     let mut args = vec!["run", "--json", "--size", SIZE];
     args.extend_from_slice(extra);
-    let out = run(l2::app(), &args, vec![]);
+    let out = run(app, &args, vec![]);
     out.ok();
     (out.json_lines(), out.stderr)
+}
+
+/// The L2 command with a record that reads every output: every frame runs
+/// the mode's whole plan (fused where the mode fuses), as the pipelined
+/// engine, which runs whole plans, does.
+fn l2_reading_everything() -> App<L2Graph> {
+    let names = cortex::OutputSet::ALL.names(L2Graph::ir());
+    l2::app().reads(cortex::runner::Reader::Record, &names)
 }
 
 /// Every field but the node times, which differ from run to run.
@@ -310,11 +323,15 @@ fn a_parallel_trace_has_one_slice_per_node_and_frame_on_the_pool_threads() {
     );
     out.ok();
     let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    // The first frame computes every output; later ones what the printed
+    // results read.
     let plan = L2Mode::Balanced.plan();
-    let events = assert_one_slice_per_node_and_frame(&trace, L2Graph::ir(), plan, 4);
+    let read = l2_record_plan(plan);
+    assert!(read.order.len() < plan.order.len());
+    let events = assert_one_slice_per_node_and_frame(&trace, L2Graph::ir(), &[plan, &read], 4);
     let events = &events;
     let nodes: Vec<&Value> = events.iter().filter(|e| e["cat"] == "node").collect();
-    assert_eq!(nodes.len(), plan.order.len() * 4);
+    assert_eq!(nodes.len(), plan.order.len() + read.order.len() * 3);
     // Frames on the calling thread's track, nodes where they ran.
     assert!(events
         .iter()
@@ -382,7 +399,7 @@ fn node_slices(engine: &str) -> (std::collections::BTreeMap<String, usize>, Vec<
     let dir = temp_dir(&format!("engine-trace-{engine}"));
     let path = dir.join("trace.json");
     let out = run(
-        l2::app(),
+        l2_reading_everything(),
         &[
             "run",
             "--size",
@@ -601,8 +618,8 @@ fn parallel_with_builds_owned_inputs_for_the_pipelined_engine() {
 
 #[test]
 fn fused_runs_time_their_groups() {
-    let (plain, _) = json_run(&["--frames", "6", "--no-fusion"]);
-    let (fused, _) = json_run(&["--frames", "6"]);
+    let (plain, _) = json_run_of(l2_reading_everything(), &["--frames", "6", "--no-fusion"]);
+    let (fused, _) = json_run_of(l2_reading_everything(), &["--frames", "6"]);
     assert_eq!(without_times(&fused), without_times(&plain));
     let group = "[gray+laplacian+scene+center+motion]";
     // The first frame has no previous one: the two members that read it
@@ -632,7 +649,7 @@ fn fused_runs_time_their_groups() {
     let dir = temp_dir("fused-trace");
     let path = dir.join("trace.json");
     run(
-        l2::app(),
+        l2_reading_everything(),
         &[
             "run",
             "--size",

@@ -129,30 +129,41 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Asserts a Chrome trace has exactly one slice per running node of `plan`
-/// and frame `0..frames`; returns its events.
+/// Asserts a Chrome trace has exactly one slice per running node and frame
+/// `0..frames`, frame `f` running `plans[f]` (the last plan for every later
+/// frame); returns its events.
 pub fn assert_one_slice_per_node_and_frame(
     trace: &serde_json::Value,
     ir: &cortex::ir::GraphIr,
-    plan: &cortex::plan::Plan,
+    plans: &[&cortex::plan::Plan],
     frames: u64,
 ) -> Vec<serde_json::Value> {
     let events = trace["traceEvents"]
         .as_array()
         .expect("traceEvents")
         .clone();
-    for &id in plan.order.iter() {
-        for frame in 0..frames {
+    for frame in 0..frames {
+        let plan = plans[(frame as usize).min(plans.len() - 1)];
+        for (id, node) in ir.nodes.iter().enumerate() {
             let n = events
                 .iter()
                 .filter(|e| {
                     e["cat"] == "node"
-                        && e["name"] == ir.node(id).name.as_ref()
+                        && e["name"] == node.name.as_ref()
                         && e["args"]["frame"] == frame
                 })
                 .count();
-            assert_eq!(n, 1, "node {} frame {frame}", ir.node(id).name);
+            let runs = plan.order.iter().any(|&o| o as usize == id);
+            assert_eq!(n, usize::from(runs), "node {} frame {frame}", node.name);
         }
     }
     events
+}
+
+/// The plan the L2 command runs after its first frame when it prints its
+/// results only: `plan` cut to what its record reads.
+pub fn l2_record_plan(plan: &cortex::plan::Plan) -> cortex::plan::Plan {
+    let ir = cortex::l2::L2::ir();
+    let reads = cortex::OutputSet::named(ir, cortex::runner::l2::RECORD_READS).unwrap();
+    cortex::dce::plan_for_outputs(ir, plan.zero_pattern, reads, "record")
 }
