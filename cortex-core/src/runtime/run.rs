@@ -36,29 +36,9 @@ pub enum Engine {
 /// and an optional observer. Build it once and pass it to every frame's
 /// `run_with`; it holds no buffer, so it costs nothing to keep.
 ///
-/// ```
-/// use cortex::run::Run;
-/// use cortex::OutputSet;
-/// # cortex::cortex_graph! {
-/// #     #[parallel]
-/// #     pub pipeline Pair {
-/// #         input a: f32;
-/// #         node sum = twice(a);
-/// #         node neg = minus(a);
-/// #         output sum: f32, neg: f32;
-/// #     }
-/// # }
-/// # fn twice(a: &f32) -> f32 { a * 2.0 }
-/// # fn minus(a: &f32) -> f32 { -a }
-/// let mut pair = Pair::new();
-/// let mut out = pair.run(PairMode::Full, &1.0)?;
-/// // Only `sum` is read: `neg` does not run, and `out.neg` keeps its value.
-/// let reads = OutputSet::named(Pair::ir(), &["sum"])?;
-/// let mut run = Run::mode(PairMode::Full).parallel().outputs(reads);
-/// pair.run_with(&mut run, &3.0, &mut out)?;
-/// assert_eq!((out.sum, out.neg), (6.0, -1.0));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
+/// `Run::mode(m).parallel().outputs(reads).observed(&mut profiler)`: the
+/// guide's `api.md` (compiled as the facade's doctests) shows it on a
+/// pipeline.
 #[derive(Debug)]
 pub struct Run<'a, M, O = NoopObserver> {
     /// Which plan runs.
