@@ -2,7 +2,9 @@
 //! `run_parallel_into` and `run_stream` (two frames in flight, queue 1,
 //! fresh outputs dropped at once), and L2 POWER_SAVE (rated: the text map
 //! and the regions on every 4th frame and on a scene cut) through
-//! `run_into` and `run_parallel_into`. Each round runs every variant over
+//! `run_into` and `run_parallel_into`; then L2 BALANCED reading only what a
+//! JSON line shows (`blur`, `scene`, `roi`: `regions` and `qp_map` do not
+//! run) through `run_with`, sequential and parallel. Each round runs every variant over
 //! the clip once, in rotating order, so load from other processes hits
 //! them alike; one line per variant and round with its mean frame time.
 //! Meant to be run several times, interleaved with a build of another
@@ -20,6 +22,8 @@ use std::time::Instant;
 
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
+use cortex::run::Run;
+use cortex::runner::l2::RECORD_READS;
 use cortex::sources::{self, FrameSource, SyntheticClip};
 use cortex::stream::{Overflow, StreamOptions};
 
@@ -49,23 +53,26 @@ fn load(n: usize) -> Vec<RgbFrame> {
     }
 }
 
-const VARIANTS: [&str; 5] = [
+const VARIANTS: [&str; 7] = [
     "balanced run_into",
     "balanced run_parallel_into",
     "balanced run_stream",
     "power_save run_into",
     "power_save run_parallel_into",
+    "balanced json run_with",
+    "balanced json run_with parallel",
 ];
 
 /// Mean ms per frame of variant `v` over `frames`, on a fresh pipeline
 /// warmed by one pass first.
 fn round(v: usize, frames: &[RgbFrame]) -> f64 {
     let mut p = L2::new();
-    let mode = if v < 3 {
-        L2Mode::Balanced
-    } else {
+    let mode = if v == 3 || v == 4 {
         L2Mode::PowerSave
+    } else {
+        L2Mode::Balanced
     };
+    let json = cortex::OutputSet::named(L2::ir(), RECORD_READS).expect("L2's outputs");
     let mut out: Option<L2Outputs> = None;
     let mut pass = |p: &mut L2| {
         let t = Instant::now();
@@ -84,6 +91,10 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
         } else {
             for f in frames {
                 match out.as_mut() {
+                    Some(o) if v == 5 => p.run_with(&mut Run::mode(mode).outputs(json), f, o),
+                    Some(o) if v == 6 => {
+                        p.run_with(&mut Run::mode(mode).parallel().outputs(json), f, o)
+                    }
                     Some(o) if v == 1 || v == 4 => p.run_parallel_into(mode, f, o),
                     Some(o) => p.run_into(mode, f, o),
                     None => p.run(mode, f).map(|o| out = Some(o)),

@@ -64,6 +64,10 @@ pub fn score_fusion_into(
     fuse_into(&terms, out)
 }
 
+/// Pixels per block of the weighted sum: the block's partial sums (4 KB)
+/// stay in L1 while every term is added to them.
+pub(crate) const FUSE_BLOCK: usize = 1024;
+
 /// `out = Σ wᵢ·mapᵢ` over the terms, in the order given, in `f32`.
 ///
 /// Determinism and bit-exactness: every pixel is computed as
@@ -124,9 +128,8 @@ pub fn fuse_into(terms: &[(Option<&ScoreMap>, f32)], out: &mut ScoreMap) -> Resu
     if live().all(|(m, _)| m.is_standard_layout()) {
         // Blocks keep the partial sums in L1 while every term is added in
         // order: one write of the output instead of one pass per term.
-        const BLOCK: usize = 1024;
-        for (b, chunk) in dst.chunks_mut(BLOCK).enumerate() {
-            let start = b * BLOCK;
+        for (b, chunk) in dst.chunks_mut(FUSE_BLOCK).enumerate() {
+            let start = b * FUSE_BLOCK;
             chunk.fill(0.0);
             for (m, wt) in live() {
                 if let Some(src) = m.as_slice() {

@@ -1,7 +1,7 @@
 //! [`FusionStrip`]: the weighted sum of score maps on a strip of rows.
 
 use super::check::{arity, channels, same_size};
-use crate::ops::fusion::axpy;
+use crate::ops::fusion::{axpy, FUSE_BLOCK};
 use crate::ops::OpsError;
 use cortex_core::strip::{Geometry, Inputs, Kind, StripError, StripKernel, StripMut};
 
@@ -61,10 +61,17 @@ impl StripKernel for FusionStrip {
     fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, f32>) -> Result<(), StripError> {
         let rows = out.rows();
         let dst = out.as_mut_slice();
-        dst.fill(0.0);
-        for (i, &w) in self.weights.iter().enumerate() {
-            if w != 0.0 {
-                axpy(dst, inputs.plane::<f32>(i)?.span(rows.clone())?, w);
+        // Block by block, as the whole-frame function does: a strip of
+        // L2's maps (hundreds of KB) would leave the cache between one
+        // term's pass and the next, and every term re-read the sums.
+        for (b, chunk) in dst.chunks_mut(FUSE_BLOCK).enumerate() {
+            let start = b * FUSE_BLOCK;
+            chunk.fill(0.0);
+            for (i, &w) in self.weights.iter().enumerate() {
+                if w != 0.0 {
+                    let src = inputs.plane::<f32>(i)?.span(rows.clone())?;
+                    axpy(chunk, &src[start..start + chunk.len()], w);
+                }
             }
         }
         Ok(())
