@@ -53,7 +53,9 @@ fn shown(out: &L2Outputs, set: OutputSet) -> Vec<String> {
         format!("{:?}", out.scene),
         format!("{:?}", out.fused),
         format!("{:?}", out.roi),
-        format!("{:?}", out.regions),
+        // The regions and their peak: what `RoiRegions` compares (its
+        // working memory is not a result).
+        format!("{:?} {:?}", out.regions.regions, out.regions.peak),
         format!("{:?}", out.qp_map),
     ];
     all.into_iter()
@@ -179,4 +181,75 @@ fn the_json_outputs_do_not_run_regions_nor_qp_map() {
     ));
     let mut run = Run::plan(&plan, weights).outputs(set);
     p.run_with(&mut run, &frame, &mut out).unwrap();
+}
+
+/// A stream reading some outputs (`run_stream_with`): each frame's outputs
+/// read equal the every-output run's, frame by frame, at 1 to 3 frames in
+/// flight; the observer never sees a node only other outputs need (the
+/// first frames, with no outputs of an earlier frame to run into, make
+/// every output unobserved); a rated mode runs its own stages; weights
+/// are refused.
+#[test]
+fn a_stream_reading_some_outputs_runs_only_their_producers() {
+    use cortex::stream::{Overflow, StreamError, StreamOptions};
+    use std::ops::ControlFlow;
+    let ir = L2::ir();
+    let frames = frames();
+    let sets: [&[&str]; 4] = [
+        &["blur", "scene", "roi"],
+        &["scene"],
+        &["regions"],
+        &["qp_map", "scene"],
+    ];
+    for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
+        let mut full = L2::new();
+        let want: Vec<L2Outputs> = frames.iter().map(|f| full.run(mode, f).unwrap()).collect();
+        for read in sets {
+            let set = OutputSet::named(ir, read).unwrap();
+            let cut = cortex::dce::plan_for_outputs(ir, mode.plan().zero_pattern, set, "cut");
+            for in_flight in 1..=3 {
+                let what = format!("{mode:?}, reading {read:?}, {in_flight} in flight");
+                let mut p = L2::new();
+                let mut ran = Ran::default();
+                let mut run = Run::mode(mode).outputs(set).observed(&mut ran);
+                let options = StreamOptions {
+                    in_flight,
+                    queue: 2,
+                    overflow: Overflow::Block,
+                };
+                let mut got = Vec::new();
+                let source = frames.iter().cloned().enumerate().map(|(i, f)| (i, (f,)));
+                let report = p
+                    .run_stream_with(&mut run, source, &options, |r| {
+                        let out = r.result.as_ref().expect("a frame");
+                        got.push((r.tag, shown(out, set)));
+                        ControlFlow::Continue(())
+                    })
+                    .unwrap();
+                assert_eq!(report.processed, frames.len() as u64, "{what}");
+                assert_eq!(got.len(), frames.len(), "{what}");
+                for (i, shown_got) in got {
+                    assert_eq!(shown_got, shown(&want[i], set), "frame {i}, {what}");
+                }
+                let seen = ran.names();
+                if mode == L2Mode::Balanced {
+                    for n in &seen {
+                        let id = ir.nodes.iter().position(|x| *x.name == **n).unwrap();
+                        assert!(cut.is_live(id as NodeId), "{n} ran outside the cut, {what}");
+                    }
+                } else {
+                    // A rated mode runs its own stages, every output.
+                    assert!(seen.contains(&"fused"), "{what}: {seen:?}");
+                }
+            }
+        }
+    }
+    let mut p = L2::new();
+    let weights = L2Mode::Balanced.weights();
+    let mut run = Run::weights(weights);
+    let source = frames.iter().cloned().map(|f| ((), (f,)));
+    let refused = p.run_stream_with(&mut run, source, &StreamOptions::DEFAULT, |_| {
+        ControlFlow::Continue(())
+    });
+    assert_eq!(refused, Err(StreamError::NotAMode));
 }

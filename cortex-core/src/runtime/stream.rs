@@ -273,6 +273,11 @@ pub enum StreamError {
     /// frame it reads).
     #[error("{0}")]
     OverBudget(OverBudget),
+    /// A stream's `Run` selected weights or a plan chosen at run time: a
+    /// stream runs a declared mode (its stages are planned per mode); run
+    /// other selections frame by frame with `run_with`.
+    #[error("a stream runs a declared mode; run weights or a plan chosen at run time frame by frame with run_with")]
+    NotAMode,
 }
 
 /// The counts of a whole stream. `received = processed + failed + dropped

@@ -103,6 +103,24 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             tagged,
             quote!(::core::option::Option::Some(observer)),
         );
+        let stream_with_body = cx.pick(|b| &b.run_stream_with);
+        let stream_with = cx.body(|| {
+            quote! {
+                let mode = match run.select {
+                    #c::run::Select::Mode(mode) => mode,
+                    _ => return ::core::result::Result::Err(#c::stream::StreamError::NotAMode),
+                };
+                let __read = run.outputs;
+                let frames = frames.into_iter();
+                let mut on_result = on_result;
+                let on_result = move |mut __frame: #frame_t| {
+                    let __flow = on_result(&mut __frame);
+                    (__flow, __frame.result.ok())
+                };
+                let __observer = run.observer();
+                #stream_with_body
+            }
+        });
         let weights_fresh = fresh_of(|b| &b.run_weights_parallel);
         let weights_into = into_of(|b| &b.run_weights_parallel);
         let plan_fresh = fresh_of(|b| &b.run_plan_parallel);
@@ -253,6 +271,33 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 #stream_into
             }
 
+            /// Runs a stream of frames pipelined as `run` says: its mode
+            /// (weights or a plan chosen at run time are refused with
+            /// [`StreamError::NotAMode`](#c::stream::StreamError::NotAMode):
+            /// run those frame by frame with `run_with`), its observer (as
+            /// in [`Self::run_stream_tagged_observed`]) and the outputs it
+            /// reads. A stream always runs pipelined: `run`'s engine is not
+            /// read. Outputs are reused as in [`Self::run_stream_into`]:
+            /// `on_result` borrows each frame, and the outputs left in its
+            /// `result` are what a later frame runs into. Reading only some
+            /// outputs runs only their producers (the mode's plan cut down
+            /// to them, unfused, over the full graph's two stages) and
+            /// leaves the others as they were in the outputs a frame runs
+            /// into; a frame with none to run into (the first ones, or after
+            /// [`StreamFrame::take_result`](#c::stream::StreamFrame::take_result))
+            /// makes every output. Reading every output, or a rated mode
+            /// (whose phases only its own stages know), runs the mode's own
+            /// pipelined stages. Outputs read and state are bit-identical to
+            /// [`Self::run`]'s on the frames that were not dropped.
+            pub fn run_stream_with<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                __I::IntoIter: ::core::marker::Send,
+                __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+            {
+                #stream_with
+            }
+
             /// [`Self::run_stream_tagged`], reporting to `observer` each
             /// node (and fused group) of both stages, from the thread that
             /// runs it, and each frame's `frame_begin` / `frame_end` around
@@ -319,6 +364,13 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             #[doc(hidden)]
             pub fn run_stream_tagged_observed<__M: #c::__private::DeclaredParallel, __O, __I, __F>(&mut self, mode: __M, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
                 match mode.never() {}
+            }
+
+            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
+            /// this is a compile error saying to add the attribute.
+            #[doc(hidden)]
+            pub fn run_stream_with<__R: #c::__private::DeclaredParallel, __I, __F>(&mut self, run: __R, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
+                match run.never() {}
             }
 
             /// Only a `#[parallel]` pipeline runs a stream pipelined: calling

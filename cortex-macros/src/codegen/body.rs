@@ -265,13 +265,31 @@ impl Body<'_> {
         }
         if let Part::StreamB(_) = self.part {
             stmts.push(quote!(let (#(#a_locals,)*) = __a_values.values();));
-            stmts.extend(a_locals.iter().map(|v| quote!(let #v = #v.into_inner();)));
             for &id in &self.a_fills {
                 let v = node_local(ir, id, ast.nodes[id as usize].name.span());
                 if let Some(f) = self.buffer(id, Span::call_site()) {
-                    stmts.push(quote!(let #v = &#f;));
+                    stmts.push(if self.masked() {
+                        // A run-time plan's value: there when the first
+                        // stage ran its node.
+                        quote! {
+                            let mut #v = if __plan.is_live(#id) {
+                                ::core::option::Option::Some(&#f)
+                            } else {
+                                ::core::option::Option::None
+                            };
+                        }
+                    } else {
+                        quote!(let #v = &#f;)
+                    });
                 }
             }
+            stmts.extend(a_locals.iter().map(|v| {
+                if self.masked() {
+                    quote!(let mut #v = #v.map(|__x| __x.into_inner());)
+                } else {
+                    quote!(let #v = #v.into_inner();)
+                }
+            }));
         }
         self.nodes(&mut stmts, waves);
         if let Part::StreamA(_) = self.part {
@@ -279,8 +297,15 @@ impl Body<'_> {
             // the engine's own `Send` bound then holds, and a value that is
             // not `Send + Sync` is the one error of its check.
             let crossing = a_values.iter().map(|(id, v)| {
-                let proof = self.value_proof(*id, quote!(&#v));
-                quote!(#proof.cross(#v))
+                if self.masked() {
+                    // A run-time plan's value: `None` when it left the
+                    // node out.
+                    let proof = self.value_proof(*id, quote!(&__x));
+                    quote!(#v.map(|__x| #proof.cross(__x)))
+                } else {
+                    let proof = self.value_proof(*id, quote!(&#v));
+                    quote!(#proof.cross(#v))
+                }
             });
             // The inputs and the pipeline (its states) cross threads too:
             // their checks travel with the values, which is where the

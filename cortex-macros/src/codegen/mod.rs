@@ -15,6 +15,7 @@ mod layout;
 mod node;
 mod plans;
 mod stages;
+mod stream_cut;
 mod waves;
 
 use cortex_core::ir::{GraphIr, NodeId};
@@ -53,6 +54,9 @@ pub struct Bodies {
     pub run_parallel_observed: TokenStream,
     /// `run_stream` (`#[parallel]` pipelines only).
     pub run_stream: TokenStream,
+    /// `run_stream_with`'s dispatch after the mode, the outputs read and the
+    /// observer are taken out of its `Run` (`#[parallel]` pipelines only).
+    pub run_stream_with: TokenStream,
     /// `run_weights_parallel_into_observed` and
     /// `run_plan_parallel_into_observed` (`#[parallel]` pipelines only).
     pub run_weights_parallel: TokenStream,
@@ -107,6 +111,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     let stream_bodies = forms.stream_bodies();
     let masked_body = forms.masked_body();
     let masked_parallel_body = forms.masked_parallel_body();
+    let cut_stream_body = forms.cut_stream_body();
     let Forms {
         variants,
         mode_fns,
@@ -222,8 +227,26 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         &par_weight_arms,
         format_ident!("__run_plan_parallel"),
     );
+    let in_tuple_out = quote!(#c::stream::StreamFrame<#in_tuple, #outputs_ty, __T>);
+    let cut_stream = match &cut_stream_body {
+        Some(body) => quote! {
+            /// A stream of `__read` only: the mode's plan cut down to them
+            /// (`__plan`), over the full graph's two stages.
+            #[allow(unused_variables, unused_mut, clippy::type_complexity, clippy::too_many_arguments)]
+            fn __run_stream_cut<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, __plan: &#c::plan::Plan, __mode_plan: &#c::plan::Plan, __weights: &#c::Weights, __read: #c::OutputSet, __observer: ::core::option::Option<&mut __O>, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::Iterator<Item = (__T, #in_tuple)> + ::core::marker::Send,
+                __F: ::core::ops::FnMut(#in_tuple_out) -> (::core::ops::ControlFlow<()>, ::core::option::Option<#outputs_ty>),
+            {
+                #body
+            }
+        },
+        None => TokenStream::new(),
+    };
     let parallel_private = match &masked_parallel_body {
         Some(body) => quote! {
+            #cut_stream
+
             /// [`Self::__run_weights`] on the worker pool.
             #run_weights_parallel
 
@@ -259,6 +282,16 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             weights.zero_pattern(&Self::ir().weight_keys)?;
             plan.validate(Self::ir())?;
             self.__run_plan_parallel(plan, weights, observer, __sink, #args)
+        },
+        run_stream_with: quote! {
+            let __ir = Self::ir();
+            if __read.covers(__ir) || <#mode_ty as #c::PipelineMode>::phase_plans(mode).len() > 1 {
+                #run_stream
+            } else {
+                let __mode_plan = <#mode_ty as #c::PipelineMode>::plan(mode);
+                let __plan = self.__plans.get_for(__mode_plan.zero_pattern, __read);
+                self.__run_stream_cut(&__plan, __mode_plan, <#mode_ty as #c::PipelineMode>::weights(mode), __read, __observer, frames, options, on_result)
+            }
         },
         run_stream,
         run_parallel_observed,

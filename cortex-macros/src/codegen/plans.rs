@@ -3,7 +3,7 @@
 //! parallel waves, each with its buffer plan; the fused groups' slots in
 //! the pipeline; and the full graph's plan for weights chosen at run time.
 
-use cortex_core::ir::NodeId;
+use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::lower::pipelined_first_stage;
 use cortex_core::memory::BufferPlan;
 use cortex_core::passes::fusion::{fused_plan, unit_waves, FusionPlan};
@@ -51,6 +51,10 @@ pub(super) struct Plans {
     pub full: Plan,
     pub full_bufs: BufferPlan,
     pub full_par_bufs: Option<BufferPlan>,
+    /// `#[parallel]` pipelines: a run-time plan's pipelined run (a stream
+    /// reading some outputs) over the full graph: its first stage (per
+    /// node), its second stage's waves of single nodes, and its buffers.
+    pub full_stream: Option<(Vec<bool>, Vec<Vec<Vec<NodeId>>>, BufferPlan)>,
     /// Fused-group slots in the pipeline, over every mode and run form.
     pub fusion_slots: usize,
 }
@@ -158,26 +162,11 @@ impl Plans {
                     .collect()
             })
             .collect();
-        // The first stage's nodes one step each, in order; then the second
-        // stage's waves.
         let stream_bufs: Vec<BufferPlan> = stream_plans
             .iter()
             .zip(&stages)
             .zip(&stream_waves)
-            .map(|((p, a), waves)| {
-                let mut steps = vec![usize::MAX; ir.nodes.len()];
-                let mut next = 0;
-                for &id in p.order.iter().filter(|&&id| a[id as usize]) {
-                    steps[id as usize] = next;
-                    next += 1;
-                }
-                for (w, wave) in waves.iter().enumerate() {
-                    for &id in wave.iter().flatten() {
-                        steps[id as usize] = next + w;
-                    }
-                }
-                BufferPlan::from_steps(ir, p, &steps)
-            })
+            .map(|((p, a), waves)| stage_bufs(ir, p, a, waves))
             .collect();
         // Stage A's groups live in each frame's own buffers; stage B's in
         // the pipeline, after the modes' slots.
@@ -197,6 +186,25 @@ impl Plans {
         // graph's waves: the nodes it leaves out are skipped, and its values
         // live no longer than the full graph's, so these buffers hold.
         let full_par_bufs = ast.parallel.then(|| BufferPlan::parallel(ir, &full));
+        // A run-time plan pipelined: the full graph's state-free nodes
+        // first, then the others over the full graph's waves; the plan
+        // passed in skips the nodes it leaves out, and its values live no
+        // longer than the full graph's, so these buffers hold.
+        let full_stream = ast.parallel.then(|| {
+            let a = pipelined_first_stage(ir, 0, &full, None);
+            let waves: Vec<Vec<Vec<NodeId>>> = cortex_core::schedule::waves(ir, &full)
+                .into_iter()
+                .map(|w| {
+                    w.into_iter()
+                        .filter(|&id| !a[id as usize])
+                        .map(|id| vec![id])
+                        .collect::<Vec<_>>()
+                })
+                .filter(|w| !w.is_empty())
+                .collect();
+            let bufs = stage_bufs(ir, &full, &a, &waves);
+            (a, waves, bufs)
+        });
         // Parallel runs: every unit of a wave at once, so values of one
         // wave (a group's members included) never share a buffer.
         // A rated mode's waves follow its gated plan: its phase is decided
@@ -265,6 +273,7 @@ impl Plans {
             full,
             full_bufs,
             full_par_bufs,
+            full_stream,
             fusion_slots: next_slot,
         }
     }
@@ -297,8 +306,26 @@ impl Plans {
             .chain(&self.stream_bufs)
             .chain([&self.full_bufs])
             .chain(self.full_par_bufs.as_ref())
+            .chain(self.full_stream.as_ref().map(|(_, _, b)| b))
             .collect()
     }
+}
+
+/// The buffers of a pipelined run of plan `p`: the first stage's nodes
+/// (`a`) one step each, in order; then the second stage's waves.
+fn stage_bufs(ir: &GraphIr, p: &Plan, a: &[bool], waves: &[Vec<Vec<NodeId>>]) -> BufferPlan {
+    let mut steps = vec![usize::MAX; ir.nodes.len()];
+    let mut next = 0;
+    for &id in p.order.iter().filter(|&&id| a[id as usize]) {
+        steps[id as usize] = next;
+        next += 1;
+    }
+    for (w, wave) in waves.iter().enumerate() {
+        for &id in wave.iter().flatten() {
+            steps[id as usize] = next + w;
+        }
+    }
+    BufferPlan::from_steps(ir, p, &steps)
 }
 
 fn stream_fused<'a>(plan: &'a FusionPlan, slot_base: usize, stage_a: &'a [bool]) -> Fused<'a> {
