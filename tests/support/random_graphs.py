@@ -7,7 +7,8 @@ test for identical outputs, errors and state across `run`, `run_into`,
 `run_parallel` and `run_stream` at several depths, and, for every zero
 pattern of its weight keys, across `run_weights`, `run_weights_parallel`
 (and its `_into` form) and `run_plan_parallel` of the pattern's plan; and,
-for every set of its outputs, `run_with` reading only that set.
+for every set of its outputs, `run_with` reading only that set, and
+`run_stream_with` reading it.
 
     python3 tests/support/random_graphs.py > tests/engines/random_graphs.rs && cargo fmt
 """
@@ -375,6 +376,55 @@ macro_rules! check_outputs {
                                     (Ok(()), Err(_)) => break,
                                 }
                             }
+                        }
+                    }
+                    // The same set on a stream (`run_stream_with`, two frames
+                    // in flight): each frame's outputs read equal the
+                    // sequential run's reading the set, and the observer sees
+                    // no node outside the set's plan. A frame with no outputs
+                    // to run into makes them all, so a node the set does not
+                    // need may fail it: the runs then part ways, and the
+                    // comparison stops there.
+                    let xs = inputs(bits * 131 + 17, 12);
+                    let mut seq = $p::new();
+                    let mut seq_out = <$p as cortex::Pipeline>::Outputs::default();
+                    let want: Vec<Result<<$p as cortex::Pipeline>::Outputs, String>> = xs
+                        .iter()
+                        .map(|x| {
+                            run_reading(&mut seq, Select::Mode(mode), Engine::Sequential, set, &mut Seen::default(), (x,), &mut seq_out)
+                                .map(|()| seq_out.clone())
+                        })
+                        .collect();
+                    let mut stream = $p::new();
+                    let mut seen = Seen::default();
+                    let mut run = Run::mode(mode).outputs(set).observed(&mut seen);
+                    let opts = StreamOptions { in_flight: 2, queue: 2, overflow: cortex::stream::Overflow::Block };
+                    let mut got = Vec::new();
+                    stream
+                        .run_stream_with(&mut run, xs.iter().cloned().map(|x| ((), (x,))), &opts, |r| {
+                            got.push(r.result.as_ref().cloned().map_err(|e| e.to_string()));
+                            ControlFlow::Continue(())
+                        })
+                        .unwrap();
+                    assert_eq!(got.len(), xs.len());
+                    let (mut ran, _) = seen.take();
+                    ran.retain(|n| !may_run.contains(n));
+                    assert!(ran.is_empty(), "the stream ran {ran:?} outside {may_run:?}, outputs {read:?}, mode {mode:?}");
+                    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                        match (g, w) {
+                            (Ok(g), Ok(w)) => {
+                                let mut i = 0usize;
+                                $(
+                                    if set.contains(i) {
+                                        assert_eq!(g.$o, w.$o, "stream frame {k}, output {} read, mode {mode:?}, reading {read:?}", stringify!($o));
+                                    }
+                                    i += 1;
+                                )*
+                                let _ = i;
+                                compared += 1;
+                            }
+                            (Err(g), Err(w)) => assert_eq!(g, w, "stream frame {k}, mode {mode:?}, reading {read:?}"),
+                            _ => break,
                         }
                     }
                 }
