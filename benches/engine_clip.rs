@@ -4,7 +4,8 @@
 //! and the regions on every 4th frame and on a scene cut) through
 //! `run_into` and `run_parallel_into`; then L2 BALANCED reading only what a
 //! JSON line shows (`blur`, `scene`, `roi`: `regions` and `qp_map` do not
-//! run) through `run_with`, sequential and parallel. Each round runs every variant over
+//! run) through `run_with`, sequential and parallel, and `run_stream_with`
+//! (pipelined, outputs reused). Each round runs every variant over
 //! the clip once, in rotating order, so load from other processes hits
 //! them alike; one line per variant and round with its mean frame time.
 //! Meant to be run several times, interleaved with a build of another
@@ -53,7 +54,7 @@ fn load(n: usize) -> Vec<RgbFrame> {
     }
 }
 
-const VARIANTS: [&str; 7] = [
+const VARIANTS: [&str; 8] = [
     "balanced run_into",
     "balanced run_parallel_into",
     "balanced run_stream",
@@ -61,6 +62,7 @@ const VARIANTS: [&str; 7] = [
     "power_save run_parallel_into",
     "balanced json run_with",
     "balanced json run_with parallel",
+    "balanced json run_stream_with",
 ];
 
 /// Mean ms per frame of variant `v` over `frames`, on a fresh pipeline
@@ -76,7 +78,20 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
     let mut out: Option<L2Outputs> = None;
     let mut pass = |p: &mut L2| {
         let t = Instant::now();
-        if v == 2 {
+        if v == 7 {
+            let opts = StreamOptions {
+                in_flight: 2,
+                queue: 1,
+                overflow: Overflow::Block,
+            };
+            let source = frames.iter().map(|f| ((), (f.clone(),)));
+            let mut run = Run::mode(mode).outputs(json);
+            p.run_stream_with(&mut run, source, &opts, |r| {
+                std::hint::black_box(r.result.as_ref().expect("frame"));
+                ControlFlow::Continue(())
+            })
+            .expect("stream");
+        } else if v == 2 {
             let opts = StreamOptions {
                 in_flight: 2,
                 queue: 1,
