@@ -17,6 +17,8 @@ use crate::dump::{DumpError, DumpSink};
 use crate::error::RunnerError;
 use crate::observer::RunObserver;
 use crate::record::Record;
+use crate::session::SessionFn;
+use crate::sink::{DumpFn, QpMapFn, RecordFn, RegionsFn};
 use crate::sources::Frame;
 
 /// What an adapter returns on failure.
@@ -55,20 +57,6 @@ where
     }
 }
 
-/// Which outputs a frame's results show ([`App::new`]).
-pub(crate) type RecordFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Record>;
-/// How `run --dump` draws a frame's results ([`App::dump`]).
-pub(crate) type DumpFn<P> =
-    Box<dyn Fn(&DumpSink<'_>, &Frame, &<P as Pipeline>::Outputs) -> Result<(), DumpError>>;
-
-/// The regions of interest `run --encode` attaches to a frame
-/// ([`App::encode_regions`]).
-pub(crate) type RegionsFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Vec<Region>>;
-
-/// The quantiser-offset map `run --encode --roi map` attaches to a frame
-/// ([`App::encode_qp_map`]).
-pub(crate) type QpMapFn<P> = Box<dyn for<'o> Fn(&'o <P as Pipeline>::Outputs) -> &'o QpMap>;
-
 /// One frame on the parallel engine in a mode, with weights or with a plan,
 /// into the outputs of the previous frame when there are some (see
 /// [`crate::frames::run_parallel_slot`]).
@@ -104,7 +92,7 @@ pub(crate) struct ParallelFns<P: Pipeline> {
     pub(crate) run: ParallelRunFn<P>,
     pub(crate) stream: StreamRunFn<P>,
     /// Several inputs on one pool (pipelines whose one input is the frame).
-    pub(crate) session: Option<crate::streams::SessionFn<P>>,
+    pub(crate) session: Option<SessionFn<P>>,
 }
 
 /// A pipeline's command-line program.
