@@ -6,17 +6,21 @@ use std::io::{Read, Write};
 use std::ops::ControlFlow;
 
 use cortex_core::error::PipelineError;
+use cortex_core::outputs::OutputSet;
 use cortex_core::pipeline::Pipeline;
 use cortex_core::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
 use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
 
-use crate::cli::Selection;
+use crate::cli::{RunArgs, Selection};
 use crate::dump::{DumpError, DumpSink};
 use crate::error::RunnerError;
 use crate::observer::RunObserver;
+use crate::reads::{Reader, Reads};
 use crate::record::Record;
+use crate::session::SessionFn;
+use crate::sink::{DumpFn, QpMapFn, RecordFn, RegionsFn};
 use crate::sources::Frame;
 
 /// What an adapter returns on failure.
@@ -55,20 +59,6 @@ where
     }
 }
 
-/// Which outputs a frame's results show ([`App::new`]).
-pub(crate) type RecordFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Record>;
-/// How `run --dump` draws a frame's results ([`App::dump`]).
-pub(crate) type DumpFn<P> =
-    Box<dyn Fn(&DumpSink<'_>, &Frame, &<P as Pipeline>::Outputs) -> Result<(), DumpError>>;
-
-/// The regions of interest `run --encode` attaches to a frame
-/// ([`App::encode_regions`]).
-pub(crate) type RegionsFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Vec<Region>>;
-
-/// The quantiser-offset map `run --encode --roi map` attaches to a frame
-/// ([`App::encode_qp_map`]).
-pub(crate) type QpMapFn<P> = Box<dyn for<'o> Fn(&'o <P as Pipeline>::Outputs) -> &'o QpMap>;
-
 /// One frame on the parallel engine in a mode, with weights or with a plan,
 /// into the outputs of the previous frame when there are some (see
 /// [`crate::frames::run_parallel_slot`]).
@@ -104,7 +94,7 @@ pub(crate) struct ParallelFns<P: Pipeline> {
     pub(crate) run: ParallelRunFn<P>,
     pub(crate) stream: StreamRunFn<P>,
     /// Several inputs on one pool (pipelines whose one input is the frame).
-    pub(crate) session: Option<crate::streams::SessionFn<P>>,
+    pub(crate) session: Option<SessionFn<P>>,
 }
 
 /// A pipeline's command-line program.
@@ -126,7 +116,7 @@ pub struct App<P: Pipeline> {
     /// What the tools print beside a node ([`App::node_notes`]).
     pub(crate) notes: Option<crate::notes::NotesFn>,
     /// The outputs each consumer reads ([`App::reads`]).
-    pub(crate) reads: crate::reads::Reads,
+    pub(crate) reads: Reads,
 }
 
 /// The standard streams a run uses; [`App::main`] passes the process's, tests
@@ -171,7 +161,7 @@ impl<P: Pipeline + 'static> App<P> {
             parallel: None,
             graph_ops: cortex_core::dynamic::Ops::new(),
             notes: None,
-            reads: crate::reads::Reads::default(),
+            reads: Reads::default(),
         }
     }
 
@@ -215,5 +205,21 @@ impl<P: Pipeline + 'static> App<P> {
     pub fn default_frames(mut self, frames: u64) -> Self {
         self.default_frames = Some(frames);
         self
+    }
+
+    /// Declares that `reader` reads only the outputs named in `outputs`
+    /// (each an output of the pipeline; an unknown name is an error when a
+    /// run starts). A `run` then computes only what its consumers read —
+    /// the record function always, `--dump`'s and `--encode`'s when given —
+    /// so outputs nothing shows are not computed. A consumer that declares
+    /// nothing reads every output.
+    pub fn reads(mut self, reader: Reader, outputs: &[&str]) -> Self {
+        self.reads.declare(reader, outputs);
+        self
+    }
+
+    /// The outputs a `run` with `args` reads.
+    pub(crate) fn outputs_read(&self, args: &RunArgs) -> Result<OutputSet, RunnerError> {
+        self.reads.outputs_read::<P>(args, self.dump.is_some())
     }
 }

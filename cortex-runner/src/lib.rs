@@ -44,6 +44,7 @@ mod pipelined;
 mod reads;
 mod record;
 mod run;
+mod session;
 mod sink;
 pub mod sources;
 mod streams;

@@ -18,9 +18,9 @@ use crate::cli::Common;
 use crate::error::RunnerError;
 use crate::frames::run_parallel_slot;
 use crate::observer::RunObserver;
+use crate::session::SessionFn;
 use crate::sink::{FrameOut, Shown};
 use crate::sources::{Frame, FrameSource, SourceError};
-use crate::streams::SessionFn;
 
 impl<P: Pipeline + 'static> App<P> {
     /// Lets `--engine parallel|pipelined` run this pipeline (declared

@@ -1,11 +1,10 @@
 //! Which outputs a `run` reads: what its record function, `--dump`
 //! pictures and `--encode` regions or map declare they read
-//! ([`App::reads`]); only those outputs' producers run on each frame.
+//! (`App::reads`); only those outputs' producers run on each frame.
 
 use cortex_core::outputs::OutputSet;
 use cortex_core::pipeline::Pipeline;
 
-use crate::app::App;
 use crate::cli::{RoiSwitch, RunArgs};
 use crate::error::RunnerError;
 
@@ -32,42 +31,27 @@ pub(crate) struct Reads {
 }
 
 impl Reads {
-    fn slot(&mut self, reader: Reader) -> &mut Option<Vec<String>> {
-        match reader {
-            Reader::Record => &mut self.record,
-            Reader::Dump => &mut self.dump,
-            Reader::Regions => &mut self.regions,
-            Reader::QpMap => &mut self.qp_map,
-        }
-    }
-}
-
-impl<P: Pipeline + 'static> App<P> {
-    /// Declares that `reader` reads only the outputs named in `outputs`
-    /// (each an output of the pipeline; an unknown name is an error when a
-    /// run starts). A `run` then computes only what its consumers read —
-    /// the record function always, `--dump`'s and `--encode`'s when given —
-    /// so outputs nothing shows are not computed. A consumer that declares
-    /// nothing reads every output.
-    pub fn reads(mut self, reader: Reader, outputs: &[&str]) -> Self {
-        *self.reads.slot(reader) = Some(outputs.iter().map(|s| s.to_string()).collect());
-        self
+    /// Declares that `reader` reads only the outputs named in `outputs`.
+    pub(crate) fn declare(&mut self, reader: Reader, outputs: &[&str]) {
+        *self.slot(reader) = Some(outputs.iter().map(|s| s.to_string()).collect());
     }
 
-    /// The outputs a `run` with `args` reads.
-    pub(crate) fn outputs_read(&self, args: &RunArgs) -> Result<OutputSet, RunnerError> {
+    /// The outputs of `P` a `run` with `args` reads; `dump` says whether
+    /// the program can draw `--dump` pictures at all.
+    pub(crate) fn outputs_read<P: Pipeline>(
+        &self,
+        args: &RunArgs,
+        dump: bool,
+    ) -> Result<OutputSet, RunnerError> {
         let encoding = args.encode.is_some();
         let used = [
-            (true, &self.reads.record),
-            (args.dump.is_some() && self.dump.is_some(), &self.reads.dump),
+            (true, &self.record),
+            (args.dump.is_some() && dump, &self.dump),
             (
                 encoding && args.roi_mode() == RoiSwitch::Regions,
-                &self.reads.regions,
+                &self.regions,
             ),
-            (
-                encoding && args.roi_mode() == RoiSwitch::Map,
-                &self.reads.qp_map,
-            ),
+            (encoding && args.roi_mode() == RoiSwitch::Map, &self.qp_map),
         ];
         let mut set = OutputSet::NONE;
         for (in_use, names) in used {
@@ -80,5 +64,14 @@ impl<P: Pipeline + 'static> App<P> {
             }
         }
         Ok(set)
+    }
+
+    fn slot(&mut self, reader: Reader) -> &mut Option<Vec<String>> {
+        match reader {
+            Reader::Record => &mut self.record,
+            Reader::Dump => &mut self.dump,
+            Reader::Regions => &mut self.regions,
+            Reader::QpMap => &mut self.qp_map,
+        }
     }
 }

@@ -5,15 +5,30 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_vision::ops::qp_map::QpMap;
+use cortex_vision::ops::roi_regions::Region;
 use serde_json::{json, Map, Value};
 
-use crate::app::{DumpFn, QpMapFn, RecordFn, RegionsFn};
 use crate::cli::Selection;
-use crate::dump::DumpSink;
+use crate::dump::{DumpError, DumpSink};
 use crate::encode::{Encoder, FrameRoi};
 use crate::error::RunnerError;
-use crate::record;
+use crate::record::{self, Record};
 use crate::sources::Frame;
+
+/// Which outputs a frame's results show (`App::new`).
+pub(crate) type RecordFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Record>;
+/// How `run --dump` draws a frame's results (`App::dump`).
+pub(crate) type DumpFn<P> =
+    Box<dyn Fn(&DumpSink<'_>, &Frame, &<P as Pipeline>::Outputs) -> Result<(), DumpError>>;
+
+/// The regions of interest `run --encode` attaches to a frame
+/// (`App::encode_regions`).
+pub(crate) type RegionsFn<P> = Box<dyn Fn(&<P as Pipeline>::Outputs) -> Vec<Region>>;
+
+/// The quantiser-offset map `run --encode --roi map` attaches to a frame
+/// (`App::encode_qp_map`).
+pub(crate) type QpMapFn<P> = Box<dyn for<'o> Fn(&'o <P as Pipeline>::Outputs) -> &'o QpMap>;
 
 /// What a run loop does with each frame's results.
 pub(crate) enum Sink {

@@ -10,7 +10,6 @@
 //! are shown as in a single run, tagged with their stream; each stream is
 //! summed up on its own line.
 
-use std::io::Write;
 use std::panic::AssertUnwindSafe;
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -18,54 +17,22 @@ use std::time::Instant;
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::Pipeline;
 use cortex_core::stream::{panic_message, Overflow};
-use cortex_core::streams::{LiveInput, LiveOptions, StreamEnd, StreamPool, StreamStats};
+use cortex_core::streams::{LiveInput, LiveOptions, StreamEnd, StreamPool};
 use cortex_vision::ops::RgbFrame;
 
 use crate::app::{App, Io};
 use crate::cli::{Cli, Command, Common, Engine, RunArgs, Selection};
 use crate::error::RunnerError;
+use crate::session::{Opener, Session, SessionReport};
 use crate::sink::{write_out, FrameOut, Labels, Shown, Sink, TraceFile};
-use crate::sources::{self, Frame, FrameSource, SourceError};
+use crate::sources::{self, Frame, FrameSource};
 use crate::trace::TraceLog;
-
-/// Opens one input (on its reader thread).
-pub(crate) type Opener =
-    Box<dyn FnOnce() -> Result<Box<dyn FrameSource + Send>, SourceError> + Send>;
 
 /// Frames read ahead of their stream, per input: enough that the reader
 /// decodes the next frame while the pool runs this one, few enough that a
 /// stream holds at most four frames (one running, two waiting, one being
 /// pushed).
 const READ_AHEAD: usize = 2;
-
-/// What a session runs: the opened inputs (label and source), how.
-pub(crate) struct Session<'a> {
-    pub(crate) inputs: Vec<(String, Opener)>,
-    /// Worker threads (0: one per core).
-    pub(crate) threads: usize,
-    pub(crate) fusion: bool,
-    /// Frames per stream at most.
-    pub(crate) limit: Option<u64>,
-    /// Failed frames are told here as they come.
-    pub(crate) stderr: &'a mut dyn Write,
-    pub(crate) trace: Option<&'a mut TraceLog>,
-}
-
-/// What a session did: each stream's input, statistics and the notes its
-/// source left (skipped packets…), and the pool's size.
-pub(crate) struct SessionReport {
-    pub(crate) streams: Vec<(String, StreamStats, Vec<String>)>,
-    pub(crate) threads: usize,
-    pub(crate) seconds: f64,
-}
-
-/// Runs a session of `P` in `mode` (captured by `App::parallel`, where the
-/// bounds are known).
-pub(crate) type SessionFn<P> = fn(
-    <P as Pipeline>::Mode,
-    Session<'_>,
-    &mut FrameOut<'_, '_, P>,
-) -> Result<SessionReport, RunnerError>;
 
 /// One frame's result on its way to the calling thread.
 struct Message<O> {

@@ -5,7 +5,7 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use super::modes::{mode_items, ModeItem};
+use super::mode_items::{mode_items, ModeItem};
 use crate::ast::PipelineAst;
 use crate::codegen::{self, Bodies, Real};
 use crate::krate;

@@ -6,13 +6,14 @@
 //! idea). The two can never drift, because there is only one list.
 //!
 //! One file per item group: [`context`] (what every group reads, computed
-//! once), [`data`] (the state and outputs structs), [`modes`] (the mode
-//! enum), [`pipeline`] (the pipeline struct and its inherent impl, with the
-//! run methods in [`runs`] and the `#[parallel]` ones in [`parallel`]) and
-//! [`traits`] (`cortex::Pipeline`).
+//! once), [`data`] (the state and outputs structs), [`mode_items`] (each
+//! mode as data), [`modes`] (the mode enum), [`pipeline`] (the pipeline
+//! struct and its inherent impl, with the run methods in [`runs`] and the
+//! `#[parallel]` ones in [`parallel`]) and [`traits`] (`cortex::Pipeline`).
 
 mod context;
 mod data;
+mod mode_items;
 mod modes;
 mod parallel;
 mod pipeline;

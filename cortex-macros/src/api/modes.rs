@@ -2,59 +2,9 @@
 //! phase plans and weight table, and `cortex::PipelineMode`.
 
 use proc_macro2::{Ident, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::context::Api;
-use crate::ast::PipelineAst;
-use crate::codegen::{self, Real};
-use crate::consts;
-use crate::names::{text, variant};
-
-/// One variant of the mode enum.
-pub(super) struct ModeItem {
-    pub(super) variant: Ident,
-    name: String,
-    doc: String,
-    pub(super) plan: TokenStream,
-    /// The phase plans of a rated mode (empty: its one phase is its plan).
-    phases: Vec<TokenStream>,
-    weights: Vec<TokenStream>,
-}
-
-/// The modes of a valid pipeline from its graph; of an invalid one, its
-/// declared modes with empty plans.
-pub(super) fn mode_items(
-    ast: &PipelineAst,
-    real: Option<&Real<'_>>,
-    c: &TokenStream,
-) -> Vec<ModeItem> {
-    let Some(r) = real else {
-        return placeholder_modes(ast, c);
-    };
-    r.ir.modes
-        .iter()
-        .zip(r.mode_plans)
-        .enumerate()
-        .map(|(i, (m, p))| ModeItem {
-            variant: variant(&m.name).unwrap_or_else(|| format_ident!("Invalid")),
-            name: m.name.to_string(),
-            doc: codegen::mode_doc(r.ir, p),
-            plan: consts::plan(p),
-            phases: cortex_core::rates::mode_rates(r.ir, i)
-                .map_or_else(Vec::new, |mr| mr.phases.iter().map(consts::plan).collect()),
-            weights: r
-                .ir
-                .weight_keys
-                .iter()
-                .zip(m.weights.iter())
-                .map(|(k, w)| {
-                    let k: &str = k;
-                    quote!((::std::borrow::Cow::Borrowed(#k), #w))
-                })
-                .collect(),
-        })
-        .collect()
-}
 
 /// The mode enum and its impls.
 pub(super) fn items(cx: &Api<'_>) -> TokenStream {
@@ -138,39 +88,4 @@ pub(super) fn items(cx: &Api<'_>) -> TokenStream {
             fn phase_plans(self) -> &'static [#c::plan::Plan] { #mode_ty::phase_plans(self) }
         }
     }
-}
-
-/// The modes of an invalid pipeline: its declared modes that make valid,
-/// distinct variants (or `FULL` when there are none), with empty plans.
-fn placeholder_modes(ast: &PipelineAst, c: &TokenStream) -> Vec<ModeItem> {
-    let mut out: Vec<ModeItem> = Vec::new();
-    for m in &ast.modes {
-        let name = text(&m.name);
-        let Some(variant) = variant(&name) else {
-            continue;
-        };
-        if out.iter().any(|x| x.variant == variant) {
-            continue;
-        }
-        out.push(ModeItem {
-            variant,
-            plan: quote!(#c::plan::Plan::empty(#name)),
-            name,
-            doc: String::new(),
-            phases: Vec::new(),
-            weights: Vec::new(),
-        });
-    }
-    if out.is_empty() {
-        let name = cortex_core::check::IMPLICIT_MODE;
-        out.push(ModeItem {
-            variant: format_ident!("Full"),
-            name: name.to_string(),
-            doc: String::new(),
-            plan: quote!(#c::plan::Plan::empty(#name)),
-            phases: Vec::new(),
-            weights: Vec::new(),
-        });
-    }
-    out
 }

@@ -8,6 +8,7 @@ pub mod types;
 
 // The L2 kernels, one module each.
 pub mod blur;
+pub mod blur_verdict;
 pub(crate) mod border;
 pub mod center;
 pub mod encoder;

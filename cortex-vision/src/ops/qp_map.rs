@@ -103,12 +103,6 @@ impl Blurriness for bool {
     }
 }
 
-impl Blurriness for crate::l2::BlurVerdict {
-    fn is_blurry(&self) -> bool {
-        self.is_blurry
-    }
-}
-
 /// Why a map is neutral.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Neutral {
@@ -308,14 +302,7 @@ mod tests {
             qp_map_with(&blob_map(), &false, &off).unwrap().neutral,
             Neutral::Off
         );
-        let verdict = crate::l2::BlurVerdict {
-            is_blurry: true,
-            ..crate::l2::BlurVerdict::INITIAL
-        };
-        assert_eq!(
-            qp_map(&blob_map(), &verdict).unwrap().neutral,
-            Neutral::Blurry
-        );
+        assert_eq!(qp_map(&blob_map(), &true).unwrap().neutral, Neutral::Blurry);
     }
 
     #[test]
