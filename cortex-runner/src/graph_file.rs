@@ -117,9 +117,11 @@ pub(crate) fn run(
     };
     let mut count = 0u64;
     if common.engine == Engine::Pipelined {
-        // The source is read on the driver's thread; its first error ends
-        // the stream and is reported after the frames before it.
-        let mut source_error = None;
+        // The source is read on the driver's thread; its first error, or
+        // a frame whose size the options cannot hold in the memory budget
+        // (the compiled pipelined run's rule), ends the stream and is
+        // reported after the frames before it.
+        let mut source_error: Option<RunnerError> = None;
         let limit = common.frames;
         let frames = std::iter::from_fn(|| {
             if limit.is_some_and(|n| count >= n) {
@@ -127,12 +129,17 @@ pub(crate) fn run(
             }
             match source.next_frame()? {
                 Ok(frame) => {
+                    let (h, w, _) = frame.image.dim();
+                    if let Err(e) = crate::pipelined::check_memory(common, (w, h)) {
+                        source_error = Some(e);
+                        return None;
+                    }
                     count += 1;
                     let input: Vec<Value> = vec![Arc::new(frame.image)];
                     Some(((frame.index, Instant::now()), input))
                 }
                 Err(e) => {
-                    source_error = Some(e);
+                    source_error = Some(e.into());
                     None
                 }
             }
@@ -153,7 +160,7 @@ pub(crate) fn run(
             return Err(e);
         }
         if let Some(e) = source_error {
-            return Err(e.into());
+            return Err(e);
         }
     } else {
         let parallel = common.engine == Engine::Parallel;
