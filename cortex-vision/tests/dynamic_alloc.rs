@@ -1,7 +1,10 @@
 //! What a run-time L2 allocates per frame against the compiled L2, counted
-//! by a global allocator on the running thread: in steady state a run-time
-//! frame allocates no more heap bytes than a compiled `run` (fresh
-//! outputs) of the same frame, so filled values are reused, not made anew.
+//! by a global allocator on the running thread: in steady state no filled
+//! value of a run-time frame is made anew — over a whole pass of the clip
+//! it allocates less than one 640×480 gray image, in every mode (held
+//! values and states trade buffers with their nodes, as compiled code's
+//! do), where a compiled `run` (fresh outputs) allocates a megabyte a
+//! frame.
 //!
 //! One test in its own binary, so no other test allocates meanwhile.
 
@@ -33,7 +36,7 @@ fn per_frame(frames: usize, mut run: impl FnMut(usize)) -> (u64, u64) {
 }
 
 #[test]
-fn a_run_time_frame_allocates_no_more_than_a_compiled_run() {
+fn a_run_time_frame_makes_no_filled_value_anew() {
     let frames = demo_clip(6, 640, 480);
     let inputs: Vec<Value> = frames.iter().map(|f| Arc::new(f.clone()) as Value).collect();
     for &mode in L2Mode::ALL {
@@ -59,6 +62,12 @@ fn a_run_time_frame_allocates_no_more_than_a_compiled_run() {
             "{mode:?}: compiled run {} allocs {} bytes; run_into {} allocs {} bytes; run time {} allocs {} bytes",
             c.0, c.1, c_into.0, c_into.1, d.0, d.1
         );
-        assert!(d.1 <= c.1, "{mode:?}: run time {} bytes per frame, compiled run {}", d.1, c.1);
+        let pass = d.1 * frames.len() as u64;
+        assert!(
+            pass < 640 * 480,
+            "{mode:?}: run time {pass} bytes over the clip ({} per frame), compiled run {} per frame",
+            d.1,
+            c.1
+        );
     }
 }

@@ -600,7 +600,13 @@ impl DynPipeline {
                     if let Some(r) = rated.and_then(|r| r.rates.get(*rate)) {
                         let id = r.node as usize;
                         if self.ran[id] {
-                            self.held[r.slot] = self.values[id].clone();
+                            // The held value and the node's buffer trade
+                            // places, as generated code's do: a copy shared
+                            // by both would make the node's next fill
+                            // allocate anew. Nothing reads the node's value
+                            // after this step in the frame.
+                            let computed = self.values[id].take();
+                            self.values[id] = std::mem::replace(&mut self.held[r.slot], computed);
                             self.holds[r.slot].computed_at = Some(now);
                         }
                         self.holds[r.slot].held_last_frame = mask & (1 << rate) != 0;
