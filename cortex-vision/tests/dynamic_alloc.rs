@@ -38,7 +38,10 @@ fn per_frame(frames: usize, mut run: impl FnMut(usize)) -> (u64, u64) {
 #[test]
 fn a_run_time_frame_makes_no_filled_value_anew() {
     let frames = demo_clip(6, 640, 480);
-    let inputs: Vec<Value> = frames.iter().map(|f| Arc::new(f.clone()) as Value).collect();
+    let inputs: Vec<Value> = frames
+        .iter()
+        .map(|f| Arc::new(f.clone()) as Value)
+        .collect();
     for &mode in L2Mode::ALL {
         let mut compiled = L2::new();
         compiled.set_fusion(false);
@@ -47,7 +50,9 @@ fn a_run_time_frame_makes_no_filled_value_anew() {
         });
         let mut out = compiled.run(mode, &frames[0]).expect("compiled");
         let c_into = per_frame(frames.len(), |i| {
-            compiled.run_into(mode, &frames[i], &mut out).expect("compiled");
+            compiled
+                .run_into(mode, &frames[i], &mut out)
+                .expect("compiled");
         });
         let mut dynamic =
             DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &l2_ops()).expect("ops");

@@ -350,7 +350,11 @@ fn compare_streams(frames: &[RgbFrame], mode: L2Mode, fused: bool) {
         match (w, g) {
             (Ok(w), Ok(g)) => assert_same(*wi as usize, w, g),
             (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "frame {wi}"),
-            _ => panic!("frame {wi}: compiled {:?}, run-time {:?}", w.is_ok(), g.is_ok()),
+            _ => panic!(
+                "frame {wi}: compiled {:?}, run-time {:?}",
+                w.is_ok(),
+                g.is_ok()
+            ),
         }
     }
     assert_eq!(dynamic.holds(), compiled.holds());

@@ -49,7 +49,14 @@ fn the_l2_file_gives_what_the_compiled_l2_gives() {
         &["--mode", "BALANCED"][..],
         &["--mode", "POWER_SAVE"],
         &["--mode", "TEXT_FOCUS", "--engine", "parallel"],
-        &["--mode", "POWER_SAVE", "--engine", "pipelined", "--in-flight", "2"],
+        &[
+            "--mode",
+            "POWER_SAVE",
+            "--engine",
+            "pipelined",
+            "--in-flight",
+            "2",
+        ],
         &["--weights", "ws=0,wm=0.3"],
     ] {
         let mut base = vec!["run", "--json", "--frames", "9", "--size", "128x96", "-q"];

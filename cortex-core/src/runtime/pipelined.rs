@@ -36,9 +36,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::model::ir::GraphIr;
 use crate::model::plan::Plan;
+use crate::runtime::dynamic::DynPipeline;
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::{Carried, SharedObserver, Sink};
-use crate::runtime::dynamic::DynPipeline;
 use crate::runtime::hold::held_mask;
 use crate::runtime::observe::Observer;
 use crate::runtime::pipeline::Pipeline;

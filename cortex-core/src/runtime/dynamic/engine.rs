@@ -471,7 +471,11 @@ impl DynPipeline {
     }
 
     /// Checks the inputs and forgets which nodes ran last frame.
-    pub(super) fn begin_frame(&mut self, sh: &Shared, inputs: &[Value]) -> Result<(), PipelineError> {
+    pub(super) fn begin_frame(
+        &mut self,
+        sh: &Shared,
+        inputs: &[Value],
+    ) -> Result<(), PipelineError> {
         check_inputs(sh, inputs)?;
         self.ran.fill(false);
         self.holding.fill(None);

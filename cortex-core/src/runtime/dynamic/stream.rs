@@ -70,7 +70,11 @@ fn first_stage(
             Step::Call { node, .. } if plan.is_live(*node) => call(*node, bufs)?,
             Step::Call { .. } => {}
             Step::Group { group, .. } => {
-                let members = frame.fusion.groups.get(*group).map_or(&[][..], |g| &g.nodes);
+                let members = frame
+                    .fusion
+                    .groups
+                    .get(*group)
+                    .map_or(&[][..], |g| &g.nodes);
                 for &node in members {
                     if plan.is_live(node) {
                         call(node, bufs)?;
@@ -147,11 +151,11 @@ impl DynPipeline {
         let shared = self.shared.clone();
         let sh = &*shared;
         let n = sh.ir.nodes.len();
-        let valid = sh.program.modes.get(mode).and_then(|m| {
-            m.pipelined
-                .as_ref()
-                .map(|p| (m, p, &m.sequential))
-        });
+        let valid = sh
+            .program
+            .modes
+            .get(mode)
+            .and_then(|m| m.pipelined.as_ref().map(|p| (m, p, &m.sequential)));
         let unknown = || PipelineError::Internal("no such mode");
         let events: Option<&SharedObserver<'_, NoopObserver>> = None;
         let plan = valid.map_or(&sh.program.run_time.full, |(m, ..)| &m.plan);
