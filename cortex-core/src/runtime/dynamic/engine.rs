@@ -455,8 +455,9 @@ impl DynPipeline {
         Ok(plan)
     }
 
+    /// Runs one frame of `frame`'s steps from the start.
     #[allow(clippy::too_many_arguments)]
-    fn run_frame(
+    pub(super) fn run_frame(
         &mut self,
         sh: &Shared,
         frame: &Frame,

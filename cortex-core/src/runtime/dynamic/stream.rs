@@ -199,9 +199,8 @@ impl DynPipeline {
             },
             |this: &mut DynPipeline, inputs: &Inputs, sink: Sink<'_, DynOutputs>| {
                 let (_, _, frame) = valid.ok_or_else(unknown)?;
-                this.begin_frame(sh, inputs)?;
                 let weights = &sh.mode_weights[mode];
-                let outputs = this.steps(
+                let outputs = this.run_frame(
                     sh,
                     frame,
                     Sel::Mode(mode),
