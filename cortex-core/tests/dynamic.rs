@@ -1,12 +1,14 @@
 //! Graphs built at run time against a reference written apart from the
 //! engine: random graphs (the generator of the DCE property test) run by
 //! `DynPipeline` for every zero pattern of their weights and in their
-//! mode, compared with the reference interpreter of `tests/common` (node
+//! mode (sequentially, wave by wave, reading some outputs, and as
+//! pipelined streams), compared with the reference interpreter of `tests/common` (node
 //! values hash their inputs, weighted inputs add `weight × value`); and a
 //! failing node leaves states and the frame count as they were.
 
 mod common;
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use common::{interpret, mix, random_spec};
@@ -16,6 +18,7 @@ use cortex_core::dynamic::{Call, DynPipeline, Ops, Value};
 use cortex_core::error::NodeFailure;
 use cortex_core::ir::{Arg, Endpoint, GraphIr};
 use cortex_core::spec::GraphSpec;
+use cortex_core::stream::StreamOptions;
 use cortex_core::OutputSet;
 use cortex_core::Weights;
 use proptest::prelude::*;
@@ -141,6 +144,23 @@ proptest! {
                     let got = outputs(&ir, &part.run_reading(mode, set, parallel, std::slice::from_ref(frame)).expect("frame runs"));
                     let expected: Vec<Option<u64>> = want[f].iter().enumerate().map(|(o, v)| if set.contains(o) { *v } else { None }).collect();
                     prop_assert_eq!(got, expected, "reading {:b}, parallel {}", set.bits(), parallel);
+                }
+            }
+            // A pipelined stream, one and two frames in flight: the same
+            // frames in order.
+            for in_flight in [1, 2] {
+                let mut s = DynPipeline::new(&spec, &ops).expect("builds");
+                let options = StreamOptions { in_flight, ..StreamOptions::DEFAULT };
+                let mut streamed = Vec::new();
+                s.run_stream(mode, frames.iter().map(|f| vec![f.clone()]), &options, |f| {
+                    streamed.push((f.index, f.result.map(|o| outputs(&ir, &o))));
+                    ControlFlow::Continue(())
+                })
+                .expect("stream runs");
+                prop_assert_eq!(streamed.len(), frames.len());
+                for (f, (index, got)) in streamed.into_iter().enumerate() {
+                    prop_assert_eq!(index, f as u64);
+                    prop_assert_eq!(&got.expect("frame runs"), &want[f], "pipelined, {} in flight", in_flight);
                 }
             }
         }

@@ -3,12 +3,14 @@
 //! the frames of the source in the mode (or with the weights) asked, each
 //! frame's outputs written as a JSON line.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use cortex_core::dynamic::{DynPipeline, GraphFile, Ops, Value};
 use cortex_core::pipeline::Pipeline;
+use cortex_core::PipelineError;
 use serde_json::{json, Map};
 
 use crate::app::{App, Io};
@@ -36,14 +38,17 @@ pub(crate) fn run(
         return Err(RunnerError::Usage("--graph: no file given".into()));
     };
     let unsupported = [
-        (common.engine == Engine::Pipelined, "--engine pipelined"),
+        (
+            common.engine == Engine::Pipelined && common.weights.is_some(),
+            "--weights with --engine pipelined",
+        ),
         (args.trace.is_some(), "--trace"),
         (args.dump.is_some(), "--dump"),
         (args.encode.is_some(), "--encode"),
     ];
     if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
         return Err(RunnerError::Usage(format!(
-            "--graph runs sequentially or in parallel, with JSON lines out; {flag} needs a compiled pipeline"
+            "--graph runs a mode or weights with JSON lines out; {flag} needs a compiled pipeline"
         )));
     }
     let mut pipeline = build(path, extra)?;
@@ -77,24 +82,12 @@ pub(crate) fn run(
         input => sources::open(input, common.size, io.stdin)?,
     };
     let ops = registry(extra);
-    let parallel = common.engine == Engine::Parallel;
-    let (mut failed, mut first) = (0u64, 0u64);
-    let mut count = 0u64;
-    while let Some(frame) = source.next_frame() {
-        if common.frames.is_some_and(|n| count >= n) {
-            break;
-        }
-        let frame = frame?;
-        count += 1;
-        let input: [Value; 1] = [Arc::new(frame.image)];
-        let started = Instant::now();
-        let result = match (&weights, parallel) {
-            (Some(w), false) => pipeline.run_weights(w, &input),
-            (Some(w), true) => pipeline.run_weights_parallel(w, &input),
-            (None, false) => pipeline.run(mode, &input),
-            (None, true) => pipeline.run_parallel(mode, &input),
-        };
-        let ms = started.elapsed().as_secs_f64() * 1e3;
+    let mut failed = Failed::default();
+    // One frame's JSON line, or the frame's error when it stops the run.
+    let mut write = |index: u64,
+                     ms: f64,
+                     result: Result<cortex_core::dynamic::DynOutputs, PipelineError>|
+     -> Result<(), RunnerError> {
         let line = match result {
             Ok(out) => {
                 let mut outputs = Map::new();
@@ -104,18 +97,15 @@ pub(crate) fn run(
                         .map_or(serde_json::Value::Null, |v| ops.to_json(v));
                     outputs.insert(name.clone(), v);
                 }
-                json!({ "frame": frame.index, "ms": ms, "outputs": outputs })
+                json!({ "frame": index, "ms": ms, "outputs": outputs })
             }
             Err(e) if args.keep_going => {
-                if failed == 0 {
-                    first = frame.index;
-                }
-                failed += 1;
-                json!({ "frame": frame.index, "error": e.to_string() })
+                failed.count(index);
+                json!({ "frame": index, "error": e.to_string() })
             }
             Err(source) => {
                 return Err(RunnerError::Frame {
-                    frame: frame.index,
+                    frame: index,
                     source,
                 })
             }
@@ -123,8 +113,75 @@ pub(crate) fn run(
         writeln!(io.stdout, "{line}").map_err(|source| RunnerError::Io {
             what: "writing results".into(),
             source,
+        })
+    };
+    let mut count = 0u64;
+    if common.engine == Engine::Pipelined {
+        // The source is read on the driver's thread; its first error, or
+        // a frame whose size the options cannot hold in the memory budget
+        // (the compiled pipelined run's rule), ends the stream and is
+        // reported after the frames before it.
+        let mut source_error: Option<RunnerError> = None;
+        let limit = common.frames;
+        let frames = std::iter::from_fn(|| {
+            if limit.is_some_and(|n| count >= n) {
+                return None;
+            }
+            match source.next_frame()? {
+                Ok(frame) => {
+                    let (h, w, _) = frame.image.dim();
+                    if let Err(e) = crate::pipelined::check_memory(common, (w, h)) {
+                        source_error = Some(e);
+                        return None;
+                    }
+                    count += 1;
+                    let input: Vec<Value> = vec![Arc::new(frame.image)];
+                    Some(((frame.index, Instant::now()), input))
+                }
+                Err(e) => {
+                    source_error = Some(e.into());
+                    None
+                }
+            }
+        });
+        let mut stopped = None;
+        pipeline.run_stream_tagged(mode, frames, &common.stream_options(), |f| {
+            let (index, started) = f.tag;
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            match write(index, ms, f.result) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    stopped = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
         })?;
+        if let Some(e) = stopped {
+            return Err(e);
+        }
+        if let Some(e) = source_error {
+            return Err(e);
+        }
+    } else {
+        let parallel = common.engine == Engine::Parallel;
+        while let Some(frame) = source.next_frame() {
+            if common.frames.is_some_and(|n| count >= n) {
+                break;
+            }
+            let frame = frame?;
+            count += 1;
+            let input: [Value; 1] = [Arc::new(frame.image)];
+            let started = Instant::now();
+            let result = match (&weights, parallel) {
+                (Some(w), false) => pipeline.run_weights(w, &input),
+                (Some(w), true) => pipeline.run_weights_parallel(w, &input),
+                (None, false) => pipeline.run(mode, &input),
+                (None, true) => pipeline.run_parallel(mode, &input),
+            };
+            write(frame.index, started.elapsed().as_secs_f64() * 1e3, result)?;
+        }
     }
+    let Failed { failed, first } = failed;
     match (failed, count) {
         (0, 0) => Err(RunnerError::NoFrames(source.describe())),
         (0, _) => Ok(()),
@@ -133,6 +190,22 @@ pub(crate) fn run(
             frames: count,
             first,
         }),
+    }
+}
+
+/// Frames that failed (with `--keep-going`) and the first of them.
+#[derive(Default)]
+struct Failed {
+    failed: u64,
+    first: u64,
+}
+
+impl Failed {
+    fn count(&mut self, index: u64) {
+        if self.failed == 0 {
+            self.first = index;
+        }
+        self.failed += 1;
     }
 }
 

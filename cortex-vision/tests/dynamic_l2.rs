@@ -310,3 +310,78 @@ fn mistakes_in_a_graph_file_name_their_line_and_node() {
     let err = GraphFile::parse("{\n  \"name\": \"L2\",\n  oops\n}").expect_err("refused");
     assert_eq!(err.problems[0].0, 3, "{err}");
 }
+
+/// `frames` streamed pipelined through the compiled L2 (fusion `fused`)
+/// and through the L2 built from the graph file, mode `mode`: the same
+/// results frame by frame, in order, a failing frame failing alone in
+/// both.
+fn compare_streams(frames: &[RgbFrame], mode: L2Mode, fused: bool) {
+    use cortex_core::dynamic::GraphFile;
+    use cortex_core::stream::StreamOptions;
+    let options = StreamOptions {
+        in_flight: 2,
+        ..StreamOptions::DEFAULT
+    };
+    let mut compiled = L2::new();
+    compiled.set_fusion(fused);
+    let mut want = Vec::new();
+    compiled
+        .run_stream(mode, frames.iter().map(|f| (f.clone(),)), &options, |f| {
+            want.push((f.index, f.result));
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("compiled stream");
+    let mut dynamic = GraphFile::parse(L2_FILE)
+        .expect("reads")
+        .build(&l2_ops())
+        .expect("builds");
+    let mut got = Vec::new();
+    let inputs = frames.iter().map(|f| vec![Arc::new(f.clone()) as Value]);
+    dynamic
+        .run_stream(mode as usize, inputs, &options, |f| {
+            got.push((f.index, f.result));
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("run-time stream");
+    assert_eq!(got.len(), frames.len());
+    assert_eq!(want.len(), frames.len());
+    for ((wi, w), (gi, g)) in want.iter().zip(&got) {
+        assert_eq!(wi, gi, "frames in source order");
+        match (w, g) {
+            (Ok(w), Ok(g)) => assert_same(*wi as usize, w, g),
+            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "frame {wi}"),
+            _ => panic!(
+                "frame {wi}: compiled {:?}, run-time {:?}",
+                w.is_ok(),
+                g.is_ok()
+            ),
+        }
+    }
+    assert_eq!(dynamic.holds(), compiled.holds());
+    assert_eq!(dynamic.frame_index(), compiled.frame_index());
+}
+
+#[test]
+fn pipelined_streams_match_the_compiled_l2_in_every_mode() {
+    let mut frames = demo_clip(12, 160, 120);
+    // A frame `to_gray` refuses, mid-stream: it fails alone in both.
+    frames[5] = RgbFrame::zeros((120, 160, 4));
+    for &mode in L2Mode::ALL {
+        for fused in [true, false] {
+            compare_streams(&frames, mode, fused);
+        }
+    }
+}
+
+#[test]
+fn pipelined_streams_match_the_compiled_l2_on_vtest() {
+    let Some(frames) = vtest_frames(10) else {
+        eprintln!("vtest.avi or ffmpeg not installed: pipelined streams compared on the synthetic clip only");
+        return;
+    };
+    for &mode in L2Mode::ALL {
+        for fused in [true, false] {
+            compare_streams(&frames, mode, fused);
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! `run --graph FILE`: the L2 graph file run by the L2 program gives, frame
 //! by frame, what the compiled L2 gives on the same frames (in every mode,
-//! sequential and parallel, and with weights), and a mistake in the file is
+//! sequential, parallel and pipelined, and with weights), and a mistake in the file is
 //! one line per problem with the file's line and the node, exit code 2.
 
 use crate::l2;
@@ -49,6 +49,14 @@ fn the_l2_file_gives_what_the_compiled_l2_gives() {
         &["--mode", "BALANCED"][..],
         &["--mode", "POWER_SAVE"],
         &["--mode", "TEXT_FOCUS", "--engine", "parallel"],
+        &[
+            "--mode",
+            "POWER_SAVE",
+            "--engine",
+            "pipelined",
+            "--in-flight",
+            "2",
+        ],
         &["--weights", "ws=0,wm=0.3"],
     ] {
         let mut base = vec!["run", "--json", "--frames", "9", "--size", "128x96", "-q"];

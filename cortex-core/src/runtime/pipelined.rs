@@ -34,7 +34,9 @@ use std::marker::PhantomData;
 use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::model::ir::GraphIr;
 use crate::model::plan::Plan;
+use crate::runtime::dynamic::DynPipeline;
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::{Carried, SharedObserver, Sink};
 use crate::runtime::hold::held_mask;
@@ -151,7 +153,7 @@ pub fn pipelined<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     plan: &Plan,
 ) -> Result<StreamReport, StreamError>
 where
-    P: Pipeline,
+    P: Streamed,
     O: Observer + Send,
     T: Send,
     Out: Send,
@@ -179,6 +181,37 @@ where
         events,
         plan,
     })
+}
+
+/// What the pipelined driver asks of the pipeline it runs: a generated
+/// pipeline (any [`Pipeline`]) or one built at run time ([`DynPipeline`]).
+pub trait Streamed {
+    /// The graph an observer's `frame_begin` is told about; `None` when
+    /// the pipeline has no graph that lives as long as the program (a
+    /// run-time graph, which is not observed).
+    fn observed_ir() -> Option<&'static GraphIr>;
+    /// Which held values the last frame read (see [`StreamFrame::held`]).
+    fn held_mask(&self) -> u64;
+}
+
+impl<P: Pipeline> Streamed for P {
+    #[inline]
+    fn observed_ir() -> Option<&'static GraphIr> {
+        Some(P::ir())
+    }
+    #[inline]
+    fn held_mask(&self) -> u64 {
+        held_mask(self.holds())
+    }
+}
+
+impl Streamed for DynPipeline {
+    fn observed_ir() -> Option<&'static GraphIr> {
+        None
+    }
+    fn held_mask(&self) -> u64 {
+        held_mask(self.holds())
+    }
 }
 
 /// What a pipelined run's first-stage values vouch for: that the inputs
@@ -232,7 +265,7 @@ struct Run<'a, 'o, P, O, Out, I, F, FA, FB, NB, FR, FS> {
 impl<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS> Engine<In, P>
     for Run<'_, '_, P, O, Out, I, F, FA, FB, NB, FR, FS>
 where
-    P: Pipeline,
+    P: Streamed,
     O: Observer + Send,
     T: Send,
     Out: Send,
@@ -285,7 +318,7 @@ fn run<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     plan: &Plan,
 ) -> Result<StreamReport, StreamError>
 where
-    P: Pipeline + Send,
+    P: Streamed + Send,
     O: Observer + Send,
     T: Send,
     In: Send + Sync,
@@ -326,8 +359,8 @@ where
             mut bufs,
         } = staged;
         let (tag, inputs) = arrival.item;
-        if let Some(o) = events {
-            o.frame_begin(P::ir(), plan);
+        if let (Some(o), Some(ir)) = (events, P::observed_ir()) {
+            o.frame_begin(ir, plan);
         }
         let mut slot = None;
         let mut clean = !panicked(&values);
@@ -370,7 +403,7 @@ where
             o.frame_end(result.is_ok());
         }
         let held = match &result {
-            Ok(_) => held_mask(pipeline.holds()),
+            Ok(_) => pipeline.held_mask(),
             Err(_) => 0,
         };
         let frame = StreamFrame {

@@ -42,10 +42,21 @@ fn first_error(diagnostics: &[Diagnostic]) -> String {
         .map_or_else(|| "invalid graph".to_string(), Diagnostic::render)
 }
 
+/// Fails unless `inputs` has as many values as the graph declares inputs.
+pub(super) fn check_inputs(sh: &Shared, inputs: &[Value]) -> Result<(), PipelineError> {
+    if inputs.len() == sh.ir.inputs.len() {
+        Ok(())
+    } else {
+        Err(PipelineError::Internal(
+            "a run-time pipeline was given another number of inputs than it declares",
+        ))
+    }
+}
+
 /// What every frame of one pipeline reads and never changes.
-struct Shared {
-    ir: GraphIr,
-    program: Program,
+pub(super) struct Shared {
+    pub(super) ir: GraphIr,
+    pub(super) program: Program,
     registry: Ops,
     /// Per node: its op.
     ops: Vec<Arc<OpFn>>,
@@ -55,7 +66,7 @@ struct Shared {
     names: Vec<&'static str>,
     outputs: Arc<[String]>,
     /// Per mode: its weight table.
-    mode_weights: Vec<Weights>,
+    pub(super) mode_weights: Vec<Weights>,
     state_init: Vec<Value>,
     /// Per state: its writer writes no other state and is rated in no
     /// mode, so the state may trade values with it (double-buffering).
@@ -69,7 +80,7 @@ struct Shared {
 /// pipelines; outputs are bit-identical to a generated pipeline of the
 /// same graph calling the same functions.
 pub struct DynPipeline {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     states: Vec<Value>,
     /// Per state: written since it was last reset to its initial value.
     fresh: Vec<bool>,
@@ -99,7 +110,7 @@ impl std::fmt::Debug for DynPipeline {
 
 /// What a frame runs: a declared mode, or a plan chosen at run time.
 #[derive(Clone, Copy)]
-enum Sel<'a> {
+pub(super) enum Sel<'a> {
     Mode(usize),
     Plan(&'a Plan),
 }
@@ -444,8 +455,9 @@ impl DynPipeline {
         Ok(plan)
     }
 
+    /// Runs one frame of `frame`'s steps from the start.
     #[allow(clippy::too_many_arguments)]
-    fn run_frame(
+    pub(super) fn run_frame(
         &mut self,
         sh: &Shared,
         frame: &Frame,
@@ -455,13 +467,35 @@ impl DynPipeline {
         parallel: bool,
         read: OutputSet,
     ) -> Result<DynOutputs, PipelineError> {
-        if inputs.len() != sh.ir.inputs.len() {
-            return Err(PipelineError::Internal(
-                "a run-time pipeline was given another number of inputs than it declares",
-            ));
-        }
+        self.begin_frame(sh, inputs)?;
+        self.steps(sh, frame, sel, weights, inputs, parallel, read)
+    }
+
+    /// Checks the inputs and forgets which nodes ran last frame.
+    pub(super) fn begin_frame(
+        &mut self,
+        sh: &Shared,
+        inputs: &[Value],
+    ) -> Result<(), PipelineError> {
+        check_inputs(sh, inputs)?;
         self.ran.fill(false);
         self.holding.fill(None);
+        Ok(())
+    }
+
+    /// Runs `frame`'s steps, the values of nodes already run this frame
+    /// (a pipelined first stage's) given.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn steps(
+        &mut self,
+        sh: &Shared,
+        frame: &Frame,
+        sel: Sel<'_>,
+        weights: &Weights,
+        inputs: &[Value],
+        parallel: bool,
+        read: OutputSet,
+    ) -> Result<DynOutputs, PipelineError> {
         let now = self.frame;
         let rated = match sel {
             Sel::Mode(m) => sh.program.modes[m].rates.as_ref(),
@@ -571,7 +605,13 @@ impl DynPipeline {
                     if let Some(r) = rated.and_then(|r| r.rates.get(*rate)) {
                         let id = r.node as usize;
                         if self.ran[id] {
-                            self.held[r.slot] = self.values[id].clone();
+                            // The held value and the node's buffer trade
+                            // places, as generated code's do: a copy shared
+                            // by both would make the node's next fill
+                            // allocate anew. Nothing reads the node's value
+                            // after this step in the frame.
+                            let computed = self.values[id].take();
+                            self.values[id] = std::mem::replace(&mut self.held[r.slot], computed);
                             self.holds[r.slot].computed_at = Some(now);
                         }
                         self.holds[r.slot].held_last_frame = mask & (1 << rate) != 0;
@@ -590,6 +630,14 @@ impl DynPipeline {
             names: sh.outputs.clone(),
             values: outputs,
         })
+    }
+
+    /// Node `id`'s value, computed this frame by an earlier stage: the
+    /// pipeline's last value of it goes back to that stage's buffers.
+    pub(super) fn give(&mut self, id: NodeId, value: &mut Option<Value>) {
+        let i = id as usize;
+        std::mem::swap(&mut self.values[i], value);
+        self.ran[i] = true;
     }
 
     fn reset_state(&mut self, sh: &Shared, state: u32) {
@@ -669,36 +717,11 @@ impl DynPipeline {
         weights: &Weights,
         inputs: &[Value],
     ) -> Result<(), PipelineError> {
-        let i = id as usize;
-        let node = &sh.ir.nodes[i];
-        let mut args: SmallVec<[Option<&Value>; 8]> = SmallVec::with_capacity(node.args.len());
-        for (a, arg) in node.args.iter().enumerate() {
-            args.push(match arg {
-                Arg::Value(Endpoint::Input(x)) => inputs.get(*x as usize),
-                Arg::Value(Endpoint::State(s)) => self.states.get(*s as usize),
-                Arg::Value(Endpoint::Node(p)) => self.visible(*p),
-                Arg::Const(_) => sh.consts[i][a].as_ref(),
-                Arg::Weights | Arg::Buffer => None,
-            });
-        }
-        let mut call = Call {
-            node: sh.names[i],
-            args: &args,
-            weights,
-            out,
-            set: false,
-        };
-        let result = (sh.ops[i])(&mut call);
-        let set = call.set;
-        result
-            .and_then(|()| {
-                if set {
-                    Ok(())
-                } else {
-                    Err(format!("op `{}` gave it no value", node.op).into())
-                }
-            })
-            .map_err(|e| PipelineError::node(sh.names[i], e))
+        invoke(sh, id, out, weights, inputs, |e| match e {
+            Endpoint::State(s) => self.states.get(s as usize),
+            Endpoint::Node(p) => self.visible(p),
+            Endpoint::Input(x) => inputs.get(x as usize),
+        })
     }
 
     /// The single nodes of one wave at once on the worker pool, each into
@@ -730,4 +753,46 @@ impl DynPipeline {
         }
         first
     }
+}
+
+/// Calls node `id`'s op into `out`, its value arguments read by `value`
+/// (the frame's inputs, states and node values, or a pipelined first
+/// stage's own values).
+pub(super) fn invoke<'v>(
+    sh: &'v Shared,
+    id: NodeId,
+    out: &mut Option<Value>,
+    weights: &Weights,
+    inputs: &'v [Value],
+    value: impl Fn(Endpoint) -> Option<&'v Value>,
+) -> Result<(), PipelineError> {
+    let i = id as usize;
+    let node = &sh.ir.nodes[i];
+    let mut args: SmallVec<[Option<&Value>; 8]> = SmallVec::with_capacity(node.args.len());
+    for (a, arg) in node.args.iter().enumerate() {
+        args.push(match arg {
+            Arg::Value(Endpoint::Input(x)) => inputs.get(*x as usize),
+            Arg::Value(e) => value(*e),
+            Arg::Const(_) => sh.consts[i][a].as_ref(),
+            Arg::Weights | Arg::Buffer => None,
+        });
+    }
+    let mut call = Call {
+        node: sh.names[i],
+        args: &args,
+        weights,
+        out,
+        set: false,
+    };
+    let result = (sh.ops[i])(&mut call);
+    let set = call.set;
+    result
+        .and_then(|()| {
+            if set {
+                Ok(())
+            } else {
+                Err(format!("op `{}` gave it no value", node.op).into())
+            }
+        })
+        .map_err(|e| PipelineError::node(sh.names[i], e))
 }

@@ -16,6 +16,7 @@ mod engine;
 mod file;
 mod ops;
 mod outputs;
+mod stream;
 
 pub use engine::{BuildError, DynPipeline};
 pub use file::{FileError, GraphFile};

@@ -1,0 +1,220 @@
+//! Pipelined streams of a run-time graph: each mode's lowered
+//! [`Pipelined`](crate::lower::Pipelined) split run by the same driver as
+//! generated pipelines ([`pipelined`]), so flow control, ordering, failing
+//! frames and recycled buffers follow the same rules.
+
+use std::ops::ControlFlow;
+
+use crate::lower::{Frame, Step};
+use crate::model::ir::{Endpoint, NodeId};
+use crate::model::outputs::OutputSet;
+use crate::runtime::error::PipelineError;
+use crate::runtime::generated::{SharedObserver, Sink};
+use crate::runtime::observe::NoopObserver;
+use crate::runtime::pipelined::{pipelined, Checked, Engine, StreamFrame};
+use crate::runtime::stream::{StreamError, StreamOptions, StreamReport};
+
+use super::engine::{check_inputs, invoke, Sel, Shared};
+use super::ops::Value;
+use super::outputs::DynOutputs;
+use super::DynPipeline;
+
+/// One frame's inputs, in declaration order.
+type Inputs = Vec<Value>;
+
+/// A first stage's values, per node: computed this frame (the stage
+/// succeeded) or not. Recycled from frame to frame, so a filled value
+/// whose last frame's copy nobody holds any more is written in place.
+struct FirstValues {
+    values: Vec<Option<Value>>,
+    ran: Vec<bool>,
+}
+
+/// A first stage that succeeded: its values are in the frame's
+/// [`FirstValues`].
+struct FirstDone;
+
+impl Checked<Inputs, DynPipeline> for FirstDone {
+    fn engine<E: Engine<Inputs, DynPipeline>>(engine: E) -> E::Out {
+        engine.run()
+    }
+}
+
+/// The first stage: the state-free calls of `frame`, reading only the
+/// frame's inputs, constants and each other.
+fn first_stage(
+    sh: &Shared,
+    frame: &Frame,
+    mode: usize,
+    inputs: &Inputs,
+    bufs: &mut FirstValues,
+) -> Result<FirstDone, PipelineError> {
+    check_inputs(sh, inputs)?;
+    bufs.ran.fill(false);
+    let plan = &sh.program.modes[mode].plan;
+    let weights = &sh.mode_weights[mode];
+    let call = |id: NodeId, bufs: &mut FirstValues| -> Result<(), PipelineError> {
+        let i = id as usize;
+        let mut out = bufs.values[i].take();
+        let (values, ran) = (&bufs.values, &bufs.ran);
+        let result = invoke(sh, id, &mut out, weights, inputs, |e| match e {
+            Endpoint::Node(p) if ran[p as usize] => values[p as usize].as_ref(),
+            _ => None,
+        });
+        bufs.values[i] = out;
+        bufs.ran[i] = result.is_ok();
+        result
+    };
+    for step in &frame.steps {
+        match step {
+            Step::Call { node, .. } if plan.is_live(*node) => call(*node, bufs)?,
+            Step::Call { .. } => {}
+            Step::Group { group, .. } => {
+                let members = frame
+                    .fusion
+                    .groups
+                    .get(*group)
+                    .map_or(&[][..], |g| &g.nodes);
+                for &node in members {
+                    if plan.is_live(node) {
+                        call(node, bufs)?;
+                    }
+                }
+            }
+            _ => {
+                return Err(PipelineError::Internal(
+                    "a pipelined first stage holds more than calls",
+                ))
+            }
+        }
+    }
+    Ok(FirstDone)
+}
+
+/// Stores a frame's outputs where the driver asked.
+fn store(sink: Sink<'_, DynOutputs>, outputs: DynOutputs) {
+    match sink {
+        Sink::Into(o, _) => *o = outputs,
+        Sink::Fresh(slot) => *slot = Some(outputs),
+    }
+}
+
+impl DynPipeline {
+    /// Runs a stream of frames in mode `mode`, pipelined as a generated
+    /// `#[parallel]` pipeline's `run_stream` does: frame `k + 1`'s
+    /// state-free nodes run on the pool while frame `k`'s second stage
+    /// runs wave by wave and commits. Results come back in source order;
+    /// a failing frame fails alone (the state stays that of the last good
+    /// frame). `options` are the generated streams' (`in_flight`,
+    /// overflow policy, queue); the memory budget counts each input as one
+    /// shared value, since a run-time value's heap size is not known.
+    ///
+    /// # Errors
+    /// As the generated `run_stream`: invalid options, a panicking source
+    /// or callback. An unknown mode fails every frame (with
+    /// [`PipelineError::Internal`]), not the stream.
+    pub fn run_stream<I, F>(
+        &mut self,
+        mode: usize,
+        frames: I,
+        options: &StreamOptions,
+        mut on_result: F,
+    ) -> Result<StreamReport, StreamError>
+    where
+        I: IntoIterator<Item = Inputs>,
+        I::IntoIter: Send,
+        F: FnMut(StreamFrame<Inputs, DynOutputs>) -> ControlFlow<()>,
+    {
+        self.run_stream_tagged(mode, frames.into_iter().map(|x| ((), x)), options, |f| {
+            on_result(f)
+        })
+    }
+
+    /// [`run_stream`](Self::run_stream) with a value of yours carried with
+    /// each frame and handed back with its result.
+    ///
+    /// # Errors
+    /// As [`run_stream`](Self::run_stream).
+    pub fn run_stream_tagged<T, I, F>(
+        &mut self,
+        mode: usize,
+        frames: I,
+        options: &StreamOptions,
+        mut on_result: F,
+    ) -> Result<StreamReport, StreamError>
+    where
+        T: Send,
+        I: IntoIterator<Item = (T, Inputs)>,
+        I::IntoIter: Send,
+        F: FnMut(StreamFrame<Inputs, DynOutputs, T>) -> ControlFlow<()>,
+    {
+        let shared = self.shared.clone();
+        let sh = &*shared;
+        let n = sh.ir.nodes.len();
+        let valid = sh
+            .program
+            .modes
+            .get(mode)
+            .and_then(|m| m.pipelined.as_ref().map(|p| (m, p, &m.sequential)));
+        let unknown = || PipelineError::Internal("no such mode");
+        let events: Option<&SharedObserver<'_, NoopObserver>> = None;
+        let plan = valid.map_or(&sh.program.run_time.full, |(m, ..)| &m.plan);
+        pipelined(
+            self,
+            frames.into_iter(),
+            options,
+            |frame| (on_result(frame), None),
+            |inputs: &Inputs, bufs: &mut FirstValues| {
+                let (_, p, _) = valid.ok_or_else(unknown)?;
+                first_stage(sh, &p.first, mode, inputs, bufs)
+            },
+            |this: &mut DynPipeline,
+             inputs: &Inputs,
+             FirstDone,
+             bufs: &mut FirstValues,
+             sink: Sink<'_, DynOutputs>| {
+                let (_, p, _) = valid.ok_or_else(unknown)?;
+                this.begin_frame(sh, inputs)?;
+                for (i, &ran) in bufs.ran.iter().enumerate() {
+                    if ran {
+                        this.give(i as NodeId, &mut bufs.values[i]);
+                    }
+                }
+                let weights = &sh.mode_weights[mode];
+                let outputs = this.steps(
+                    sh,
+                    &p.second,
+                    Sel::Mode(mode),
+                    weights,
+                    inputs,
+                    true,
+                    OutputSet::ALL,
+                )?;
+                store(sink, outputs);
+                Ok(())
+            },
+            || FirstValues {
+                values: vec![None; n],
+                ran: vec![false; n],
+            },
+            |this: &mut DynPipeline, inputs: &Inputs, sink: Sink<'_, DynOutputs>| {
+                let (_, _, frame) = valid.ok_or_else(unknown)?;
+                let weights = &sh.mode_weights[mode];
+                let outputs = this.run_frame(
+                    sh,
+                    frame,
+                    Sel::Mode(mode),
+                    weights,
+                    inputs,
+                    false,
+                    OutputSet::ALL,
+                )?;
+                store(sink, outputs);
+                Ok(())
+            },
+            |inputs: &Inputs| (std::mem::size_of_val(inputs.as_slice())) as u64,
+            events,
+            plan,
+        )
+    }
+}
