@@ -70,10 +70,12 @@ fn lower_mode(
     // One thread: the mode's groups, its units in order, the phase decided
     // before the first work only some phases run.
     let fusion = mode_fusion_plan(ir, &plan, info, None);
-    let buffers = BufferPlan::sequential(ir, &fused_plan(ir, &plan, &fusion));
+    let seq_plan = fused_plan(ir, &plan, &fusion);
+    let buffers = BufferPlan::sequential(ir, &seq_plan);
     let mut steps = unit_steps(&units(ir, &plan, &fusion), &fusion, info, |_| true);
     steps.extend(commits.iter().cloned());
     let sequential = Frame {
+        plan: seq_plan,
         fusion,
         steps,
         buffers,
@@ -97,16 +99,35 @@ fn lower_mode(
         let mut steps = wave_steps(&waves, &fusion, info);
         steps.extend(commits.iter().cloned());
         Frame {
+            plan: fused_plan(ir, wave_plan, &fusion),
             fusion,
             steps,
             buffers,
         }
     });
 
+    // With fusion off, every node its own unit in the waves of the mode's
+    // plan (a rated mode runs its phased frame either way).
+    let parallel_unfused = (parallel && rated.is_none()).then(|| {
+        let waves: Vec<Vec<Vec<NodeId>>> = waves(ir, mode_plan)
+            .into_iter()
+            .map(|w| w.into_iter().map(|id| vec![id]).collect())
+            .collect();
+        let fusion = FusionPlan::default();
+        let mut steps = wave_steps(&waves, &fusion, None);
+        steps.extend(commits.iter().cloned());
+        Frame {
+            plan: mode_plan.clone(),
+            fusion,
+            steps,
+            buffers: BufferPlan::parallel(ir, mode_plan),
+        }
+    });
+
     let pipelined = parallel.then(|| {
         let first_stage = pipelined_first_stage(ir, m, &plan, info);
         let fusion = mode_fusion_plan(ir, &plan, info, Some(&first_stage));
-        let buffers = BufferPlan::sequential(ir, &fused_plan(ir, &plan, &fusion));
+        let stream_plan = fused_plan(ir, &plan, &fusion);
         let all = units(ir, &plan, &fusion);
         let in_a = |u: &Vec<NodeId>| first_stage[u[0] as usize];
         let first = unit_steps(&all, &fusion, None, in_a);
@@ -116,15 +137,18 @@ fn lower_mode(
             .map(|w| w.into_iter().filter(|u| !in_a(u)).collect::<Vec<_>>())
             .filter(|w| !w.is_empty())
             .collect();
+        let buffers = stage_buffers(ir, &stream_plan, &first_stage, &second_waves);
         let mut second = wave_steps(&second_waves, &fusion, info);
         second.extend(commits.iter().cloned());
         Pipelined {
             first: Frame {
+                plan: stream_plan.clone(),
                 fusion: fusion.clone(),
                 steps: first,
                 buffers: buffers.clone(),
             },
             second: Frame {
+                plan: stream_plan,
                 fusion,
                 steps: second,
                 buffers,
@@ -140,8 +164,32 @@ fn lower_mode(
         forgets,
         sequential,
         parallel: parallel_frame,
+        parallel_unfused,
         pipelined,
     }
+}
+
+/// The buffers of a pipelined run: the first stage's nodes one step each,
+/// in the plan's order; then the second stage's waves, whose units run at
+/// once and so never share a buffer within a wave.
+fn stage_buffers(
+    ir: &GraphIr,
+    plan: &Plan,
+    first_stage: &[bool],
+    second_waves: &[Vec<Vec<NodeId>>],
+) -> BufferPlan {
+    let mut at = vec![usize::MAX; ir.nodes.len()];
+    let mut next = 0;
+    for &id in plan.order.iter().filter(|&&id| first_stage[id as usize]) {
+        at[id as usize] = next;
+        next += 1;
+    }
+    for (w, wave) in second_waves.iter().enumerate() {
+        for &id in wave.iter().flatten() {
+            at[id as usize] = next + w;
+        }
+    }
+    BufferPlan::from_steps(ir, plan, &at)
 }
 
 /// The units of `plan` in waves; in a rated mode (`rates`), the work only
@@ -295,6 +343,7 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
         .collect();
     steps.extend(commits.iter().cloned());
     let sequential = Frame {
+        plan: full.clone(),
         fusion: FusionPlan::default(),
         steps,
         buffers: BufferPlan::sequential(ir, &full),
@@ -306,6 +355,7 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
             .collect();
         steps.extend(commits.iter().cloned());
         Frame {
+            plan: full.clone(),
             fusion: FusionPlan::default(),
             steps,
             buffers: BufferPlan::parallel(ir, &full),

@@ -55,6 +55,9 @@ impl Program {
             if let Some(p) = &mode.parallel {
                 write_frame(ir, out, "parallel", p)?;
             }
+            if let Some(p) = &mode.parallel_unfused {
+                write_frame(ir, out, "parallel, fusion off", p)?;
+            }
             if let Some(p) = &mode.pipelined {
                 write_frame(ir, out, "pipelined, first stage", &p.first)?;
                 write_frame(ir, out, "pipelined, second stage", &p.second)?;
@@ -137,6 +140,13 @@ fn write_frame(ir: &GraphIr, out: &mut String, title: &str, frame: &Frame) -> fm
     }
     for line in lines {
         writeln!(out, "    {line}")?;
+    }
+    // Waves run out of the plan's order, which their buffers follow (a
+    // stage calls only part of its plan: its order is the other stage's).
+    let calls = frame.calls();
+    if calls.len() == frame.plan.order.len() && calls != frame.plan.order.to_vec() {
+        let order: Vec<&str> = frame.plan.order.iter().map(|&n| name(n)).collect();
+        writeln!(out, "    in plan order: {}", order.join(" "))?;
     }
     write_buffers(ir, out, &frame.buffers)
 }

@@ -85,7 +85,7 @@ pub(super) struct Cx<'a> {
 pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -> Bodies {
     let plans = Plans::new(ast, r);
     let holds: Vec<(NodeId, syn::Type)> = plans
-        .hold_slots
+        .hold_slots()
         .iter()
         .map(|&id| {
             let ty = ast.nodes[id as usize].ty.clone();
@@ -127,7 +127,7 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         r.ir.modes
             .iter()
             .enumerate()
-            .filter(|(m, _)| plans.rates[*m].is_none())
+            .filter(|(m, _)| plans.rates(*m).is_none())
             .filter_map(|(m, mode)| {
                 let table =
                     r.ir.weight_keys
