@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 use super::body::run_body;
 use super::plans::Plans;
 use super::stages::{stage_a_fills, Part};
-use super::{Cx, Flavor, RatedMode, Real, Shape};
+use super::shape::{Cx, Flavor, RatedMode, Real, Shape};
 use crate::names::{input_params, local, variant, ItemNames};
 use cortex_core::ir::NodeId;
 use cortex_core::memory::BufferPlan;

@@ -10,7 +10,7 @@ use cortex_core::lower::{lower, Frame, ModeProgram, Program};
 use cortex_core::memory::BufferPlan;
 use cortex_core::passes::rates::ModeRates;
 
-use super::{Fused, Real};
+use super::shape::{Fused, Real};
 use crate::ast::PipelineAst;
 
 /// The lowered program of one valid pipeline, and where its fused groups'
