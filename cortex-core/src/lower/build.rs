@@ -3,6 +3,7 @@
 
 use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
 use crate::model::plan::Plan;
+use crate::model::weights::Weights;
 use crate::passes::dce::plan_for_pattern;
 use crate::passes::fusion::{fused_plan, unit_waves, units, FusionPlan};
 use crate::passes::memory::BufferPlan;
@@ -31,9 +32,33 @@ pub fn lower(ir: &GraphIr, mode_plans: &[Plan], parallel: bool) -> Program {
         graph: ir.fingerprint(),
         parallel,
         hold_slots: slots.clone(),
+        weight_modes: weight_modes(ir),
         modes,
         run_time: lower_run_time(ir, &slots, parallel),
     }
+}
+
+/// Each zero pattern of a declared mode without rates, with the first such
+/// mode that has it.
+fn weight_modes(ir: &GraphIr) -> Vec<(u64, usize)> {
+    let mut out: Vec<(u64, usize)> = Vec::new();
+    for (m, mode) in ir.modes.iter().enumerate() {
+        if !mode.rates.is_empty() {
+            continue;
+        }
+        let table = ir
+            .weight_keys
+            .iter()
+            .zip(mode.weights.iter())
+            .fold(Weights::new(), |w, (k, v)| w.with(k.clone(), *v));
+        let Ok(pattern) = table.zero_pattern(&ir.weight_keys) else {
+            continue;
+        };
+        if !out.iter().any(|&(p, _)| p == pattern) {
+            out.push((pattern, m));
+        }
+    }
+    out
 }
 
 fn lower_mode(

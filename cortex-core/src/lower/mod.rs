@@ -41,6 +41,11 @@ pub struct Program {
     pub hold_slots: Vec<NodeId>,
     /// One per declared mode, in declaration order.
     pub modes: Vec<ModeProgram>,
+    /// Weights chosen at run time whose zero pattern is a declared mode's
+    /// run that mode's frames (its plan is the pattern's, by the same
+    /// DCE): each pattern once, with the first mode without rates that has
+    /// it (a rated mode's frames skip work its weights do not).
+    pub weight_modes: Vec<(u64, usize)>,
     /// Weights or a plan chosen at run time: the full graph's frame, each
     /// call skipped when the frame's plan does not run it.
     pub run_time: RunTimeProgram,

@@ -31,6 +31,10 @@ impl Program {
             let held: Vec<&str> = self.hold_slots.iter().map(|&n| name(n)).collect();
             writeln!(out, "held values: {}", held.join(", "))?;
         }
+        for &(pattern, m) in &self.weight_modes {
+            let mode = self.modes.get(m).map_or("?", |p| &*p.name);
+            writeln!(out, "weights of zero pattern {pattern:#b} run mode {mode}")?;
+        }
         for mode in &self.modes {
             writeln!(out, "\nmode {}", mode.name)?;
             let order: Vec<&str> = mode.plan.order.iter().map(|&n| name(n)).collect();

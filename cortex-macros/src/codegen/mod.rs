@@ -103,36 +103,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     } = forms;
     let (mode_ty, outputs_ty) = (&n.mode, &n.outputs);
     let fusion_slots = plans.fusion_slots;
-    // Weights chosen at run time whose zero pattern is a mode's run that
-    // mode's function (its plan, fused groups and buffers) with those
-    // weights: the same plan as the pattern's, computed by the same DCE.
-    // Not a rated mode's (`run_weights` runs every node every frame).
-    let mut seen: Vec<u64> = Vec::new();
-    let patterns: Vec<(u64, usize)> =
-        r.ir.modes
-            .iter()
-            .enumerate()
-            .filter(|(m, _)| plans.rates(*m).is_none())
-            .filter_map(|(m, mode)| {
-                let table =
-                    r.ir.weight_keys
-                        .iter()
-                        .zip(mode.weights.iter())
-                        .fold(cortex_core::weights::Weights::new(), |w, (k, v)| {
-                            w.with(k.clone(), *v)
-                        });
-                let pattern = table.zero_pattern(&r.ir.weight_keys).ok()?;
-                if seen.contains(&pattern) {
-                    return None;
-                }
-                seen.push(pattern);
-                Some((pattern, m))
-            })
-            .collect();
     // Per pattern of a declared mode, the arm running that mode's function
     // (one of `fns`, indexed by mode: every mode has one of each form).
     let weight_arms = |fns: &[Ident]| -> Vec<TokenStream> {
-        patterns
+        plans
+            .program
+            .weight_modes
             .iter()
             .filter_map(|(pattern, m)| {
                 let f = fns.get(*m)?;

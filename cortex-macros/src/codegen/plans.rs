@@ -8,7 +8,6 @@
 use cortex_core::ir::NodeId;
 use cortex_core::lower::{lower, Frame, ModeProgram, Program};
 use cortex_core::memory::BufferPlan;
-use cortex_core::passes::rates::ModeRates;
 
 use super::shape::{Fused, Real};
 use crate::ast::PipelineAst;
@@ -69,11 +68,6 @@ impl Plans {
     /// Mode `m`'s lowered program.
     pub(super) fn mode(&self, m: usize) -> &ModeProgram {
         &self.program.modes[m]
-    }
-
-    /// Mode `m`'s phases and what gates them, when it has rates.
-    pub(super) fn rates(&self, m: usize) -> Option<&ModeRates> {
-        self.program.modes[m].rates.as_ref().map(|r| &r.phases)
     }
 
     /// Mode `m`'s fused groups as its straight-line and parallel runs use
