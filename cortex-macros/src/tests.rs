@@ -268,7 +268,11 @@ fn expansion_sizes_of_l2_and_a_200_node_chain() {
     let end = start + l2[start..].find("\n}\n").expect("its end");
     let size = |src: &str| {
         let out = expand(TokenStream::from_str(src).unwrap()).to_string();
-        assert!(!out.contains("compile_error"), "{}", &out[..out.len().min(2000)]);
+        assert!(
+            !out.contains("compile_error"),
+            "{}",
+            &out[..out.len().min(2000)]
+        );
         out.len()
     };
     let l2 = size(&l2[start..end]);

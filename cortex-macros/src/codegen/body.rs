@@ -10,10 +10,10 @@ use quote::{quote, quote_spanned};
 
 use super::fused::{group_block, GroupSite};
 use super::node::Call;
+use super::shape::{node_local, Cx, Flavor, Shape};
 use super::site::Body;
 use super::stages::{stage_a_fills, Part};
 use super::waves::{wave_stmts, Job, Parallel};
-use super::shape::{node_local, Cx, Flavor, Shape};
 use crate::names::{local, ItemNames};
 
 /// The body of a run function.

@@ -7,12 +7,12 @@ use quote::{format_ident, quote};
 
 use super::body::run_body;
 use super::plans::Plans;
-use super::stages::{stage_a_fills, Part};
 use super::shape::{Cx, Flavor, RatedMode, Real, Shape};
+use super::stages::{stage_a_fills, Part};
 use crate::names::{input_params, local, variant, ItemNames};
 use cortex_core::ir::NodeId;
-use cortex_core::memory::BufferPlan;
 use cortex_core::lower::Frame;
+use cortex_core::memory::BufferPlan;
 
 /// What every form's generator reads.
 pub(super) struct Forms<'a> {

@@ -32,8 +32,8 @@ pub(crate) use body::{parallel_check, Check, Probe};
 use forms::Forms;
 use layout::BufferLayout;
 use plans::Plans;
-pub use shape::Real;
 use shape::Cx;
+pub use shape::Real;
 
 /// The real bodies of the API's run functions, and the private functions
 /// they call.

@@ -94,7 +94,11 @@ impl Plans {
         modes
             .iter()
             .map(|m| &m.sequential.buffers)
-            .chain(modes.iter().filter_map(|m| m.parallel.as_ref().map(|f| &f.buffers)))
+            .chain(
+                modes
+                    .iter()
+                    .filter_map(|m| m.parallel.as_ref().map(|f| &f.buffers)),
+            )
             .chain(
                 modes
                     .iter()

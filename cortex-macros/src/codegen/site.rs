@@ -9,8 +9,8 @@ use cortex_core::memory::BufferPlan;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-use super::stages::Part;
 use super::shape::{Cx, Flavor, Fused, RatedMode};
+use super::stages::Part;
 use crate::names::ItemNames;
 
 /// One run function being generated.
