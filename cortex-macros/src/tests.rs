@@ -256,3 +256,47 @@ fn a_malformed_rate_is_one_error_and_keeps_the_mode() {
         assert_eq!(errors(bad), 1, "{bad}");
     }
 }
+
+/// The expansion's size for the library's L2 (its source read from
+/// `cortex-vision`) and a 200-node chain, sequential and `#[parallel]`:
+/// printed for the measurements, and each a valid expansion.
+#[test]
+fn expansion_sizes_of_l2_and_a_200_node_chain() {
+    let l2 = concat!(env!("CARGO_MANIFEST_DIR"), "/../cortex-vision/src/l2.rs");
+    let l2_src = std::fs::read_to_string(l2).expect("cortex-vision/src/l2.rs");
+    let l2 = &l2_src;
+    let start = l2.find("cortex_graph! {").expect("L2's invocation") + "cortex_graph! {".len();
+    let end = start + l2[start..].find("\n}\n").expect("its end");
+    let size = |src: &str| {
+        let out = expand(TokenStream::from_str(src).unwrap()).to_string();
+        assert!(
+            !out.contains("compile_error"),
+            "{}",
+            &out[..out.len().min(2000)]
+        );
+        out.len()
+    };
+    let l2 = size(&l2[start..end]);
+    let seq = size(&chain(200, 0));
+    let par = size(&format!("#[parallel] {}", chain(200, 0)));
+    println!("expansion: L2 {l2} bytes; 200-node chain {seq} bytes, #[parallel] {par} bytes");
+    // The macro's own time (what a build spends before rustc reads the
+    // expansion), the least of five runs.
+    let time = |src: &str| {
+        (0..5)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                expand(TokenStream::from_str(src).unwrap());
+                t.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    println!(
+        "expansion time: L2 {:?}; 200-node chain {:?}, #[parallel] {:?}",
+        time(&l2_src[start..end]),
+        time(&chain(200, 0)),
+        time(&format!("#[parallel] {}", chain(200, 0)))
+    );
+    assert!(l2 > 0 && seq > 0 && par > seq);
+}

@@ -3,6 +3,7 @@
 
 use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
 use crate::model::plan::Plan;
+use crate::model::weights::Weights;
 use crate::passes::dce::plan_for_pattern;
 use crate::passes::fusion::{fused_plan, unit_waves, units, FusionPlan};
 use crate::passes::memory::BufferPlan;
@@ -31,9 +32,33 @@ pub fn lower(ir: &GraphIr, mode_plans: &[Plan], parallel: bool) -> Program {
         graph: ir.fingerprint(),
         parallel,
         hold_slots: slots.clone(),
+        weight_modes: weight_modes(ir),
         modes,
         run_time: lower_run_time(ir, &slots, parallel),
     }
+}
+
+/// Each zero pattern of a declared mode without rates, with the first such
+/// mode that has it.
+fn weight_modes(ir: &GraphIr) -> Vec<(u64, usize)> {
+    let mut out: Vec<(u64, usize)> = Vec::new();
+    for (m, mode) in ir.modes.iter().enumerate() {
+        if !mode.rates.is_empty() {
+            continue;
+        }
+        let table = ir
+            .weight_keys
+            .iter()
+            .zip(mode.weights.iter())
+            .fold(Weights::new(), |w, (k, v)| w.with(k.clone(), *v));
+        let Ok(pattern) = table.zero_pattern(&ir.weight_keys) else {
+            continue;
+        };
+        if !out.iter().any(|&(p, _)| p == pattern) {
+            out.push((pattern, m));
+        }
+    }
+    out
 }
 
 fn lower_mode(
@@ -70,10 +95,12 @@ fn lower_mode(
     // One thread: the mode's groups, its units in order, the phase decided
     // before the first work only some phases run.
     let fusion = mode_fusion_plan(ir, &plan, info, None);
-    let buffers = BufferPlan::sequential(ir, &fused_plan(ir, &plan, &fusion));
+    let seq_plan = fused_plan(ir, &plan, &fusion);
+    let buffers = BufferPlan::sequential(ir, &seq_plan);
     let mut steps = unit_steps(&units(ir, &plan, &fusion), &fusion, info, |_| true);
     steps.extend(commits.iter().cloned());
     let sequential = Frame {
+        plan: seq_plan,
         fusion,
         steps,
         buffers,
@@ -97,16 +124,35 @@ fn lower_mode(
         let mut steps = wave_steps(&waves, &fusion, info);
         steps.extend(commits.iter().cloned());
         Frame {
+            plan: fused_plan(ir, wave_plan, &fusion),
             fusion,
             steps,
             buffers,
         }
     });
 
+    // With fusion off, every node its own unit in the waves of the mode's
+    // plan (a rated mode runs its phased frame either way).
+    let parallel_unfused = (parallel && rated.is_none()).then(|| {
+        let waves: Vec<Vec<Vec<NodeId>>> = waves(ir, mode_plan)
+            .into_iter()
+            .map(|w| w.into_iter().map(|id| vec![id]).collect())
+            .collect();
+        let fusion = FusionPlan::default();
+        let mut steps = wave_steps(&waves, &fusion, None);
+        steps.extend(commits.iter().cloned());
+        Frame {
+            plan: mode_plan.clone(),
+            fusion,
+            steps,
+            buffers: BufferPlan::parallel(ir, mode_plan),
+        }
+    });
+
     let pipelined = parallel.then(|| {
         let first_stage = pipelined_first_stage(ir, m, &plan, info);
         let fusion = mode_fusion_plan(ir, &plan, info, Some(&first_stage));
-        let buffers = BufferPlan::sequential(ir, &fused_plan(ir, &plan, &fusion));
+        let stream_plan = fused_plan(ir, &plan, &fusion);
         let all = units(ir, &plan, &fusion);
         let in_a = |u: &Vec<NodeId>| first_stage[u[0] as usize];
         let first = unit_steps(&all, &fusion, None, in_a);
@@ -116,15 +162,18 @@ fn lower_mode(
             .map(|w| w.into_iter().filter(|u| !in_a(u)).collect::<Vec<_>>())
             .filter(|w| !w.is_empty())
             .collect();
+        let buffers = stage_buffers(ir, &stream_plan, &first_stage, &second_waves);
         let mut second = wave_steps(&second_waves, &fusion, info);
         second.extend(commits.iter().cloned());
         Pipelined {
             first: Frame {
+                plan: stream_plan.clone(),
                 fusion: fusion.clone(),
                 steps: first,
                 buffers: buffers.clone(),
             },
             second: Frame {
+                plan: stream_plan,
                 fusion,
                 steps: second,
                 buffers,
@@ -140,8 +189,32 @@ fn lower_mode(
         forgets,
         sequential,
         parallel: parallel_frame,
+        parallel_unfused,
         pipelined,
     }
+}
+
+/// The buffers of a pipelined run: the first stage's nodes one step each,
+/// in the plan's order; then the second stage's waves, whose units run at
+/// once and so never share a buffer within a wave.
+fn stage_buffers(
+    ir: &GraphIr,
+    plan: &Plan,
+    first_stage: &[bool],
+    second_waves: &[Vec<Vec<NodeId>>],
+) -> BufferPlan {
+    let mut at = vec![usize::MAX; ir.nodes.len()];
+    let mut next = 0;
+    for &id in plan.order.iter().filter(|&&id| first_stage[id as usize]) {
+        at[id as usize] = next;
+        next += 1;
+    }
+    for (w, wave) in second_waves.iter().enumerate() {
+        for &id in wave.iter().flatten() {
+            at[id as usize] = next + w;
+        }
+    }
+    BufferPlan::from_steps(ir, plan, &at)
 }
 
 /// The units of `plan` in waves; in a rated mode (`rates`), the work only
@@ -295,6 +368,7 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
         .collect();
     steps.extend(commits.iter().cloned());
     let sequential = Frame {
+        plan: full.clone(),
         fusion: FusionPlan::default(),
         steps,
         buffers: BufferPlan::sequential(ir, &full),
@@ -306,15 +380,60 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
             .collect();
         steps.extend(commits.iter().cloned());
         Frame {
+            plan: full.clone(),
             fusion: FusionPlan::default(),
             steps,
             buffers: BufferPlan::parallel(ir, &full),
+        }
+    });
+    // Pipelined: the full graph's state-free nodes first, then the others
+    // over the full graph's waves; the frame's plan skips what it leaves
+    // out, and its values live no longer than the full graph's, so these
+    // buffers hold.
+    let pipelined = parallel.is_some().then(|| {
+        let first_stage = pipelined_first_stage(ir, 0, &full, None);
+        let first_steps: Vec<Step> = full
+            .order
+            .iter()
+            .filter(|&&node| first_stage[node as usize])
+            .map(|&node| Step::Call {
+                node,
+                when: When::Plan,
+            })
+            .collect();
+        let second_waves: Vec<Vec<Vec<NodeId>>> = waves(ir, &full)
+            .into_iter()
+            .map(|w| {
+                w.into_iter()
+                    .filter(|&id| !first_stage[id as usize])
+                    .map(|id| vec![id])
+                    .collect::<Vec<_>>()
+            })
+            .filter(|w| !w.is_empty())
+            .collect();
+        let buffers = stage_buffers(ir, &full, &first_stage, &second_waves);
+        let mut second: Vec<Step> = second_waves
+            .iter()
+            .map(|w| Step::Wave(w.iter().map(|u| Unit::Call(u[0])).collect()))
+            .collect();
+        second.extend(commits.iter().cloned());
+        let frame = |steps| Frame {
+            plan: full.clone(),
+            fusion: FusionPlan::default(),
+            steps,
+            buffers: buffers.clone(),
+        };
+        Pipelined {
+            first: frame(first_steps),
+            second: frame(second),
+            first_stage,
         }
     });
     RunTimeProgram {
         full,
         sequential,
         parallel,
+        pipelined,
     }
 }
 

@@ -41,6 +41,11 @@ pub struct Program {
     pub hold_slots: Vec<NodeId>,
     /// One per declared mode, in declaration order.
     pub modes: Vec<ModeProgram>,
+    /// Weights chosen at run time whose zero pattern is a declared mode's
+    /// run that mode's frames (its plan is the pattern's, by the same
+    /// DCE): each pattern once, with the first mode without rates that has
+    /// it (a rated mode's frames skip work its weights do not).
+    pub weight_modes: Vec<(u64, usize)>,
     /// Weights or a plan chosen at run time: the full graph's frame, each
     /// call skipped when the frame's plan does not run it.
     pub run_time: RunTimeProgram,
@@ -66,6 +71,11 @@ pub struct ModeProgram {
     /// decides its phase between waves: after the waves of its gate, before
     /// the first wave holding work only some phases run.
     pub parallel: Option<Frame>,
+    /// The frame run wave by wave with fusion off (`#[parallel]` pipelines,
+    /// modes without rates): every node its own unit, so a wave never runs
+    /// a group's members one after the other. A rated mode runs its
+    /// `parallel` frame either way, its groups unfused inside their steps.
+    pub parallel_unfused: Option<Frame>,
     /// The frame split in two stages for pipelined runs (`#[parallel]`
     /// pipelines).
     pub pipelined: Option<Pipelined>,
@@ -101,6 +111,10 @@ pub struct RunTimeProgram {
     pub sequential: Frame,
     /// Its frame wave by wave (`#[parallel]` pipelines).
     pub parallel: Option<Frame>,
+    /// Its frame in two stages for pipelined runs (`#[parallel]`
+    /// pipelines): a stream reading only some outputs runs its mode's plan
+    /// cut down to them here.
+    pub pipelined: Option<Pipelined>,
 }
 
 /// A pipelined run's two stages: the first runs ahead on the next frame
@@ -119,6 +133,9 @@ pub struct Pipelined {
 /// One frame of one engine: its fused groups, its steps and its buffers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
+    /// The plan it runs, its nodes in the order of its units (a fused
+    /// group's members together).
+    pub plan: Plan,
     /// The fused groups its [`Step::Group`]s index.
     pub fusion: FusionPlan,
     /// The steps, in the order they run.
@@ -220,30 +237,37 @@ impl Frame {
         for step in &self.steps {
             match step {
                 Step::Call { node, .. } => out.push(*node),
-                Step::Group { group, .. } => out.extend(
-                    self.fusion
-                        .groups
-                        .get(*group)
-                        .into_iter()
-                        .flat_map(|g| g.nodes.iter()),
-                ),
-                Step::Wave(units) => {
-                    for u in units {
-                        match u {
-                            Unit::Call(n) => out.push(*n),
-                            Unit::Group(g) => out.extend(
-                                self.fusion
-                                    .groups
-                                    .get(*g)
-                                    .into_iter()
-                                    .flat_map(|g| g.nodes.iter()),
-                            ),
-                        }
-                    }
-                }
+                Step::Group { group, .. } => out.extend(self.unit_nodes(&Unit::Group(*group))),
+                Step::Wave(units) => out.extend(units.iter().flat_map(|u| self.unit_nodes(u))),
                 _ => {}
             }
         }
         out
+    }
+
+    /// The nodes of a unit: a group's members in topological order, or the
+    /// one node called.
+    pub fn unit_nodes(&self, unit: &Unit) -> Vec<NodeId> {
+        match unit {
+            Unit::Call(n) => vec![*n],
+            Unit::Group(g) => self
+                .fusion
+                .groups
+                .get(*g)
+                .map(|g| g.nodes.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The frame's waves, each a list of its units' nodes (empty for a
+    /// frame that runs on one thread).
+    pub fn waves(&self) -> Vec<Vec<Vec<NodeId>>> {
+        self.steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Wave(units) => Some(units.iter().map(|u| self.unit_nodes(u)).collect()),
+                _ => None,
+            })
+            .collect()
     }
 }

@@ -31,6 +31,10 @@ impl Program {
             let held: Vec<&str> = self.hold_slots.iter().map(|&n| name(n)).collect();
             writeln!(out, "held values: {}", held.join(", "))?;
         }
+        for &(pattern, m) in &self.weight_modes {
+            let mode = self.modes.get(m).map_or("?", |p| &*p.name);
+            writeln!(out, "weights of zero pattern {pattern:#b} run mode {mode}")?;
+        }
         for mode in &self.modes {
             writeln!(out, "\nmode {}", mode.name)?;
             let order: Vec<&str> = mode.plan.order.iter().map(|&n| name(n)).collect();
@@ -55,6 +59,9 @@ impl Program {
             if let Some(p) = &mode.parallel {
                 write_frame(ir, out, "parallel", p)?;
             }
+            if let Some(p) = &mode.parallel_unfused {
+                write_frame(ir, out, "parallel, fusion off", p)?;
+            }
             if let Some(p) = &mode.pipelined {
                 write_frame(ir, out, "pipelined, first stage", &p.first)?;
                 write_frame(ir, out, "pipelined, second stage", &p.second)?;
@@ -64,6 +71,10 @@ impl Program {
         write_frame(ir, out, "sequential", &self.run_time.sequential)?;
         if let Some(p) = &self.run_time.parallel {
             write_frame(ir, out, "parallel", p)?;
+        }
+        if let Some(p) = &self.run_time.pipelined {
+            write_frame(ir, out, "pipelined, first stage", &p.first)?;
+            write_frame(ir, out, "pipelined, second stage", &p.second)?;
         }
         Ok(())
     }
@@ -137,6 +148,13 @@ fn write_frame(ir: &GraphIr, out: &mut String, title: &str, frame: &Frame) -> fm
     }
     for line in lines {
         writeln!(out, "    {line}")?;
+    }
+    // Waves run out of the plan's order, which their buffers follow (a
+    // stage calls only part of its plan: its order is the other stage's).
+    let calls = frame.calls();
+    if calls.len() == frame.plan.order.len() && calls != frame.plan.order.to_vec() {
+        let order: Vec<&str> = frame.plan.order.iter().map(|&n| name(n)).collect();
+        writeln!(out, "    in plan order: {}", order.join(" "))?;
     }
     write_buffers(ir, out, &frame.buffers)
 }

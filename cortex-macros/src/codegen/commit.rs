@@ -5,8 +5,8 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-use super::body::Body;
-use super::{node_local, state_written, Flavor};
+use super::shape::{node_local, state_written, Flavor};
+use super::site::Body;
 use crate::names::{local, text};
 
 impl Body<'_> {

@@ -7,12 +7,12 @@ use quote::{format_ident, quote};
 
 use super::body::run_body;
 use super::plans::Plans;
+use super::shape::{Cx, Flavor, RatedMode, Real, Shape};
 use super::stages::{stage_a_fills, Part};
-use super::{Cx, Flavor, RatedMode, Real, Shape};
 use crate::names::{input_params, local, variant, ItemNames};
 use cortex_core::ir::NodeId;
+use cortex_core::lower::Frame;
 use cortex_core::memory::BufferPlan;
-use cortex_core::plan::Plan;
 
 /// What every form's generator reads.
 pub(super) struct Forms<'a> {
@@ -41,34 +41,25 @@ impl<'a> Forms<'a> {
                 .iter()
                 .map(|m| variant(&m.name).unwrap_or_else(|| format_ident!("Invalid")))
                 .collect();
-        let rated = plans
-            .rates
-            .iter()
-            .enumerate()
-            .map(|(m, info)| {
-                let info = info.as_ref()?;
-                let rates = &r.ir.modes[m].rates;
+        let rated = (0..r.ir.modes.len())
+            .map(|m| {
+                let rated = plans.mode(m).rates.as_ref()?;
                 let v = &variants[m];
                 Some(RatedMode {
-                    rates,
-                    slots: rates
-                        .iter()
-                        .map(|x| {
-                            plans
-                                .hold_slots
-                                .iter()
-                                .position(|&s| s == x.node)
-                                .unwrap_or(0)
-                        })
-                        .collect(),
-                    info,
+                    rates: &r.ir.modes[m].rates,
+                    slots: rated.rates.iter().map(|x| x.slot).collect(),
+                    info: &rated.phases,
                     decls: &ast.modes[m].rates,
                     phases: quote!(#mode_ty::#v.phase_plans()),
                 })
             })
             .collect();
         let (params, args) = input_params(ast);
-        let parallel_modes = plans.par_bufs.len();
+        let parallel_modes = if plans.program.parallel {
+            variants.len()
+        } else {
+            0
+        };
         Forms {
             cx,
             plans,
@@ -93,17 +84,14 @@ impl<'a> Forms<'a> {
     /// Each mode's straight-line function body.
     pub(super) fn mode_bodies(&self) -> Vec<TokenStream> {
         let mode_ty = &self.n.mode;
-        self.plans
-            .fused_plans
+        self.variants
             .iter()
-            .zip(&self.variants)
-            .zip(&self.plans.mode_bufs)
             .enumerate()
-            .map(|(m, ((p, v), b))| {
+            .map(|(m, v)| {
                 let shape = Shape {
                     fusion: Some(self.plans.fused_of(m)),
                     rated: self.rated[m].as_ref(),
-                    ..self.shape(m, p, b)
+                    ..self.shape(m, &self.plans.mode(m).sequential)
                 };
                 run_body(
                     self.cx,
@@ -121,63 +109,35 @@ impl<'a> Forms<'a> {
     /// its waves.
     pub(super) fn parallel_bodies(&self) -> Vec<TokenStream> {
         let (c, args) = (self.cx.c, &self.args);
-        let par_bodies: Vec<TokenStream> = self
-            .plans
-            .fused_plans
-            .iter()
-            .zip(&self.variants)
-            .zip(&self.plans.par_bufs)
-            .zip(&self.plans.par_waves)
-            .enumerate()
-            .map(|(m, (((p, v), b), waves))| {
-                let shape = Shape {
-                    parallel: Some(waves.clone()),
-                    fusion: Some(self.plans.fused_of(m)),
-                    rated: self.rated[m].as_ref(),
-                    ..self.shape(m, p, b)
-                };
-                self.of_mode(v, shape, quote!(__weights))
-            })
-            .collect();
-        let plain_par_bodies: Vec<TokenStream> = self
-            .r
-            .mode_plans
-            .iter()
-            .zip(&self.variants)
-            .zip(&self.plans.plain_par_bufs)
-            .enumerate()
-            .map(|(m, ((p, v), b))| {
-                let waves = cortex_core::schedule::waves(self.r.ir, p)
-                    .into_iter()
-                    .map(|wave| wave.into_iter().map(|id| vec![id]).collect())
-                    .collect();
-                let shape = Shape {
-                    parallel: Some(waves),
-                    ..self.shape(m, p, b)
-                };
-                self.of_mode(v, shape, quote!(__weights))
-            })
-            .collect();
         // A rated mode decides its phase between waves; with fusion off its
         // groups run their members' own calls, one after the other.
-        par_bodies
-            .iter()
-            .zip(&plain_par_bodies)
-            .zip(&self.mode_fns[..self.par_fns.len()])
-            .enumerate()
-            .map(|(m, ((fused, plain), seq_fn))| {
-                if self.rated[m].is_some() {
-                    return in_pool_or_rerun(
-                        c,
-                        fused.clone(),
-                        quote!(self.#seq_fn(&mut #c::NoopObserver, __sink, __weights, #args)),
-                    );
-                }
-                in_pool_or_rerun(
+        (0..self.par_fns.len())
+            .filter_map(|m| {
+                let (mode, v, seq_fn) = (self.plans.mode(m), &self.variants[m], &self.mode_fns[m]);
+                let frame = mode.parallel.as_ref()?;
+                let shape = Shape {
+                    parallel: Some(frame.waves()),
+                    fusion: Some(self.plans.fused_of(m)),
+                    rated: self.rated[m].as_ref(),
+                    ..self.shape(m, frame)
+                };
+                let fused = self.of_mode(v, shape, quote!(__weights));
+                let body = match &mode.parallel_unfused {
+                    Some(frame) => {
+                        let shape = Shape {
+                            parallel: Some(frame.waves()),
+                            ..self.shape(m, frame)
+                        };
+                        let plain = self.of_mode(v, shape, quote!(__weights));
+                        quote!(if __fused { #fused } else { #plain })
+                    }
+                    None => fused,
+                };
+                Some(in_pool_or_rerun(
                     c,
-                    quote!(if __fused { #fused } else { #plain }),
+                    body,
                     quote!(self.#seq_fn(&mut #c::NoopObserver, __sink, __weights, #args)),
-                )
+                ))
             })
             .collect()
     }
@@ -187,12 +147,8 @@ impl<'a> Forms<'a> {
     /// its own unit and skipped when the plan leaves it out.
     pub(super) fn masked_parallel_body(&self) -> Option<TokenStream> {
         let (c, args) = (self.cx.c, &self.args);
-        let bufs = self.plans.full_par_bufs.as_ref()?;
-        let waves = cortex_core::schedule::waves(self.r.ir, &self.plans.full)
-            .into_iter()
-            .map(|wave| wave.into_iter().map(|id| vec![id]).collect())
-            .collect();
-        let body = self.masked(bufs, Some(waves));
+        let frame = self.plans.program.run_time.parallel.as_ref()?;
+        let body = self.masked(&frame.buffers, Some(frame.waves()));
         Some(in_pool_or_rerun(
             c,
             body,
@@ -211,34 +167,31 @@ impl<'a> Forms<'a> {
             .iter()
             .map(|i| (crate::names::local_like(&i.name), &i.ty))
             .unzip();
-        self.plans.stream_plans
-        .iter()
-        .zip(&self.variants)
-        .zip(&self.plans.stream_bufs)
-        .zip(&self.mode_fns)
-        .zip(&self.plans.stages)
-        .enumerate()
-        .map(|(m, ((((p, v), b), seq_fn), a))| {
-            let fused = self.plans.stream_fused_of(m);
+        (0..self.stream_fns.len())
+        .filter_map(|m| {
+            let (v, seq_fn) = (&self.variants[m], &self.mode_fns[m]);
+            let piped = self.plans.mode(m).pipelined.as_ref()?;
+            let fused = self.plans.stream_fused_of(m)?;
+            let (a, b) = (&piped.first_stage[..], &piped.first.buffers);
             let stage = |part, parallel| {
                 let shape = Shape {
                     part,
                     parallel,
                     fusion: Some(fused),
                     rated: self.rated[m].as_ref(),
-                    ..self.shape(m, p, b)
+                    ..self.shape(m, &piped.first)
                 };
                 self.of_mode(v, shape, quote!(#mode_ty::#v.weights()))
             };
             let a_body = stage(Part::StreamA(a), None);
-            let b_body = stage(Part::StreamB(a), Some(self.plans.stream_waves[m].clone()));
+            let b_body = stage(Part::StreamB(a), Some(piped.second.waves()));
             let slot_ty: syn::Type = syn::parse_quote!(#c::__private::FusionSlot);
             let a_tys: Vec<syn::Type> = stage_a_fills(self.r.ir, b, Some(a))
                 .iter()
                 .filter_map(|&id| ast.nodes[id as usize].ty.clone())
                 .chain((0..fused.a_slots()).map(|_| slot_ty.clone()))
                 .collect();
-            quote! {
+            Some(quote! {
                 let __fusion_on = self.__fusion_on;
                 // The stages report their nodes from their threads; the
                 // engine reports the frames.
@@ -274,22 +227,22 @@ impl<'a> Forms<'a> {
                     __events,
                     #mode_ty::#v.plan(),
                 )
-            }
+            })
         })
         .collect()
     }
 
-    /// Mode `m`'s run over plan `p` with buffers `bufs`: whole, unfused,
+    /// Mode `m`'s run of `frame` (its plan and buffers): whole, unfused,
     /// sequential and without rates until the caller says otherwise.
-    fn shape<'s>(&'s self, m: usize, p: &'s Plan, bufs: &'s BufferPlan) -> Shape<'s> {
+    fn shape<'s>(&'s self, m: usize, frame: &'s Frame) -> Shape<'s> {
         Shape {
-            flavor: Flavor::Mode(p),
-            bufs,
+            flavor: Flavor::Mode(&frame.plan),
+            bufs: &frame.buffers,
             parallel: None,
             part: Part::Whole,
             fusion: None,
             rated: None,
-            forget: &self.plans.forgets[m],
+            forget: &self.plans.mode(m).forgets,
         }
     }
 
@@ -303,7 +256,7 @@ impl<'a> Forms<'a> {
 
     /// The plan-driven function's body (weights and plans chosen at run time).
     pub(super) fn masked_body(&self) -> TokenStream {
-        self.masked(&self.plans.full_bufs, None)
+        self.masked(&self.plans.program.run_time.sequential.buffers, None)
     }
 
     /// A plan-driven body over `bufs`: unfused, every node guarded by the

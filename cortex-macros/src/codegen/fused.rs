@@ -12,7 +12,7 @@ use cortex_core::passes::fusion::{Group, ValueRole};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
-use super::{node_local, Cx};
+use super::shape::{node_local, Cx};
 
 /// One group of a run function, with what the surrounding body knows.
 pub(super) struct GroupSite<'a> {

@@ -2,9 +2,10 @@
 //! the API of [`crate::api`] — one straight-line function per mode with its
 //! plan's dead nodes already gone, one plan-driven function for weights and
 //! plans chosen at run time, and for `#[parallel]` pipelines the parallel
-//! and pipelined forms. The plans they follow are computed once in
-//! [`plans`]; each form's functions come from [`forms`]; a run function's
-//! body is [`body`]; where buffers live is [`layout`]; parallel waves are
+//! and pipelined forms. The plans they follow are core's lowered program,
+//! read in [`plans`]; each form's functions come from [`forms`]; what every
+//! emitter reads is [`shape`] and [`site`]; a run function's body is
+//! [`body`]; where buffers live is [`layout`]; parallel waves are
 //! [`waves`]; pipelined stages are [`stages`].
 
 mod body;
@@ -14,14 +15,13 @@ mod fused;
 mod layout;
 mod node;
 mod plans;
+mod shape;
+mod site;
 mod stages;
 mod stream_cut;
 mod waves;
 
 use cortex_core::ir::{GraphIr, NodeId};
-use cortex_core::memory::BufferPlan;
-use cortex_core::passes::fusion::FusionPlan;
-use cortex_core::passes::rates::ModeRates;
 use cortex_core::plan::Plan;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -33,13 +33,8 @@ pub(crate) use body::{parallel_check, Check, Probe};
 use forms::Forms;
 use layout::BufferLayout;
 use plans::Plans;
-use stages::Part;
-
-/// What the real bodies are computed from: the validated graph.
-pub struct Real<'a> {
-    pub ir: &'a GraphIr,
-    pub mode_plans: &'a [Plan],
-}
+use shape::Cx;
+pub use shape::Real;
 
 /// The real bodies of the API's run functions, and the private functions
 /// they call.
@@ -75,21 +70,11 @@ pub struct Bodies {
     pub holds: Vec<(NodeId, syn::Type)>,
 }
 
-/// Everything the generator needs.
-pub(super) struct Cx<'a> {
-    pub ast: &'a PipelineAst,
-    pub ir: &'a GraphIr,
-    /// The facade crate's path.
-    pub c: &'a TokenStream,
-    /// Where the buffers live.
-    pub layout: BufferLayout,
-}
-
 /// The bodies of a valid pipeline's run functions.
 pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -> Bodies {
     let plans = Plans::new(ast, r);
     let holds: Vec<(NodeId, syn::Type)> = plans
-        .hold_slots
+        .hold_slots()
         .iter()
         .map(|&id| {
             let ty = ast.nodes[id as usize].ty.clone();
@@ -123,36 +108,12 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
     } = forms;
     let (mode_ty, outputs_ty) = (&n.mode, &n.outputs);
     let fusion_slots = plans.fusion_slots;
-    // Weights chosen at run time whose zero pattern is a mode's run that
-    // mode's function (its plan, fused groups and buffers) with those
-    // weights: the same plan as the pattern's, computed by the same DCE.
-    // Not a rated mode's (`run_weights` runs every node every frame).
-    let mut seen: Vec<u64> = Vec::new();
-    let patterns: Vec<(u64, usize)> =
-        r.ir.modes
-            .iter()
-            .enumerate()
-            .filter(|(m, _)| plans.rates[*m].is_none())
-            .filter_map(|(m, mode)| {
-                let table =
-                    r.ir.weight_keys
-                        .iter()
-                        .zip(mode.weights.iter())
-                        .fold(cortex_core::weights::Weights::new(), |w, (k, v)| {
-                            w.with(k.clone(), *v)
-                        });
-                let pattern = table.zero_pattern(&r.ir.weight_keys).ok()?;
-                if seen.contains(&pattern) {
-                    return None;
-                }
-                seen.push(pattern);
-                Some((pattern, m))
-            })
-            .collect();
     // Per pattern of a declared mode, the arm running that mode's function
     // (one of `fns`, indexed by mode: every mode has one of each form).
     let weight_arms = |fns: &[Ident]| -> Vec<TokenStream> {
-        patterns
+        plans
+            .program
+            .weight_modes
             .iter()
             .filter_map(|(pattern, m)| {
                 let f = fns.get(*m)?;
@@ -465,89 +426,6 @@ fn run_with_fn(
     }
 }
 
-/// What kind of run function to emit.
-pub(super) struct Shape<'a> {
-    /// Which nodes run, and how it is decided.
-    pub flavor: Flavor<'a>,
-    /// The plan's buffers.
-    pub bufs: &'a BufferPlan,
-    /// `Some(waves)`: each wave's units at once (parallel runs).
-    pub parallel: Option<Vec<Vec<Vec<NodeId>>>>,
-    /// The whole plan, or a stage of a pipelined run.
-    pub part: Part<'a>,
-    /// The plan's fused groups, when it runs fused.
-    pub fusion: Option<Fused<'a>>,
-    /// The mode's rates, when it has some.
-    pub rated: Option<&'a RatedMode<'a>>,
-    /// The holds of nodes the plan does not rate: forgotten by each frame.
-    pub forget: &'a [usize],
-}
-
-/// A rated mode's phases, as its run functions need them.
-pub(super) struct RatedMode<'a> {
-    pub rates: &'a [cortex_core::ir::RateIr],
-    /// Per rate: its node's held-value slot in the pipeline.
-    pub slots: Vec<usize>,
-    pub info: &'a ModeRates,
-    /// The rates as written (for the triggers' spans).
-    pub decls: &'a [crate::ast::RateDecl],
-    /// The mode's phase plans (an expression of type `&'static [Plan]`).
-    pub phases: TokenStream,
-}
-
-/// A plan's fused groups and where their slots live: in the pipeline from
-/// `slot_base` on, or, for the groups of a pipelined run's first stage, in
-/// each frame's own buffers.
-#[derive(Clone, Copy)]
-pub(super) struct Fused<'a> {
-    pub plan: &'a FusionPlan,
-    pub slot_base: usize,
-    /// Per node: in a pipelined run's first stage.
-    pub stage_a: Option<&'a [bool]>,
-}
-
-impl Fused<'_> {
-    /// Whether group `k` runs in a pipelined run's first stage.
-    fn in_stage_a(&self, k: usize) -> bool {
-        let first = self.plan.groups.get(k).and_then(|g| g.nodes.first());
-        match (self.stage_a, first) {
-            (Some(a), Some(&n)) => a.get(n as usize).copied().unwrap_or(false),
-            _ => false,
-        }
-    }
-
-    /// Group `k`'s index among the first stage's groups.
-    pub fn a_slot_of(&self, k: usize) -> usize {
-        (0..k).filter(|&j| self.in_stage_a(j)).count()
-    }
-
-    /// Group `k`'s index among the groups whose slots are the pipeline's.
-    pub fn self_slot_of(&self, k: usize) -> usize {
-        (0..k).filter(|&j| !self.in_stage_a(j)).count()
-    }
-
-    /// How many of its groups run in the first stage.
-    pub fn a_slots(&self) -> usize {
-        (0..self.plan.groups.len())
-            .filter(|&j| self.in_stage_a(j))
-            .count()
-    }
-
-    /// How many of its groups keep their slots in the pipeline.
-    pub fn self_slots(&self) -> usize {
-        self.plan.groups.len() - self.a_slots()
-    }
-}
-
-/// How a run function chooses which nodes to run.
-pub(super) enum Flavor<'a> {
-    /// A declared mode: only the plan's nodes are emitted, in order.
-    Mode(&'a Plan),
-    /// Weights chosen at run time: every node is emitted, guarded by the
-    /// plan passed in, with node values held in `Option`s.
-    Masked,
-}
-
 /// The doc comment of a mode variant: its weights and its plan.
 pub fn mode_doc(ir: &GraphIr, plan: &Plan) -> String {
     let names = |ids: &mut dyn Iterator<Item = NodeId>| {
@@ -582,30 +460,4 @@ pub fn mode_doc(ir: &GraphIr, plan: &Plan) -> String {
             format!(" Eliminates {gone}.")
         }
     )
-}
-
-/// The local holding node `id`'s value, reported at `at`.
-pub(super) fn node_local(ir: &GraphIr, id: NodeId, at: Span) -> proc_macro2::Ident {
-    local(&format!("__node_{}", ir.nodes[id as usize].name), at)
-}
-
-/// A constant argument as it is passed: a block holding one expression
-/// (`{ None }`, the DSL's escape for a bare name) is passed as that
-/// expression, so rustc's `unused_braces` lint has nothing to say.
-pub(super) fn const_arg(e: &syn::Expr) -> TokenStream {
-    if let syn::Expr::Block(b) = e {
-        if let ([syn::Stmt::Expr(inner, None)], true, None) =
-            (b.block.stmts.as_slice(), b.attrs.is_empty(), &b.label)
-        {
-            return quote!(#inner);
-        }
-    }
-    quote!(#e)
-}
-
-pub(super) fn state_written(flavor: &Flavor<'_>, state: usize) -> bool {
-    match flavor {
-        Flavor::Mode(p) => p.writes_state(state as u32),
-        Flavor::Masked => true,
-    }
 }

@@ -7,8 +7,8 @@ use cortex_core::ir::{Arg, EdgeKind, Endpoint, NodeId};
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-use super::body::Body;
-use super::{const_arg, node_local, Flavor};
+use super::shape::{const_arg, node_local, Flavor};
+use super::site::Body;
 use crate::ast::NodeArg;
 use crate::names::local;
 

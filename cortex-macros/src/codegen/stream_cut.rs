@@ -7,8 +7,8 @@ use quote::quote;
 
 use super::body::run_body;
 use super::forms::Forms;
+use super::shape::{Flavor, Shape};
 use super::stages::{stage_a_fills, Part};
-use super::{Flavor, Shape};
 use crate::names::local;
 
 impl Forms<'_> {
@@ -21,7 +21,9 @@ impl Forms<'_> {
     /// earlier value to keep.
     pub(super) fn cut_stream_body(&self) -> Option<TokenStream> {
         let (ast, c) = (self.cx.ast, self.cx.c);
-        let (a, waves, bufs) = self.plans.full_stream.as_ref()?;
+        let stages = self.plans.program.run_time.pipelined.as_ref()?;
+        let (a, bufs) = (&stages.first_stage, &stages.first.buffers);
+        let waves = stages.second.waves();
         let outputs_ty = &self.n.outputs;
         let obs = local("__obs", Span::call_site());
         let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
@@ -48,7 +50,7 @@ impl Forms<'_> {
             )
         };
         let a_body = stage(Part::StreamA(a), None);
-        let b_body = stage(Part::StreamB(a), Some(waves.clone()));
+        let b_body = stage(Part::StreamB(a), Some(waves));
         let a_tys: Vec<syn::Type> = stage_a_fills(self.r.ir, bufs, Some(a))
             .iter()
             .filter_map(|&id| ast.nodes[id as usize].ty.clone())
