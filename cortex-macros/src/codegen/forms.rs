@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 use super::body::run_body;
 use super::plans::Plans;
 use super::shape::{Cx, Flavor, RatedMode, Real, Shape};
-use super::stages::{stage_a_fills, Part};
+use super::stages::{pipelined_call, stage_a_fills, Driven, Part};
 use crate::names::{input_params, local, variant, ItemNames};
 use cortex_core::ir::NodeId;
 use cortex_core::lower::Frame;
@@ -159,14 +159,6 @@ impl<'a> Forms<'a> {
     /// Each mode's pipelined stream body: the state-free stage and the rest.
     pub(super) fn stream_bodies(&self) -> Vec<TokenStream> {
         let (ast, c, mode_ty) = (self.cx.ast, self.cx.c, &self.n.mode);
-        let outputs_ty = &self.n.outputs;
-        let obs = local("__obs", Span::call_site());
-        let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
-        let (input_names, input_tys): (Vec<Ident>, Vec<&syn::Type>) = ast
-            .inputs
-            .iter()
-            .map(|i| (crate::names::local_like(&i.name), &i.ty))
-            .unzip();
         (0..self.stream_fns.len())
         .filter_map(|m| {
             let (v, seq_fn) = (&self.variants[m], &self.mode_fns[m]);
@@ -191,43 +183,19 @@ impl<'a> Forms<'a> {
                 .filter_map(|&id| ast.nodes[id as usize].ty.clone())
                 .chain((0..fused.a_slots()).map(|_| slot_ty.clone()))
                 .collect();
-            Some(quote! {
-                let __fusion_on = self.__fusion_on;
-                // The stages report their nodes from their threads; the
-                // engine reports the frames.
-                let __shared = __observer.map(#c::__private::SharedObserver::new);
-                let __events = __shared.as_ref();
-                let __stage_obs = #c::__private::StageObserver::new(__events);
-                #c::__private::pipelined(
-                    self,
-                    frames,
-                    options,
-                    on_result,
-                    |__inputs: &(#(#input_tys,)*), __a_bufs: &mut (#(#a_tys,)*)| {
-                        let (#(#input_names,)*) = __inputs;
-                        let #obs = __stage_obs;
-                        #a_body
-                    },
-                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __a_values, __a_bufs: &mut (#(#a_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
-                        let (#(#input_names,)*) = __inputs;
-                        let #obs = __stage_obs;
-                        #b_body
-                    },
-                    || (#(#c::__private::new_buffer::<#a_tys>(),)*),
-                    |__this: &mut Self, __inputs: &(#(#input_tys,)*), __sink: #sink| -> ::core::result::Result<(), #c::PipelineError> {
-                        let (#(#input_names,)*) = __inputs;
-                        __this.#seq_fn(&mut #c::NoopObserver, __sink, #mode_ty::#v.weights(), #(#input_names),*)
-                    },
-                    |__inputs: &(#(#input_tys,)*)| -> u64 {
-                        #[allow(unused_imports)]
-                        use #c::__private::{ViaHeapBytes as _, ViaInlineSize as _};
-                        let (#(#input_names,)*) = __inputs;
-                        0u64 #(+ (&#c::__private::Probe(#input_names)).bytes() as u64)*
-                    },
-                    __events,
-                    #mode_ty::#v.plan(),
-                )
-            })
+            let input_names = ast.inputs.iter().map(|i| crate::names::local_like(&i.name));
+            Some(pipelined_call(
+                c,
+                ast,
+                &self.n.outputs,
+                Driven {
+                    a_tys,
+                    a_body,
+                    b_body,
+                    rerun: quote!(__this.#seq_fn(&mut #c::NoopObserver, __sink, #mode_ty::#v.weights(), #(#input_names),*)),
+                    plan: quote!(#mode_ty::#v.plan()),
+                },
+            ))
         })
         .collect()
     }
