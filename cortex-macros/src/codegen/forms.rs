@@ -230,6 +230,16 @@ impl<'a> Forms<'a> {
     /// A plan-driven body over `bufs`: unfused, every node guarded by the
     /// plan passed in (`__plan`), sequential or wave by wave.
     fn masked(&self, bufs: &BufferPlan, parallel: Option<Vec<Vec<Vec<NodeId>>>>) -> TokenStream {
+        self.masked_part(bufs, parallel, Part::Whole)
+    }
+
+    /// [`Self::masked`] for `part` of the frame (a pipelined stage).
+    pub(super) fn masked_part(
+        &self,
+        bufs: &BufferPlan,
+        parallel: Option<Vec<Vec<Vec<NodeId>>>>,
+        part: Part<'_>,
+    ) -> TokenStream {
         run_body(
             self.cx,
             self.n,
@@ -237,7 +247,7 @@ impl<'a> Forms<'a> {
                 flavor: Flavor::Masked,
                 bufs,
                 parallel,
-                part: Part::Whole,
+                part,
                 fusion: None,
                 rated: None,
                 forget: &self.plans.forget_all,

@@ -5,9 +5,7 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use super::body::run_body;
 use super::forms::Forms;
-use super::shape::{Flavor, Shape};
 use super::stages::{pipelined_call, stage_a_fills, Driven, Part};
 
 impl Forms<'_> {
@@ -22,25 +20,8 @@ impl Forms<'_> {
         let (ast, c) = (self.cx.ast, self.cx.c);
         let stages = self.plans.program.run_time.pipelined.as_ref()?;
         let (a, bufs) = (&stages.first_stage, &stages.first.buffers);
-        let stage = |part, parallel| {
-            run_body(
-                self.cx,
-                self.n,
-                Shape {
-                    flavor: Flavor::Masked,
-                    bufs,
-                    parallel,
-                    part,
-                    fusion: None,
-                    rated: None,
-                    forget: &self.plans.forget_all,
-                },
-                quote!(__plan),
-                quote!(__weights),
-            )
-        };
-        let a_body = stage(Part::StreamA(a), None);
-        let b_body = stage(Part::StreamB(a), Some(stages.second.waves()));
+        let a_body = self.masked_part(bufs, None, Part::StreamA(a));
+        let b_body = self.masked_part(bufs, Some(stages.second.waves()), Part::StreamB(a));
         let a_tys: Vec<syn::Type> = stage_a_fills(self.r.ir, bufs, Some(a))
             .iter()
             .filter_map(|&id| ast.nodes[id as usize].ty.clone())
