@@ -8,12 +8,13 @@ use std::ops::ControlFlow;
 use cortex_core::error::PipelineError;
 use cortex_core::outputs::OutputSet;
 use cortex_core::pipeline::Pipeline;
-use cortex_core::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
+use cortex_core::run::Run;
+use cortex_core::stream::{StreamError, StreamOptions, StreamReport};
 use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
 
-use crate::cli::{RunArgs, Selection};
+use crate::cli::RunArgs;
 use crate::dump::{DumpError, DumpSink};
 use crate::error::RunnerError;
 use crate::observer::RunObserver;
@@ -59,39 +60,46 @@ where
     }
 }
 
-/// One frame on the parallel engine in a mode, with weights or with a plan,
-/// into the outputs of the previous frame when there are some (see
-/// [`crate::frames::run_parallel_slot`]).
-pub(crate) type ParallelRunFn<P> = for<'a, 'b> fn(
+/// One frame as its [`Run`] says, into the previous frame's outputs when
+/// there are some, else into new ones:
+/// [`run_slot`](cortex_core::runtime::dispatch::run_slot), or
+/// [`run_slot_parallel`](cortex_core::runtime::dispatch::run_slot_parallel)
+/// for a `#[parallel]` pipeline.
+pub(crate) type SlotRunFn<P> = for<'a, 'b, 'r> fn(
     &'b mut P,
-    &'b Selection<<P as Pipeline>::Mode>,
-    &'b mut RunObserver,
+    &'b mut Run<'r, <P as Pipeline>::Mode, RunObserver>,
     <P as Pipeline>::Inputs<'a>,
     &'b mut Option<<P as Pipeline>::Outputs>,
 ) -> Result<(), PipelineError>;
 
-/// What the pipelined engine hands back per frame: the frame itself (its
-/// image back in place) and its outputs.
-pub(crate) type FrameResult<P> = StreamFrame<Frame, <P as Pipeline>::Outputs>;
-
-/// A pipelined stream of frames (see [`crate::pipelined`]), its stages
-/// reported to the run's observer: the report, and the adapter's failure
-/// if it ended the stream.
+/// A pipelined stream of frames (see [`crate::pipelined`]) as its [`Run`]
+/// says (the mode, the outputs read, the run's observer): each frame
+/// reaches the callback whole, with its outputs; returns the report, and
+/// the adapter's failure if it ended the stream.
 pub(crate) type StreamRunFn<P> = Box<
     dyn Fn(
         &mut P,
-        <P as Pipeline>::Mode,
-        &mut RunObserver,
+        &mut Run<'_, <P as Pipeline>::Mode, RunObserver>,
         &mut (dyn Iterator<Item = Frame> + Send),
         &StreamOptions,
-        &mut dyn FnMut(FrameResult<P>) -> ControlFlow<()>,
+        &mut dyn FnMut(Delivered<'_, <P as Pipeline>::Outputs>) -> ControlFlow<()>,
     ) -> Result<(StreamReport, Option<RunnerError>), StreamError>,
 >;
+
+/// One frame of a pipelined run as it reaches the runner: the frame (its
+/// image back in place), the frames dropped before it, its outputs (left
+/// in place: a later frame runs into them) and the held values it read.
+pub(crate) struct Delivered<'f, O> {
+    pub(crate) frame: &'f Frame,
+    pub(crate) dropped_before: u64,
+    pub(crate) result: &'f mut Result<O, PipelineError>,
+    pub(crate) held: u64,
+}
 
 /// The engines of a `#[parallel]` pipeline, captured by [`App::parallel`]
 /// where the bound is known, so that `App<P>` itself needs no bound.
 pub(crate) struct ParallelFns<P: Pipeline> {
-    pub(crate) run: ParallelRunFn<P>,
+    pub(crate) run: SlotRunFn<P>,
     pub(crate) stream: StreamRunFn<P>,
     /// Several inputs on one pool (pipelines whose one input is the frame).
     pub(crate) session: Option<SessionFn<P>>,

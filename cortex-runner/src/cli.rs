@@ -2,12 +2,11 @@
 //! subcommand takes, their parsers, and what they select.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use cortex_core::plan::Plan;
+use cortex_core::runtime::dispatch::weights_over;
 use cortex_core::stream::{Overflow, StreamOptions};
-use cortex_core::weights::{parse_overrides, Weights};
+use cortex_core::weights::Weights;
 
 use crate::error::RunnerError;
 
@@ -109,6 +108,15 @@ pub(crate) enum Engine {
 }
 
 impl Engine {
+    /// The engine of a frame-by-frame run (`None`: pipelined, a stream).
+    pub(crate) fn frame_engine(self) -> Option<cortex_core::run::Engine> {
+        match self {
+            Engine::Sequential => Some(cortex_core::run::Engine::Sequential),
+            Engine::Parallel => Some(cortex_core::run::Engine::Parallel),
+            Engine::Pipelined => None,
+        }
+    }
+
     pub(crate) fn flag(self) -> &'static str {
         match self {
             Engine::Sequential => "sequential",
@@ -312,28 +320,7 @@ pub fn parse_weights(
     keys: &[std::borrow::Cow<'static, str>],
     base: &Weights,
 ) -> Result<Weights, RunnerError> {
-    let overrides = parse_overrides(spec, keys).map_err(|e| RunnerError::Weights(e.to_string()))?;
-    Ok(base.with_overrides(&overrides))
-}
-
-/// How frames are run: a declared mode, run-time weights, or an explicit
-/// plan with weights.
-pub(crate) enum Selection<M> {
-    Mode(M),
-    Weights(Weights),
-    Plan(Arc<Plan>, Weights),
-}
-
-impl<M: Copy> Selection<M> {
-    /// The engine's selection, borrowing the weights and plan.
-    pub(crate) fn select(&self) -> cortex_core::run::Select<'_, M> {
-        use cortex_core::run::Select;
-        match self {
-            Selection::Mode(m) => Select::Mode(*m),
-            Selection::Weights(w) => Select::Weights(w),
-            Selection::Plan(p, w) => Select::Plan(p, w),
-        }
-    }
+    Ok(weights_over(spec, keys, base)?)
 }
 
 /// The first non-empty line of a clap message, without its `error: `

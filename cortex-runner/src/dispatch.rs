@@ -13,13 +13,11 @@ use cortex_core::passes::islands::{islands, Island};
 use cortex_core::passes::rates::shown_fusion_plan;
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_core::plan::Plan;
+use cortex_core::runtime::dispatch::{mode_named, Choice};
 use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing, Noted};
-use cortex_core::weights::Weights;
 
 use crate::app::{App, Io};
-use crate::cli::{
-    first_line, parse_weights, Cli, Command, Common, Engine, GraphFormat, RunArgs, Selection,
-};
+use crate::cli::{first_line, Cli, Command, Common, Engine, GraphFormat, RunArgs};
 use crate::error::RunnerError;
 use crate::notes::notes_section;
 use crate::observer::summarize;
@@ -82,11 +80,11 @@ impl<P: Pipeline + 'static> App<P> {
         }
         // Everything decidable from the command line is checked before the
         // input is opened.
-        let mode = selected_mode::<P>(&cli.common)?;
-        let weights = match &cli.common.weights {
-            Some(spec) => Some(parse_weights(spec, &P::ir().weight_keys, mode.weights())?),
-            None => None,
-        };
+        let choice = Choice::<P::Mode>::from_names(
+            cli.common.mode.as_deref(),
+            cli.common.weights.as_deref(),
+            &P::ir().weight_keys,
+        )?;
         self.check_engine(&cli)?;
         self.check_dump(&cli)?;
         self.check_streams(&cli)?;
@@ -98,19 +96,15 @@ impl<P: Pipeline + 'static> App<P> {
                 &self.name,
             )?;
         }
-        let selection = match &weights {
-            Some(w) => Selection::Weights(w.clone()),
-            None => Selection::Mode(mode),
-        };
         let common = &cli.common;
         match cli.command {
             Some(Command::Graph { format }) => {
-                graph::<P>(common, mode, format, &self.notes_of(P::ir()), io)
+                graph::<P>(common, format, &self.notes_of(P::ir()), io)
             }
-            Some(Command::Run(args)) => self.run(common, selection, &args, io),
-            Some(Command::Plan) => self.plan(common, mode, weights.as_ref(), io),
-            Some(Command::Profile) => self.profile(common, selection, io),
-            None => self.tour(common, selection, io),
+            Some(Command::Run(args)) => self.run(common, &choice, &args, io),
+            Some(Command::Plan) => self.plan(common, &choice, io),
+            Some(Command::Profile) => self.profile(common, &choice, io),
+            None => self.tour(common, &choice, io),
         }
     }
 
@@ -133,7 +127,7 @@ impl<P: Pipeline + 'static> App<P> {
     fn run(
         &mut self,
         common: &Common,
-        selection: Selection<P::Mode>,
+        choice: &Choice<P::Mode>,
         args: &RunArgs,
         io: Io<'_>,
     ) -> Result<(), RunnerError> {
@@ -143,12 +137,12 @@ impl<P: Pipeline + 'static> App<P> {
             Sink::Table(record::Table::default(), false)
         };
         if common.input.len() > 1 {
-            return self.run_streams(common, selection, sink, args, io);
+            return self.run_streams(common, choice, sink, args, io);
         }
         let reads = self.outputs_read(args)?;
         let (obs, summary) = self.run_frames(
             common,
-            selection,
+            choice,
             reads,
             sink,
             args,
@@ -167,28 +161,28 @@ impl<P: Pipeline + 'static> App<P> {
     fn plan(
         &mut self,
         common: &Common,
-        mode: P::Mode,
-        weights: Option<&Weights>,
+        choice: &Choice<P::Mode>,
         io: Io<'_>,
     ) -> Result<(), RunnerError> {
         let ir = P::ir();
         let mut pipeline = P::default();
-        let target: Arc<Plan> = match weights {
-            Some(w) => {
-                let pattern = w
+        let target: Arc<Plan> = match choice.mode() {
+            Some(mode) => Arc::new(mode.plan().clone()),
+            None => {
+                let pattern = choice
+                    .weights()
                     .zero_pattern(&ir.weight_keys)
                     .map_err(|e| RunnerError::Weights(e.to_string()))?;
                 pipeline.pattern_plan(pattern)
             }
-            None => Arc::new(mode.plan().clone()),
         };
         let full = pipeline.pattern_plan(0);
-        let w = weights.cloned().unwrap_or_else(|| mode.weights().clone());
+        let w = choice.weights().clone();
         let mut common = common.clone();
         common.frames = Some(common.frames.unwrap_or(10));
         let (obs, summary) = self.run_frames(
             &common,
-            Selection::Plan(full, w),
+            &Choice::Plan(full, w),
             OutputSet::ALL,
             Sink::Silent,
             &RunArgs::default(),
@@ -212,12 +206,12 @@ impl<P: Pipeline + 'static> App<P> {
     fn profile(
         &mut self,
         common: &Common,
-        selection: Selection<P::Mode>,
+        choice: &Choice<P::Mode>,
         io: Io<'_>,
     ) -> Result<(), RunnerError> {
         let (obs, _) = self.run_frames(
             common,
-            selection,
+            choice,
             OutputSet::ALL,
             Sink::Silent,
             &RunArgs::default(),
@@ -234,14 +228,14 @@ impl<P: Pipeline + 'static> App<P> {
     fn tour(
         &mut self,
         common: &Common,
-        selection: Selection<P::Mode>,
+        choice: &Choice<P::Mode>,
         io: Io<'_>,
     ) -> Result<(), RunnerError> {
         let ir = P::ir();
         let sink = Sink::Table(record::Table::default(), false);
         let (obs, summary) = self.run_frames(
             common,
-            selection,
+            choice,
             OutputSet::ALL,
             sink,
             &RunArgs::default(),
@@ -342,24 +336,6 @@ impl<P: Pipeline + 'static> App<P> {
     }
 }
 
-/// `--mode`, or the first declared mode.
-fn selected_mode<P: Pipeline>(common: &Common) -> Result<P::Mode, RunnerError> {
-    match &common.mode {
-        Some(m) => P::Mode::from_name(m).ok_or_else(|| RunnerError::UnknownMode {
-            given: m.clone(),
-            known: P::Mode::ALL
-                .iter()
-                .map(|m| m.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-        }),
-        None => P::Mode::ALL
-            .first()
-            .copied()
-            .ok_or_else(|| RunnerError::Usage("the pipeline declares no mode".into())),
-    }
-}
-
 /// What a drawing shows over the graph: a mode's plan, islands and groups.
 fn overlay<'a>(
     plan: Option<&'a Plan>,
@@ -378,13 +354,16 @@ fn overlay<'a>(
 /// `graph`: the listing, or DOT / Mermaid with `--mode`'s plan shown.
 fn graph<P: Pipeline>(
     common: &Common,
-    mode: P::Mode,
     format: GraphFormat,
     notes: &[Option<String>],
     io: Io<'_>,
 ) -> Result<(), RunnerError> {
     let ir = P::ir();
-    let plan = common.mode.as_ref().map(|_| mode.plan());
+    // `--mode`'s plan, also beside `--weights`.
+    let plan = match common.mode.as_deref() {
+        Some(name) => Some(mode_named::<P::Mode>(Some(name))?.plan()),
+        None => None,
+    };
     // With a mode: its islands and their fused groups framed.
     let isl = plan.map(|p| islands(ir, Some(p))).unwrap_or_default();
     let fusion = plan.map(|p| shown_fusion_plan(ir, p));

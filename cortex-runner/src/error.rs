@@ -3,6 +3,7 @@
 
 use cortex_core::error::PipelineError;
 use cortex_core::stream::StreamError;
+use cortex_core::runtime::dispatch::ChoiceError;
 
 use crate::dump::DumpError;
 use crate::sources::SourceError;
@@ -100,6 +101,17 @@ impl RunnerError {
         match self {
             RunnerError::Usage(_) | RunnerError::UnknownMode { .. } | RunnerError::Weights(_) => 2,
             _ => 1,
+        }
+    }
+}
+
+impl From<ChoiceError> for RunnerError {
+    /// A mode or weights the command line names: the flag's own message.
+    fn from(e: ChoiceError) -> Self {
+        match e {
+            ChoiceError::UnknownMode { given, known } => RunnerError::UnknownMode { given, known },
+            ChoiceError::Weights(why) => RunnerError::Weights(why),
+            other => RunnerError::Usage(other.to_string()),
         }
     }
 }

@@ -5,11 +5,11 @@
 
 use cortex_core::error::PipelineError;
 use cortex_core::outputs::OutputSet;
-use cortex_core::pipeline::{ParallelPipeline, Pipeline};
-use cortex_core::run::{Engine, Run};
+use cortex_core::pipeline::Pipeline;
+use cortex_core::run::Engine;
+use cortex_core::runtime::dispatch::Choice;
 
-use crate::app::{FrameAdapter, ParallelRunFn};
-use crate::cli::Selection;
+use crate::app::{FrameAdapter, SlotRunFn};
 use crate::error::RunnerError;
 use crate::observer::RunObserver;
 use crate::sink::{FrameOut, Shown};
@@ -19,12 +19,14 @@ use crate::sources::{Frame, FrameSource};
 /// observer timing them.
 pub(crate) struct FrameByFrame<'r, P: Pipeline + 'static> {
     pub(crate) pipeline: &'r mut P,
-    pub(crate) selection: &'r Selection<P::Mode>,
+    pub(crate) choice: &'r Choice<P::Mode>,
     /// The outputs shown: only their producers run, once a frame's outputs
     /// exist to run into.
     pub(crate) reads: OutputSet,
-    /// The parallel engine's frame, on `--engine parallel`.
-    pub(crate) parallel: Option<ParallelRunFn<P>>,
+    pub(crate) engine: Engine,
+    /// Runs a frame into the last one's outputs, or a first frame: the
+    /// parallel engine's on `--engine parallel`.
+    pub(crate) run_slot: SlotRunFn<P>,
     pub(crate) adapter: &'r mut dyn FrameAdapter<P>,
     pub(crate) obs: &'r mut RunObserver,
     /// `--keep-going`: a failing frame is reported and skipped.
@@ -106,37 +108,21 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
         slot: &'s mut Option<P::Outputs>,
     ) -> Result<&'s P::Outputs, RunnerError> {
         self.obs.frame = frame.index;
-        let (selection, parallel, reads) = (self.selection, self.parallel, self.reads);
-        let engine = match parallel {
-            Some(_) => Engine::Parallel,
-            None => Engine::Sequential,
-        };
+        let (choice, engine, reads, run_slot) =
+            (self.choice, self.engine, self.reads, self.run_slot);
         let pl = &mut *self.pipeline;
         let o = &mut *self.obs;
         let mut ran = None;
         self.adapter
             .with_inputs(frame, &mut |inputs| {
-                ran = Some(match (selection, parallel, slot.as_mut()) {
-                    // Later frames: into the last frame's outputs, only
-                    // what is shown.
-                    (selection, _, Some(outputs)) => {
-                        let mut run = Run::of(selection.select())
-                            .engine(engine)
-                            .outputs(reads)
-                            .observed(&mut *o);
-                        pl.run_with(&mut run, inputs, outputs)
-                    }
-                    (selection, Some(run), None) => run(pl, selection, o, inputs, slot),
-                    (Selection::Mode(m), None, None) => pl
-                        .run_observed(*m, o, inputs)
-                        .map(|outputs| *slot = Some(outputs)),
-                    (Selection::Weights(w), None, None) => pl
-                        .run_weights_observed(w, o, inputs)
-                        .map(|outputs| *slot = Some(outputs)),
-                    (Selection::Plan(p, w), None, None) => pl
-                        .run_plan_observed(p, w, o, inputs)
-                        .map(|outputs| *slot = Some(outputs)),
-                })
+                // Later frames run into the last frame's outputs, only
+                // what is shown.
+                let mut run = choice
+                    .run()
+                    .engine(engine)
+                    .outputs(reads)
+                    .observed(&mut *o);
+                ran = Some(run_slot(pl, &mut run, inputs, slot));
             })
             .map_err(|e| RunnerError::Adapter {
                 frame: frame.index,
@@ -155,25 +141,4 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
             source: PipelineError::Internal("a run returned no outputs"),
         })
     }
-}
-
-/// The first frame on the parallel engine (new outputs), for a mode,
-/// weights or a plan; later frames run into its outputs with `run_with`.
-pub(crate) fn run_parallel_slot<P: ParallelPipeline>(
-    pipeline: &mut P,
-    selection: &Selection<P::Mode>,
-    obs: &mut RunObserver,
-    inputs: P::Inputs<'_>,
-    slot: &mut Option<P::Outputs>,
-) -> Result<(), PipelineError> {
-    let outputs = match (selection, slot.as_mut()) {
-        (Selection::Mode(m), Some(outputs)) => {
-            return pipeline.run_parallel_into_observed(*m, obs, inputs, outputs)
-        }
-        (Selection::Mode(m), None) => pipeline.run_parallel_observed(*m, obs, inputs)?,
-        (Selection::Weights(w), _) => pipeline.run_weights_parallel_observed(w, obs, inputs)?,
-        (Selection::Plan(p, w), _) => pipeline.run_plan_parallel_observed(p, w, obs, inputs)?,
-    };
-    *slot = Some(outputs);
-    Ok(())
 }

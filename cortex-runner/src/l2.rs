@@ -2,21 +2,28 @@
 //! its record function (the columns of the table and the `outputs` of a
 //! JSON line), its pictures for `run --dump`, its regions for `run
 //! --encode`, which outputs each of those reads, and both parallel
-//! engines. The `cortex-l2` command runs it; `examples/l2.rs` of the
-//! facade too.
+//! engines (the pipelined one computing only what is read). The
+//! `cortex-l2` command runs it; `examples/l2.rs` of the facade too.
 
-use cortex_vision::l2::{BlurVerdict, L2Outputs, L2};
-use cortex_vision::ops::{EncodedRoi, SceneChange, ScoreMap};
+use std::ops::ControlFlow;
+
+use cortex_core::run::Run;
+use cortex_core::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
+use cortex_vision::l2::{L2Mode, L2Outputs, L2};
+use cortex_vision::ops::RgbFrame;
 
 use std::process::ExitCode;
+
+use crate::l2_view::{dump_maps, fields};
 
 use crate::model_arg::take_models;
 use crate::sources::Frame;
 use crate::RunnerError;
-use crate::{draw_box, App, DumpError, DumpSink, Reader, Record};
+use crate::observer::RunObserver;
+use crate::pipelined::TaggedFrames;
+use crate::{App, DumpError, DumpSink, Reader, Record};
 
-/// The program's name: the command's, and the prefix of its error lines.
-pub const NAME: &str = "cortex-l2";
+pub use crate::l2_view::NAME;
 
 /// The outputs [`record`] reads: a `run` without `--dump` or `--encode`
 /// computes only these (not `regions` nor `qp_map`).
@@ -27,23 +34,6 @@ pub fn record(out: &L2Outputs) -> Record {
     fields(&out.blur, &out.scene, &out.roi)
 }
 
-/// The columns of L2's outputs, shared by every graph of L2 (the DNN text
-/// map's too).
-pub(crate) fn fields(blur: &BlurVerdict, scene: &SceneChange, roi: &EncodedRoi) -> Record {
-    let b = &roi.bbox;
-    Record::new()
-        .field("sharpness", blur.variance)
-        .field("baseline", blur.baseline)
-        .field("blurry", blur.is_blurry)
-        .field("below_100", blur.below_threshold)
-        .field("ssim", scene.ssim)
-        // A first frame has nothing to compare with: not a cut.
-        .field("cut", scene.changed && scene.ssim.is_some())
-        .field("roi", vec![b.x, b.y, b.width, b.height])
-        .field("score", f64::from(roi.score))
-        .field("jpeg_bytes", roi.jpeg.len())
-}
-
 /// `run --dump DIR`: the fused score map as a heat map, and the frame with
 /// the ROI box drawn on it.
 ///
@@ -51,21 +41,6 @@ pub(crate) fn fields(blur: &BlurVerdict, scene: &SceneChange, roi: &EncodedRoi) 
 /// A picture that cannot be written.
 pub fn dump(sink: &DumpSink<'_>, frame: &Frame, out: &L2Outputs) -> Result<(), DumpError> {
     dump_maps(sink, frame, &out.fused, &out.roi)
-}
-
-/// The pictures of L2's outputs, shared by every graph of L2.
-pub(crate) fn dump_maps(
-    sink: &DumpSink<'_>,
-    frame: &Frame,
-    fused: &ScoreMap,
-    roi: &EncodedRoi,
-) -> Result<(), DumpError> {
-    sink.save_heatmap("fused", fused)?;
-    let mut boxed = frame.image.clone();
-    let b = &roi.bbox;
-    draw_box(&mut boxed, (b.x, b.y, b.width, b.height), [255, 40, 40], 3);
-    sink.save_rgb("roi", &boxed)?;
-    Ok(())
 }
 
 /// The `cortex-l2` command: L2 on the process's arguments, or with
@@ -106,5 +81,18 @@ pub fn app() -> App<L2> {
         .reads(Reader::Dump, &["fused", "roi"])
         .reads(Reader::Regions, &["regions"])
         .reads(Reader::QpMap, &["qp_map"])
-        .parallel()
+        .parallel_streaming(stream_with)
+}
+
+/// L2's pipelined engine: its own `run_stream_with`, which computes only
+/// the outputs the run reads (a `run` without `--encode` runs neither
+/// `regions` nor `qp_map`).
+fn stream_with(
+    pipeline: &mut L2,
+    run: &mut Run<'_, L2Mode, RunObserver>,
+    frames: TaggedFrames<'_, L2>,
+    options: &StreamOptions,
+    on_result: &mut dyn FnMut(&mut StreamFrame<(RgbFrame,), L2Outputs, Frame>) -> ControlFlow<()>,
+) -> Result<StreamReport, StreamError> {
+    pipeline.run_stream_with(run, frames, options, on_result)
 }

@@ -37,7 +37,7 @@ fn boxes_value(boxes: &[TextBox]) -> serde_json::Value {
 /// The columns of the results table and the `outputs` of a JSON line: L2's,
 /// and the detector's boxes.
 pub fn record(out: &L2DnnOutputs) -> Record {
-    crate::l2::fields(&out.blur, &out.scene, &out.roi).field("text_boxes", boxes_value(&out.boxes))
+    crate::l2_view::fields(&out.blur, &out.scene, &out.roi).field("text_boxes", boxes_value(&out.boxes))
 }
 
 /// `run --dump DIR`: L2's pictures.
@@ -45,7 +45,7 @@ pub fn record(out: &L2DnnOutputs) -> Record {
 /// # Errors
 /// A picture that cannot be written.
 pub fn dump(sink: &DumpSink<'_>, frame: &Frame, out: &L2DnnOutputs) -> Result<(), DumpError> {
-    crate::l2::dump_maps(sink, frame, &out.fused, &out.roi)
+    crate::l2_view::dump_maps(sink, frame, &out.fused, &out.roi)
 }
 
 /// Hands each frame to the pipeline with the detector, reloading the model
@@ -123,7 +123,7 @@ pub fn app(models: &[ModelArg], size: (usize, usize)) -> Result<App<L2Dnn>, Runn
     let note = Arc::new(Mutex::new(detector_note(&path, &detector)));
     let shown = Arc::clone(&note);
     Ok(App::<L2Dnn>::with_adapter(
-        crate::l2::NAME,
+        crate::l2_view::NAME,
         record,
         WithDetector {
             path,

@@ -37,6 +37,7 @@ mod graph_file;
 pub mod l2;
 #[cfg(feature = "models")]
 pub mod l2_dnn;
+mod l2_view;
 mod model_arg;
 mod notes;
 mod observer;

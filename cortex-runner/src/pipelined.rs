@@ -10,13 +10,14 @@ use std::sync::{Mutex, PoisonError};
 
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::{ParallelPipeline, Pipeline};
+use cortex_core::run::{Run, Select};
+use cortex_core::runtime::dispatch::run_slot_parallel;
 use cortex_core::stream::{memory_budget, StreamError, StreamFrame, StreamOptions, StreamReport};
 use cortex_vision::ops::RgbFrame;
 
-use crate::app::{AdapterError, App, FrameResult, ParallelFns, StreamRunFn};
+use crate::app::{AdapterError, App, Delivered, ParallelFns, StreamRunFn};
 use crate::cli::Common;
 use crate::error::RunnerError;
-use crate::frames::run_parallel_slot;
 use crate::observer::RunObserver;
 use crate::session::SessionFn;
 use crate::sink::{FrameOut, Shown};
@@ -36,15 +37,29 @@ impl<P: Pipeline + 'static> App<P> {
             + Send,
         P::Outputs: Send,
     {
+        self.parallel_streaming(every_output::<P>)
+    }
+
+    /// [`App::parallel`] whose pipelined engine is `engine`: a pipeline's
+    /// own `run_stream_with`, which computes only the outputs the run reads.
+    pub(crate) fn parallel_streaming(self, engine: StreamEngineFn<P>) -> Self
+    where
+        P: ParallelPipeline<OwnedInputs = (RgbFrame,)>
+            + for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)>
+            + Send,
+        P::Outputs: Send,
+    {
         let split = |mut frame: Frame| -> Result<((RgbFrame,), Frame), AdapterError> {
             // An empty image allocates nothing; the real one comes back
             // through the stream.
             let image = std::mem::replace(&mut frame.image, RgbFrame::zeros((0, 0, 3)));
             Ok(((image,), frame))
         };
-        let join = |(image,): (RgbFrame,), frame: &mut Frame| frame.image = image;
+        let join = |(image,): &mut (RgbFrame,), frame: &mut Frame| {
+            std::mem::swap(&mut frame.image, image);
+        };
         self.with_engines(
-            stream_fn::<P, _, _>(split, join),
+            stream_fn::<P, _, _>(split, join, engine),
             Some(crate::streams::session::<P>),
         )
     }
@@ -62,7 +77,10 @@ impl<P: Pipeline + 'static> App<P> {
         P: ParallelPipeline,
     {
         let split = move |frame: Frame| Ok((owned(&frame)?, frame));
-        self.with_engines(stream_fn::<P, _, _>(split, |_, _| {}), None)
+        self.with_engines(
+            stream_fn::<P, _, _>(split, |_, _| {}, every_output::<P>),
+            None,
+        )
     }
 
     fn with_engines(mut self, stream: StreamRunFn<P>, session: Option<SessionFn<P>>) -> Self
@@ -70,11 +88,51 @@ impl<P: Pipeline + 'static> App<P> {
         P: ParallelPipeline,
     {
         self.parallel = Some(ParallelFns {
-            run: run_parallel_slot::<P>,
+            run: run_slot_parallel::<P, RunObserver>,
             stream,
             session,
         });
         self
+    }
+}
+
+/// The frames of a pipelined stream, each with the rest of its frame as
+/// the stream's tag.
+pub(crate) type TaggedFrames<'a, P> =
+    Box<dyn Iterator<Item = (Frame, <P as ParallelPipeline>::OwnedInputs)> + Send + 'a>;
+
+/// The stream engine of a pipelined run: a pipeline's `run_stream_with`.
+pub(crate) type StreamEngineFn<P> = for<'a, 'r, 'f> fn(
+    &'f mut P,
+    &'f mut Run<'r, <P as Pipeline>::Mode, RunObserver>,
+    TaggedFrames<'a, P>,
+    &'f StreamOptions,
+    &'f mut dyn FnMut(
+        &mut StreamFrame<<P as ParallelPipeline>::OwnedInputs, <P as Pipeline>::Outputs, Frame>,
+    ) -> ControlFlow<()>,
+) -> Result<StreamReport, StreamError>;
+
+/// The stream engine every `#[parallel]` pipeline has: the run's mode
+/// (weights and plans are refused, as `run_stream_with` refuses them),
+/// observed, making every output of every frame. The trait has no
+/// `run_stream_with` yet; a pipeline's own, which computes only the
+/// outputs read, is given with [`App::parallel_streaming`].
+fn every_output<P: ParallelPipeline>(
+    pipeline: &mut P,
+    run: &mut Run<'_, P::Mode, RunObserver>,
+    frames: TaggedFrames<'_, P>,
+    options: &StreamOptions,
+    on_result: &mut dyn FnMut(
+        &mut StreamFrame<P::OwnedInputs, P::Outputs, Frame>,
+    ) -> ControlFlow<()>,
+) -> Result<StreamReport, StreamError> {
+    let Select::Mode(mode) = run.select else {
+        return Err(StreamError::NotAMode);
+    };
+    let deliver = |mut r: StreamFrame<P::OwnedInputs, P::Outputs, Frame>| on_result(&mut r);
+    match run.observer() {
+        Some(o) => pipeline.run_stream_tagged_observed(mode, o, frames, options, deliver),
+        None => pipeline.run_stream_tagged(mode, frames, options, deliver),
     }
 }
 
@@ -83,18 +141,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The pipelined engine of a `#[parallel]` pipeline `P`: `split` turns a
-/// frame into the pipeline's owned inputs and what is left of the frame
-/// (on the producer thread); the rest travels with the inputs as the
-/// stream's tag, and `join` puts the inputs back into it when the frame's
-/// results arrive, so the runner sees whole frames.
-fn stream_fn<P, S, J>(split: S, join: J) -> StreamRunFn<P>
+/// The pipelined engine of a `#[parallel]` pipeline `P` on `engine`:
+/// `split` turns a frame into the pipeline's owned inputs and what is left
+/// of the frame (on the producer thread); the rest travels with the inputs
+/// as the stream's tag, and `join` puts the inputs back into it when the
+/// frame's results arrive, so the runner sees whole frames.
+fn stream_fn<P, S, J>(split: S, join: J, engine: StreamEngineFn<P>) -> StreamRunFn<P>
 where
     P: ParallelPipeline + 'static,
     S: Fn(Frame) -> Result<(P::OwnedInputs, Frame), AdapterError> + Send + Sync + 'static,
-    J: Fn(P::OwnedInputs, &mut Frame) + 'static,
+    J: Fn(&mut P::OwnedInputs, &mut Frame) + 'static,
 {
-    Box::new(move |pipeline, mode, obs, frames, options, on_result| {
+    Box::new(move |pipeline, run, frames, options, on_result| {
         // Written on the producer thread, read once it has been joined.
         let failure: Mutex<Option<RunnerError>> = Mutex::new(None);
         let split = &split;
@@ -112,15 +170,12 @@ where
                 }
             }
         });
-        let report = pipeline.run_stream_tagged_observed(mode, obs, tagged, options, |r| {
-            let mut frame = r.tag;
-            join(r.inputs, &mut frame);
-            on_result(StreamFrame {
-                tag: (),
-                index: r.index,
+        let report = engine(pipeline, run, Box::new(tagged), options, &mut |r| {
+            join(&mut r.inputs, &mut r.tag);
+            on_result(Delivered {
+                frame: &r.tag,
                 dropped_before: r.dropped_before,
-                inputs: frame,
-                result: r.result,
+                result: &mut r.result,
                 held: r.held,
             })
         })?;
@@ -303,12 +358,11 @@ pub(crate) type ProbeFn<'a> = &'a mut dyn FnMut(&Frame) -> u64;
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_pipelined<P: Pipeline>(
     pipeline: &mut P,
-    mode: P::Mode,
+    run: &mut Run<'_, P::Mode, RunObserver>,
     source: &mut (dyn FrameSource + Send),
     settings: &PipelinedSettings,
     stream: &StreamRunFn<P>,
     probe: ProbeFn<'_>,
-    obs: &mut RunObserver,
     out: &mut FrameOut<'_, '_, P>,
 ) -> Pipelined {
     let PipelinedSettings {
@@ -332,7 +386,9 @@ pub(crate) fn run_pipelined<P: Pipeline>(
     let mut total = StreamReport::default();
     // The stream's frames end one at a time, in order: the observer
     // numbers them itself (its trace's frame slices and node labels).
-    obs.count_frames = true;
+    if let Some(obs) = run.observer() {
+        obs.count_frames = true;
+    }
     let mut resized_from: Option<(usize, usize)> = None;
     // `--keep-going`: frames the pipeline failed on, and the first.
     let mut skipped = 0u64;
@@ -351,33 +407,33 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         }
         feeder.first = Some(frame);
         let mut failed: Option<RunnerError> = None;
-        let mut on_result = |r: FrameResult<P>| {
-            let StreamFrame {
-                inputs: frame,
+        let mut on_result = |r: Delivered<'_, P::Outputs>| {
+            let Delivered {
+                frame,
                 dropped_before,
                 result,
                 held,
-                ..
             } = r;
             let shown = Shown {
-                frame: &frame,
+                frame,
                 resized_from: resized_from.take(),
                 dropped_before,
                 node_ms: None,
                 held: crate::sink::held_names(P::ir(), held),
                 stream: None,
             };
-            let done = match &result {
+            let done = match result {
                 Ok(outputs) => out.frame(&shown, outputs),
-                Err(_) => {
+                Err(e) => {
+                    // Taken: a failed frame has no outputs to run into.
                     let e = RunnerError::Frame {
                         frame: frame.index,
-                        source: result.err().unwrap_or(PipelineError::Internal("no error")),
+                        source: std::mem::replace(e, PipelineError::Internal("reported")),
                     };
                     if keep_going {
                         skipped += 1;
                         first_skipped.get_or_insert(frame.index);
-                        out.failed(&frame, &e)
+                        out.failed(frame, &e)
                     } else {
                         Err(e)
                     }
@@ -392,7 +448,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
             }
         };
         let (report, adapter_failed) =
-            match stream(pipeline, mode, obs, &mut feeder, options, &mut on_result) {
+            match stream(pipeline, run, &mut feeder, options, &mut on_result) {
                 Ok(r) => r,
                 Err(e) => break Err(e.into()),
             };

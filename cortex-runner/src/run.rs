@@ -7,9 +7,10 @@ use std::time::Instant;
 
 use cortex_core::outputs::OutputSet;
 use cortex_core::pipeline::Pipeline;
+use cortex_core::runtime::dispatch::{run_slot, Choice};
 
 use crate::app::App;
-use crate::cli::{Common, Engine, RoiSwitch, RunArgs, Selection};
+use crate::cli::{Common, RoiSwitch, RunArgs};
 use crate::error::RunnerError;
 use crate::frames::FrameByFrame;
 use crate::observer::{progress_bar, RunObserver, RunSummary};
@@ -20,13 +21,14 @@ use crate::sources::{self, Frame, FrameSource};
 impl<P: Pipeline + 'static> App<P> {
     /// Runs the frames `common` selects through the engine it names,
     /// showing each frame's results in `sink` (and `--dump`, `--trace` of
-    /// `args`); returns the observer (the profile) and the summary. The
-    /// sequential and parallel engines compute only `reads`.
+    /// `args`); returns the observer (the profile) and the summary. Every
+    /// engine computes only `reads` (the pipelined one only with a stream
+    /// engine that can, see [`App::parallel`]).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_frames(
         &mut self,
         common: &Common,
-        selection: Selection<P::Mode>,
+        choice: &Choice<P::Mode>,
         reads: OutputSet,
         mut sink: Sink,
         args: &RunArgs,
@@ -39,7 +41,7 @@ impl<P: Pipeline + 'static> App<P> {
         // The synthetic clip's frame size is known now: options whose
         // frames cannot fit are refused before anything is allocated (a
         // file's frames are checked as they are read, in the feeder).
-        if common.engine == Engine::Pipelined && common.input.is_empty() {
+        if common.engine.frame_engine().is_none() && common.input.is_empty() {
             check_memory(common, common.size)?;
         }
         // Before the source (which may read stdin) and the first frame.
@@ -63,7 +65,7 @@ impl<P: Pipeline + 'static> App<P> {
         pipeline.set_fusion(!common.no_fusion);
         pipeline.set_rates(!common.no_rates);
         let started = Instant::now();
-        let labels = Labels::of(&selection);
+        let labels = Labels::of(choice);
         let mut out = FrameOut {
             sink: &mut sink,
             labels: &labels,
@@ -83,15 +85,19 @@ impl<P: Pipeline + 'static> App<P> {
         };
         let mut stream_report = None;
         let mut done = 0u64;
-        let result = match (common.engine, &selection, &self.parallel) {
-            (Engine::Pipelined, Selection::Mode(mode), Some(fns)) => {
+        let result = match (common.engine.frame_engine(), &self.parallel) {
+            (None, Some(fns)) => {
                 let settings = PipelinedSettings {
                     limit,
                     options: common.stream_options(),
                     budget: crate::pipelined::budget(common),
                     keep_going: args.keep_going,
                 };
-                let (fusion, rates, mode) = (!common.no_fusion, !common.no_rates, *mode);
+                let (fusion, rates) = (!common.no_fusion, !common.no_rates);
+                // Checked in `check_engine`: a pipelined run is of a mode.
+                let mode = choice.mode().ok_or_else(|| {
+                    RunnerError::Usage("--engine pipelined runs declared modes (--mode)".into())
+                })?;
                 let adapter = &mut *self.adapter;
                 let mut probe = |frame: &Frame| -> u64 {
                     let mut p = P::default();
@@ -104,16 +110,16 @@ impl<P: Pipeline + 'static> App<P> {
                     });
                     p.buffer_bytes().iter().map(|&(_, _, b)| b as u64).sum()
                 };
+                let mut run = choice.run().outputs(reads).observed(&mut obs);
                 // `run_stream` sizes each frame against this run's budget.
                 let run = cortex_core::stream::with_memory_budget(settings.budget, || {
                     run_pipelined(
                         &mut pipeline,
-                        mode,
+                        &mut run,
                         &mut *source,
                         &settings,
                         &fns.stream,
                         &mut probe,
-                        &mut obs,
                         &mut out,
                     )
                 });
@@ -121,17 +127,21 @@ impl<P: Pipeline + 'static> App<P> {
                 done = run.report.processed;
                 run.result
             }
-            (engine, selection, fns) => {
-                // Checked in `check_engine`.
-                let parallel = fns
-                    .as_ref()
-                    .filter(|_| engine == Engine::Parallel)
-                    .map(|f| f.run);
+            (engine, fns) => {
+                // Checked in `check_engine`: parallel and pipelined runs
+                // need `App::parallel`.
+                let engine = engine.unwrap_or_default();
+                let sequential: crate::app::SlotRunFn<P> = run_slot::<P, RunObserver>;
+                let run_slot = match (engine, fns) {
+                    (cortex_core::run::Engine::Parallel, Some(f)) => f.run,
+                    _ => sequential,
+                };
                 FrameByFrame {
                     pipeline: &mut pipeline,
-                    selection,
+                    choice,
                     reads,
-                    parallel,
+                    engine,
+                    run_slot,
                     adapter: &mut *self.adapter,
                     obs: &mut obs,
                     keep_going: args.keep_going,

@@ -4,12 +4,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use cortex_core::runtime::dispatch::Choice;
 use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use serde_json::{json, Map, Value};
 
-use crate::cli::Selection;
 use crate::dump::{DumpError, DumpSink};
 use crate::encode::{Encoder, FrameRoi};
 use crate::error::RunnerError;
@@ -47,18 +47,19 @@ pub(crate) struct Labels {
 }
 
 impl Labels {
-    pub(crate) fn of<M: PipelineMode>(selection: &Selection<M>) -> Self {
+    pub(crate) fn of<M: PipelineMode>(choice: &Choice<M>) -> Self {
+        let mode = choice.mode();
         Labels {
-            mode: match selection {
-                Selection::Mode(m) => Value::from(m.name()),
-                _ => Value::Null,
-            },
-            weights: match selection {
-                Selection::Weights(w) | Selection::Plan(_, w) => Some(Value::Object(
-                    w.iter().map(|(k, v)| (k.to_string(), json!(v))).collect(),
-                )),
-                Selection::Mode(_) => None,
-            },
+            mode: mode.map_or(Value::Null, |m| Value::from(m.name())),
+            weights: mode.is_none().then(|| {
+                Value::Object(
+                    choice
+                        .weights()
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), json!(v)))
+                        .collect(),
+                )
+            }),
         }
     }
 }

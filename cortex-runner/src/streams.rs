@@ -17,11 +17,12 @@ use std::time::Instant;
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::Pipeline;
 use cortex_core::stream::{panic_message, Overflow};
+use cortex_core::runtime::dispatch::Choice;
 use cortex_core::streams::{LiveInput, LiveOptions, StreamEnd, StreamPool};
 use cortex_vision::ops::RgbFrame;
 
 use crate::app::{App, Io};
-use crate::cli::{Cli, Command, Common, Engine, RunArgs, Selection};
+use crate::cli::{Cli, Command, Common, Engine, RunArgs};
 use crate::error::RunnerError;
 use crate::session::{Opener, Session, SessionReport};
 use crate::sink::{write_out, FrameOut, Labels, Shown, Sink, TraceFile};
@@ -371,19 +372,18 @@ impl<P: Pipeline + 'static> App<P> {
     pub(crate) fn run_streams(
         &mut self,
         common: &Common,
-        selection: Selection<P::Mode>,
+        choice: &Choice<P::Mode>,
         mut sink: Sink,
         args: &RunArgs,
         io: Io<'_>,
     ) -> Result<(), RunnerError> {
-        let (Selection::Mode(mode), Some(session_fn)) =
-            (&selection, self.parallel.as_ref().and_then(|f| f.session))
+        let (Some(mode), Some(session_fn)) =
+            (choice.mode(), self.parallel.as_ref().and_then(|f| f.session))
         else {
             return Err(RunnerError::Usage(
                 "several --input need a declared mode and App::parallel()".into(),
             ));
         };
-        let mode = *mode;
         let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
         // What the user typed wrong (a missing file, a folder without
         // frames, a kind of input this build cannot read) is refused before
@@ -407,7 +407,7 @@ impl<P: Pipeline + 'static> App<P> {
             inputs.push((label, open));
         }
         let mut trace = args.trace.is_some().then(TraceLog::new);
-        let labels = Labels::of(&selection);
+        let labels = Labels::of(choice);
         let bar = indicatif::ProgressBar::hidden();
         let mut out = FrameOut {
             sink: &mut sink,

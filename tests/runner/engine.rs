@@ -31,8 +31,7 @@ fn json_run_of(app: App<L2Graph>, extra: &[&str]) -> (Vec<Value>, String) {
 }
 
 /// The L2 command with a record that reads every output: every frame runs
-/// the mode's whole plan (fused where the mode fuses), as the pipelined
-/// engine, which runs whole plans, does.
+/// the mode's whole plan (fused where the mode fuses), on every engine.
 fn l2_reading_everything() -> App<L2Graph> {
     let names = cortex::OutputSet::ALL.names(L2Graph::ir());
     l2::app().reads(cortex::runner::Reader::Record, &names)
@@ -396,16 +395,26 @@ fn a_pipeline_not_declared_parallel_is_refused_in_one_line() {
 /// The node slices of `engine`'s trace of 4 frames, node by node: how many
 /// each node has, and the slices themselves.
 fn node_slices(engine: &str) -> (std::collections::BTreeMap<String, usize>, Vec<Value>) {
-    let dir = temp_dir(&format!("engine-trace-{engine}"));
+    traced(l2_reading_everything(), engine, 4)
+}
+
+/// `app`'s node slices of a trace of `frames` frames on `engine`, unfused.
+fn traced(
+    app: App<L2Graph>,
+    engine: &str,
+    frames: u32,
+) -> (std::collections::BTreeMap<String, usize>, Vec<Value>) {
+    let dir = temp_dir(&format!("engine-trace-{engine}-{frames}"));
     let path = dir.join("trace.json");
+    let frames = frames.to_string();
     let out = run(
-        l2_reading_everything(),
+        app,
         &[
             "run",
             "--size",
             SIZE,
             "--frames",
-            "4",
+            &frames,
             "--engine",
             engine,
             "--no-fusion",
@@ -428,6 +437,36 @@ fn node_slices(engine: &str) -> (std::collections::BTreeMap<String, usize>, Vec<
             .or_insert(0) += 1;
     }
     (counts, events)
+}
+
+/// The pipelined engine computes what the JSON lines read and no more: the
+/// same lines as the sequential engine, and the encoder's inputs
+/// (`regions`, `qp_map`) only on the frames that have no outputs yet to
+/// run into (each of those makes every output), never on the later ones.
+#[test]
+fn a_pipelined_run_of_the_json_fields_skips_the_encoder_inputs() {
+    const FRAMES: usize = 8;
+    let n = FRAMES.to_string();
+    let (seq, _) = json_run(&["--frames", &n]);
+    let (pip, _) = json_run(&["--frames", &n, "--engine", "pipelined"]);
+    assert_eq!(pip.len(), FRAMES);
+    assert_eq!(without_times(&pip), without_times(&seq));
+    let (counts, _) = traced(l2::app(), "pipelined", FRAMES as u32);
+    let (all, _) = traced(l2_reading_everything(), "pipelined", FRAMES as u32);
+    assert_eq!(all.get("regions"), Some(&FRAMES), "{all:?}");
+    assert_eq!(all.get("qp_map"), Some(&FRAMES), "{all:?}");
+    // What the JSON lines read runs on every frame that runs into the
+    // outputs of an earlier one (a frame that makes every output is
+    // counted below through the encoder's inputs).
+    for read in ["roi", "blur", "scene"] {
+        let ran = counts.get(read).copied().unwrap_or(0);
+        assert!(ran >= FRAMES - 2, "{read} ran on {ran} of {FRAMES} frames: {counts:?}");
+    }
+    // Two frames in flight: at most those two start without outputs.
+    for skipped in ["regions", "qp_map"] {
+        let ran = counts.get(skipped).copied().unwrap_or(0);
+        assert!(ran <= 2, "{skipped} ran on {ran} of {FRAMES} frames: {counts:?}");
+    }
 }
 
 #[test]

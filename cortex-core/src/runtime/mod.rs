@@ -1,4 +1,4 @@
-//! Running pipelines: what one frame runs ([`run`]); graphs built at run time ([`dynamic`]); the [`pipeline::Pipeline`] trait every generated
+//! Running pipelines: what one frame runs ([`run`]) and how a tool chooses it from user input ([`dispatch`]); graphs built at run time ([`dynamic`]); the [`pipeline::Pipeline`] trait every generated
 //! pipeline implements, errors of a frame ([`error`]), the per-node observer
 //! hook ([`observe`]) and the profiler built on it ([`profile`]); flow
 //! control between a frame source and a pipeline ([`stream`]) and the
@@ -7,6 +7,7 @@
 //! measured on this machine, kept across runs ([`autotune`]).
 
 pub mod autotune;
+pub mod dispatch;
 pub mod dynamic;
 pub mod error;
 pub(crate) mod form_check;
