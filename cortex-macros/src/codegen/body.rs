@@ -10,7 +10,7 @@ use quote::{quote, quote_spanned};
 
 use super::fused::{group_block, GroupSite};
 use super::node::Call;
-use super::shape::{node_local, Cx, Flavor, Shape};
+use super::shape::{node_local, Cx, Flavor, Fused, Shape};
 use super::site::Body;
 use super::stages::{stage_a_fills, Part};
 use super::waves::{wave_stmts, Job, Parallel};
@@ -293,23 +293,21 @@ impl Body<'_> {
     /// Node calls, in the plan's order (a fused plan runs each group's
     /// members together), or wave by wave.
     fn nodes(&self, stmts: &mut Vec<TokenStream>, waves: Option<Vec<Vec<Vec<NodeId>>>>) {
-        let (ir, c) = (self.cx.ir, self.cx.c);
-        let cx = self.cx;
-        let obs = &self.obs;
-        let mut parallel = waves.map(|waves| Parallel {
-            waves,
-            jobs: std::collections::HashMap::new(),
-            groups: std::collections::HashMap::new(),
-        });
-        // Per fused group: its members' own calls, gathered in order.
-        let mut fallbacks: Vec<Vec<(NodeId, TokenStream)>> = self
-            .fusion
-            .map_or_else(Vec::new, |f| vec![Vec::new(); f.plan.groups.len()]);
-        let live = |id: NodeId| self.live(id);
-        let buffer = |id: NodeId, at: Span| self.buffer(id, at);
-        let is_ref = |id: NodeId| self.is_ref(id);
-        let mask_stmts = self.phase_mask();
-        let mut mask_pending = mask_stmts.is_some() && self.commits();
+        let ir = self.cx.ir;
+        let mask = self.phase_mask();
+        let mut e = Emitted {
+            stmts,
+            parallel: waves.map(|waves| Parallel {
+                waves,
+                jobs: std::collections::HashMap::new(),
+                groups: std::collections::HashMap::new(),
+            }),
+            fallbacks: self
+                .fusion
+                .map_or_else(Vec::new, |f| vec![Vec::new(); f.plan.groups.len()]),
+            mask_pending: mask.is_some() && self.commits(),
+            mask,
+        };
         let order: Vec<NodeId> = match &self.flavor {
             Flavor::Mode(p) => p.order.to_vec(),
             Flavor::Masked => ir.topo.to_vec(),
@@ -318,246 +316,324 @@ impl Body<'_> {
             if !self.live(id) || !self.in_part(id) {
                 continue;
             }
-            let node = &ir.nodes[id as usize];
-            let name_str: &str = &node.name;
-            let Call {
-                guards,
-                checked_call,
-                compute,
-                ok,
-                ok_value,
-                value,
-                result,
-                v,
-                call_span,
-            } = self.call(id);
+            let call = self.call(id);
             if let Some((f, k)) = self
                 .fusion
                 .and_then(|f| f.plan.group_of(id).map(|k| (f, k)))
             {
-                // A fused group's member: its call is the group's unfused path;
-                // the group is emitted once its last member is reached.
-                fallbacks[k].push((
-                    id,
-                    quote! {
-                        #(#guards)*
-                        #obs.node_begin(#id);
-                        #compute
-                        #obs.node_end(#id);
-                        let #v = #result;
-                    },
-                ));
-                let group = &f.plan.groups[k];
-                if group.nodes.last() == Some(&id) {
-                    // Stage A of a pipelined run has no `self`: its groups live in
-                    // the frame's own buffers, after the filled values.
-                    let (slot, on) = match self.part {
-                        Part::StreamA(_) => {
-                            let i = syn::Index::from(self.a_fills.len() + f.a_slot_of(k));
-                            (quote!(__a_bufs.#i), quote!(__fusion_on))
-                        }
-                        _ => {
-                            let i = f.slot_base + f.self_slot_of(k);
-                            let this = self.this(Span::call_site());
-                            (quote!(#this.__fusion[#i]), quote!(#this.__fusion_on))
-                        }
-                    };
-                    let block = group_block(
-                        cx,
-                        GroupSite {
-                            group,
-                            slot,
-                            on,
-                            fallback: std::mem::take(&mut fallbacks[k]),
-                            this: self.this(Span::call_site()),
-                            live: &live,
-                            buffer: &buffer,
-                            is_ref: &is_ref,
-                        },
-                        obs,
-                    );
-                    match parallel.as_mut() {
-                        Some(par) => {
-                            par.groups.insert(group.nodes[0], block);
-                        }
-                        None => stmts.push(block),
-                    }
-                }
-                continue;
-            }
-            if let Some(par) = parallel.as_mut() {
+                self.group_member(&mut e, id, call, f, k);
+            } else if let Some(par) = e.parallel.as_mut() {
                 // Emitted wave by wave below.
-                let outcome = if node.fallible {
-                    let c = crate::krate::path_at(call_span);
-                    quote_spanned! {call_span=>
-                        match __r {
-                            ::core::result::Result::Ok(#ok) => ::core::result::Result::Ok(#ok_value),
-                            ::core::result::Result::Err(e) => ::core::result::Result::Err(#c::PipelineError::node(#name_str, e)),
-                        }
-                    }
-                } else {
-                    quote!(::core::result::Result::Ok::<_, #c::PipelineError>(__r))
-                };
-                // The value crosses back from the worker thread checked, so
-                // the pool's own `Send` bound holds and a value that is not
-                // `Send + Sync` is the one error of its check.
-                let crossed = local("__crossed", Span::call_site());
-                let proof = self.value_proof(id, quote!(&#crossed));
-                // A node the frame's plan (run-time plans) or phase (rated
-                // modes) may leave out: its job returns an `Option`.
-                let skipped_by = if self.masked() {
-                    Some(quote!(__plan))
-                } else if self.rate_of(id).is_some() || self.cond(id) {
-                    Some(quote!(__phase))
-                } else {
-                    None
-                };
-                let job = if let Some(plan) = &skipped_by {
-                    // A node the plan leaves out: `None`, its value too.
-                    quote! {
-                        || {
-                            if !#plan.is_live(#id) {
-                                return ::core::result::Result::Ok(::core::option::Option::None);
-                            }
-                            #(#guards)*
-                            #obs.node_begin(#id);
-                            let __r = #checked_call;
-                            #obs.node_end(#id);
-                            (#outcome).map(|#crossed| ::core::option::Option::Some(#proof.cross(#crossed)))
-                        }
-                    }
-                } else {
-                    quote! {
-                        || {
-                            #(#guards)*
-                            #obs.node_begin(#id);
-                            let __r = #checked_call;
-                            #obs.node_end(#id);
-                            (#outcome).map(|#crossed| #proof.cross(#crossed))
-                        }
-                    }
-                };
-                // A filled buffer's local is a reference to it: the buffer's
-                // type is checked.
-                let bind = if let Some(i) = self.rate_of(id) {
-                    let local = self.rated_local(id, i, &v, quote! {
-                        match #value {
-                            ::core::option::Option::Some(#value) => ::core::option::Option::Some(#result),
-                            ::core::option::Option::None => ::core::option::Option::None,
-                        }
-                    });
-                    let proof = self.value_proof(id, quote!(#v));
-                    quote! {
-                        #local
-                        let _ = #proof;
-                    }
-                } else if skipped_by.is_some() {
-                    // A value the job returned crossed with its proof; a
-                    // filled buffer's type is checked here.
-                    let check = self.is_ref(id).then(|| {
-                        let checked = local("__checked", Span::call_site());
-                        let proof = self.value_proof(id, quote!(#checked));
-                        quote! {
-                            if let ::core::option::Option::Some(#checked) = #v {
-                                let _ = #proof;
-                            }
-                        }
-                    });
-                    quote! {
-                        let mut #v = match #value {
-                            ::core::option::Option::Some(#value) => ::core::option::Option::Some(#result),
-                            ::core::option::Option::None => ::core::option::Option::None,
-                        };
-                        #check
-                    }
-                } else {
-                    let place = if self.is_ref(id) {
-                        quote!(#v)
-                    } else {
-                        quote!(&#v)
-                    };
-                    let proof = self.value_proof(id, place);
-                    quote! {
-                        let #v = #result;
-                        let _ = #proof;
-                    }
-                };
-                par.jobs.insert(
-                    id,
-                    Job {
-                        run: job,
-                        value: value.clone(),
-                        bind,
-                        optional: skipped_by.is_some(),
-                    },
-                );
-                continue;
-            }
-            // A node some frames leave out: its value is `Some` when `plan`
-            // (an expression of type `&Plan`) runs it.
-            let guarded = |plan: TokenStream| {
-                quote! {
-                    if #plan.is_live(#id) {
-                        #(#guards)*
-                        #obs.node_begin(#id);
-                        #compute
-                        #obs.node_end(#id);
-                        ::core::option::Option::Some(#result)
-                    } else {
-                        ::core::option::Option::None
-                    }
-                }
-            };
-            if self.masked() {
-                let run = guarded(quote!(__plan));
-                stmts.push(quote!(let mut #v = #run;));
-            } else if self.rate_of(id).is_some() || self.cond(id) {
-                // Work only some phases run, decided once the triggers are known.
-                if let (true, Some(m)) = (mask_pending, &mask_stmts) {
-                    stmts.push(m.clone());
-                    mask_pending = false;
-                }
-                let run = guarded(quote!(__phase));
-                match self.rate_of(id) {
-                    Some(i) => stmts.push(self.rated_local(id, i, &v, run)),
-                    None => stmts.push(quote!(let #v = #run;)),
-                }
+                par.jobs.insert(id, self.job(id, call));
             } else {
-                stmts.push(quote! {
+                self.sequential_call(&mut e, id, call);
+            }
+        }
+        if let Some(par) = e.parallel.take() {
+            self.emit_waves(&mut e, &par);
+        }
+        if let (true, Some(m)) = (e.mask_pending, &e.mask) {
+            e.stmts.push(m.clone());
+        }
+    }
+
+    /// A fused group's member: its call is the group's unfused path; the
+    /// group is emitted once its last member is reached.
+    fn group_member(&self, e: &mut Emitted<'_>, id: NodeId, call: Call, f: Fused<'_>, k: usize) {
+        let obs = &self.obs;
+        let Call {
+            guards,
+            compute,
+            result,
+            v,
+            ..
+        } = call;
+        e.fallbacks[k].push((
+            id,
+            quote! {
+                #(#guards)*
+                #obs.node_begin(#id);
+                #compute
+                #obs.node_end(#id);
+                let #v = #result;
+            },
+        ));
+        let group = &f.plan.groups[k];
+        if group.nodes.last() != Some(&id) {
+            return;
+        }
+        // Stage A of a pipelined run has no `self`: its groups live in
+        // the frame's own buffers, after the filled values.
+        let (slot, on) = match self.part {
+            Part::StreamA(_) => {
+                let i = syn::Index::from(self.a_fills.len() + f.a_slot_of(k));
+                (quote!(__a_bufs.#i), quote!(__fusion_on))
+            }
+            _ => {
+                let i = f.slot_base + f.self_slot_of(k);
+                let this = self.this(Span::call_site());
+                (quote!(#this.__fusion[#i]), quote!(#this.__fusion_on))
+            }
+        };
+        let live = |id: NodeId| self.live(id);
+        let buffer = |id: NodeId, at: Span| self.buffer(id, at);
+        let is_ref = |id: NodeId| self.is_ref(id);
+        let block = group_block(
+            self.cx,
+            GroupSite {
+                group,
+                slot,
+                on,
+                fallback: std::mem::take(&mut e.fallbacks[k]),
+                this: self.this(Span::call_site()),
+                live: &live,
+                buffer: &buffer,
+                is_ref: &is_ref,
+            },
+            obs,
+        );
+        match e.parallel.as_mut() {
+            Some(par) => {
+                par.groups.insert(group.nodes[0], block);
+            }
+            None => e.stmts.push(block),
+        }
+    }
+
+    /// What leaves node `id` out on some frames of a parallel run: the
+    /// frame's plan (run-time plans) or its phase (rated modes); its job
+    /// then returns an `Option`.
+    fn skipped_by(&self, id: NodeId) -> Option<TokenStream> {
+        if self.masked() {
+            Some(quote!(__plan))
+        } else if self.rate_of(id).is_some() || self.cond(id) {
+            Some(quote!(__phase))
+        } else {
+            None
+        }
+    }
+
+    /// Node `id`'s job in a parallel run: the closure running it on the
+    /// pool and the statements binding its value.
+    fn job(&self, id: NodeId, call: Call) -> Job {
+        let skipped_by = self.skipped_by(id);
+        let run = self.job_closure(id, &call, skipped_by.as_ref());
+        let bind = self.job_bind(id, &call, skipped_by.is_some());
+        Job {
+            run,
+            value: call.value,
+            bind,
+            optional: skipped_by.is_some(),
+        }
+    }
+
+    /// The closure of node `id`'s job, returning its checked value (an
+    /// `Option` of it when `skipped_by` may leave the node out).
+    fn job_closure(&self, id: NodeId, call: &Call, skipped_by: Option<&TokenStream>) -> TokenStream {
+        let (ir, c) = (self.cx.ir, self.cx.c);
+        let obs = &self.obs;
+        let Call {
+            guards,
+            checked_call,
+            ok,
+            ok_value,
+            call_span,
+            ..
+        } = call;
+        let call_span = *call_span;
+        let node = &ir.nodes[id as usize];
+        let name_str: &str = &node.name;
+        let outcome = if node.fallible {
+            let c = crate::krate::path_at(call_span);
+            quote_spanned! {call_span=>
+                match __r {
+                    ::core::result::Result::Ok(#ok) => ::core::result::Result::Ok(#ok_value),
+                    ::core::result::Result::Err(e) => ::core::result::Result::Err(#c::PipelineError::node(#name_str, e)),
+                }
+            }
+        } else {
+            quote!(::core::result::Result::Ok::<_, #c::PipelineError>(__r))
+        };
+        // The value crosses back from the worker thread checked, so
+        // the pool's own `Send` bound holds and a value that is not
+        // `Send + Sync` is the one error of its check.
+        let crossed = local("__crossed", Span::call_site());
+        let proof = self.value_proof(id, quote!(&#crossed));
+        if let Some(plan) = skipped_by {
+            // A node the plan leaves out: `None`, its value too.
+            quote! {
+                || {
+                    if !#plan.is_live(#id) {
+                        return ::core::result::Result::Ok(::core::option::Option::None);
+                    }
+                    #(#guards)*
+                    #obs.node_begin(#id);
+                    let __r = #checked_call;
+                    #obs.node_end(#id);
+                    (#outcome).map(|#crossed| ::core::option::Option::Some(#proof.cross(#crossed)))
+                }
+            }
+        } else {
+            quote! {
+                || {
+                    #(#guards)*
+                    #obs.node_begin(#id);
+                    let __r = #checked_call;
+                    #obs.node_end(#id);
+                    (#outcome).map(|#crossed| #proof.cross(#crossed))
+                }
+            }
+        }
+    }
+
+    /// The statements binding node `id`'s value once its job has run (a
+    /// filled buffer's local is a reference to it: the buffer's type is
+    /// checked).
+    fn job_bind(&self, id: NodeId, call: &Call, optional: bool) -> TokenStream {
+        let Call {
+            value, result, v, ..
+        } = call;
+        if let Some(i) = self.rate_of(id) {
+            let local = self.rated_local(id, i, v, quote! {
+                match #value {
+                    ::core::option::Option::Some(#value) => ::core::option::Option::Some(#result),
+                    ::core::option::Option::None => ::core::option::Option::None,
+                }
+            });
+            let proof = self.value_proof(id, quote!(#v));
+            quote! {
+                #local
+                let _ = #proof;
+            }
+        } else if optional {
+            // A value the job returned crossed with its proof; a
+            // filled buffer's type is checked here.
+            let check = self.is_ref(id).then(|| {
+                let checked = local("__checked", Span::call_site());
+                let proof = self.value_proof(id, quote!(#checked));
+                quote! {
+                    if let ::core::option::Option::Some(#checked) = #v {
+                        let _ = #proof;
+                    }
+                }
+            });
+            quote! {
+                let mut #v = match #value {
+                    ::core::option::Option::Some(#value) => ::core::option::Option::Some(#result),
+                    ::core::option::Option::None => ::core::option::Option::None,
+                };
+                #check
+            }
+        } else {
+            let place = if self.is_ref(id) {
+                quote!(#v)
+            } else {
+                quote!(&#v)
+            };
+            let proof = self.value_proof(id, place);
+            quote! {
+                let #v = #result;
+                let _ = #proof;
+            }
+        }
+    }
+
+    /// Node `id`'s call on the calling thread: always, or (a node some
+    /// frames leave out) when the frame's plan or phase runs it.
+    fn sequential_call(&self, e: &mut Emitted<'_>, id: NodeId, call: Call) {
+        let obs = &self.obs;
+        let Call {
+            guards,
+            compute,
+            result,
+            v,
+            ..
+        } = call;
+        // A node some frames leave out: its value is `Some` when `plan`
+        // (an expression of type `&Plan`) runs it.
+        let guarded = |plan: TokenStream| {
+            quote! {
+                if #plan.is_live(#id) {
                     #(#guards)*
                     #obs.node_begin(#id);
                     #compute
                     #obs.node_end(#id);
-                    let #v = #result;
-                });
-            }
-        }
-        if let Some(par) = parallel.take() {
-            for wave in &par.waves {
-                // The phase is decided before the first wave holding work
-                // only some phases run (every wave of the gate precedes it).
-                let phased = wave
-                    .iter()
-                    .flatten()
-                    .any(|&id| self.rate_of(id).is_some() || self.cond(id));
-                if let (true, true, Some(m)) = (phased, mask_pending, &mask_stmts) {
-                    stmts.push(m.clone());
-                    mask_pending = false;
+                    ::core::option::Option::Some(#result)
+                } else {
+                    ::core::option::Option::None
                 }
-                // A fused group runs alone (its strips use every core), before
-                // the other units of its wave, which read none of its values.
-                let mut singles = Vec::new();
-                for unit in wave {
-                    match par.groups.get(&unit[0]) {
-                        Some(block) => stmts.push(block.clone()),
-                        None => singles.extend(unit.iter().copied()),
-                    }
-                }
-                stmts.push(wave_stmts(c, obs, &singles, &par.jobs));
             }
+        };
+        if self.masked() {
+            let run = guarded(quote!(__plan));
+            e.stmts.push(quote!(let mut #v = #run;));
+        } else if self.rate_of(id).is_some() || self.cond(id) {
+            // Work only some phases run, decided once the triggers are known.
+            e.phase_before();
+            let run = guarded(quote!(__phase));
+            match self.rate_of(id) {
+                Some(i) => e.stmts.push(self.rated_local(id, i, &v, run)),
+                None => e.stmts.push(quote!(let #v = #run;)),
+            }
+        } else {
+            e.stmts.push(quote! {
+                #(#guards)*
+                #obs.node_begin(#id);
+                #compute
+                #obs.node_end(#id);
+                let #v = #result;
+            });
         }
-        if let (true, Some(m)) = (mask_pending, &mask_stmts) {
-            stmts.push(m.clone());
+    }
+
+    /// A parallel run's waves, each after the phase when it holds work only
+    /// some phases run.
+    fn emit_waves(&self, e: &mut Emitted<'_>, par: &Parallel) {
+        let c = self.cx.c;
+        for wave in &par.waves {
+            // The phase is decided before the first wave holding work
+            // only some phases run (every wave of the gate precedes it).
+            let phased = wave
+                .iter()
+                .flatten()
+                .any(|&id| self.rate_of(id).is_some() || self.cond(id));
+            if phased {
+                e.phase_before();
+            }
+            // A fused group runs alone (its strips use every core), before
+            // the other units of its wave, which read none of its values.
+            let mut singles = Vec::new();
+            for unit in wave {
+                match par.groups.get(&unit[0]) {
+                    Some(block) => e.stmts.push(block.clone()),
+                    None => singles.extend(unit.iter().copied()),
+                }
+            }
+            e.stmts.push(wave_stmts(c, &self.obs, &singles, &par.jobs));
+        }
+    }
+}
+
+/// What [`Body::nodes`] has emitted so far, and what it still owes.
+struct Emitted<'s> {
+    stmts: &'s mut Vec<TokenStream>,
+    /// A parallel run's jobs and groups, emitted wave by wave at the end.
+    parallel: Option<Parallel>,
+    /// Per fused group: its members' own calls, gathered in order.
+    fallbacks: Vec<Vec<(NodeId, TokenStream)>>,
+    /// The statements deciding the frame's phase (a rated mode).
+    mask: Option<TokenStream>,
+    /// Whether they are still to be emitted.
+    mask_pending: bool,
+}
+
+impl Emitted<'_> {
+    /// The phase's statements, once, before the first work only some phases
+    /// run.
+    fn phase_before(&mut self) {
+        if let (true, Some(m)) = (self.mask_pending, &self.mask) {
+            self.stmts.push(m.clone());
+            self.mask_pending = false;
         }
     }
 }
