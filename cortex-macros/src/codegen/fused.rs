@@ -43,24 +43,10 @@ pub(super) fn group_block(
     site: GroupSite<'_>,
     obs: &proc_macro2::Ident,
 ) -> TokenStream {
-    let (ir, ast, c) = (cx.ir, cx.ast, cx.c);
+    let (ir, c) = (cx.ir, cx.c);
     let g = site.group;
     let weights = crate::names::local("__weights_table", Span::call_site());
-    // The group's inputs: every value a member reads from outside it, once.
-    let mut inputs: Vec<Endpoint> = Vec::new();
-    for &m in &g.nodes {
-        for arg in ir.nodes[m as usize].args.iter() {
-            if let Arg::Value(e) = arg {
-                let outside = match e {
-                    Endpoint::Node(p) => !g.contains(*p) && (site.live)(*p),
-                    _ => true,
-                };
-                if outside && !inputs.contains(e) {
-                    inputs.push(*e);
-                }
-            }
-        }
-    }
+    let inputs = group_inputs(ir, &site);
     let input_exprs: Vec<TokenStream> = inputs
         .iter()
         .map(|e| endpoint_expr(cx, ir, *e, &site))
@@ -68,120 +54,22 @@ pub(super) fn group_block(
     let plane_names: Vec<proc_macro2::Ident> = (0..inputs.len())
         .map(|i| format_ident!("__plane{}", i))
         .collect();
-    let handle = |m: NodeId| format_ident!("__member_{}", ir.nodes[m as usize].name.as_ref());
-    // The members' forms, added in order; each reads group inputs, earlier
-    // members, or nothing (a weighted argument the plan does not run).
-    let mut adds = Vec::new();
-    let mut outputs = Vec::new();
-    let mut stores = Vec::new();
-    let mut fresh_decls = Vec::new();
-    let mut fresh_pats = Vec::new();
-    // The leaving members' bindings once the group ran, in order.
-    let mut bindings = Vec::new();
-    // The outputs the group must publish for its run to count.
-    let mut required = Vec::new();
-    let mut locals = Vec::new();
-    let mut out_index = 0usize;
+    let mut m = Members::default();
     let detachable = g.detachable(ir);
-    let own_call = |m: NodeId| {
-        site.fallback
-            .iter()
-            .find(|(id, _)| *id == m)
-            .map(|(_, call)| call.clone())
-    };
-    for ((&m, role), &alone) in g.nodes.iter().zip(&g.values).zip(&detachable) {
-        let decl = &ast.nodes[m as usize];
-        let Some(form) = &decl.strip else { continue };
-        let form_expr = checked_form(form, decl.ty.as_ref());
-        let form_at = syn::spanned::Spanned::span(&form.expr);
-        let c_form = crate::krate::path_at(form_at);
-        let args = ir.nodes[m as usize]
-            .args
-            .iter()
-            .filter_map(|arg| match arg {
-                Arg::Value(Endpoint::Node(p)) if g.contains(*p) => {
-                    let h = handle(*p);
-                    Some(quote!(::core::option::Option::Some(#h)))
-                }
-                // A weighted argument whose node the plan does not run.
-                Arg::Value(Endpoint::Node(p)) if !(site.live)(*p) => {
-                    Some(quote!(::core::option::Option::None))
-                }
-                // Every other value argument was collected as a group input.
-                Arg::Value(e) => inputs
-                    .iter()
-                    .position(|x| x == e)
-                    .map(|i| quote!(::core::option::Option::Some(__inputs[#i]))),
-                _ => None,
-            });
-        let h = handle(m);
-        // Spanned at the form: what rustc says about a form is said there.
-        let add = quote_spanned! {form_at=>
-            (&#c_form::__private::FormProbe(&#form_expr)).add_form(__b, &[#(#args),*], #weights)
-        };
-        adds.push(quote! {
-            let #h = #add?;
-        });
-        if !matches!(role, ValueRole::Leaving { .. }) {
-            continue;
-        }
-        let k = out_index;
-        out_index += 1;
-        outputs.push(quote!(__b.output(#h)?;));
-        let local = node_local(ir, m, decl.name.span());
-        locals.push(local.clone());
-        // Its own call after the group, when it may decline alone.
-        let alone = if alone { own_call(m) } else { None };
-        if alone.is_none() {
-            required.push(k);
-        }
-        let store = |into: TokenStream| {
-            quote_spanned! {form_at=>
-                (&mut #c_form::__private::StoreProbe(&#form_expr, &mut #into)).store_form(__g, #k)
-            }
-        };
-        match (site.buffer)(m, Span::call_site()) {
-            Some(field) => {
-                // A declined output is not stored: asking for it would make
-                // (and allocate) an error every frame.
-                let store = store(field.clone());
-                stores.push(quote! {
-                    __have[#k] = __g.published(#k) && #store.is_ok();
-                });
-                bindings.push(match alone {
-                    Some(call) => quote! {
-                        let #local = if __have[#k] { &#field } else { #call #local };
-                    },
-                    None => quote!(let #local = &#field;),
-                });
-            }
-            None => {
-                let slot = format_ident!("__fused_value{}", k);
-                fresh_decls.push(quote!(let mut #slot = ::core::option::Option::None;));
-                let store = store(quote!(__value));
-                stores.push(quote! {
-                    let mut __value = ::core::default::Default::default();
-                    __have[#k] = __g.published(#k) && #store.is_ok();
-                    if __have[#k] {
-                        #slot = ::core::option::Option::Some(__value);
-                    }
-                });
-                match alone {
-                    Some(call) => bindings.push(quote! {
-                        let #local = match #slot.take() {
-                            ::core::option::Option::Some(__v) => __v,
-                            ::core::option::Option::None => { #call #local }
-                        };
-                    }),
-                    None => {
-                        let bound = format_ident!("__fused_bound{}", k);
-                        fresh_pats.push((slot, bound.clone()));
-                        bindings.push(quote!(let #local = #bound;));
-                    }
-                }
-            }
-        }
+    for ((&id, role), &alone) in g.nodes.iter().zip(&g.values).zip(&detachable) {
+        m.member(cx, &site, &inputs, id, role, alone);
     }
+    let Members {
+        adds,
+        outputs,
+        stores,
+        fresh_decls,
+        fresh_pats,
+        bindings,
+        required,
+        locals,
+        out_index: n_out,
+    } = m;
     let n_inputs = inputs.len();
     let (slot, on) = (&site.slot, &site.on);
     let members: Vec<NodeId> = g.nodes.clone();
@@ -190,7 +78,6 @@ pub(super) fn group_block(
     let somes = bounds
         .iter()
         .map(|b| quote!(::core::option::Option::Some(#b)));
-    let n_out = out_index;
     quote! {
         #[allow(unused_imports)]
         use #c::__private::{FormAdd as _, FormAddRefused as _, FormStore as _, FormStoreRefused as _};
@@ -227,6 +114,187 @@ pub(super) fn group_block(
                 (#(#locals,)*)
             }
         };
+    }
+}
+
+/// The group's inputs: every value a member reads from outside it, once,
+/// in the order the members read them.
+fn group_inputs(ir: &GraphIr, site: &GroupSite<'_>) -> Vec<Endpoint> {
+    let g = site.group;
+    let mut inputs: Vec<Endpoint> = Vec::new();
+    for &m in &g.nodes {
+        for arg in ir.nodes[m as usize].args.iter() {
+            if let Arg::Value(e) = arg {
+                let outside = match e {
+                    Endpoint::Node(p) => !g.contains(*p) && (site.live)(*p),
+                    _ => true,
+                };
+                if outside && !inputs.contains(e) {
+                    inputs.push(*e);
+                }
+            }
+        }
+    }
+    inputs
+}
+
+/// A group member's handle in the group being built.
+fn handle(ir: &GraphIr, m: NodeId) -> proc_macro2::Ident {
+    format_ident!("__member_{}", ir.nodes[m as usize].name.as_ref())
+}
+
+/// What the group's members contribute to its block, gathered member by
+/// member.
+#[derive(Default)]
+struct Members {
+    /// The members' forms, added in order; each reads group inputs,
+    /// earlier members, or nothing (a weighted argument the plan does not
+    /// run).
+    adds: Vec<TokenStream>,
+    outputs: Vec<TokenStream>,
+    stores: Vec<TokenStream>,
+    fresh_decls: Vec<TokenStream>,
+    fresh_pats: Vec<(proc_macro2::Ident, proc_macro2::Ident)>,
+    /// The leaving members' bindings once the group ran, in order.
+    bindings: Vec<TokenStream>,
+    /// The outputs the group must publish for its run to count.
+    required: Vec<usize>,
+    locals: Vec<proc_macro2::Ident>,
+    /// The group's outputs so far.
+    out_index: usize,
+}
+
+impl Members {
+    /// Member `m` (of `role`; `alone`: it may decline alone): its form
+    /// added to the group and, when its value leaves the group, its output.
+    fn member(
+        &mut self,
+        cx: &Cx<'_>,
+        site: &GroupSite<'_>,
+        inputs: &[Endpoint],
+        m: NodeId,
+        role: &ValueRole,
+        alone: bool,
+    ) {
+        let (ir, ast) = (cx.ir, cx.ast);
+        let g = site.group;
+        let weights = crate::names::local("__weights_table", Span::call_site());
+        let decl = &ast.nodes[m as usize];
+        let Some(form) = &decl.strip else { return };
+        let form_expr = checked_form(form, decl.ty.as_ref());
+        let form_at = syn::spanned::Spanned::span(&form.expr);
+        let c_form = crate::krate::path_at(form_at);
+        let args = ir.nodes[m as usize]
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                Arg::Value(Endpoint::Node(p)) if g.contains(*p) => {
+                    let h = handle(ir, *p);
+                    Some(quote!(::core::option::Option::Some(#h)))
+                }
+                // A weighted argument whose node the plan does not run.
+                Arg::Value(Endpoint::Node(p)) if !(site.live)(*p) => {
+                    Some(quote!(::core::option::Option::None))
+                }
+                // Every other value argument was collected as a group input.
+                Arg::Value(e) => inputs
+                    .iter()
+                    .position(|x| x == e)
+                    .map(|i| quote!(::core::option::Option::Some(__inputs[#i]))),
+                _ => None,
+            });
+        let h = handle(ir, m);
+        // Spanned at the form: what rustc says about a form is said there.
+        let add = quote_spanned! {form_at=>
+            (&#c_form::__private::FormProbe(&#form_expr)).add_form(__b, &[#(#args),*], #weights)
+        };
+        self.adds.push(quote! {
+            let #h = #add?;
+        });
+        if !matches!(role, ValueRole::Leaving { .. }) {
+            return;
+        }
+        let k = self.out_index;
+        self.out_index += 1;
+        self.outputs.push(quote!(__b.output(#h)?;));
+        let local = node_local(ir, m, decl.name.span());
+        self.locals.push(local.clone());
+        // Its own call after the group, when it may decline alone.
+        let alone = if alone {
+            site.fallback
+                .iter()
+                .find(|(id, _)| *id == m)
+                .map(|(_, call)| call.clone())
+        } else {
+            None
+        };
+        if alone.is_none() {
+            self.required.push(k);
+        }
+        let store = |into: TokenStream| {
+            quote_spanned! {form_at=>
+                (&mut #c_form::__private::StoreProbe(&#form_expr, &mut #into)).store_form(__g, #k)
+            }
+        };
+        match (site.buffer)(m, Span::call_site()) {
+            Some(field) => self.into_buffer(k, &local, &field, store(field.clone()), alone),
+            None => self.into_value(k, &local, store(quote!(__value)), alone),
+        }
+    }
+
+    /// Leaving value `k` stored into its node's buffer `field`.
+    fn into_buffer(
+        &mut self,
+        k: usize,
+        local: &proc_macro2::Ident,
+        field: &TokenStream,
+        store: TokenStream,
+        alone: Option<TokenStream>,
+    ) {
+        // A declined output is not stored: asking for it would make
+        // (and allocate) an error every frame.
+        self.stores.push(quote! {
+            __have[#k] = __g.published(#k) && #store.is_ok();
+        });
+        self.bindings.push(match alone {
+            Some(call) => quote! {
+                let #local = if __have[#k] { &#field } else { #call #local };
+            },
+            None => quote!(let #local = &#field;),
+        });
+    }
+
+    /// Leaving value `k` stored into a new value of its node.
+    fn into_value(
+        &mut self,
+        k: usize,
+        local: &proc_macro2::Ident,
+        store: TokenStream,
+        alone: Option<TokenStream>,
+    ) {
+        let slot = format_ident!("__fused_value{}", k);
+        self.fresh_decls
+            .push(quote!(let mut #slot = ::core::option::Option::None;));
+        self.stores.push(quote! {
+            let mut __value = ::core::default::Default::default();
+            __have[#k] = __g.published(#k) && #store.is_ok();
+            if __have[#k] {
+                #slot = ::core::option::Option::Some(__value);
+            }
+        });
+        match alone {
+            Some(call) => self.bindings.push(quote! {
+                let #local = match #slot.take() {
+                    ::core::option::Option::Some(__v) => __v,
+                    ::core::option::Option::None => { #call #local }
+                };
+            }),
+            None => {
+                let bound = format_ident!("__fused_bound{}", k);
+                self.fresh_pats.push((slot, bound.clone()));
+                self.bindings.push(quote!(let #local = #bound;));
+            }
+        }
     }
 }
 
