@@ -91,42 +91,128 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         layout,
     };
     let forms = Forms::new(&cx, &plans, r, n);
-    let mode_bodies = forms.mode_bodies();
-    let par_fn_bodies = forms.parallel_bodies();
-    let stream_bodies = forms.stream_bodies();
-    let masked_body = forms.masked_body();
-    let masked_parallel_body = forms.masked_parallel_body();
-    let cut_stream_body = forms.cut_stream_body();
-    let Forms {
-        variants,
-        mode_fns,
-        par_fns,
-        stream_fns,
-        params,
-        args,
-        ..
-    } = forms;
-    let (mode_ty, outputs_ty) = (&n.mode, &n.outputs);
-    let fusion_slots = plans.fusion_slots;
-    // Per pattern of a declared mode, the arm running that mode's function
-    // (one of `fns`, indexed by mode: every mode has one of each form).
-    let weight_arms = |fns: &[Ident]| -> Vec<TokenStream> {
-        plans
-            .program
-            .weight_modes
-            .iter()
-            .filter_map(|(pattern, m)| {
-                let f = fns.get(*m)?;
-                Some(quote!(#pattern => return self.#f(observer, __sink, weights, #args),))
-            })
-            .collect()
+    let made = Made {
+        mode: forms.mode_bodies(),
+        parallel: forms.parallel_bodies(),
+        stream: forms.stream_bodies(),
+        masked: forms.masked_body(),
+        masked_parallel: forms.masked_parallel_body(),
+        cut_stream: forms.cut_stream_body(),
     };
-    let par_weight_arms = weight_arms(&par_fns);
-    let weight_arms = weight_arms(&mode_fns);
-    let obs = local("__obs", Span::call_site());
-    let sink = quote!(#c::__private::Sink<'_, #outputs_ty>);
-    let input_tys: Vec<&syn::Type> = ast.inputs.iter().map(|i| &i.ty).collect();
-    let fresh = |call: TokenStream| {
+    let e = Emit::new(c, n, ast, forms);
+    let (head, sequential_only, tail) = e.private(&plans, made);
+    let run_with = e.run_with_fn(sequential_only);
+    let args = &e.args;
+    Bodies {
+        run_with: e.run_with_entry(),
+        run_weights_parallel: quote! {
+            self.__run_weights_parallel(weights, observer, __sink, #args)
+        },
+        run_plan_parallel: e.checked_plan(quote! {
+            self.__run_plan_parallel(plan, weights, observer, __sink, #args)
+        }),
+        run_stream_with: e.stream_with(),
+        run_stream: e.run_stream(),
+        run_parallel_observed: e.mode_match(&e.par_fns, quote!(__sink)),
+        run_observed: e.fresh(e.mode_match(&e.mode_fns, e.fresh_sink())),
+        run_into_observed: e.mode_match(&e.mode_fns, e.into_all()),
+        run_weights_observed: e.fresh(e.call_with("__run_weights", quote!(weights), e.fresh_sink())),
+        run_plan_observed: e.checked_plan(e.fresh(e.call_with(
+            "__run_plan",
+            quote!(plan, weights),
+            e.fresh_sink(),
+        ))),
+        run_weights_into_observed: e.call_with("__run_weights", quote!(weights), e.into_all()),
+        run_plan_into_observed: e.checked_plan(e.call_with(
+            "__run_plan",
+            quote!(plan, weights),
+            e.into_all(),
+        )),
+        private: quote! {
+            #head
+            #run_with
+            #tail
+        },
+        buffer_types,
+        buffer_keys,
+        fusion_slots: plans.fusion_slots,
+        holds,
+    }
+}
+
+/// The bodies [`Forms`] made: per mode its straight-line, parallel and
+/// pipelined functions', and the plan-driven ones.
+struct Made {
+    mode: Vec<TokenStream>,
+    parallel: Vec<TokenStream>,
+    stream: Vec<TokenStream>,
+    masked: TokenStream,
+    masked_parallel: Option<TokenStream>,
+    cut_stream: Option<TokenStream>,
+}
+
+/// What every entry point's emitter names: the engine crate's path, the
+/// pipeline's items, its inputs as parameters and arguments, and each
+/// mode's functions.
+struct Emit<'a> {
+    c: &'a TokenStream,
+    n: &'a ItemNames,
+    ast: &'a PipelineAst,
+    variants: Vec<Ident>,
+    mode_fns: Vec<Ident>,
+    par_fns: Vec<Ident>,
+    stream_fns: Vec<Ident>,
+    params: TokenStream,
+    args: TokenStream,
+    /// `Sink<'_, Outputs>`, the type every run function fills.
+    sink: TokenStream,
+    /// The tuple of the inputs' types.
+    in_tuple: TokenStream,
+}
+
+impl<'a> Emit<'a> {
+    fn new(c: &'a TokenStream, n: &'a ItemNames, ast: &'a PipelineAst, forms: Forms<'_>) -> Self {
+        let Forms {
+            variants,
+            mode_fns,
+            par_fns,
+            stream_fns,
+            params,
+            args,
+            ..
+        } = forms;
+        let outputs_ty = &n.outputs;
+        let input_tys: Vec<&syn::Type> = ast.inputs.iter().map(|i| &i.ty).collect();
+        Emit {
+            c,
+            n,
+            ast,
+            variants,
+            mode_fns,
+            par_fns,
+            stream_fns,
+            params,
+            args,
+            sink: quote!(#c::__private::Sink<'_, #outputs_ty>),
+            in_tuple: quote!((#(#input_tys,)*)),
+        }
+    }
+
+    /// A fresh run's sink: the outputs made in `__slot`.
+    fn fresh_sink(&self) -> TokenStream {
+        let c = self.c;
+        quote!(#c::__private::Sink::Fresh(&mut __slot))
+    }
+
+    /// The sink of a run into every output of the caller's `outputs`.
+    fn into_all(&self) -> TokenStream {
+        let c = self.c;
+        quote!(#c::__private::Sink::into_all(outputs))
+    }
+
+    /// `call` into a fresh `__slot`, returning the outputs it made.
+    fn fresh(&self, call: TokenStream) -> TokenStream {
+        let c = self.c;
         quote! {
             let mut __slot = ::core::option::Option::None;
             #call?;
@@ -135,35 +221,109 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 ::core::option::Option::None => ::core::result::Result::Err(#c::PipelineError::Internal("a run returned no outputs")),
             }
         }
-    };
-    let fresh_sink = quote!(#c::__private::Sink::Fresh(&mut __slot));
-    let run_observed = fresh(quote! {
-        match mode {
-            #(#mode_ty::#variants => self.#mode_fns(observer, #fresh_sink, #mode_ty::#variants.weights(), #args),)*
+    }
+
+    /// `run`, after checking the weights and the plan it is given against
+    /// the pipeline.
+    fn checked_plan(&self, run: TokenStream) -> TokenStream {
+        quote! {
+            weights.zero_pattern(&Self::ir().weight_keys)?;
+            plan.validate(Self::ir())?;
+            #run
         }
-    });
-    let weights_call = fresh(quote!(self.__run_weights(weights, observer, #fresh_sink, #args)));
-    let plan_call = fresh(quote!(self.__run_plan(plan, weights, observer, #fresh_sink, #args)));
-    let run_parallel_observed = quote! {
-        match mode {
-            #(#mode_ty::#variants => self.#par_fns(observer, __sink, #mode_ty::#variants.weights(), #args),)*
+    }
+
+    /// The mode's function of `fns` into `sink`, per mode.
+    fn mode_match(&self, fns: &[Ident], sink: TokenStream) -> TokenStream {
+        let (mode_ty, variants, args) = (&self.n.mode, &self.variants, &self.args);
+        quote! {
+            match mode {
+                #(#mode_ty::#variants => self.#fns(observer, #sink, #mode_ty::#variants.weights(), #args),)*
+            }
         }
-    };
-    let in_tuple = quote!((#(#input_tys,)*));
-    let run_stream = quote! {
-        match mode {
-            #(#mode_ty::#variants => self.#stream_fns(__observer, frames, options, on_result),)*
+    }
+
+    /// The plan-driven function `f` with `given` (weights, or a plan and
+    /// weights), observed, into `sink`.
+    fn call_with(&self, f: &str, given: TokenStream, sink: TokenStream) -> TokenStream {
+        let (f, args) = (format_ident!("{}", f), &self.args);
+        quote!(self.#f(#given, observer, #sink, #args))
+    }
+
+    /// `run_stream`: the mode's pipelined function.
+    fn run_stream(&self) -> TokenStream {
+        let (mode_ty, variants, fns) = (&self.n.mode, &self.variants, &self.stream_fns);
+        quote! {
+            match mode {
+                #(#mode_ty::#variants => self.#fns(__observer, frames, options, on_result),)*
+            }
         }
-    };
-    // `#[parallel]` pipelines: the same two functions, each node on the
-    // pool; a pattern of a declared mode runs that mode's parallel function.
-    // The function running weights chosen at run time: a declared mode's
-    // pattern through that mode's function (`arms`), any other through
-    // the plan-driven function `run_plan`.
-    let run_weights_fn = |name: Ident,
-                          observer: TokenStream,
-                          arms: &[TokenStream],
-                          run_plan: Ident| {
+    }
+
+    /// `run_with`: the `Run`'s observer taken out.
+    fn run_with_entry(&self) -> TokenStream {
+        let (c, args) = (self.c, &self.args);
+        quote! {
+            let (__select, __engine, __read) = (run.select, run.engine, run.outputs);
+            match run.observer() {
+                ::core::option::Option::Some(observer) => self.__run_with(__select, __engine, __read, observer, outputs, #args),
+                ::core::option::Option::None => self.__run_with(__select, __engine, __read, &mut #c::NoopObserver, outputs, #args),
+            }
+        }
+    }
+
+    /// `run_stream_with`'s dispatch: every output (or a rated mode) runs
+    /// the mode's own stages, a set of outputs the mode's plan cut down to
+    /// them.
+    fn stream_with(&self) -> TokenStream {
+        let (c, mode_ty) = (self.c, &self.n.mode);
+        let run_stream = self.run_stream();
+        quote! {
+            let __ir = Self::ir();
+            if __read.covers(__ir) || <#mode_ty as #c::PipelineMode>::phase_plans(mode).len() > 1 {
+                #run_stream
+            } else {
+                let __mode_plan = <#mode_ty as #c::PipelineMode>::plan(mode);
+                let __plan = self.__plans.get_for(__mode_plan.zero_pattern, __read);
+                self.__run_stream_cut(&__plan, __mode_plan, <#mode_ty as #c::PipelineMode>::weights(mode), __read, __observer, frames, options, on_result)
+            }
+        }
+    }
+
+    /// `__run_with`, given whether the pipeline runs sequentially only.
+    fn run_with_fn(&self, sequential_only: bool) -> TokenStream {
+        run_with_fn(
+            self.c,
+            self.ast,
+            &self.mode_fns,
+            &self.variants,
+            self.n,
+            (&self.params, &self.args),
+            sequential_only,
+        )
+    }
+
+    /// The function running weights chosen at run time: a declared mode's
+    /// pattern through that mode's function (one of `fns`), any other
+    /// through the plan-driven function `run_plan`.
+    fn run_weights_fn(
+        &self,
+        plans: &Plans,
+        name: &str,
+        observer: TokenStream,
+        fns: &[Ident],
+        run_plan: &str,
+    ) -> TokenStream {
+        let (c, sink, params, args) = (self.c, &self.sink, &self.params, &self.args);
+        let arms = plans
+            .program
+            .weight_modes
+            .iter()
+            .filter_map(|(pattern, m)| {
+                let f = fns.get(*m)?;
+                Some(quote!(#pattern => return self.#f(observer, __sink, weights, #args),))
+            });
+        let (name, run_plan) = (format_ident!("{}", name), format_ident!("{}", run_plan));
         quote! {
             fn #name<__O: #observer>(&mut self, weights: &#c::Weights, observer: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                 let __pattern = weights.zero_pattern(&Self::ir().weight_keys)?;
@@ -175,37 +335,24 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
                 self.#run_plan(&__plan, weights, observer, __sink, #args)
             }
         }
-    };
-    let run_weights = run_weights_fn(
-        format_ident!("__run_weights"),
-        quote!(#c::Observer),
-        &weight_arms,
-        format_ident!("__run_plan"),
-    );
-    let run_weights_parallel = run_weights_fn(
-        format_ident!("__run_weights_parallel"),
-        quote!(#c::Observer + ::core::marker::Send),
-        &par_weight_arms,
-        format_ident!("__run_plan_parallel"),
-    );
-    let in_tuple_out = quote!(#c::stream::StreamFrame<#in_tuple, #outputs_ty, __T>);
-    let cut_stream = match &cut_stream_body {
-        Some(body) => quote! {
-            /// A stream of `__read` only: the mode's plan cut down to them
-            /// (`__plan`), over the full graph's two stages.
-            #[allow(unused_variables, unused_mut, clippy::type_complexity, clippy::too_many_arguments)]
-            fn __run_stream_cut<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, __plan: &#c::plan::Plan, __mode_plan: &#c::plan::Plan, __weights: &#c::Weights, __read: #c::OutputSet, __observer: ::core::option::Option<&mut __O>, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
-            where
-                __I: ::core::iter::Iterator<Item = (__T, #in_tuple)> + ::core::marker::Send,
-                __F: ::core::ops::FnMut(#in_tuple_out) -> (::core::ops::ControlFlow<()>, ::core::option::Option<#outputs_ty>),
-            {
-                #body
-            }
-        },
-        None => TokenStream::new(),
-    };
-    let parallel_private = match &masked_parallel_body {
-        Some(body) => quote! {
+    }
+
+    /// The private functions of `#[parallel]` pipelines: the cut stream,
+    /// and weights and plans on the pool (empty otherwise).
+    fn parallel_private(&self, plans: &Plans, made: &Made) -> TokenStream {
+        let Some(body) = &made.masked_parallel else {
+            return TokenStream::new();
+        };
+        let (c, sink, params) = (self.c, &self.sink, &self.params);
+        let cut_stream = self.cut_stream(made.cut_stream.as_ref());
+        let run_weights_parallel = self.run_weights_fn(
+            plans,
+            "__run_weights_parallel",
+            quote!(#c::Observer + ::core::marker::Send),
+            &self.par_fns,
+            "__run_plan_parallel",
+        );
+        quote! {
             #cut_stream
 
             /// [`Self::__run_weights`] on the worker pool.
@@ -216,67 +363,55 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             fn __run_plan_parallel<__O: #c::Observer + ::core::marker::Send>(&mut self, __plan: &#c::plan::Plan, __weights: &#c::Weights, __observer: &mut __O, mut __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                 #body
             }
-        },
-        None => TokenStream::new(),
-    };
-    let run_with = run_with_fn(
-        c,
-        ast,
-        &mode_fns,
-        &variants,
-        n,
-        (&params, &args),
-        parallel_private.is_empty(),
-    );
-    Bodies {
-        run_with: quote! {
-            let (__select, __engine, __read) = (run.select, run.engine, run.outputs);
-            match run.observer() {
-                ::core::option::Option::Some(observer) => self.__run_with(__select, __engine, __read, observer, outputs, #args),
-                ::core::option::Option::None => self.__run_with(__select, __engine, __read, &mut #c::NoopObserver, outputs, #args),
+        }
+    }
+
+    /// `__run_stream_cut`, the stream of some outputs only.
+    fn cut_stream(&self, body: Option<&TokenStream>) -> TokenStream {
+        let Some(body) = body else {
+            return TokenStream::new();
+        };
+        let (c, in_tuple, outputs_ty) = (self.c, &self.in_tuple, &self.n.outputs);
+        let in_tuple_out = quote!(#c::stream::StreamFrame<#in_tuple, #outputs_ty, __T>);
+        quote! {
+            /// A stream of `__read` only: the mode's plan cut down to them
+            /// (`__plan`), over the full graph's two stages.
+            #[allow(unused_variables, unused_mut, clippy::type_complexity, clippy::too_many_arguments)]
+            fn __run_stream_cut<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, __plan: &#c::plan::Plan, __mode_plan: &#c::plan::Plan, __weights: &#c::Weights, __read: #c::OutputSet, __observer: ::core::option::Option<&mut __O>, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+            where
+                __I: ::core::iter::Iterator<Item = (__T, #in_tuple)> + ::core::marker::Send,
+                __F: ::core::ops::FnMut(#in_tuple_out) -> (::core::ops::ControlFlow<()>, ::core::option::Option<#outputs_ty>),
+            {
+                #body
             }
-        },
-        run_weights_parallel: quote! {
-            self.__run_weights_parallel(weights, observer, __sink, #args)
-        },
-        run_plan_parallel: quote! {
-            weights.zero_pattern(&Self::ir().weight_keys)?;
-            plan.validate(Self::ir())?;
-            self.__run_plan_parallel(plan, weights, observer, __sink, #args)
-        },
-        run_stream_with: quote! {
-            let __ir = Self::ir();
-            if __read.covers(__ir) || <#mode_ty as #c::PipelineMode>::phase_plans(mode).len() > 1 {
-                #run_stream
-            } else {
-                let __mode_plan = <#mode_ty as #c::PipelineMode>::plan(mode);
-                let __plan = self.__plans.get_for(__mode_plan.zero_pattern, __read);
-                self.__run_stream_cut(&__plan, __mode_plan, <#mode_ty as #c::PipelineMode>::weights(mode), __read, __observer, frames, options, on_result)
-            }
-        },
-        run_stream,
-        run_parallel_observed,
-        run_observed,
-        run_into_observed: quote! {
-            match mode {
-                #(#mode_ty::#variants => self.#mode_fns(observer, #c::__private::Sink::into_all(outputs), #mode_ty::#variants.weights(), #args),)*
-            }
-        },
-        run_weights_observed: weights_call,
-        run_plan_observed: quote! {
-            weights.zero_pattern(&Self::ir().weight_keys)?;
-            plan.validate(Self::ir())?;
-            #plan_call
-        },
-        run_weights_into_observed: quote! {
-            self.__run_weights(weights, observer, #c::__private::Sink::into_all(outputs), #args)
-        },
-        run_plan_into_observed: quote! {
-            weights.zero_pattern(&Self::ir().weight_keys)?;
-            plan.validate(Self::ir())?;
-            self.__run_plan(plan, weights, observer, #c::__private::Sink::into_all(outputs), #args)
-        },
-        private: quote! {
+        }
+    }
+
+    /// The private functions, in two parts around `__run_with` (which
+    /// comes after the parallel ones), and whether the pipeline runs
+    /// sequentially only.
+    fn private(&self, plans: &Plans, made: Made) -> (TokenStream, bool, TokenStream) {
+        let (c, sink, params, in_tuple) = (self.c, &self.sink, &self.params, &self.in_tuple);
+        let (outputs_ty, mode_fns, par_fns) = (&self.n.outputs, &self.mode_fns, &self.par_fns);
+        let stream_fns = &self.stream_fns;
+        let obs = local("__obs", Span::call_site());
+        let parallel_private = self.parallel_private(plans, &made);
+        let sequential_only = parallel_private.is_empty();
+        let run_weights = self.run_weights_fn(
+            plans,
+            "__run_weights",
+            quote!(#c::Observer),
+            mode_fns,
+            "__run_plan",
+        );
+        let Made {
+            mode: mode_bodies,
+            parallel: par_fn_bodies,
+            stream: stream_bodies,
+            masked: masked_body,
+            ..
+        } = made;
+        let head = quote! {
             #(
                 #[inline]
                 #[allow(unused_variables, unused_mut)]
@@ -305,9 +440,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             )*
 
             #parallel_private
-
-            #run_with
-
+        };
+        let tail = quote! {
             /// Runs with weights chosen at run time, through the plan of
             /// their zero pattern.
             #run_weights
@@ -328,11 +462,8 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             fn __run_plan<__O: #c::Observer>(&mut self, __plan: &#c::plan::Plan, __weights: &#c::Weights, #obs: &mut __O, __sink: #sink, #params) -> ::core::result::Result<(), #c::PipelineError> {
                 #masked_body
             }
-        },
-        buffer_types,
-        buffer_keys,
-        fusion_slots,
-        holds,
+        };
+        (head, sequential_only, tail)
     }
 }
 
