@@ -429,7 +429,12 @@ impl Body<'_> {
 
     /// The closure of node `id`'s job, returning its checked value (an
     /// `Option` of it when `skipped_by` may leave the node out).
-    fn job_closure(&self, id: NodeId, call: &Call, skipped_by: Option<&TokenStream>) -> TokenStream {
+    fn job_closure(
+        &self,
+        id: NodeId,
+        call: &Call,
+        skipped_by: Option<&TokenStream>,
+    ) -> TokenStream {
         let (ir, c) = (self.cx.ir, self.cx.c);
         let obs = &self.obs;
         let Call {

@@ -237,13 +237,13 @@ impl Members {
             }
         };
         match (site.buffer)(m, Span::call_site()) {
-            Some(field) => self.into_buffer(k, &local, &field, store(field.clone()), alone),
-            None => self.into_value(k, &local, store(quote!(__value)), alone),
+            Some(field) => self.store_in_buffer(k, &local, &field, store(field.clone()), alone),
+            None => self.store_in_value(k, &local, store(quote!(__value)), alone),
         }
     }
 
     /// Leaving value `k` stored into its node's buffer `field`.
-    fn into_buffer(
+    fn store_in_buffer(
         &mut self,
         k: usize,
         local: &proc_macro2::Ident,
@@ -265,7 +265,7 @@ impl Members {
     }
 
     /// Leaving value `k` stored into a new value of its node.
-    fn into_value(
+    fn store_in_value(
         &mut self,
         k: usize,
         local: &proc_macro2::Ident,

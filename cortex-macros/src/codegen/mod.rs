@@ -115,18 +115,22 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
         run_stream: e.run_stream(),
         run_parallel_observed: e.mode_match(&e.par_fns, quote!(__sink)),
         run_observed: e.fresh(e.mode_match(&e.mode_fns, e.fresh_sink())),
-        run_into_observed: e.mode_match(&e.mode_fns, e.into_all()),
-        run_weights_observed: e.fresh(e.call_with("__run_weights", quote!(weights), e.fresh_sink())),
+        run_into_observed: e.mode_match(&e.mode_fns, e.sink_all()),
+        run_weights_observed: e.fresh(e.call_with(
+            "__run_weights",
+            quote!(weights),
+            e.fresh_sink(),
+        )),
         run_plan_observed: e.checked_plan(e.fresh(e.call_with(
             "__run_plan",
             quote!(plan, weights),
             e.fresh_sink(),
         ))),
-        run_weights_into_observed: e.call_with("__run_weights", quote!(weights), e.into_all()),
+        run_weights_into_observed: e.call_with("__run_weights", quote!(weights), e.sink_all()),
         run_plan_into_observed: e.checked_plan(e.call_with(
             "__run_plan",
             quote!(plan, weights),
-            e.into_all(),
+            e.sink_all(),
         )),
         private: quote! {
             #head
@@ -205,7 +209,7 @@ impl<'a> Emit<'a> {
     }
 
     /// The sink of a run into every output of the caller's `outputs`.
-    fn into_all(&self) -> TokenStream {
+    fn sink_all(&self) -> TokenStream {
         let c = self.c;
         quote!(#c::__private::Sink::into_all(outputs))
     }
