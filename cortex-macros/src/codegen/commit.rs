@@ -48,19 +48,11 @@ impl Body<'_> {
     pub(super) fn outputs(&self, remaining: &mut [usize]) -> TokenStream {
         let (ir, ast, c) = (self.cx.ir, self.cx.ast, self.cx.c);
         let outputs_ty = &self.n.outputs;
-        // Outputs, each checked against its declared type at that type, the same
-        // way on every path: into the caller's outputs (reusing their buffers)
-        // or into new ones.
         let mut into_stmts = Vec::new();
         let mut fresh_fields = Vec::new();
         let mut fresh_stmts = Vec::new();
         for (oi, (o, decl)) in ir.outputs.iter().zip(&ast.outputs).enumerate() {
-            let name = &decl.name;
-            let ty = &decl.ty;
-            let at = syn::spanned::Spanned::span(ty);
-            let v = node_local(ir, o.node, at);
-            let x = local("__output", at);
-            let fresh_local = local(&format!("__fresh_output{oi}"), at);
+            let at = syn::spanned::Spanned::span(&decl.ty);
             let is_live = self.live(o.node);
             let last = if is_live {
                 remaining[o.node as usize] -= 1;
@@ -68,96 +60,27 @@ impl Body<'_> {
             } else {
                 false
             };
-            let missing = self.internal(&format!("output `{}` missing", text(name)));
-            if self.is_ref(o.node) {
-                // A filled value: `#v` is `&T` (or `Option<&T>` when masked);
-                // a rated value too (a copy: the hold keeps the value).
-                let buf = self.buffer(o.node, at).filter(|_| last);
-                let get = if self.masked() {
-                    quote!(match #v { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#x), ::core::option::Option::None => ::core::option::Option::None })
-                } else if is_live {
-                    quote!(::core::option::Option::Some(#v))
-                } else {
-                    quote!(::core::option::Option::None::<&#ty>)
-                };
-                let (into, buf_arg) = match &buf {
-                    Some(buf) => (
-                        quote_spanned!(at=> #c::__private::swap_into::<#ty>),
-                        quote!(&mut #buf),
-                    ),
-                    None => (
-                        quote_spanned!(at=> #c::__private::copy_into::<#ty>),
-                        quote!(#x),
-                    ),
-                };
-                let (into_call, fresh) = if o.optional {
-                    (
-                        quote! {
-                            match (#get) {
-                                ::core::option::Option::Some(#x) => #c::__private::into_option(&mut __o.#name, |__slot| #into(__slot, #buf_arg)),
-                                ::core::option::Option::None => __o.#name = ::core::option::Option::None,
-                            }
-                        },
-                        quote!((#get).map(|#x: &#ty| ::core::clone::Clone::clone(#x))),
-                    )
-                } else {
-                    (
-                        quote! {
-                            let ::core::option::Option::Some(#x) = (#get) else #missing;
-                            #into(&mut __o.#name, #buf_arg);
-                        },
-                        quote! {{
-                            let ::core::option::Option::Some(#x) = (#get) else #missing;
-                            let __typed: &#ty = #x;
-                            ::core::clone::Clone::clone(__typed)
-                        }},
-                    )
-                };
-                into_stmts.push(quote!(if __read.contains(#oi) { #into_call }));
-                fresh_stmts.push(quote!(let #fresh_local = #fresh;));
-                fresh_fields.push(quote!(#name: #fresh_local));
-                continue;
-            }
-            let typed = quote_spanned!(at=> { let __typed: #ty = #x; __typed });
-            let take = |v: &proc_macro2::Ident| {
-                if last || !is_live {
-                    quote!(#v)
-                } else {
-                    quote!(::core::clone::Clone::clone(&#v))
-                }
+            let site = OutputSite {
+                oi,
+                o,
+                decl,
+                at,
+                v: node_local(ir, o.node, at),
+                x: local("__output", at),
+                fresh_local: local(&format!("__fresh_output{oi}"), at),
+                is_live,
+                last,
+                missing: self.internal(&format!("output `{}` missing", text(&decl.name))),
             };
-            let value = match (&self.flavor, o.optional) {
-                (Flavor::Mode(p), true) if p.is_live(o.node) => {
-                    let t = take(&v);
-                    quote!({ let #x = #t; ::core::option::Option::Some(#typed) })
-                }
-                (Flavor::Mode(_), true) => quote!(::core::option::Option::None),
-                (Flavor::Mode(_), false) => {
-                    let t = take(&v);
-                    quote!({ let #x = #t; #typed })
-                }
-                (Flavor::Masked, true) => {
-                    let t = if last {
-                        quote!(#v.take())
-                    } else {
-                        quote!(#v.clone())
-                    };
-                    quote!(match #t { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#typed), ::core::option::Option::None => ::core::option::Option::None })
-                }
-                (Flavor::Masked, false) => {
-                    let t = if last {
-                        quote!(#v.take())
-                    } else {
-                        quote!(#v.clone())
-                    };
-                    quote!(match #t { ::core::option::Option::Some(#x) => #typed, ::core::option::Option::None => #missing })
-                }
+            let (into, fresh) = if self.is_ref(o.node) {
+                self.output_of_ref(&site)
+            } else {
+                self.output_of_value(&site)
             };
-            fresh_stmts.push(quote!(let #fresh_local = #value;));
+            let (name, fresh_local) = (&decl.name, &site.fresh_local);
+            into_stmts.push(into);
+            fresh_stmts.push(quote!(let #fresh_local = #fresh;));
             fresh_fields.push(quote!(#name: #fresh_local));
-            // Into the caller's outputs: the value computed the same way, then
-            // stored (a plain value is moved in; its old value dropped).
-            into_stmts.push(quote!(if __read.contains(#oi) { let #fresh_local = #value; __o.#name = #fresh_local; }));
         }
         quote! {
             match __sink {
@@ -170,13 +93,128 @@ impl Body<'_> {
         }
     }
 
-    /// State commits.
+    /// A filled value's output (its local is `&T`, or `Option<&T>` when
+    /// masked), or a rated value's (a copy: the hold keeps the value): the
+    /// statement storing it into the caller's outputs, and the new output.
+    fn output_of_ref(&self, s: &OutputSite<'_>) -> (TokenStream, TokenStream) {
+        let c = self.cx.c;
+        let OutputSite {
+            oi,
+            o,
+            decl,
+            at,
+            v,
+            x,
+            missing,
+            ..
+        } = s;
+        let (name, ty, at) = (&decl.name, &decl.ty, *at);
+        let buf = self.buffer(o.node, at).filter(|_| s.last);
+        let get = if self.masked() {
+            quote!(match #v { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#x), ::core::option::Option::None => ::core::option::Option::None })
+        } else if s.is_live {
+            quote!(::core::option::Option::Some(#v))
+        } else {
+            quote!(::core::option::Option::None::<&#ty>)
+        };
+        let (into, buf_arg) = match &buf {
+            Some(buf) => (
+                quote_spanned!(at=> #c::__private::swap_into::<#ty>),
+                quote!(&mut #buf),
+            ),
+            None => (
+                quote_spanned!(at=> #c::__private::copy_into::<#ty>),
+                quote!(#x),
+            ),
+        };
+        let (into_call, fresh) = if o.optional {
+            (
+                quote! {
+                    match (#get) {
+                        ::core::option::Option::Some(#x) => #c::__private::into_option(&mut __o.#name, |__slot| #into(__slot, #buf_arg)),
+                        ::core::option::Option::None => __o.#name = ::core::option::Option::None,
+                    }
+                },
+                quote!((#get).map(|#x: &#ty| ::core::clone::Clone::clone(#x))),
+            )
+        } else {
+            (
+                quote! {
+                    let ::core::option::Option::Some(#x) = (#get) else #missing;
+                    #into(&mut __o.#name, #buf_arg);
+                },
+                quote! {{
+                    let ::core::option::Option::Some(#x) = (#get) else #missing;
+                    let __typed: &#ty = #x;
+                    ::core::clone::Clone::clone(__typed)
+                }},
+            )
+        };
+        (quote!(if __read.contains(#oi) { #into_call }), fresh)
+    }
+
+    /// A plain value's output: moved (or, when another sink takes it
+    /// later, cloned) into the caller's outputs or the new ones, computed
+    /// the same way for both.
+    fn output_of_value(&self, s: &OutputSite<'_>) -> (TokenStream, TokenStream) {
+        let OutputSite {
+            oi,
+            o,
+            decl,
+            at,
+            v,
+            x,
+            fresh_local,
+            last,
+            missing,
+            ..
+        } = s;
+        let (ty, at, last) = (&decl.ty, *at, *last);
+        let typed = quote_spanned!(at=> { let __typed: #ty = #x; __typed });
+        let take = |v: &proc_macro2::Ident| {
+            if last || !s.is_live {
+                quote!(#v)
+            } else {
+                quote!(::core::clone::Clone::clone(&#v))
+            }
+        };
+        let masked_take = if last {
+            quote!(#v.take())
+        } else {
+            quote!(#v.clone())
+        };
+        let value = match (&self.flavor, o.optional) {
+            (Flavor::Mode(p), true) if p.is_live(o.node) => {
+                let t = take(v);
+                quote!({ let #x = #t; ::core::option::Option::Some(#typed) })
+            }
+            (Flavor::Mode(_), true) => quote!(::core::option::Option::None),
+            (Flavor::Mode(_), false) => {
+                let t = take(v);
+                quote!({ let #x = #t; #typed })
+            }
+            (Flavor::Masked, true) => {
+                quote!(match #masked_take { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#typed), ::core::option::Option::None => ::core::option::Option::None })
+            }
+            (Flavor::Masked, false) => {
+                quote!(match #masked_take { ::core::option::Option::Some(#x) => #typed, ::core::option::Option::None => #missing })
+            }
+        };
+        // Into the caller's outputs: the value computed the same way, then
+        // stored (a plain value is moved in; its old value dropped).
+        let name = &decl.name;
+        (
+            quote!(if __read.contains(#oi) { let #fresh_local = #value; __o.#name = #fresh_local; }),
+            value,
+        )
+    }
+
+    /// State commits: only now, after every node succeeded. The assignment
+    /// is spanned at the state in its write (`gray -> _prev_gray`) with a
+    /// local of the same name and span on every path, so a type mismatch is
+    /// one error there, not one per run function.
     pub(super) fn state_commits(&self, stmts: &mut Vec<TokenStream>, remaining: &mut [usize]) {
         let (ir, ast) = (self.cx.ir, self.cx.ast);
-        // State commits: only now, after every node succeeded. The assignment is
-        // spanned at the state in its write (`gray -> _prev_gray`) with a local
-        // of the same name and span on every path, so a type mismatch is one
-        // error there, not one per run function.
         for (si, s) in ir.states.iter().enumerate() {
             let decl = &ast.states[si];
             let f = &decl.name;
@@ -186,10 +224,7 @@ impl Body<'_> {
                 .iter()
                 .find(|w| text(&w.to) == *s.name)
                 .map_or(f.span(), |w| w.to.span());
-            let w = s.writer;
-            let v = node_local(ir, w, at);
-            let new = local("__new_state", at);
-            let (this, this_at) = (self.this(Span::call_site()), self.this(at));
+            let this = self.this(Span::call_site());
             let reset = quote! {
                 if #this.__fresh[#si] {
                     #this.state.#f = Self::#init_fn();
@@ -200,82 +235,123 @@ impl Body<'_> {
                 stmts.push(reset);
                 continue;
             }
+            let w = s.writer;
             remaining[w as usize] -= 1;
-            let last = remaining[w as usize] == 0;
             // The field named at `at` too, so the error's span is one token.
             let mut f_at = f.clone();
             f_at.set_span(at);
-            let bail = self.internal(&format!("state `{}` written without its writer", s.name));
-            if self.is_ref(w) {
-                // Double-buffered: the state and the writer's buffer trade
-                // places, so last frame's state becomes next frame's buffer.
-                let commit = match self.buffer(w, at).filter(|_| last) {
-                    Some(buf) => {
-                        quote_spanned!(at=> ::core::mem::swap(&mut #this_at.state.#f_at, &mut #buf);)
-                    }
-                    None => {
-                        quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut #this_at.state.#f_at, #new);)
-                    }
-                };
-                let get = if self.masked() || self.cond(w) {
-                    quote!(let ::core::option::Option::Some(#new) = #v else #bail;)
-                } else {
-                    quote!(let #new = #v;)
-                };
-                let body = quote! {
-                    #get
-                    let _ = &#new;
-                    #commit
-                    #this.__fresh[#si] = true;
-                };
-                stmts.push(if self.masked() {
-                    quote!(if __plan.writes_state(#si as u32) { #body } else #reset)
-                } else if self.cond(w) {
-                    // A writer only some phases run: the state is kept on the
-                    // others.
-                    quote!(if #v.is_some() { #body })
-                } else {
-                    body
-                });
-                continue;
-            }
-            let assign = quote_spanned!(at=> #this_at.state.#f_at = #new;);
-            if self.masked() {
-                let take = if last {
-                    quote!(#v.take())
-                } else {
-                    quote!(#v.clone())
-                };
-                stmts.push(quote! {
-                    if __plan.writes_state(#si as u32) {
-                        let ::core::option::Option::Some(#new) = #take else #bail;
-                        #assign
-                        #this.__fresh[#si] = true;
-                    } else #reset
-                });
-            } else if self.cond(w) {
-                let take = if last {
-                    quote!(#v)
-                } else {
-                    quote!(::core::clone::Clone::clone(&#v))
-                };
-                stmts.push(quote! {
-                    if let ::core::option::Option::Some(#new) = #take {
-                        #assign
-                        #this.__fresh[#si] = true;
-                    }
-                });
+            let site = StateSite {
+                si,
+                at,
+                f_at,
+                v: node_local(ir, w, at),
+                new: local("__new_state", at),
+                last: remaining[w as usize] == 0,
+                bail: self.internal(&format!("state `{}` written without its writer", s.name)),
+                reset,
+            };
+            stmts.push(if self.is_ref(w) {
+                self.commit_swapped(&site, w)
             } else {
-                let value = if last {
-                    quote!(#v)
-                } else {
-                    quote!(::core::clone::Clone::clone(&#v))
-                };
-                stmts.push(quote! {
+                self.commit_assigned(&site, w)
+            });
+        }
+    }
+
+    /// The commit of a state whose writer fills a buffer: double-buffered,
+    /// the state and the writer's buffer trade places, so last frame's
+    /// state becomes next frame's buffer.
+    fn commit_swapped(&self, s: &StateSite, w: cortex_core::ir::NodeId) -> TokenStream {
+        let StateSite {
+            si,
+            at,
+            f_at,
+            v,
+            new,
+            bail,
+            reset,
+            ..
+        } = s;
+        let at = *at;
+        let (this, this_at) = (self.this(Span::call_site()), self.this(at));
+        let commit = match self.buffer(w, at).filter(|_| s.last) {
+            Some(buf) => {
+                quote_spanned!(at=> ::core::mem::swap(&mut #this_at.state.#f_at, &mut #buf);)
+            }
+            None => {
+                quote_spanned!(at=> ::core::clone::Clone::clone_from(&mut #this_at.state.#f_at, #new);)
+            }
+        };
+        let get = if self.masked() || self.cond(w) {
+            quote!(let ::core::option::Option::Some(#new) = #v else #bail;)
+        } else {
+            quote!(let #new = #v;)
+        };
+        let body = quote! {
+            #get
+            let _ = &#new;
+            #commit
+            #this.__fresh[#si] = true;
+        };
+        if self.masked() {
+            quote!(if __plan.writes_state(#si as u32) { #body } else #reset)
+        } else if self.cond(w) {
+            // A writer only some phases run: the state is kept on the
+            // others.
+            quote!(if #v.is_some() { #body })
+        } else {
+            body
+        }
+    }
+
+    /// The commit of a state whose writer returns its value: assigned
+    /// (moved, or cloned when another sink takes it later).
+    fn commit_assigned(&self, s: &StateSite, w: cortex_core::ir::NodeId) -> TokenStream {
+        let StateSite {
+            si,
+            at,
+            f_at,
+            v,
+            new,
+            last,
+            bail,
+            reset,
+        } = s;
+        let at = *at;
+        let (this, this_at) = (self.this(Span::call_site()), self.this(at));
+        let assign = quote_spanned!(at=> #this_at.state.#f_at = #new;);
+        if self.masked() {
+            let take = if *last {
+                quote!(#v.take())
+            } else {
+                quote!(#v.clone())
+            };
+            quote! {
+                if __plan.writes_state(#si as u32) {
+                    let ::core::option::Option::Some(#new) = #take else #bail;
+                    #assign
+                    #this.__fresh[#si] = true;
+                } else #reset
+            }
+        } else {
+            let value = if *last {
+                quote!(#v)
+            } else {
+                quote!(::core::clone::Clone::clone(&#v))
+            };
+            if self.cond(w) {
+                quote! {
+                    if let ::core::option::Option::Some(#new) = #value {
+                        #assign
+                        #this.__fresh[#si] = true;
+                    }
+                }
+            } else {
+                quote! {
                     let #new = #value;
                     #assign
                     #this.__fresh[#si] = true;
-                });
+                }
             }
         }
     }
@@ -317,4 +393,42 @@ impl Body<'_> {
             stmts.push(quote!(#this.__holds[#slot].forget();));
         }
     }
+}
+
+/// One output as its emitters see it.
+struct OutputSite<'a> {
+    /// Its index among the outputs.
+    oi: usize,
+    o: &'a cortex_core::ir::OutputIr,
+    decl: &'a crate::ast::OutputDecl,
+    /// Its declared type's span: where its checks are.
+    at: Span,
+    /// The writer's local, the value's and the new output's.
+    v: proc_macro2::Ident,
+    x: proc_macro2::Ident,
+    fresh_local: proc_macro2::Ident,
+    /// Whether the plan runs its node, and whether the output is the
+    /// value's last sink.
+    is_live: bool,
+    last: bool,
+    /// The error when a plan did not compute it.
+    missing: TokenStream,
+}
+
+/// One written state's commit as its emitters see it.
+struct StateSite {
+    si: usize,
+    /// The state's span in its write.
+    at: Span,
+    /// The state's field, spanned there.
+    f_at: proc_macro2::Ident,
+    /// The writer's local and the new value's.
+    v: proc_macro2::Ident,
+    new: proc_macro2::Ident,
+    /// Whether the state is the value's last sink.
+    last: bool,
+    /// The error when the writer did not run.
+    bail: TokenStream,
+    /// The statements putting the state back to its initial value.
+    reset: TokenStream,
 }
