@@ -122,7 +122,7 @@ impl Body<'_> {
         plan_expr: TokenStream,
         weights_expr: TokenStream,
     ) -> TokenStream {
-        let (ir, ast, c) = (self.cx.ir, self.cx.ast, self.cx.c);
+        let c = self.cx.c;
         let obs = &self.obs;
         let weights = local("__weights_table", Span::call_site());
         let a_values = self.a_values();
@@ -150,57 +150,11 @@ impl Body<'_> {
             stmts.push(quote!(let _ = #checks;));
         }
         if let Part::StreamB(_) = self.part {
-            stmts.push(quote!(let (#(#a_locals,)*) = __a_values.values();));
-            for &id in &self.a_fills {
-                let v = node_local(ir, id, ast.nodes[id as usize].name.span());
-                if let Some(f) = self.buffer(id, Span::call_site()) {
-                    stmts.push(if self.masked() {
-                        // A run-time plan's value: there when the first
-                        // stage ran its node.
-                        quote! {
-                            let mut #v = if __plan.is_live(#id) {
-                                ::core::option::Option::Some(&#f)
-                            } else {
-                                ::core::option::Option::None
-                            };
-                        }
-                    } else {
-                        quote!(let #v = &#f;)
-                    });
-                }
-            }
-            stmts.extend(a_locals.iter().map(|v| {
-                if self.masked() {
-                    quote!(let mut #v = #v.map(|__x| __x.into_inner());)
-                } else {
-                    quote!(let #v = #v.into_inner();)
-                }
-            }));
+            self.stage_a_values(&mut stmts, &a_locals);
         }
         self.nodes(&mut stmts, waves);
         if let Part::StreamA(_) = self.part {
-            // Each value crosses to the second stage's thread once checked:
-            // the engine's own `Send` bound then holds, and a value that is
-            // not `Send + Sync` is the one error of its check.
-            let crossing = a_values.iter().map(|(id, v)| {
-                if self.masked() {
-                    // A run-time plan's value: `None` when it left the
-                    // node out.
-                    let proof = self.value_proof(*id, quote!(&__x));
-                    quote!(#v.map(|__x| #proof.cross(__x)))
-                } else {
-                    let proof = self.value_proof(*id, quote!(&#v));
-                    quote!(#proof.cross(#v))
-                }
-            });
-            // The inputs and the pipeline (its states) cross threads too:
-            // their checks travel with the values, which is where the
-            // engine asks for its bounds.
-            let checks = self.declared_checks();
-            return quote! {
-                #(#stmts)*
-                ::core::result::Result::Ok(#c::__private::carried((#(#crossing,)*), #checks))
-            };
+            return self.stage_a_end(stmts, &a_values);
         }
         let mut remaining = self.sink_counts();
         stmts.push(self.outputs(&mut remaining));
@@ -214,6 +168,67 @@ impl Body<'_> {
             #(#stmts)*
             #obs.frame_end(true);
             ::core::result::Result::Ok(())
+        }
+    }
+
+    /// A pipelined run's second stage: the first stage's values of this
+    /// frame bound to their nodes' locals (a filled one, a reference to the
+    /// frame's own buffer).
+    fn stage_a_values(&self, stmts: &mut Vec<TokenStream>, a_locals: &[&Ident]) {
+        let (ir, ast) = (self.cx.ir, self.cx.ast);
+        stmts.push(quote!(let (#(#a_locals,)*) = __a_values.values();));
+        for &id in &self.a_fills {
+            let v = node_local(ir, id, ast.nodes[id as usize].name.span());
+            if let Some(f) = self.buffer(id, Span::call_site()) {
+                stmts.push(if self.masked() {
+                    // A run-time plan's value: there when the first
+                    // stage ran its node.
+                    quote! {
+                        let mut #v = if __plan.is_live(#id) {
+                            ::core::option::Option::Some(&#f)
+                        } else {
+                            ::core::option::Option::None
+                        };
+                    }
+                } else {
+                    quote!(let #v = &#f;)
+                });
+            }
+        }
+        stmts.extend(a_locals.iter().map(|v| {
+            if self.masked() {
+                quote!(let mut #v = #v.map(|__x| __x.into_inner());)
+            } else {
+                quote!(let #v = #v.into_inner();)
+            }
+        }));
+    }
+
+    /// The end of a pipelined run's first stage: its values, each checked
+    /// to cross to the second stage's thread.
+    fn stage_a_end(&self, stmts: Vec<TokenStream>, a_values: &[(NodeId, Ident)]) -> TokenStream {
+        let c = self.cx.c;
+        // Each value crosses to the second stage's thread once checked:
+        // the engine's own `Send` bound then holds, and a value that is
+        // not `Send + Sync` is the one error of its check.
+        let crossing = a_values.iter().map(|(id, v)| {
+            if self.masked() {
+                // A run-time plan's value: `None` when it left the
+                // node out.
+                let proof = self.value_proof(*id, quote!(&__x));
+                quote!(#v.map(|__x| #proof.cross(__x)))
+            } else {
+                let proof = self.value_proof(*id, quote!(&#v));
+                quote!(#proof.cross(#v))
+            }
+        });
+        // The inputs and the pipeline (its states) cross threads too:
+        // their checks travel with the values, which is where the
+        // engine asks for its bounds.
+        let checks = self.declared_checks();
+        quote! {
+            #(#stmts)*
+            ::core::result::Result::Ok(#c::__private::carried((#(#crossing,)*), #checks))
         }
     }
 

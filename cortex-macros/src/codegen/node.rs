@@ -41,65 +41,13 @@ impl Body<'_> {
         let decl = &ast.nodes[id as usize];
         let func = &decl.func;
         let mut guards = Vec::new();
-        let args = node.args.iter().zip(&decl.args).enumerate().map(|(a, (arg, arg_ast))| {
-            let sp = arg_ast.span();
-            match arg {
-                Arg::Value(Endpoint::Input(i)) => {
-                    let p = crate::names::local_like_at(&ast.inputs[*i as usize].name, sp);
-                    quote_spanned!(sp=> #p)
-                }
-                Arg::Value(Endpoint::State(s)) => {
-                    let f = &ast.states[*s as usize].name;
-                    let this = self.this(sp);
-                    quote_spanned!(sp=> &#this.state.#f)
-                }
-                Arg::Value(e @ Endpoint::Node(p)) => {
-                    let v = node_local(ir, *p, sp);
-                    let weighted = ir.out_edge_kind(*e) == EdgeKind::Weighted;
-                    // A filled value is already a reference to its buffer.
-                    let by_ref = if self.is_ref(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> &#v) };
-                    let opt_ref = if self.fills(*p) { quote_spanned!(sp=> #v) } else { quote_spanned!(sp=> #v.as_ref()) };
-                    // Every weighted edge goes through one generic function,
-                    // so a parameter of the wrong type is one error in the
-                    // DSL's words, the same in every run function.
-                    let optional = self.masked() || self.cond(*p);
-                    let value = match (&self.flavor, weighted) {
-                        (_, true) if optional => opt_ref,
-                        (Flavor::Masked, true) => opt_ref,
-                        (Flavor::Mode(plan), true) if plan.is_live(*p) => quote_spanned!(sp=> ::core::option::Option::Some(#by_ref)),
-                        (Flavor::Mode(_), true) => quote_spanned!(sp=> ::core::option::Option::None),
-                        (Flavor::Mode(_), false) if !optional => return by_ref,
-                        (_, false) => {
-                            let tmp = local(&format!("__arg{a}"), sp);
-                            let bail = self.internal(&format!("`{}` runs without its input `{}`", node.name, ir.nodes[*p as usize].name));
-                            guards.push(quote!(let ::core::option::Option::Some(#tmp) = #opt_ref else #bail;));
-                            return quote_spanned!(sp=> #tmp);
-                        }
-                    };
-                    // Bound to a local of the same name and span on every
-                    // path, so the call's tokens are identical in every run
-                    // function and rustc reports a type error once.
-                    let edge = local(&format!("__edge{a}"), sp);
-                    guards.push(quote!(let #edge = #value;));
-                    let c = crate::krate::path_at(sp);
-                    quote_spanned!(sp=> #c::__private::weighted(#edge))
-                }
-                Arg::Weights => {
-                    let w = local("__weights_table", sp);
-                    quote_spanned!(sp=> #w)
-                }
-                Arg::Buffer => match self.buffer(id, sp) {
-                    Some(f) => quote_spanned!(sp=> &mut #f),
-                    None => quote_spanned!(sp=> ::core::unreachable!()),
-                },
-                Arg::Const(_) => match arg_ast {
-                    NodeArg::Const(e) => const_arg(e),
-                    NodeArg::Name(i) => quote!(#i),
-                    NodeArg::Buffer(_) => quote!(::core::unreachable!()),
-                },
-            }
-        });
-        let args: Vec<TokenStream> = args.collect();
+        let args: Vec<TokenStream> = node
+            .args
+            .iter()
+            .zip(&decl.args)
+            .enumerate()
+            .map(|(a, (arg, arg_ast))| self.arg(id, a, arg, arg_ast, &mut guards))
+            .collect();
         let call_span = syn::spanned::Spanned::span(func);
         // The parentheses keep the user's span, so rustc's suggestions about
         // the arguments quote the call as written.
@@ -178,5 +126,102 @@ impl Body<'_> {
             v,
             call_span,
         }
+    }
+
+    /// Argument `a` of node `id`'s call (`guards` gets the statements
+    /// binding it first, when it needs checking).
+    fn arg(
+        &self,
+        id: NodeId,
+        a: usize,
+        arg: &Arg,
+        arg_ast: &NodeArg,
+        guards: &mut Vec<TokenStream>,
+    ) -> TokenStream {
+        let ast = self.cx.ast;
+        let sp = arg_ast.span();
+        match arg {
+            Arg::Value(Endpoint::Input(i)) => {
+                let p = crate::names::local_like_at(&ast.inputs[*i as usize].name, sp);
+                quote_spanned!(sp=> #p)
+            }
+            Arg::Value(Endpoint::State(s)) => {
+                let f = &ast.states[*s as usize].name;
+                let this = self.this(sp);
+                quote_spanned!(sp=> &#this.state.#f)
+            }
+            Arg::Value(e @ Endpoint::Node(p)) => self.node_arg(id, a, *e, *p, sp, guards),
+            Arg::Weights => {
+                let w = local("__weights_table", sp);
+                quote_spanned!(sp=> #w)
+            }
+            Arg::Buffer => match self.buffer(id, sp) {
+                Some(f) => quote_spanned!(sp=> &mut #f),
+                None => quote_spanned!(sp=> ::core::unreachable!()),
+            },
+            Arg::Const(_) => match arg_ast {
+                NodeArg::Const(e) => const_arg(e),
+                NodeArg::Name(i) => quote!(#i),
+                NodeArg::Buffer(_) => quote!(::core::unreachable!()),
+            },
+        }
+    }
+
+    /// Argument `a` of node `id`, the value of node `p` (at endpoint `e`):
+    /// a reference, or through a weighted edge an `Option` of one; a value
+    /// the plan may not have is checked first.
+    fn node_arg(
+        &self,
+        id: NodeId,
+        a: usize,
+        e: Endpoint,
+        p: NodeId,
+        sp: Span,
+        guards: &mut Vec<TokenStream>,
+    ) -> TokenStream {
+        let ir = self.cx.ir;
+        let v = node_local(ir, p, sp);
+        let weighted = ir.out_edge_kind(e) == EdgeKind::Weighted;
+        // A filled value is already a reference to its buffer.
+        let by_ref = if self.is_ref(p) {
+            quote_spanned!(sp=> #v)
+        } else {
+            quote_spanned!(sp=> &#v)
+        };
+        let opt_ref = if self.fills(p) {
+            quote_spanned!(sp=> #v)
+        } else {
+            quote_spanned!(sp=> #v.as_ref())
+        };
+        // Every weighted edge goes through one generic function,
+        // so a parameter of the wrong type is one error in the
+        // DSL's words, the same in every run function.
+        let optional = self.masked() || self.cond(p);
+        let value = match (&self.flavor, weighted) {
+            (_, true) if optional => opt_ref,
+            (Flavor::Masked, true) => opt_ref,
+            (Flavor::Mode(plan), true) if plan.is_live(p) => {
+                quote_spanned!(sp=> ::core::option::Option::Some(#by_ref))
+            }
+            (Flavor::Mode(_), true) => quote_spanned!(sp=> ::core::option::Option::None),
+            (Flavor::Mode(_), false) if !optional => return by_ref,
+            (_, false) => {
+                let tmp = local(&format!("__arg{a}"), sp);
+                let node = &ir.nodes[id as usize];
+                let bail = self.internal(&format!(
+                    "`{}` runs without its input `{}`",
+                    node.name, ir.nodes[p as usize].name
+                ));
+                guards.push(quote!(let ::core::option::Option::Some(#tmp) = #opt_ref else #bail;));
+                return quote_spanned!(sp=> #tmp);
+            }
+        };
+        // Bound to a local of the same name and span on every
+        // path, so the call's tokens are identical in every run
+        // function and rustc reports a type error once.
+        let edge = local(&format!("__edge{a}"), sp);
+        guards.push(quote!(let #edge = #value;));
+        let c = crate::krate::path_at(sp);
+        quote_spanned!(sp=> #c::__private::weighted(#edge))
     }
 }
