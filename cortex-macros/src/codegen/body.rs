@@ -356,23 +356,7 @@ impl Body<'_> {
     /// group is emitted once its last member is reached.
     fn group_member(&self, e: &mut Emitted<'_>, id: NodeId, call: Call, f: Fused<'_>, k: usize) {
         let obs = &self.obs;
-        let Call {
-            guards,
-            compute,
-            result,
-            v,
-            ..
-        } = call;
-        e.fallbacks[k].push((
-            id,
-            quote! {
-                #(#guards)*
-                #obs.node_begin(#id);
-                #compute
-                #obs.node_end(#id);
-                let #v = #result;
-            },
-        ));
+        e.fallbacks[k].push((id, self.inline_call(id, &call)));
         let group = &f.plan.groups[k];
         if group.nodes.last() != Some(&id) {
             return;
@@ -568,7 +552,7 @@ impl Body<'_> {
             result,
             v,
             ..
-        } = call;
+        } = &call;
         // A node some frames leave out: its value is `Some` when `plan`
         // (an expression of type `&Plan`) runs it.
         let guarded = |plan: TokenStream| {
@@ -592,17 +576,31 @@ impl Body<'_> {
             e.phase_before();
             let run = guarded(quote!(__phase));
             match self.rate_of(id) {
-                Some(i) => e.stmts.push(self.rated_local(id, i, &v, run)),
+                Some(i) => e.stmts.push(self.rated_local(id, i, v, run)),
                 None => e.stmts.push(quote!(let #v = #run;)),
             }
         } else {
-            e.stmts.push(quote! {
-                #(#guards)*
-                #obs.node_begin(#id);
-                #compute
-                #obs.node_end(#id);
-                let #v = #result;
-            });
+            e.stmts.push(self.inline_call(id, &call));
+        }
+    }
+
+    /// Node `id`'s call on the calling thread, its value bound to its
+    /// local.
+    fn inline_call(&self, id: NodeId, call: &Call) -> TokenStream {
+        let obs = &self.obs;
+        let Call {
+            guards,
+            compute,
+            result,
+            v,
+            ..
+        } = call;
+        quote! {
+            #(#guards)*
+            #obs.node_begin(#id);
+            #compute
+            #obs.node_end(#id);
+            let #v = #result;
         }
     }
 
