@@ -2,8 +2,8 @@
 //! becomes.
 
 use cortex_core::error::PipelineError;
-use cortex_core::stream::StreamError;
 use cortex_core::runtime::dispatch::ChoiceError;
+use cortex_core::stream::StreamError;
 
 use crate::dump::DumpError;
 use crate::sources::SourceError;

@@ -117,11 +117,7 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
             .with_inputs(frame, &mut |inputs| {
                 // Later frames run into the last frame's outputs, only
                 // what is shown.
-                let mut run = choice
-                    .run()
-                    .engine(engine)
-                    .outputs(reads)
-                    .observed(&mut *o);
+                let mut run = choice.run().engine(engine).outputs(reads).observed(&mut *o);
                 ran = Some(run_slot(pl, &mut run, inputs, slot));
             })
             .map_err(|e| RunnerError::Adapter {

@@ -5,22 +5,19 @@
 //! engines (the pipelined one computing only what is read). The
 //! `cortex-l2` command runs it; `examples/l2.rs` of the facade too.
 
-use std::ops::ControlFlow;
-
 use cortex_core::run::Run;
-use cortex_core::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
+use cortex_core::stream::{StreamError, StreamOptions, StreamReport};
 use cortex_vision::l2::{L2Mode, L2Outputs, L2};
-use cortex_vision::ops::RgbFrame;
 
 use std::process::ExitCode;
 
 use crate::l2_view::{dump_maps, fields};
 
 use crate::model_arg::take_models;
+use crate::observer::RunObserver;
+use crate::pipelined::{OnFrame, TaggedFrames};
 use crate::sources::Frame;
 use crate::RunnerError;
-use crate::observer::RunObserver;
-use crate::pipelined::TaggedFrames;
 use crate::{App, DumpError, DumpSink, Reader, Record};
 
 pub use crate::l2_view::NAME;
@@ -92,7 +89,7 @@ fn stream_with(
     run: &mut Run<'_, L2Mode, RunObserver>,
     frames: TaggedFrames<'_, L2>,
     options: &StreamOptions,
-    on_result: &mut dyn FnMut(&mut StreamFrame<(RgbFrame,), L2Outputs, Frame>) -> ControlFlow<()>,
+    on_result: &mut OnFrame<'_, L2>,
 ) -> Result<StreamReport, StreamError> {
     pipeline.run_stream_with(run, frames, options, on_result)
 }

@@ -37,7 +37,8 @@ fn boxes_value(boxes: &[TextBox]) -> serde_json::Value {
 /// The columns of the results table and the `outputs` of a JSON line: L2's,
 /// and the detector's boxes.
 pub fn record(out: &L2DnnOutputs) -> Record {
-    crate::l2_view::fields(&out.blur, &out.scene, &out.roi).field("text_boxes", boxes_value(&out.boxes))
+    crate::l2_view::fields(&out.blur, &out.scene, &out.roi)
+        .field("text_boxes", boxes_value(&out.boxes))
 }
 
 /// `run --dump DIR`: L2's pictures.

@@ -101,15 +101,20 @@ impl<P: Pipeline + 'static> App<P> {
 pub(crate) type TaggedFrames<'a, P> =
     Box<dyn Iterator<Item = (Frame, <P as ParallelPipeline>::OwnedInputs)> + Send + 'a>;
 
+/// What a stream engine hands each frame to: the frame (its rest as the
+/// tag), borrowed, its outputs left in place for a later frame.
+pub(crate) type OnFrame<'a, P> = dyn FnMut(
+        &mut StreamFrame<<P as ParallelPipeline>::OwnedInputs, <P as Pipeline>::Outputs, Frame>,
+    ) -> ControlFlow<()>
+    + 'a;
+
 /// The stream engine of a pipelined run: a pipeline's `run_stream_with`.
 pub(crate) type StreamEngineFn<P> = for<'a, 'r, 'f> fn(
     &'f mut P,
     &'f mut Run<'r, <P as Pipeline>::Mode, RunObserver>,
     TaggedFrames<'a, P>,
     &'f StreamOptions,
-    &'f mut dyn FnMut(
-        &mut StreamFrame<<P as ParallelPipeline>::OwnedInputs, <P as Pipeline>::Outputs, Frame>,
-    ) -> ControlFlow<()>,
+    &'f mut OnFrame<'f, P>,
 ) -> Result<StreamReport, StreamError>;
 
 /// The stream engine every `#[parallel]` pipeline has: the run's mode
@@ -122,9 +127,7 @@ fn every_output<P: ParallelPipeline>(
     run: &mut Run<'_, P::Mode, RunObserver>,
     frames: TaggedFrames<'_, P>,
     options: &StreamOptions,
-    on_result: &mut dyn FnMut(
-        &mut StreamFrame<P::OwnedInputs, P::Outputs, Frame>,
-    ) -> ControlFlow<()>,
+    on_result: &mut OnFrame<'_, P>,
 ) -> Result<StreamReport, StreamError> {
     let Select::Mode(mode) = run.select else {
         return Err(StreamError::NotAMode);

@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cortex_core::runtime::dispatch::Choice;
 use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_core::runtime::dispatch::Choice;
 use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use serde_json::{json, Map, Value};

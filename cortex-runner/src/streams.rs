@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::Pipeline;
-use cortex_core::stream::{panic_message, Overflow};
 use cortex_core::runtime::dispatch::Choice;
+use cortex_core::stream::{panic_message, Overflow};
 use cortex_core::streams::{LiveInput, LiveOptions, StreamEnd, StreamPool};
 use cortex_vision::ops::RgbFrame;
 
@@ -377,9 +377,10 @@ impl<P: Pipeline + 'static> App<P> {
         args: &RunArgs,
         io: Io<'_>,
     ) -> Result<(), RunnerError> {
-        let (Some(mode), Some(session_fn)) =
-            (choice.mode(), self.parallel.as_ref().and_then(|f| f.session))
-        else {
+        let (Some(mode), Some(session_fn)) = (
+            choice.mode(),
+            self.parallel.as_ref().and_then(|f| f.session),
+        ) else {
             return Err(RunnerError::Usage(
                 "several --input need a declared mode and App::parallel()".into(),
             ));

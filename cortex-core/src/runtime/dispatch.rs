@@ -264,7 +264,10 @@ mod tests {
         assert_eq!((c.mode(), c.select()), (Some(Two::B), Select::Mode(Two::B)));
         let c = Choice::<Two>::from_names(None, Some("j=0"), &keys).unwrap();
         assert_eq!(c.mode(), None);
-        assert_eq!((c.weights().get("k"), c.weights().get("j")), (Some(1.0), Some(0.0)));
+        assert_eq!(
+            (c.weights().get("k"), c.weights().get("j")),
+            (Some(1.0), Some(0.0))
+        );
         assert!(matches!(c.select(), Select::Weights(w) if w.get("j") == Some(0.0)));
         for bad in ["j=-1", "x=1", "j", "j=nan"] {
             assert!(matches!(
