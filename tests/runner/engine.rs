@@ -460,12 +460,18 @@ fn a_pipelined_run_of_the_json_fields_skips_the_encoder_inputs() {
     // counted below through the encoder's inputs).
     for read in ["roi", "blur", "scene"] {
         let ran = counts.get(read).copied().unwrap_or(0);
-        assert!(ran >= FRAMES - 2, "{read} ran on {ran} of {FRAMES} frames: {counts:?}");
+        assert!(
+            ran >= FRAMES - 2,
+            "{read} ran on {ran} of {FRAMES} frames: {counts:?}"
+        );
     }
     // Two frames in flight: at most those two start without outputs.
     for skipped in ["regions", "qp_map"] {
         let ran = counts.get(skipped).copied().unwrap_or(0);
-        assert!(ran <= 2, "{skipped} ran on {ran} of {FRAMES} frames: {counts:?}");
+        assert!(
+            ran <= 2,
+            "{skipped} ran on {ran} of {FRAMES} frames: {counts:?}"
+        );
     }
 }
 
