@@ -130,9 +130,7 @@ fn main() {
                 }
             }
             let ms = t.elapsed().as_secs_f64() * 1e3 / frames.len() as f64;
-            println!(
-                "{kernel:6} {w}x{h} pass {pass}: {ms:8.3} ms/frame (check {check:.6})"
-            );
+            println!("{kernel:6} {w}x{h} pass {pass}: {ms:8.3} ms/frame (check {check:.6})");
         }
     }
 }

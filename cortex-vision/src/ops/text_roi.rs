@@ -609,14 +609,20 @@ impl Scratch {
                 *o = (sum as f32 * scale / (xb - xa) as f32).min(1.0);
             };
             if inner.is_empty() {
-                row.iter_mut().zip(spans.iter()).for_each(|(o, &s)| window(o, s));
+                row.iter_mut()
+                    .zip(spans.iter())
+                    .for_each(|(o, &s)| window(o, s));
                 continue;
             }
             let (head, rest) = row.split_at_mut(inner.start);
             let (mid, tail) = rest.split_at_mut(inner.len());
-            head.iter_mut().zip(spans.iter()).for_each(|(o, &s)| window(o, s));
+            head.iter_mut()
+                .zip(spans.iter())
+                .for_each(|(o, &s)| window(o, s));
             let tail_spans = spans.get(inner.end..).unwrap_or(&[]);
-            tail.iter_mut().zip(tail_spans).for_each(|(o, &s)| window(o, s));
+            tail.iter_mut()
+                .zip(tail_spans)
+                .for_each(|(o, &s)| window(o, s));
             let width = 2 * radius + 1;
             let n = mid.len();
             window_row(
@@ -708,12 +714,18 @@ multiversion! {
 
 #[cfg(test)]
 mod tests {
-    use super::{Scratch, ScoreMap};
+    use super::{ScoreMap, Scratch};
     use crate::ops::mser::{BBox, Polarity, RegionBox};
 
     /// The map the straightforward way: two separate in-place 2D prefix
     /// sums and one window lookup per pixel through the clipped spans.
-    fn reference_map(boxes: &[BBox], rows: usize, cols: usize, radius: usize, sat: f32) -> Vec<f32> {
+    fn reference_map(
+        boxes: &[BBox],
+        rows: usize,
+        cols: usize,
+        radius: usize,
+        sat: f32,
+    ) -> Vec<f32> {
         let stride = cols + 2;
         let mut integral = vec![0u32; (rows + 2) * stride];
         for b in boxes {
@@ -797,7 +809,10 @@ mod tests {
                     let want = reference_map(&boxes, rows, cols, radius, sat);
                     let got: Vec<u32> = map.iter().map(|v| v.to_bits()).collect();
                     let want: Vec<u32> = want.iter().map(|v| v.to_bits()).collect();
-                    assert_eq!(got, want, "{cols}x{rows}, radius {radius}, saturation {sat}");
+                    assert_eq!(
+                        got, want,
+                        "{cols}x{rows}, radius {radius}, saturation {sat}"
+                    );
                 }
             }
         }
