@@ -14,6 +14,9 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
     let (args, args_c) = (&cx.args, &cx.args_c);
     let (input_names, input_tys) = (&cx.input_names, &cx.input_tys);
     quote! {
+        // Each method calls the inherent one of the same name, deprecated
+        // ones included: implementing them must not warn in the user's crate.
+        #[allow(deprecated)]
         impl #c::Pipeline for #pipeline {
             type Mode = #mode_ty;
             type Inputs<'__a> = (#(&'__a #input_tys,)*);
