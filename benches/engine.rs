@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
 
 #[global_allocator]

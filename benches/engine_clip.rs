@@ -25,7 +25,7 @@ use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
 use cortex::run::Run;
 use cortex::runner::l2::RECORD_READS;
-use cortex::sources::{self, FrameSource, SyntheticClip};
+use cortex::runner::sources::{self, FrameSource, SyntheticClip};
 use cortex::stream::{Overflow, StreamOptions};
 
 fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -74,7 +74,7 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
     } else {
         L2Mode::Balanced
     };
-    let json = cortex::OutputSet::named(L2::ir(), RECORD_READS).expect("L2's outputs");
+    let json = cortex::run::OutputSet::named(L2::ir(), RECORD_READS).expect("L2's outputs");
     let mut out: Option<L2Outputs> = None;
     let mut pass = |p: &mut L2| {
         let t = Instant::now();
@@ -127,7 +127,7 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
 #[derive(Default)]
 struct Trace(Vec<(char, u32, Instant, std::thread::ThreadId)>);
 
-impl cortex::Observer for Trace {
+impl cortex::prelude::Observer for Trace {
     fn node_begin(&mut self, node: u32) {
         self.0
             .push(('b', node, Instant::now(), std::thread::current().id()));

@@ -15,8 +15,8 @@ use std::process::ExitCode;
 
 use cortex::cortex_graph;
 use cortex::runner::parse_weights;
-use cortex::viz::dce_diff;
-use cortex::{Profiler, Weights};
+use cortex::tools::viz::dce_diff;
+use cortex::{prelude::Profiler, Weights};
 
 /// Samples a second.
 pub const RATE: usize = 16_000;
@@ -199,7 +199,7 @@ pub fn run(args: &[String]) -> Result<(Vec<(f32, f32)>, String), String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--mermaid") {
-        print!("{}", cortex::export::to_mermaid(AudioLevels::ir(), None));
+        print!("{}", cortex::tools::export::to_mermaid(AudioLevels::ir(), None));
         return ExitCode::SUCCESS;
     }
     match run(&args) {

@@ -6,11 +6,11 @@
 //! One test in its own binary, so no other test allocates meanwhile.
 #![cfg(feature = "runner")]
 
-use cortex::ir::{GraphIr, NodeId};
+use cortex::model::ir::{GraphIr, NodeId};
 use cortex::l2::{L2Mode, L2};
-use cortex::plan::Plan;
-use cortex::sources::SyntheticClip;
-use cortex::Observer;
+use cortex::model::plan::Plan;
+use cortex::runner::sources::SyntheticClip;
+use cortex::prelude::Observer;
 
 #[global_allocator]
 static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;

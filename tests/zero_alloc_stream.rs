@@ -12,7 +12,7 @@ use std::ops::ControlFlow;
 
 use cortex::l2::{L2Mode, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
 
 #[global_allocator]

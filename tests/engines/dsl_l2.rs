@@ -146,8 +146,8 @@ struct Recorder {
     events: Vec<String>,
 }
 
-impl cortex::Observer for Recorder {
-    fn frame_begin(&mut self, _ir: &'static cortex::GraphIr, plan: &cortex::Plan) {
+impl cortex::prelude::Observer for Recorder {
+    fn frame_begin(&mut self, _ir: &'static cortex::model::ir::GraphIr, plan: &cortex::prelude::Plan) {
         self.events.push(format!("begin {}", plan.label));
     }
     fn node_begin(&mut self, node: u32) {

@@ -9,14 +9,14 @@ use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::strip::GrayStrip;
 use cortex::ops::{self, GrayImage, OpsError, RgbFrame};
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::strip::form::store_array2;
 use cortex::strip::group::Value;
 use cortex::strip::{
     FusedGroup, Geometry, GroupBuilder, Inputs, Kind, Map, StripError, StripForm, StripKernel,
     StripMut,
 };
-use cortex::{Observer, PipelineError, Weights};
+use cortex::{prelude::Observer, PipelineError, Weights};
 
 /// Counts the fused groups that ran fused and those that declined a frame.
 #[derive(Default)]
@@ -289,17 +289,17 @@ fn resizes_run_inside_their_group_bit_identical_to_the_whole_frame_calls() {
 /// What each frame's groups did, and which nodes ran their own calls.
 #[derive(Default)]
 struct Calls {
-    ir: Option<&'static cortex::GraphIr>,
+    ir: Option<&'static cortex::model::ir::GraphIr>,
     fused: usize,
     declined: usize,
     own: Vec<String>,
 }
 
 impl Observer for Calls {
-    fn frame_begin(&mut self, ir: &'static cortex::GraphIr, _plan: &cortex::Plan) {
+    fn frame_begin(&mut self, ir: &'static cortex::model::ir::GraphIr, _plan: &cortex::prelude::Plan) {
         self.ir = Some(ir);
     }
-    fn node_end(&mut self, node: cortex::ir::NodeId) {
+    fn node_end(&mut self, node: cortex::model::ir::NodeId) {
         if let Some(ir) = self.ir {
             self.own.push(ir.nodes[node as usize].name.to_string());
         }

@@ -9,11 +9,11 @@ use std::sync::Mutex;
 use std::thread::ThreadId;
 
 use cortex::cortex_graph;
-use cortex::ir::{GraphIr, NodeId};
+use cortex::model::ir::{GraphIr, NodeId};
 use cortex::l2::{L2Mode, L2};
-use cortex::plan::Plan;
-use cortex::sources::SyntheticClip;
-use cortex::Observer;
+use cortex::model::plan::Plan;
+use cortex::runner::sources::SyntheticClip;
+use cortex::prelude::Observer;
 
 #[test]
 fn l2_parallel_is_bit_identical_to_sequential() {

@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
 
 fn clip(n: u64) -> Vec<RgbFrame> {
@@ -722,8 +722,8 @@ fn stream_into_failures_match_sequential() {
 enum Seen {
     FrameBegin,
     FrameEnd(bool),
-    NodeBegin(cortex::ir::NodeId),
-    NodeEnd(cortex::ir::NodeId),
+    NodeBegin(cortex::model::ir::NodeId),
+    NodeEnd(cortex::model::ir::NodeId),
     GroupBegin,
     GroupEnd,
 }
@@ -742,7 +742,7 @@ impl Recorder {
     }
 
     /// How many `node_begin`s each node had.
-    fn node_counts(&self) -> std::collections::BTreeMap<cortex::ir::NodeId, usize> {
+    fn node_counts(&self) -> std::collections::BTreeMap<cortex::model::ir::NodeId, usize> {
         let mut m = std::collections::BTreeMap::new();
         for (e, _, _) in &self.events {
             if let Seen::NodeBegin(id) = e {
@@ -753,17 +753,17 @@ impl Recorder {
     }
 }
 
-impl cortex::Observer for Recorder {
-    fn frame_begin(&mut self, _: &'static cortex::ir::GraphIr, _: &cortex::plan::Plan) {
+impl cortex::prelude::Observer for Recorder {
+    fn frame_begin(&mut self, _: &'static cortex::model::ir::GraphIr, _: &cortex::model::plan::Plan) {
         self.push(Seen::FrameBegin);
     }
-    fn node_begin(&mut self, node: cortex::ir::NodeId) {
+    fn node_begin(&mut self, node: cortex::model::ir::NodeId) {
         self.push(Seen::NodeBegin(node));
     }
-    fn node_end(&mut self, node: cortex::ir::NodeId) {
+    fn node_end(&mut self, node: cortex::model::ir::NodeId) {
         self.push(Seen::NodeEnd(node));
     }
-    fn group_begin(&mut self, _: &'static [cortex::ir::NodeId]) {
+    fn group_begin(&mut self, _: &'static [cortex::model::ir::NodeId]) {
         self.push(Seen::GroupBegin);
     }
     fn group_end(&mut self, _: bool) {
@@ -792,7 +792,7 @@ fn check_events(rec: &Recorder, outcomes: &[bool], case: &str) {
             "{case}: a frame begins and ends on one thread"
         );
     }
-    let mut open: std::collections::BTreeMap<cortex::ir::NodeId, std::thread::ThreadId> =
+    let mut open: std::collections::BTreeMap<cortex::model::ir::NodeId, std::thread::ThreadId> =
         Default::default();
     for (e, thread, _) in &rec.events {
         match e {

@@ -9,8 +9,8 @@
 
 use cortex::cortex_graph;
 use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
-use cortex::memory::BufferPlan;
-use cortex::sources::SyntheticClip;
+use cortex::passes::memory::BufferPlan;
+use cortex::runner::sources::SyntheticClip;
 use cortex::Weights;
 
 const MODES: [(L2Mode, L2FreshMode); 3] = [
@@ -251,9 +251,9 @@ fn l2_buffers_are_shared_by_liveness() {
             let last_read = ir
                 .edges
                 .iter()
-                .filter(|e| e.from == cortex::ir::Endpoint::Node(pair[0]))
+                .filter(|e| e.from == cortex::model::ir::Endpoint::Node(pair[0]))
                 .filter_map(|e| match e.to {
-                    cortex::ir::Endpoint::Node(c) if plan.is_live(c) => Some(pos(c)),
+                    cortex::model::ir::Endpoint::Node(c) if plan.is_live(c) => Some(pos(c)),
                     _ => None,
                 })
                 .max()

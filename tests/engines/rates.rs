@@ -9,9 +9,9 @@ use std::cell::Cell;
 use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
-use cortex::plan::Reason;
+use cortex::model::plan::Reason;
 use cortex::stream::StreamOptions;
-use cortex::Observer;
+use cortex::prelude::Observer;
 
 thread_local! {
     /// Calls of `expensive` on this thread (the sequential engines run
@@ -108,7 +108,7 @@ fn phase_plans_are_dce_with_the_held_node_given() {
     // The same DCE as the core computes from the IR.
     let ir = Rated::ir();
     let mode = ir.mode_index("SLOW").unwrap();
-    assert_eq!(cortex::dce::phase_plans(ir, mode), phases.to_vec());
+    assert_eq!(cortex::passes::dce::phase_plans(ir, mode), phases.to_vec());
     assert_eq!(RatedMode::Every.phase_plans().len(), 1);
 }
 

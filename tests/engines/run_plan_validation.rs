@@ -3,7 +3,7 @@
 //! is an error and leaves the state exactly as it was. `run_weights` keeps a
 //! bounded cache of pattern plans.
 
-use cortex::plan::{Plan, PlanError};
+use cortex::model::plan::{Plan, PlanError};
 use cortex::{cortex_graph, PipelineError, Weights};
 
 fn src(x: &f32) -> f32 {
@@ -182,6 +182,6 @@ fn run_weights_keeps_a_bounded_cache_of_pattern_plans() {
     let plan = p.pattern_plan(0b10);
     assert_eq!(
         *plan,
-        cortex::dce::plan_for_pattern(Many::ir(), 0b10, cortex::dce::pattern_label(0b10, 20))
+        cortex::passes::dce::plan_for_pattern(Many::ir(), 0b10, cortex::passes::dce::pattern_label(0b10, 20))
     );
 }

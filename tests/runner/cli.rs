@@ -7,7 +7,7 @@
 use crate::l2;
 use crate::support::*;
 use cortex::l2::{L2Mode, L2 as L2Graph};
-use cortex::sources::{FrameSource, SyntheticClip, SyntheticLayout};
+use cortex::runner::sources::{FrameSource, SyntheticClip, SyntheticLayout};
 use serde_json::Value;
 
 /// Frame size of the tests: small enough for a quick debug run.
@@ -114,7 +114,7 @@ fn y4m_on_stdin_gives_the_same_verdicts() {
 
 #[test]
 fn y4m_444_round_trips_the_pixels() {
-    use cortex::sources::Y4mSource;
+    use cortex::runner::sources::Y4mSource;
     let original = frames(1);
     let bytes = y4m(&original, "444");
     let mut src = Y4mSource::new("t", Box::new(std::io::Cursor::new(bytes))).unwrap();
@@ -379,9 +379,9 @@ fn graph_plan_profile_and_tour() {
     assert_eq!(fusion.groups.len(), 3);
     assert_eq!(
         mermaid.stdout,
-        cortex::export::to_mermaid_with(
+        cortex::tools::export::to_mermaid_with(
             ir,
-            &cortex::export::Overlay {
+            &cortex::tools::export::Overlay {
                 plan: Some(plan),
                 islands: Some(&islands),
                 fusion: Some(&fusion),

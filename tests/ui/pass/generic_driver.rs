@@ -1,6 +1,6 @@
 // A user's own pipeline driven by generic code through `cortex::Pipeline`:
 // the code below knows nothing about `Levels` but its trait.
-use cortex::{cortex_graph, Pipeline, PipelineMode, Profiler, Weights};
+use cortex::{cortex_graph, Pipeline, prelude::PipelineMode, prelude::Profiler, Weights};
 
 #[path = "../differential.rs"]
 mod differential;
