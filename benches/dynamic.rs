@@ -15,7 +15,8 @@ use std::time::Instant;
 
 use cortex::dynamic::{Call, DynPipeline, Ops, Value};
 use cortex::run::error::NodeFailure;
-use cortex::l2::{demo_clip, L2Mode, L2};
+use cortex::l2::{demo_clip, L2Mode, L2Outputs, L2};
+use cortex::Run;
 use cortex::l2::ops::l2_ops;
 
 // The hand-written chain is `pipeline_count`'s, not this bench's.
@@ -179,7 +180,9 @@ fn main() {
             }),
             ("compiled, parallel", &mut || {
                 let f = next(3);
-                black_box(fused_par.run_parallel(bal, &frames[f]).is_ok());
+                let mut out = L2Outputs::default();
+                let mut run = Run::mode(bal).parallel();
+                black_box(fused_par.run_with(&mut run, &frames[f], &mut out).is_ok());
             }),
             ("run time, parallel", &mut || {
                 let f = next(4);

@@ -110,7 +110,7 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
                     Some(o) if v == 6 => {
                         p.run_with(&mut Run::mode(mode).parallel().outputs(json), f, o)
                     }
-                    Some(o) if v == 1 || v == 4 => p.run_parallel_into(mode, f, o),
+                    Some(o) if v == 1 || v == 4 => p.run_with(&mut Run::mode(mode).parallel(), f, o),
                     Some(o) => p.run_into(mode, f, o),
                     None => p.run(mode, f).map(|o| out = Some(o)),
                 }
@@ -158,7 +158,8 @@ fn trace(frames: &[RgbFrame]) {
         let t0 = Instant::now();
         if v == 1 {
             for f in frames {
-                p.run_parallel_observed(L2Mode::Balanced, &mut t, f)
+                let mut run = Run::mode(L2Mode::Balanced).parallel().observed(&mut t);
+                p.run_with(&mut run, f, &mut L2Outputs::default())
                     .expect("frame");
             }
         } else {
@@ -168,8 +169,9 @@ fn trace(frames: &[RgbFrame]) {
                 overflow: Overflow::Block,
             };
             let source = frames.iter().map(|f| ((), (f.clone(),)));
-            p.run_stream_tagged_observed(L2Mode::Balanced, &mut t, source, &opts, |r| {
-                std::hint::black_box(r.result.expect("frame"));
+            let mut run = Run::mode(L2Mode::Balanced).observed(&mut t);
+            p.run_stream_with(&mut run, source, &opts, |r| {
+                std::hint::black_box(r.take_result().expect("frame"));
                 ControlFlow::Continue(())
             })
             .expect("stream");

@@ -46,6 +46,8 @@ fn round(
             0 => p.run_into(mode, f, out),
             1 => p.run_with(&mut Run::mode(mode), f, out),
             2 => p.run_with(&mut Run::mode(mode).outputs(json), f, out),
+            // The direct parallel form, kept to compare `run_with` against.
+            #[allow(deprecated)]
             3 => p.run_parallel_into(mode, f, out),
             4 => p.run_with(&mut Run::mode(mode).parallel(), f, out),
             _ => p.run_with(&mut Run::mode(mode).parallel().outputs(json), f, out),

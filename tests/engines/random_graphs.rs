@@ -16,6 +16,8 @@
 // warns about ("runs in no mode"); here that is part of the variety.
 #![allow(deprecated)]
 
+use crate::common::RunFresh;
+use cortex::Run;
 use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
@@ -548,7 +550,7 @@ macro_rules! check_graph {
                     let mut reused = None;
                     for (x, w) in xs.iter().zip(&want) {
                         let got = par
-                            .run_parallel(mode, x)
+                            .run_fresh(&mut Run::mode(mode).parallel(), (x,))
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(&got, w, "run_parallel, mode {mode:?}, seed {seed}");
@@ -646,7 +648,7 @@ macro_rules! check_weights {
                         .iter()
                         .map(|x| {
                             let r = seq
-                                .run_weights_observed(&weights, &mut seen, x)
+                                .run_fresh(&mut Run::weights(&weights).observed(&mut seen), (x,))
                                 .map(|o| format!("{o:?}"))
                                 .map_err(|e| e.to_string());
                             (r, seen.take())
@@ -657,7 +659,7 @@ macro_rules! check_weights {
                     let mut reused = None;
                     for ((x, w), w_seen) in xs.iter().zip(&want).zip(&want_seen) {
                         let got = par
-                            .run_weights_parallel_observed(&weights, &mut seen, x)
+                            .run_fresh(&mut Run::weights(&weights).parallel().observed(&mut seen), (x,))
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(
@@ -675,11 +677,11 @@ macro_rules! check_weights {
                             );
                         }
                         let got = by_plan
-                            .run_plan_parallel(&plan, &weights, x)
+                            .run_fresh(&mut Run::plan(&plan, &weights).parallel(), (x,))
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         let w_plan = seq_plan
-                            .run_plan(&plan, &weights, x)
+                            .run_fresh(&mut Run::plan(&plan, &weights), (x,))
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(
@@ -687,10 +689,10 @@ macro_rules! check_weights {
                             "run_plan_parallel, pattern {pattern:#b}, seed {seed}"
                         );
                         match reused.as_mut() {
-                            None => reused = into.run_weights(&weights, x).ok(),
+                            None => reused = into.run_fresh(&mut Run::weights(&weights), (x,)).ok(),
                             Some(o) => {
                                 let r = into
-                                    .run_weights_parallel_into(&weights, x, o)
+                                    .run_with(&mut Run::weights(&weights).parallel(), x, o)
                                     .map(|()| format!("{o:?}"))
                                     .map_err(|e| e.to_string());
                                 assert_eq!(

@@ -5,7 +5,8 @@
 
 use std::fmt::Debug;
 
-use cortex::{Pipeline, prelude::PipelineMode};
+use cortex::prelude::PipelineMode;
+use cortex::{Pipeline, Run};
 
 /// Runs `frames` through two fresh pipelines per mode — one by `run(mode)`,
 /// one by `run_plan(mode.plan(), mode.weights())` — and asserts equal
@@ -13,7 +14,7 @@ use cortex::{Pipeline, prelude::PipelineMode};
 pub fn modes_match_plans<'a, P, T: 'a>(frames: &'a [T])
 where
     P: Pipeline<Inputs<'a> = (&'a T,)>,
-    P::Outputs: PartialEq + Debug,
+    P::Outputs: PartialEq + Debug + Default,
 {
     for &mode in P::Mode::ALL {
         let mut straight = P::default();
@@ -32,7 +33,8 @@ where
                     assert_eq!(r.is_ok(), a.is_ok(), "mode {}: run_into", mode.name());
                 }
             }
-            let b = planned.run_plan_observed(mode.plan(), mode.weights(), &mut cortex::prelude::NoopObserver, (frame,));
+            let mut b_out = P::Outputs::default();
+            let b = planned.run_with(&mut Run::plan(mode.plan(), mode.weights()), (frame,), &mut b_out).map(|()| b_out);
             match (a, b) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "mode {}", mode.name()),
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),

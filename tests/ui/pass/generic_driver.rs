@@ -1,6 +1,7 @@
 // A user's own pipeline driven by generic code through `cortex::Pipeline`:
 // the code below knows nothing about `Levels` but its trait.
-use cortex::{cortex_graph, Pipeline, prelude::PipelineMode, prelude::Profiler, Weights};
+use cortex::prelude::{PipelineMode, Profiler};
+use cortex::{cortex_graph, Pipeline, Run, Weights};
 
 #[path = "../differential.rs"]
 mod differential;
@@ -28,12 +29,15 @@ cortex_graph! {
 fn every_mode<'a, P, T: 'a>(input: &'a T) -> Vec<(&'static str, P::Outputs)>
 where
     P: Pipeline<Inputs<'a> = (&'a T,)>,
+    P::Outputs: Default,
 {
     let mut out = Vec::new();
     for &mode in P::Mode::ALL {
         let mut p = P::default();
         let mut profiler = Profiler::new(P::ir());
-        out.push((mode.name(), p.run_observed(mode, &mut profiler, (input,)).unwrap()));
+        let mut outputs = P::Outputs::default();
+        p.run_with(&mut Run::mode(mode).observed(&mut profiler), (input,), &mut outputs).unwrap();
+        out.push((mode.name(), outputs));
         assert_eq!(profiler.frame_stats().frames, 1);
     }
     out
