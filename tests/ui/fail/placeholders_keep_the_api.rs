@@ -18,7 +18,7 @@ cortex_graph! {
 
 fn generic<T: Pipeline>() -> usize { T::ir().nodes.len() }
 
-fn main() {
+#[allow(deprecated)] fn main() {
     let mut p = P::new();
     let _ = P::default();
     let _: &PState = p.state();
@@ -42,7 +42,7 @@ fn main() {
     let _ = p.run_weights_observed(&w, &mut cortex::prelude::NoopObserver, &1.0);
     let plan = p.pattern_plan(0);
     let _ = p.run_plan(&plan, &w, &1.0);
-    let _ = p.run_plan_observed(&plan, &w, &mut cortex::prelude::NoopObserver, &1.0);
+    let _ = p.run_plan_observed(&plan, &w, &mut cortex::prelude::NoopObserver, &1.0); let _ = p.run_with(&mut cortex::Run::mode(PMode::Fast), &1.0, &mut POutputs::default());
     let _ = generic::<P>();
     let _ = Pipeline::run(&mut p, PMode::Fast, (&1.0,));
 }
