@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use cortex::dynamic::{Call, DynPipeline, Ops, Value};
 use cortex::run::error::NodeFailure;
-use cortex::l2::{demo_clip, L2Mode, L2Outputs, L2};
+use cortex::l2::{demo_clip, L2Mode, L2};
 use cortex::Run;
 use cortex::l2::ops::l2_ops;
 
@@ -180,9 +180,8 @@ fn main() {
             }),
             ("compiled, parallel", &mut || {
                 let f = next(3);
-                let mut out = L2Outputs::default();
                 let mut run = Run::mode(bal).parallel();
-                black_box(fused_par.run_with(&mut run, &frames[f], &mut out).is_ok());
+                black_box(fused_par.run_with_fresh(&mut run, &frames[f]).is_ok());
             }),
             ("run time, parallel", &mut || {
                 let f = next(4);

@@ -98,9 +98,11 @@ impl Runner {
                 for f in frames {
                     let t = Instant::now();
                     let engine = if *parallel { Engine::Parallel } else { Engine::Sequential };
-                    let o = out.get_or_insert_with(Default::default);
-                    p.run_with(&mut Run::weights(w).engine(engine), f, o)
-                        .expect("frame");
+                    let mut run = Run::weights(w).engine(engine);
+                    match out.as_mut() {
+                        Some(o) => p.run_with(&mut run, f, o).expect("frame"),
+                        None => *out = Some(p.run_with_fresh(&mut run, f).expect("frame")),
+                    }
                     s.latency_ms.push(ms(t.elapsed()));
                 }
             }

@@ -159,7 +159,7 @@ fn trace(frames: &[RgbFrame]) {
         if v == 1 {
             for f in frames {
                 let mut run = Run::mode(L2Mode::Balanced).parallel().observed(&mut t);
-                p.run_with(&mut run, f, &mut L2Outputs::default())
+                p.run_with_fresh(&mut run, f)
                     .expect("frame");
             }
         } else {

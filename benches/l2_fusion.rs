@@ -136,10 +136,9 @@ fn main() {
                 let want = pipes[0].run(mode, f).expect("frame runs");
                 for (i, &(par, _, policy)) in variants.iter().enumerate().skip(1) {
                     tune::set_policy(Some(policy));
-                    let mut got = L2Outputs::default();
                     let run = Run::mode(mode);
                     let mut run = if par { run.parallel() } else { run };
-                    pipes[i].run_with(&mut run, f, &mut got).expect("frame runs");
+                    let got = pipes[i].run_with_fresh(&mut run, f).expect("frame runs");
                     assert_eq!(got.fused, want.fused, "variant {i}");
                     assert_eq!(got.blur, want.blur, "variant {i}");
                     outs[i] = Some(got);
@@ -183,9 +182,8 @@ fn main() {
             let grouped: Vec<NodeId> = {
                 let mut seen = GroupTime::default();
                 let mut see = SeeGroups(&mut seen);
-                let mut out = L2Outputs::default();
                 pipes[1]
-                    .run_with(&mut Run::mode(mode).observed(&mut see), &frames[0], &mut out)
+                    .run_with_fresh(&mut Run::mode(mode).observed(&mut see), &frames[0])
                     .expect("frame runs");
                 seen.grouped
             };
@@ -200,17 +198,17 @@ fn main() {
                     let alone0 = fused_obs.in_members;
                     if r % 2 == 0 {
                         pipes[1]
-                            .run_with(&mut Run::mode(mode).observed(&mut fused_obs), f, &mut L2Outputs::default())
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut fused_obs), f)
                             .expect("runs");
                         pipes[0]
-                            .run_with(&mut Run::mode(mode).observed(&mut plain_obs), f, &mut L2Outputs::default())
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut plain_obs), f)
                             .expect("runs");
                     } else {
                         pipes[0]
-                            .run_with(&mut Run::mode(mode).observed(&mut plain_obs), f, &mut L2Outputs::default())
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut plain_obs), f)
                             .expect("runs");
                         pipes[1]
-                            .run_with(&mut Run::mode(mode).observed(&mut fused_obs), f, &mut L2Outputs::default())
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut fused_obs), f)
                             .expect("runs");
                     }
                     gs.push(fused_obs.in_groups - g0 + (fused_obs.in_members - alone0));

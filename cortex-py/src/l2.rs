@@ -260,11 +260,7 @@ fn run_frame<O: Observer + Send>(
     if let Some(out) = out.as_mut() {
         return pipeline.run_with(&mut run, frame, out);
     }
-    // Kept only once the frame succeeded, so a failing first frame leaves
-    // no outputs behind.
-    let mut fresh = L2Outputs::default();
-    pipeline.run_with(&mut run, frame, &mut fresh)?;
-    *out = Some(fresh);
+    *out = Some(pipeline.run_with_fresh(&mut run, frame)?);
     Ok(())
 }
 

@@ -138,9 +138,8 @@ fn run_time_weights_match_the_compiled_l2() {
         let mut compiled = L2::new();
         let mut dynamic = run_time_l2();
         for (i, frame) in frames.iter().enumerate() {
-            let mut want = L2Outputs::default();
-            compiled
-                .run_with(&mut Run::weights(w), frame, &mut want)
+            let want = compiled
+                .run_with_fresh(&mut Run::weights(w), frame)
                 .expect("compiled frame");
             let got = dynamic
                 .run_weights(w, &[Arc::new(frame.clone())])

@@ -5,7 +5,6 @@
 //! those frames and the node's own call gives their values.
 #![cfg(feature = "runner")]
 
-use crate::common::RunFresh;
 use cortex::Run;
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2Outputs, L2};
@@ -98,12 +97,12 @@ fn l2_fused_is_bit_identical_to_unfused_on_every_engine_and_mode() {
             let want = plain.run(mode, &frame);
             same(
                 &format!("{what} run"),
-                &seq.run_fresh(&mut Run::mode(mode).observed(&mut groups), (&frame,)),
+                &seq.run_with_fresh(&mut Run::mode(mode).observed(&mut groups), &frame),
                 &want,
             );
             same(
                 &format!("{what} run_parallel"),
-                &par.run_fresh(&mut Run::mode(mode).parallel(), (&frame,)),
+                &par.run_with_fresh(&mut Run::mode(mode).parallel(), &frame),
                 &want,
             );
             let got = match reused.as_mut() {
@@ -228,7 +227,7 @@ fn a_group_that_declines_a_frame_runs_its_nodes_own_calls() {
     for (frame, fused_runs) in [(&bright, 1), (&dark, 0), (&bright, 1)] {
         let before = (groups.fused, groups.declined);
         let got = fused
-            .run_fresh(&mut Run::mode(InvertedMode::Full).observed(&mut groups), (frame,))
+            .run_with_fresh(&mut Run::mode(InvertedMode::Full).observed(&mut groups), frame)
             .unwrap();
         let want = plain.run(InvertedMode::Full, frame).unwrap();
         assert_eq!(got.inverted, want.inverted);
@@ -273,7 +272,7 @@ fn resizes_run_inside_their_group_bit_identical_to_the_whole_frame_calls() {
             let frame = clip.frame(i);
             let before = groups.fused;
             let got = fused
-                .run_fresh(&mut Run::mode(ThumbnailsMode::Full).observed(&mut groups), (&frame,))
+                .run_with_fresh(&mut Run::mode(ThumbnailsMode::Full).observed(&mut groups), &frame)
                 .unwrap();
             let want = plain.run(ThumbnailsMode::Full, &frame).unwrap();
             assert_eq!(got.small, want.small, "{w}x{h} frame {i}");
@@ -329,7 +328,7 @@ fn motion_declines_alone_and_the_rest_of_its_group_runs_fused() {
             let frame = clip.frame(i);
             let mut calls = Calls::default();
             let got = fused
-                .run_fresh(&mut Run::mode(L2Mode::Balanced).observed(&mut calls), (&frame,))
+                .run_with_fresh(&mut Run::mode(L2Mode::Balanced).observed(&mut calls), &frame)
                 .unwrap();
             let want = plain.run(L2Mode::Balanced, &frame).unwrap();
             assert_eq!(got.fused.mapv(f32::to_bits), want.fused.mapv(f32::to_bits));
@@ -562,8 +561,8 @@ fn run_weights_with_a_modes_zero_pattern_runs_that_modes_fused_groups() {
     for (f, (_, frame)) in frames().into_iter().enumerate() {
         let k = (f / 5) % tables.len();
         let mut groups = Groups::default();
-        let got = fused.run_fresh(&mut Run::weights(&tables[k]).observed(&mut groups), (&frame,));
-        let want = reference.run_fresh(&mut Run::weights(&tables[k]), (&frame,));
+        let got = fused.run_with_fresh(&mut Run::weights(&tables[k]).observed(&mut groups), &frame);
+        let want = reference.run_with_fresh(&mut Run::weights(&tables[k]), &frame);
         match (&got, &want) {
             (Ok(g), Ok(w)) => {
                 assert_eq!(g.fused, w.fused, "frame {f}, table {k}");

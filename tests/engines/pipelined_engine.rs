@@ -6,7 +6,6 @@
 //! (`run_stream_with`) comes back with that frame alone.
 #![cfg(feature = "runner")]
 
-use crate::common::RunFresh;
 use cortex::Run;
 use std::ops::ControlFlow;
 
@@ -832,7 +831,7 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
     let mut want = Recorder::default();
     let outcomes: Vec<bool> = xs
         .iter()
-        .map(|x| seq.run_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), (x,)).is_ok())
+        .map(|x| seq.run_with_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), x).is_ok())
         .collect();
     assert_eq!(
         outcomes.iter().filter(|ok| !**ok).count(),
@@ -844,7 +843,7 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
     let mut seq = Acc::new();
     let mut want = Recorder::default();
     for x in &good {
-        seq.run_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), (x,)).unwrap();
+        seq.run_with_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), x).unwrap();
     }
     let caller = std::thread::current().id();
     for in_flight in [1, 2, 4] {
@@ -913,7 +912,7 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
         seq.set_fusion(false);
         let mut want = Recorder::default();
         for f in &frames {
-            seq.run_fresh(&mut Run::mode(mode).observed(&mut want), (f,)).unwrap();
+            seq.run_with_fresh(&mut Run::mode(mode).observed(&mut want), f).unwrap();
         }
         for in_flight in [1, 2] {
             let case = format!("L2 {mode:?}, {in_flight} in flight");

@@ -7,7 +7,6 @@
 // Node functions take `&T` of the value type their producer declares.
 #![allow(clippy::ptr_arg)]
 
-use crate::common::RunFresh;
 use cortex::Run;
 use cortex::cortex_graph;
 use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
@@ -81,8 +80,8 @@ fn run_weights_and_run_plan_match_the_value_returning_graph() {
     ];
     for (f, (m, frame)) in frames().into_iter().take(30).enumerate() {
         let w = &tables[m];
-        let want = fresh.run_fresh(&mut Run::weights(w), (&frame,)).unwrap();
-        let got = planned.run_fresh(&mut Run::weights(w), (&frame,)).unwrap();
+        let want = fresh.run_with_fresh(&mut Run::weights(w), &frame).unwrap();
+        let got = planned.run_with_fresh(&mut Run::weights(w), &frame).unwrap();
         assert_eq!(got.fused, want.fused, "frame {f}");
         assert_eq!(got.roi, want.roi, "frame {f}");
         // The full graph with a mode's weights, through `run_plan`: the
@@ -90,10 +89,10 @@ fn run_weights_and_run_plan_match_the_value_returning_graph() {
         let mode = MODES[m].0;
         let full = planned_plan.pattern_plan(0);
         let got = planned_plan
-            .run_fresh(&mut Run::plan(&full, mode.weights()), (&frame,))
+            .run_with_fresh(&mut Run::plan(&full, mode.weights()), &frame)
             .unwrap();
         let full = fresh_plan.pattern_plan(0);
-        let want = fresh_plan.run_fresh(&mut Run::plan(&full, mode.weights()), (&frame,)).unwrap();
+        let want = fresh_plan.run_with_fresh(&mut Run::plan(&full, mode.weights()), &frame).unwrap();
         assert_eq!(got.fused, want.fused, "frame {f}: run_plan");
         assert_eq!(got.blur, want.blur, "frame {f}: run_plan");
     }
@@ -112,9 +111,9 @@ fn run_weights_into_and_run_plan_into_match_their_fresh_forms() {
     let mut compared = 0;
     for (f, (m, frame)) in frames().into_iter().enumerate() {
         let w = &tables[m];
-        let want = fresh.run_fresh(&mut Run::weights(w), (&frame,)).unwrap();
+        let want = fresh.run_with_fresh(&mut Run::weights(w), &frame).unwrap();
         match out.as_mut() {
-            None => out = Some(into.run_fresh(&mut Run::weights(w), (&frame,)).unwrap()),
+            None => out = Some(into.run_with_fresh(&mut Run::weights(w), &frame).unwrap()),
             Some(o) => into.run_with(&mut Run::weights(w), &frame, o).unwrap(),
         }
         let got = out.as_ref().unwrap();
@@ -125,9 +124,9 @@ fn run_weights_into_and_run_plan_into_match_their_fresh_forms() {
         assert_eq!(got.blur, want.blur, "frame {f}");
         let plan = fresh_plan.pattern_plan(1 << (f % 4));
         let mode = MODES[m].0;
-        let want = fresh_plan.run_fresh(&mut Run::plan(&plan, mode.weights()), (&frame,));
+        let want = fresh_plan.run_with_fresh(&mut Run::plan(&plan, mode.weights()), &frame);
         let got = match out_plan.as_mut() {
-            None => into_plan.run_fresh(&mut Run::plan(&plan, mode.weights()), (&frame,)).map(|o| {
+            None => into_plan.run_with_fresh(&mut Run::plan(&plan, mode.weights()), &frame).map(|o| {
                 out_plan = Some(o);
             }),
             Some(o) => into_plan.run_with(&mut Run::plan(&plan, mode.weights()), &frame, o),

@@ -16,8 +16,6 @@
 // warns about ("runs in no mode"); here that is part of the variety.
 #![allow(deprecated)]
 
-use crate::common::RunFresh;
-use cortex::Run;
 use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
@@ -550,7 +548,7 @@ macro_rules! check_graph {
                     let mut reused = None;
                     for (x, w) in xs.iter().zip(&want) {
                         let got = par
-                            .run_fresh(&mut Run::mode(mode).parallel(), (x,))
+                            .run_with_fresh(&mut Run::mode(mode).parallel(), x)
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(&got, w, "run_parallel, mode {mode:?}, seed {seed}");
@@ -648,7 +646,7 @@ macro_rules! check_weights {
                         .iter()
                         .map(|x| {
                             let r = seq
-                                .run_fresh(&mut Run::weights(&weights).observed(&mut seen), (x,))
+                                .run_with_fresh(&mut Run::weights(&weights).observed(&mut seen), x)
                                 .map(|o| format!("{o:?}"))
                                 .map_err(|e| e.to_string());
                             (r, seen.take())
@@ -659,7 +657,7 @@ macro_rules! check_weights {
                     let mut reused = None;
                     for ((x, w), w_seen) in xs.iter().zip(&want).zip(&want_seen) {
                         let got = par
-                            .run_fresh(&mut Run::weights(&weights).parallel().observed(&mut seen), (x,))
+                            .run_with_fresh(&mut Run::weights(&weights).parallel().observed(&mut seen), x)
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(
@@ -677,11 +675,11 @@ macro_rules! check_weights {
                             );
                         }
                         let got = by_plan
-                            .run_fresh(&mut Run::plan(&plan, &weights).parallel(), (x,))
+                            .run_with_fresh(&mut Run::plan(&plan, &weights).parallel(), x)
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         let w_plan = seq_plan
-                            .run_fresh(&mut Run::plan(&plan, &weights), (x,))
+                            .run_with_fresh(&mut Run::plan(&plan, &weights), x)
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(
@@ -689,7 +687,7 @@ macro_rules! check_weights {
                             "run_plan_parallel, pattern {pattern:#b}, seed {seed}"
                         );
                         match reused.as_mut() {
-                            None => reused = into.run_fresh(&mut Run::weights(&weights), (x,)).ok(),
+                            None => reused = into.run_with_fresh(&mut Run::weights(&weights), x).ok(),
                             Some(o) => {
                                 let r = into
                                     .run_with(&mut Run::weights(&weights).parallel(), x, o)

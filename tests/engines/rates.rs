@@ -5,7 +5,6 @@
 //! `reset` and run-time weights follow the documented rules, on every
 //! engine.
 
-use crate::common::RunFresh;
 use cortex::Run;
 use std::cell::Cell;
 use std::ops::ControlFlow;
@@ -194,7 +193,7 @@ fn other_modes_reset_and_run_time_weights_forget_the_held_value() {
     p.run(RatedMode::Slow, &4).unwrap();
     assert_eq!(p.holds()[0].computed_at, Some(3));
     // So do run-time weights and `reset`.
-    p.run_fresh(&mut Run::weights(RatedMode::Slow.weights()), (&5,)).unwrap();
+    p.run_with_fresh(&mut Run::weights(RatedMode::Slow.weights()), &5).unwrap();
     assert_eq!(p.holds()[0].computed_at, None);
     assert_eq!(p.frame_index(), 5);
     p.run(RatedMode::Slow, &6).unwrap();
@@ -218,7 +217,7 @@ fn each_frame_runs_exactly_its_phase_plan() {
     let phases = RatedMode::Slow.phase_plans();
     for &x in &inputs() {
         let mut ran = Ran::default();
-        if p.run_fresh(&mut Run::mode(RatedMode::Slow).observed(&mut ran), (&x,)).is_err() {
+        if p.run_with_fresh(&mut Run::mode(RatedMode::Slow).observed(&mut ran), &x).is_err() {
             continue;
         }
         let phase = usize::from(p.holds()[0].held_last_frame);
@@ -253,7 +252,7 @@ fn every_engine_gives_the_sequential_results() {
         });
         p.run_into(RatedMode::Slow, &x, out).map(|()| out.clone())
     });
-    let parallel = run_all(&mut |p, x| p.run_fresh(&mut Run::mode(RatedMode::Slow).parallel(), (&x,)));
+    let parallel = run_all(&mut |p, x| p.run_with_fresh(&mut Run::mode(RatedMode::Slow).parallel(), &x));
     assert_eq!(into, sequential);
     assert_eq!(parallel, sequential);
 
@@ -367,7 +366,7 @@ fn parallel_rated_frames_equal_sequential_in_every_mode() {
         for &x in &inputs() {
             let want = seq.run(mode, &x);
             let ran = RanShared::default();
-            let got = par.run_fresh(&mut Run::mode(mode).parallel().observed(&mut &ran), (&x,));
+            let got = par.run_with_fresh(&mut Run::mode(mode).parallel().observed(&mut &ran), &x);
             assert_eq!(
                 got.as_ref().map_err(ToString::to_string),
                 want.as_ref().map_err(ToString::to_string),

@@ -6,7 +6,7 @@
 
 use crate::l2;
 use crate::support::*;
-use cortex::l2::{L2Mode, L2Outputs, L2 as L2Graph};
+use cortex::l2::{L2Mode, L2 as L2Graph};
 use cortex::Run;
 use cortex::runner::sources::{FrameSource, SyntheticClip, SyntheticLayout};
 use serde_json::Value;
@@ -140,8 +140,8 @@ fn power_save_equals_the_full_graph_with_its_weights() {
     let mut b = L2Graph::new();
     let mut computed = 0;
     for f in frames(SyntheticLayout::DEFAULT.len).iter().step_by(3) {
-        let mut x = L2Outputs::default();
-        a.run_with(&mut Run::plan(&full, L2Mode::PowerSave.weights()), f, &mut x)
+        let x = a
+            .run_with_fresh(&mut Run::plan(&full, L2Mode::PowerSave.weights()), f)
             .unwrap();
         let y = b.run(L2Mode::PowerSave, f).unwrap();
         assert_eq!(x.blur, y.blur);

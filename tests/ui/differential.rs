@@ -14,7 +14,7 @@ use cortex::{Pipeline, Run};
 pub fn modes_match_plans<'a, P, T: 'a>(frames: &'a [T])
 where
     P: Pipeline<Inputs<'a> = (&'a T,)>,
-    P::Outputs: PartialEq + Debug + Default,
+    P::Outputs: PartialEq + Debug,
 {
     for &mode in P::Mode::ALL {
         let mut straight = P::default();
@@ -33,8 +33,7 @@ where
                     assert_eq!(r.is_ok(), a.is_ok(), "mode {}: run_into", mode.name());
                 }
             }
-            let mut b_out = P::Outputs::default();
-            let b = planned.run_with(&mut Run::plan(mode.plan(), mode.weights()), (frame,), &mut b_out).map(|()| b_out);
+            let b = planned.run_with_fresh(&mut Run::plan(mode.plan(), mode.weights()), (frame,));
             match (a, b) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "mode {}", mode.name()),
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),

@@ -69,7 +69,7 @@ pub trait Pipeline: Default {
 
     /// Runs one frame in `mode`, reporting each node to `observer`. On error
     /// the state is left as it was.
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::mode(mode).observed(observer), inputs, &mut outputs), outputs = Default::default()")]
+    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::mode(mode).observed(observer), inputs)")]
     fn run_observed<O: Observer>(
         &mut self,
         mode: Self::Mode,
@@ -91,7 +91,7 @@ pub trait Pipeline: Default {
 
     /// Runs one frame with weights chosen at run time (validated against the
     /// pipeline's weight keys; the plan of their zero pattern is cached).
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::weights(weights).observed(observer), inputs, &mut outputs), outputs = Default::default()")]
+    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::weights(weights).observed(observer), inputs)")]
     fn run_weights_observed<O: Observer>(
         &mut self,
         weights: &Weights,
@@ -101,7 +101,7 @@ pub trait Pipeline: Default {
 
     /// Runs one frame with an explicit plan, validated against this
     /// pipeline before any state is touched.
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::plan(plan, weights).observed(observer), inputs, &mut outputs), outputs = Default::default()")]
+    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::plan(plan, weights).observed(observer), inputs)")]
     fn run_plan_observed<O: Observer>(
         &mut self,
         plan: &Plan,
@@ -120,6 +120,15 @@ pub trait Pipeline: Default {
         inputs: Self::Inputs<'_>,
         outputs: &mut Self::Outputs,
     ) -> Result<(), PipelineError>;
+
+    /// [`run_with`](Self::run_with) into new outputs, every output
+    /// computed (see the generated `run_with_fresh`): for a first frame, or
+    /// outputs without `Default`. On error the state is left as it was.
+    fn run_with_fresh<O: Observer + Send>(
+        &mut self,
+        run: &mut Run<'_, Self::Mode, O>,
+        inputs: Self::Inputs<'_>,
+    ) -> Result<Self::Outputs, PipelineError>;
 
     /// The plan of a zero-weight pattern (bit `i` set: weight key `i` is
     /// zero), computed once by the DCE pass and cached.
@@ -179,7 +188,7 @@ pub trait Pipeline: Default {
     }
 
     /// Runs one frame with weights chosen at run time.
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::weights(weights), inputs, &mut outputs), outputs = Default::default()")]
+    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::weights(weights), inputs)")]
     #[allow(deprecated)]
     fn run_weights(
         &mut self,
@@ -304,7 +313,7 @@ pub trait ParallelPipeline: Pipeline {
 
     /// Runs one frame in `mode` with independent nodes at once, reporting
     /// each node to `observer` from the thread that runs it.
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs, &mut outputs), outputs = Default::default()")]
+    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs)")]
     fn run_parallel_observed<O: Observer + Send>(
         &mut self,
         mode: Self::Mode,
@@ -324,7 +333,7 @@ pub trait ParallelPipeline: Pipeline {
     ) -> Result<(), PipelineError>;
 
     /// Runs one frame in `mode` with independent nodes at once.
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::mode(mode).parallel(), inputs, &mut outputs), outputs = Default::default()")]
+    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::mode(mode).parallel(), inputs)")]
     #[allow(deprecated)]
     fn run_parallel(
         &mut self,
@@ -335,7 +344,7 @@ pub trait ParallelPipeline: Pipeline {
     }
     /// [`Pipeline::run_weights_observed`] with independent nodes at once
     /// (see the generated `run_weights_parallel`).
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::weights(weights).parallel().observed(observer), inputs, &mut outputs), outputs = Default::default()")]
+    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs)")]
     fn run_weights_parallel_observed<O: Observer + Send>(
         &mut self,
         weights: &Weights,
@@ -345,7 +354,7 @@ pub trait ParallelPipeline: Pipeline {
 
     /// [`Pipeline::run_plan_observed`] with independent nodes at once (see
     /// the generated `run_plan_parallel`).
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::plan(plan, weights).parallel().observed(observer), inputs, &mut outputs), outputs = Default::default()")]
+    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::plan(plan, weights).parallel().observed(observer), inputs)")]
     fn run_plan_parallel_observed<O: Observer + Send>(
         &mut self,
         plan: &Plan,

@@ -474,9 +474,6 @@ fn run_frame<P: RoiPipeline, O: Observer + Send>(
             Some(w) => Run::weights(w),
             None => Run::mode(mode),
         };
-        let mut outputs = P::Outputs::default();
-        pipeline
-            .run_with(&mut run.observed(observer), (frame,), &mut outputs)
-            .map(|()| outputs)
+        pipeline.run_with_fresh(&mut run.observed(observer), (frame,))
     }))
 }

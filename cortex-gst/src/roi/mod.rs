@@ -123,9 +123,7 @@ impl RoiReport {
 
 /// A pipeline the element can run: one [`RgbFrame`] in, a box and a score
 /// out. `Send` because GStreamer runs the element on its streaming thread.
-pub trait RoiPipeline:
-    for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,), Outputs: Default> + Send + 'static
-{
+pub trait RoiPipeline: for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)> + Send + 'static {
     /// Turns one frame's outputs into the meta and message content.
     fn report(outputs: &Self::Outputs) -> RoiReport;
 }

@@ -19,16 +19,40 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
     let run_weights_into_observed = cx.pick(|b| &b.run_weights_into_observed);
     let run_plan_into_observed = cx.pick(|b| &b.run_plan_into_observed);
     let run_with = cx.pick(|b| &b.run_with);
-    let dep_run_observed = cx.deprecated("use run_with(&mut Run::mode(mode).observed(observer), inputs…, &mut outputs), outputs = Default::default()");
+    let dep_run_observed = cx.deprecated("use run_with_fresh(&mut Run::mode(mode).observed(observer), inputs…)");
     let dep_run_into_observed = cx.deprecated("use run_with(&mut Run::mode(mode).observed(observer), inputs…, outputs)");
-    let dep_run_weights = cx.deprecated("use run_with(&mut Run::weights(weights), inputs…, &mut outputs), outputs = Default::default()");
-    let dep_run_weights_observed = cx.deprecated("use run_with(&mut Run::weights(weights).observed(observer), inputs…, &mut outputs), outputs = Default::default()");
-    let dep_run_plan = cx.deprecated("use run_with(&mut Run::plan(plan, weights), inputs…, &mut outputs), outputs = Default::default()");
-    let dep_run_plan_observed = cx.deprecated("use run_with(&mut Run::plan(plan, weights).observed(observer), inputs…, &mut outputs), outputs = Default::default()");
+    let dep_run_weights = cx.deprecated("use run_with_fresh(&mut Run::weights(weights), inputs…)");
+    let dep_run_weights_observed = cx.deprecated("use run_with_fresh(&mut Run::weights(weights).observed(observer), inputs…)");
+    let dep_run_plan = cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights), inputs…)");
+    let dep_run_plan_observed = cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).observed(observer), inputs…)");
     let dep_run_weights_into = cx.deprecated("use run_with(&mut Run::weights(weights), inputs…, outputs)");
     let dep_run_weights_into_observed = cx.deprecated("use run_with(&mut Run::weights(weights).observed(observer), inputs…, outputs)");
     let dep_run_plan_into = cx.deprecated("use run_with(&mut Run::plan(plan, weights), inputs…, outputs)");
     let dep_run_plan_into_observed = cx.deprecated("use run_with(&mut Run::plan(plan, weights).observed(observer), inputs…, outputs)");
+    // The parallel engine's fresh forms, or the refusal of a pipeline
+    // without `#[parallel]`.
+    let fresh_parallel = if cx.ast.parallel {
+        quote! {
+            (#c::run::Select::Mode(mode), #c::run::Engine::Parallel) => self.run_parallel_observed(mode, observer, #args),
+            (#c::run::Select::Weights(weights), #c::run::Engine::Parallel) => self.run_weights_parallel_observed(weights, observer, #args),
+            (#c::run::Select::Plan(plan, weights), #c::run::Engine::Parallel) => self.run_plan_parallel_observed(plan, weights, observer, #args),
+        }
+    } else {
+        let name = &cx.name_str;
+        quote! {
+            (_, #c::run::Engine::Parallel) => ::core::result::Result::Err(#c::PipelineError::NotParallel { pipeline: #name }),
+        }
+    };
+    let fresh_dispatch = cx.body(|| {
+        quote! {
+            match (select, engine) {
+                (#c::run::Select::Mode(mode), #c::run::Engine::Sequential) => self.run_observed(mode, observer, #args),
+                (#c::run::Select::Weights(weights), #c::run::Engine::Sequential) => self.run_weights_observed(weights, observer, #args),
+                (#c::run::Select::Plan(plan, weights), #c::run::Engine::Sequential) => self.run_plan_observed(plan, weights, observer, #args),
+                #fresh_parallel
+            }
+        }
+    });
     let bound = if cx.ast.parallel {
         quote!(#c::Observer + ::core::marker::Send)
     } else {
@@ -46,6 +70,26 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// state and `outputs` are left as they were.
             pub fn run_with<__O: #bound>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 #run_with
+            }
+
+            /// [`Self::run_with`] into new outputs, each computed whatever
+            /// `run`'s output set says (there are no earlier values to
+            /// leave): for a first frame, or a pipeline whose outputs have
+            /// no `Default`. It runs the same functions as the other forms,
+            /// chosen once a frame. On error the state is left as it was.
+            #[allow(deprecated)]
+            pub fn run_with_fresh<__O: #bound>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (__select, __engine) = (run.select, run.engine);
+                match run.observer() {
+                    ::core::option::Option::Some(observer) => self.__run_with_fresh(__select, __engine, observer, #args),
+                    ::core::option::Option::None => self.__run_with_fresh(__select, __engine, &mut #c::NoopObserver, #args),
+                }
+            }
+
+            /// [`Self::run_with_fresh`] with the observer taken out of the `Run`.
+            #[allow(deprecated)]
+            fn __run_with_fresh<__O: #bound>(&mut self, select: #c::run::Select<'_, #mode_ty>, engine: #c::run::Engine, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #fresh_dispatch
             }
 
             /// Runs one frame in `mode`. On error the state is left as it was.

@@ -42,6 +42,10 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
                 let (#(#input_names,)*) = inputs;
                 #pipeline::run_plan_observed(self, plan, weights, observer, #args)
             }
+            fn run_with_fresh<__O: #c::Observer + ::core::marker::Send>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_with_fresh(self, run, #args)
+            }
             fn run_with<__O: #c::Observer + ::core::marker::Send>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;
                 #pipeline::run_with(self, run, #args_c outputs)

@@ -5,7 +5,7 @@
 use cortex_core::viz::{dce_diff, listing};
 use cortex_core::run::Run;
 use cortex_core::Profiler;
-use cortex_vision::l2::{demo_clip, L2Mode, L2Outputs, L2};
+use cortex_vision::l2::{demo_clip, L2Mode, L2};
 
 #[test]
 fn power_save_is_bit_identical_to_the_full_graph() {
@@ -15,11 +15,10 @@ fn power_save_is_bit_identical_to_the_full_graph() {
     let mut profiler = Profiler::new(L2::ir());
     let mut computed = 0;
     for frame in demo_clip(5, 160, 120) {
-        let (mut a, mut b) = (L2Outputs::default(), L2Outputs::default());
         let mut whole = Run::plan(&full_plan, L2Mode::PowerSave.weights());
-        full.run_with(&mut whole, &frame, &mut a).unwrap();
+        let a = full.run_with_fresh(&mut whole, &frame).unwrap();
         let mut observed = Run::mode(L2Mode::PowerSave).observed(&mut profiler);
-        saver.run_with(&mut observed, &frame, &mut b).unwrap();
+        let b = saver.run_with_fresh(&mut observed, &frame).unwrap();
         // POWER_SAVE holds the text map between the frames that compute it;
         // those equal the full graph.
         if saver.holds()[0].held_last_frame {

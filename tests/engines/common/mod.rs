@@ -107,28 +107,3 @@ pub fn frames(count: usize, len: usize) -> Vec<Frame> {
         })
         .collect()
 }
-
-/// One frame of `run_with` into new outputs (`Outputs::default()`): what
-/// the deprecated fresh-output forms (`run_weights`, `run_plan`,
-/// `run_parallel`, `…_observed`) returned.
-pub trait RunFresh: cortex::Pipeline {
-    fn run_fresh<O: cortex::prelude::Observer + Send>(
-        &mut self,
-        run: &mut cortex::Run<'_, Self::Mode, O>,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, cortex::PipelineError>;
-}
-
-impl<P: cortex::Pipeline> RunFresh for P
-where
-    P::Outputs: Default,
-{
-    fn run_fresh<O: cortex::prelude::Observer + Send>(
-        &mut self,
-        run: &mut cortex::Run<'_, Self::Mode, O>,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, cortex::PipelineError> {
-        let mut out = Self::Outputs::default();
-        self.run_with(run, inputs, &mut out).map(|()| out)
-    }
-}

@@ -29,15 +29,12 @@ cortex_graph! {
 fn every_mode<'a, P, T: 'a>(input: &'a T) -> Vec<(&'static str, P::Outputs)>
 where
     P: Pipeline<Inputs<'a> = (&'a T,)>,
-    P::Outputs: Default,
 {
     let mut out = Vec::new();
     for &mode in P::Mode::ALL {
         let mut p = P::default();
         let mut profiler = Profiler::new(P::ir());
-        let mut outputs = P::Outputs::default();
-        p.run_with(&mut Run::mode(mode).observed(&mut profiler), (input,), &mut outputs).unwrap();
-        out.push((mode.name(), outputs));
+        out.push((mode.name(), p.run_with_fresh(&mut Run::mode(mode).observed(&mut profiler), (input,)).unwrap()));
         assert_eq!(profiler.frame_stats().frames, 1);
     }
     out
