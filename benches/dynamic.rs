@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cortex::dynamic::{Call, DynPipeline, Ops, Value};
-use cortex::run::error::NodeFailure;
-use cortex::l2::{demo_clip, L2Mode, L2};
-use cortex::Run;
 use cortex::l2::ops::l2_ops;
+use cortex::l2::{demo_clip, L2Mode, L2};
+use cortex::run::error::NodeFailure;
+use cortex::Run;
 
 // The hand-written chain is `pipeline_count`'s, not this bench's.
 #[allow(dead_code)]

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
 use cortex::ops::RgbFrame;
-use cortex::runner::sources::SyntheticClip;
 use cortex::run::{Engine, Run};
+use cortex::runner::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
 
 #[global_allocator]
@@ -97,7 +97,11 @@ impl Runner {
             Runner::Weights(p, out, w, parallel) => {
                 for f in frames {
                     let t = Instant::now();
-                    let engine = if *parallel { Engine::Parallel } else { Engine::Sequential };
+                    let engine = if *parallel {
+                        Engine::Parallel
+                    } else {
+                        Engine::Sequential
+                    };
                     let mut run = Run::weights(w).engine(engine);
                     match out.as_mut() {
                         Some(o) => p.run_with(&mut run, f, o).expect("frame"),

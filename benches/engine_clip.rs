@@ -110,7 +110,9 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
                     Some(o) if v == 6 => {
                         p.run_with(&mut Run::mode(mode).parallel().outputs(json), f, o)
                     }
-                    Some(o) if v == 1 || v == 4 => p.run_with(&mut Run::mode(mode).parallel(), f, o),
+                    Some(o) if v == 1 || v == 4 => {
+                        p.run_with(&mut Run::mode(mode).parallel(), f, o)
+                    }
                     Some(o) => p.run_into(mode, f, o),
                     None => p.run(mode, f).map(|o| out = Some(o)),
                 }
@@ -159,8 +161,7 @@ fn trace(frames: &[RgbFrame]) {
         if v == 1 {
             for f in frames {
                 let mut run = Run::mode(L2Mode::Balanced).parallel().observed(&mut t);
-                p.run_with_fresh(&mut run, f)
-                    .expect("frame");
+                p.run_with_fresh(&mut run, f).expect("frame");
             }
         } else {
             let opts = StreamOptions {

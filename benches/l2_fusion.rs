@@ -16,13 +16,13 @@
 
 use std::time::{Duration, Instant};
 
-use cortex::model::ir::NodeId;
 use cortex::l2::{L2Mode, L2Outputs, L2};
+use cortex::model::ir::NodeId;
 use cortex::ops::RgbFrame;
+use cortex::prelude::Observer;
 use cortex::runner::sources::SyntheticClip;
 use cortex::strip::tune::{self, StripPolicy};
 use cortex::strip::Strips;
-use cortex::prelude::Observer;
 use cortex::Run;
 
 /// Time in fused groups, and in the whole-frame calls of their members.

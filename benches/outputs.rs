@@ -16,10 +16,10 @@ use std::time::Instant;
 
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
+use cortex::run::OutputSet;
 use cortex::run::Run;
 use cortex::runner::l2::RECORD_READS;
 use cortex::runner::sources::{FrameSource, SyntheticClip, Y4mSource};
-use cortex::run::OutputSet;
 
 const VARIANTS: [&str; 6] = [
     "run_into, every output",

@@ -201,7 +201,10 @@ pub fn run(args: &[String]) -> Result<(Vec<(f32, f32)>, String), String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--mermaid") {
-        print!("{}", cortex::tools::export::to_mermaid(AudioLevels::ir(), None));
+        print!(
+            "{}",
+            cortex::tools::export::to_mermaid(AudioLevels::ir(), None)
+        );
         return ExitCode::SUCCESS;
     }
     match run(&args) {

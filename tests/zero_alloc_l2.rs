@@ -6,11 +6,11 @@
 //! One test in its own binary, so no other test allocates meanwhile.
 #![cfg(feature = "runner")]
 
-use cortex::model::ir::{GraphIr, NodeId};
 use cortex::l2::{L2Mode, L2};
+use cortex::model::ir::{GraphIr, NodeId};
 use cortex::model::plan::Plan;
-use cortex::runner::sources::SyntheticClip;
 use cortex::prelude::Observer;
+use cortex::runner::sources::SyntheticClip;
 use cortex::Run;
 
 #[global_allocator]
@@ -62,7 +62,8 @@ fn measure(
         let before = allocs();
         for f in frames {
             if parallel {
-                p.run_with(&mut Run::mode(mode).parallel(), f, &mut out).unwrap();
+                p.run_with(&mut Run::mode(mode).parallel(), f, &mut out)
+                    .unwrap();
             } else {
                 p.run_with(&mut Run::mode(mode).observed(&mut per_node), f, &mut out)
                     .unwrap();
@@ -155,7 +156,8 @@ fn l2_allocates_nothing_per_frame_in_steady_state() {
         let mut out = p.run(L2Mode::Balanced, &frames[0]).unwrap();
         for f in &frames[..20] {
             p.run_into(L2Mode::Balanced, f, &mut out).unwrap();
-            p.run_with(&mut Run::mode(L2Mode::Balanced).parallel(), f, &mut out).unwrap();
+            p.run_with(&mut Run::mode(L2Mode::Balanced).parallel(), f, &mut out)
+                .unwrap();
         }
         // The fewest of three windows: with other builds loading the
         // machine, one window counted up to 11 (6 to 8 sequential), the
@@ -165,7 +167,8 @@ fn l2_allocates_nothing_per_frame_in_steady_state() {
                 let before = allocs();
                 for f in &frames {
                     if parallel {
-                        p.run_with(&mut Run::mode(L2Mode::Balanced).parallel(), f, &mut out).unwrap();
+                        p.run_with(&mut Run::mode(L2Mode::Balanced).parallel(), f, &mut out)
+                            .unwrap();
                     } else {
                         p.run_into(L2Mode::Balanced, f, &mut out).unwrap();
                     }

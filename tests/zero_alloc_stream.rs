@@ -51,10 +51,15 @@ fn stream_into_allocs(
     let n = frames.len() as u64;
     let before = allocs();
     let report = p
-        .run_stream_with(&mut Run::mode(mode), frames.into_iter().map(|f| ((), (f,))), opts, |r| {
-            assert!(r.result.is_ok());
-            ControlFlow::Continue(())
-        })
+        .run_stream_with(
+            &mut Run::mode(mode),
+            frames.into_iter().map(|f| ((), (f,))),
+            opts,
+            |r| {
+                assert!(r.result.is_ok());
+                ControlFlow::Continue(())
+            },
+        )
         .unwrap();
     let spent = allocs() - before;
     assert_eq!(report.processed, n);

@@ -1,9 +1,9 @@
 //! The L2 graph in the DSL with stand-in ops: the generated code
 //! runs, carries state, and each mode's plan matches the DCE semantics.
 
-use cortex::Run;
 use crate::common::*;
 use cortex::cortex_graph;
+use cortex::Run;
 
 cortex_graph! {
     /// The L2 ROI-scoring graph, with stand-in ops.
@@ -58,7 +58,10 @@ fn power_save_fused_score_is_bit_identical_to_full_graph() {
         // Every node runs, with POWER_SAVE's weights (zero contributions
         // computed and added) ...
         let a = full
-            .run_with_fresh(&mut Run::plan(&full_plan, L2Mode::PowerSave.weights()), &frame)
+            .run_with_fresh(
+                &mut Run::plan(&full_plan, L2Mode::PowerSave.weights()),
+                &frame,
+            )
             .unwrap();
         // ... versus POWER_SAVE's straight-line code without those nodes,
         let b = saver.run(L2Mode::PowerSave, &frame).unwrap();
@@ -122,7 +125,9 @@ fn run_time_weights_select_the_precomputed_plan() {
         ["text", "motion"]
     );
     let mut p = L2::new();
-    let out = p.run_with_fresh(&mut Run::weights(&w), &frames(1, 16)[0]).unwrap();
+    let out = p
+        .run_with_fresh(&mut Run::weights(&w), &frames(1, 16)[0])
+        .unwrap();
     assert_eq!(out.fused.len(), 16);
     // Bad tables are refused with a typed error.
     let bad = cortex::Weights::new()
@@ -148,7 +153,11 @@ struct Recorder {
 }
 
 impl cortex::prelude::Observer for Recorder {
-    fn frame_begin(&mut self, _ir: &'static cortex::model::ir::GraphIr, plan: &cortex::prelude::Plan) {
+    fn frame_begin(
+        &mut self,
+        _ir: &'static cortex::model::ir::GraphIr,
+        plan: &cortex::prelude::Plan,
+    ) {
         self.events.push(format!("begin {}", plan.label));
     }
     fn node_begin(&mut self, node: u32) {
@@ -168,8 +177,11 @@ impl cortex::prelude::Observer for Recorder {
 fn observer_sees_exactly_the_plan_in_order() {
     let mut p = L2::new();
     let mut rec = Recorder::default();
-    p.run_with_fresh(&mut Run::mode(L2Mode::PowerSave).observed(&mut rec), &frames(1, 8)[0])
-        .unwrap();
+    p.run_with_fresh(
+        &mut Run::mode(L2Mode::PowerSave).observed(&mut rec),
+        &frames(1, 8)[0],
+    )
+    .unwrap();
     let mut expected = vec!["begin POWER_SAVE".to_string()];
     for name in names(&L2Mode::PowerSave.plan().order) {
         expected.push(format!("> {name}"));
@@ -181,7 +193,10 @@ fn observer_sees_exactly_the_plan_in_order() {
     // A failing node ends its own event and the frame.
     let mut rec = Recorder::default();
     assert!(p
-        .run_with_fresh(&mut Run::mode(L2Mode::Balanced).observed(&mut rec), &Vec::new())
+        .run_with_fresh(
+            &mut Run::mode(L2Mode::Balanced).observed(&mut rec),
+            &Vec::new()
+        )
         .is_err());
     assert_eq!(
         rec.events,

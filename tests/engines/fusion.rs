@@ -5,7 +5,6 @@
 //! those frames and the node's own call gives their values.
 #![cfg(feature = "runner")]
 
-use cortex::Run;
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::strip::GrayStrip;
@@ -17,6 +16,7 @@ use cortex::strip::{
     FusedGroup, Geometry, GroupBuilder, Inputs, Kind, Map, StripError, StripForm, StripKernel,
     StripMut,
 };
+use cortex::Run;
 use cortex::{prelude::Observer, PipelineError, Weights};
 
 /// Counts the fused groups that ran fused and those that declined a frame.
@@ -227,7 +227,10 @@ fn a_group_that_declines_a_frame_runs_its_nodes_own_calls() {
     for (frame, fused_runs) in [(&bright, 1), (&dark, 0), (&bright, 1)] {
         let before = (groups.fused, groups.declined);
         let got = fused
-            .run_with_fresh(&mut Run::mode(InvertedMode::Full).observed(&mut groups), frame)
+            .run_with_fresh(
+                &mut Run::mode(InvertedMode::Full).observed(&mut groups),
+                frame,
+            )
             .unwrap();
         let want = plain.run(InvertedMode::Full, frame).unwrap();
         assert_eq!(got.inverted, want.inverted);
@@ -272,7 +275,10 @@ fn resizes_run_inside_their_group_bit_identical_to_the_whole_frame_calls() {
             let frame = clip.frame(i);
             let before = groups.fused;
             let got = fused
-                .run_with_fresh(&mut Run::mode(ThumbnailsMode::Full).observed(&mut groups), &frame)
+                .run_with_fresh(
+                    &mut Run::mode(ThumbnailsMode::Full).observed(&mut groups),
+                    &frame,
+                )
                 .unwrap();
             let want = plain.run(ThumbnailsMode::Full, &frame).unwrap();
             assert_eq!(got.small, want.small, "{w}x{h} frame {i}");
@@ -297,7 +303,11 @@ struct Calls {
 }
 
 impl Observer for Calls {
-    fn frame_begin(&mut self, ir: &'static cortex::model::ir::GraphIr, _plan: &cortex::prelude::Plan) {
+    fn frame_begin(
+        &mut self,
+        ir: &'static cortex::model::ir::GraphIr,
+        _plan: &cortex::prelude::Plan,
+    ) {
         self.ir = Some(ir);
     }
     fn node_end(&mut self, node: cortex::model::ir::NodeId) {
@@ -328,7 +338,10 @@ fn motion_declines_alone_and_the_rest_of_its_group_runs_fused() {
             let frame = clip.frame(i);
             let mut calls = Calls::default();
             let got = fused
-                .run_with_fresh(&mut Run::mode(L2Mode::Balanced).observed(&mut calls), &frame)
+                .run_with_fresh(
+                    &mut Run::mode(L2Mode::Balanced).observed(&mut calls),
+                    &frame,
+                )
                 .unwrap();
             let want = plain.run(L2Mode::Balanced, &frame).unwrap();
             assert_eq!(got.fused.mapv(f32::to_bits), want.fused.mapv(f32::to_bits));

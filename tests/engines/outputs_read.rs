@@ -6,8 +6,8 @@
 //! again computes everything again.
 #![cfg(feature = "runner")]
 
-use cortex::model::ir::NodeId;
 use cortex::l2::{L2Mode, L2Outputs, L2};
+use cortex::model::ir::NodeId;
 use cortex::ops::RgbFrame;
 use cortex::run::{Engine, Run, Select};
 use cortex::runner::sources::SyntheticClip;
@@ -158,8 +158,12 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
 #[test]
 fn the_json_outputs_do_not_run_regions_nor_qp_map() {
     let set = OutputSet::named(L2::ir(), cortex::runner::l2::RECORD_READS).unwrap();
-    let plan =
-        cortex::passes::dce::plan_for_outputs(L2::ir(), L2Mode::Balanced.plan().zero_pattern, set, "json");
+    let plan = cortex::passes::dce::plan_for_outputs(
+        L2::ir(),
+        L2Mode::Balanced.plan().zero_pattern,
+        set,
+        "json",
+    );
     let gone: Vec<&str> = plan
         .eliminated
         .iter()
@@ -206,7 +210,8 @@ fn a_stream_reading_some_outputs_runs_only_their_producers() {
         let want: Vec<L2Outputs> = frames.iter().map(|f| full.run(mode, f).unwrap()).collect();
         for read in sets {
             let set = OutputSet::named(ir, read).unwrap();
-            let cut = cortex::passes::dce::plan_for_outputs(ir, mode.plan().zero_pattern, set, "cut");
+            let cut =
+                cortex::passes::dce::plan_for_outputs(ir, mode.plan().zero_pattern, set, "cut");
             for in_flight in 1..=3 {
                 let what = format!("{mode:?}, reading {read:?}, {in_flight} in flight");
                 let mut p = L2::new();

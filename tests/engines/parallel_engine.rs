@@ -10,11 +10,11 @@ use std::sync::Mutex;
 use std::thread::ThreadId;
 
 use cortex::cortex_graph;
-use cortex::model::ir::{GraphIr, NodeId};
 use cortex::l2::{L2Mode, L2};
+use cortex::model::ir::{GraphIr, NodeId};
 use cortex::model::plan::Plan;
-use cortex::runner::sources::SyntheticClip;
 use cortex::prelude::Observer;
+use cortex::runner::sources::SyntheticClip;
 
 #[test]
 fn l2_parallel_is_bit_identical_to_sequential() {
@@ -25,11 +25,21 @@ fn l2_parallel_is_bit_identical_to_sequential() {
         let frame = a.frame(f);
         let mode = L2Mode::ALL[(f as usize / 5) % L2Mode::ALL.len()];
         let want = seq.run(mode, &frame).unwrap();
-        let got = par.run_with_fresh(&mut Run::mode(mode).parallel(), &frame).unwrap();
+        let got = par
+            .run_with_fresh(&mut Run::mode(mode).parallel(), &frame)
+            .unwrap();
         assert_eq!(got, want, "frame {f} {mode:?}");
         match reused.as_mut() {
-            None => reused = Some(par_into.run_with_fresh(&mut Run::mode(mode).parallel(), &frame).unwrap()),
-            Some(out) => par_into.run_with(&mut Run::mode(mode).parallel(), &frame, out).unwrap(),
+            None => {
+                reused = Some(
+                    par_into
+                        .run_with_fresh(&mut Run::mode(mode).parallel(), &frame)
+                        .unwrap(),
+                )
+            }
+            Some(out) => par_into
+                .run_with(&mut Run::mode(mode).parallel(), &frame, out)
+                .unwrap(),
         }
         assert_eq!(reused.as_ref().unwrap(), &want, "frame {f} into");
         assert_eq!(par.state(), seq.state());
@@ -51,7 +61,9 @@ fn l2_rated_parallel_is_bit_identical_to_sequential() {
             frame.mapv_inplace(|v| 255 - v);
         }
         let want = seq.run(L2Mode::PowerSave, &frame).unwrap();
-        let got = par.run_with_fresh(&mut Run::mode(L2Mode::PowerSave).parallel(), &frame).unwrap();
+        let got = par
+            .run_with_fresh(&mut Run::mode(L2Mode::PowerSave).parallel(), &frame)
+            .unwrap();
         assert_eq!(got, want, "frame {f}");
         assert_eq!(par.state(), seq.state());
         assert_eq!(par.holds(), seq.holds(), "frame {f}");
@@ -98,8 +110,11 @@ fn the_observer_sees_every_node_once_from_its_thread() {
     let mut threads = HashSet::new();
     for f in 0..6 {
         events.log.get_mut().unwrap().clear();
-        p.run_with_fresh(&mut Run::mode(L2Mode::Balanced).parallel().observed(&mut events), &clip.frame(f))
-            .unwrap();
+        p.run_with_fresh(
+            &mut Run::mode(L2Mode::Balanced).parallel().observed(&mut events),
+            &clip.frame(f),
+        )
+        .unwrap();
         let log = events.log.get_mut().unwrap();
         for &id in plan.order.iter() {
             let b: Vec<_> = log.iter().filter(|e| e.0 == 'b' && e.1 == id).collect();
@@ -128,8 +143,11 @@ fn the_observer_sees_every_node_once_from_its_thread() {
         let mut f = 6;
         while threads.len() < 2 && f < 400 {
             events.log.get_mut().unwrap().clear();
-            p.run_with_fresh(&mut Run::mode(L2Mode::Balanced).parallel().observed(&mut events), &clip.frame(f))
-                .unwrap();
+            p.run_with_fresh(
+                &mut Run::mode(L2Mode::Balanced).parallel().observed(&mut events),
+                &clip.frame(f),
+            )
+            .unwrap();
             threads.extend(events.log.get_mut().unwrap().iter().map(|e| e.2));
             f += 1;
         }

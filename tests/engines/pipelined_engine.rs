@@ -756,7 +756,11 @@ impl Recorder {
 }
 
 impl cortex::prelude::Observer for Recorder {
-    fn frame_begin(&mut self, _: &'static cortex::model::ir::GraphIr, _: &cortex::model::plan::Plan) {
+    fn frame_begin(
+        &mut self,
+        _: &'static cortex::model::ir::GraphIr,
+        _: &cortex::model::plan::Plan,
+    ) {
         self.push(Seen::FrameBegin);
     }
     fn node_begin(&mut self, node: cortex::model::ir::NodeId) {
@@ -831,7 +835,10 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
     let mut want = Recorder::default();
     let outcomes: Vec<bool> = xs
         .iter()
-        .map(|x| seq.run_with_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), x).is_ok())
+        .map(|x| {
+            seq.run_with_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), x)
+                .is_ok()
+        })
         .collect();
     assert_eq!(
         outcomes.iter().filter(|ok| !**ok).count(),
@@ -843,7 +850,8 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
     let mut seq = Acc::new();
     let mut want = Recorder::default();
     for x in &good {
-        seq.run_with_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), x).unwrap();
+        seq.run_with_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), x)
+            .unwrap();
     }
     let caller = std::thread::current().id();
     for in_flight in [1, 2, 4] {
@@ -912,7 +920,8 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
         seq.set_fusion(false);
         let mut want = Recorder::default();
         for f in &frames {
-            seq.run_with_fresh(&mut Run::mode(mode).observed(&mut want), f).unwrap();
+            seq.run_with_fresh(&mut Run::mode(mode).observed(&mut want), f)
+                .unwrap();
         }
         for in_flight in [1, 2] {
             let case = format!("L2 {mode:?}, {in_flight} in flight");
@@ -924,9 +933,12 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
                 ..StreamOptions::default()
             };
             let tagged = frames.iter().cloned().map(|f| ((), (f,)));
-            p.run_stream_with(&mut Run::mode(mode).observed(&mut rec), tagged, &opts, |_| {
-                ControlFlow::Continue(())
-            })
+            p.run_stream_with(
+                &mut Run::mode(mode).observed(&mut rec),
+                tagged,
+                &opts,
+                |_| ControlFlow::Continue(()),
+            )
             .unwrap();
             check_events(&rec, &[true; 8], &case);
             assert_eq!(rec.node_counts(), want.node_counts(), "{case}");

@@ -7,11 +7,11 @@
 // Node functions take `&T` of the value type their producer declares.
 #![allow(clippy::ptr_arg)]
 
-use cortex::Run;
 use cortex::cortex_graph;
 use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
 use cortex::passes::memory::BufferPlan;
 use cortex::runner::sources::SyntheticClip;
+use cortex::Run;
 use cortex::Weights;
 
 const MODES: [(L2Mode, L2FreshMode); 3] = [
@@ -81,7 +81,9 @@ fn run_weights_and_run_plan_match_the_value_returning_graph() {
     for (f, (m, frame)) in frames().into_iter().take(30).enumerate() {
         let w = &tables[m];
         let want = fresh.run_with_fresh(&mut Run::weights(w), &frame).unwrap();
-        let got = planned.run_with_fresh(&mut Run::weights(w), &frame).unwrap();
+        let got = planned
+            .run_with_fresh(&mut Run::weights(w), &frame)
+            .unwrap();
         assert_eq!(got.fused, want.fused, "frame {f}");
         assert_eq!(got.roi, want.roi, "frame {f}");
         // The full graph with a mode's weights, through `run_plan`: the
@@ -92,7 +94,9 @@ fn run_weights_and_run_plan_match_the_value_returning_graph() {
             .run_with_fresh(&mut Run::plan(&full, mode.weights()), &frame)
             .unwrap();
         let full = fresh_plan.pattern_plan(0);
-        let want = fresh_plan.run_with_fresh(&mut Run::plan(&full, mode.weights()), &frame).unwrap();
+        let want = fresh_plan
+            .run_with_fresh(&mut Run::plan(&full, mode.weights()), &frame)
+            .unwrap();
         assert_eq!(got.fused, want.fused, "frame {f}: run_plan");
         assert_eq!(got.blur, want.blur, "frame {f}: run_plan");
     }
@@ -126,9 +130,11 @@ fn run_weights_into_and_run_plan_into_match_their_fresh_forms() {
         let mode = MODES[m].0;
         let want = fresh_plan.run_with_fresh(&mut Run::plan(&plan, mode.weights()), &frame);
         let got = match out_plan.as_mut() {
-            None => into_plan.run_with_fresh(&mut Run::plan(&plan, mode.weights()), &frame).map(|o| {
-                out_plan = Some(o);
-            }),
+            None => into_plan
+                .run_with_fresh(&mut Run::plan(&plan, mode.weights()), &frame)
+                .map(|o| {
+                    out_plan = Some(o);
+                }),
             Some(o) => into_plan.run_with(&mut Run::plan(&plan, mode.weights()), &frame, o),
         };
         // A plan whose zero pattern the mode's weights contradict is refused

@@ -657,7 +657,10 @@ macro_rules! check_weights {
                     let mut reused = None;
                     for ((x, w), w_seen) in xs.iter().zip(&want).zip(&want_seen) {
                         let got = par
-                            .run_with_fresh(&mut Run::weights(&weights).parallel().observed(&mut seen), x)
+                            .run_with_fresh(
+                                &mut Run::weights(&weights).parallel().observed(&mut seen),
+                                x,
+                            )
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(
@@ -687,7 +690,9 @@ macro_rules! check_weights {
                             "run_plan_parallel, pattern {pattern:#b}, seed {seed}"
                         );
                         match reused.as_mut() {
-                            None => reused = into.run_with_fresh(&mut Run::weights(&weights), x).ok(),
+                            None => {
+                                reused = into.run_with_fresh(&mut Run::weights(&weights), x).ok()
+                            }
                             Some(o) => {
                                 let r = into
                                     .run_with(&mut Run::weights(&weights).parallel(), x, o)

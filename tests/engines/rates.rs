@@ -11,8 +11,8 @@ use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
 use cortex::model::plan::Reason;
-use cortex::stream::StreamOptions;
 use cortex::prelude::Observer;
+use cortex::stream::StreamOptions;
 
 thread_local! {
     /// Calls of `expensive` on this thread (the sequential engines run
@@ -193,7 +193,8 @@ fn other_modes_reset_and_run_time_weights_forget_the_held_value() {
     p.run(RatedMode::Slow, &4).unwrap();
     assert_eq!(p.holds()[0].computed_at, Some(3));
     // So do run-time weights and `reset`.
-    p.run_with_fresh(&mut Run::weights(RatedMode::Slow.weights()), &5).unwrap();
+    p.run_with_fresh(&mut Run::weights(RatedMode::Slow.weights()), &5)
+        .unwrap();
     assert_eq!(p.holds()[0].computed_at, None);
     assert_eq!(p.frame_index(), 5);
     p.run(RatedMode::Slow, &6).unwrap();
@@ -217,7 +218,9 @@ fn each_frame_runs_exactly_its_phase_plan() {
     let phases = RatedMode::Slow.phase_plans();
     for &x in &inputs() {
         let mut ran = Ran::default();
-        if p.run_with_fresh(&mut Run::mode(RatedMode::Slow).observed(&mut ran), &x).is_err() {
+        if p.run_with_fresh(&mut Run::mode(RatedMode::Slow).observed(&mut ran), &x)
+            .is_err()
+        {
             continue;
         }
         let phase = usize::from(p.holds()[0].held_last_frame);
@@ -252,7 +255,8 @@ fn every_engine_gives_the_sequential_results() {
         });
         p.run_into(RatedMode::Slow, &x, out).map(|()| out.clone())
     });
-    let parallel = run_all(&mut |p, x| p.run_with_fresh(&mut Run::mode(RatedMode::Slow).parallel(), &x));
+    let parallel =
+        run_all(&mut |p, x| p.run_with_fresh(&mut Run::mode(RatedMode::Slow).parallel(), &x));
     assert_eq!(into, sequential);
     assert_eq!(parallel, sequential);
 

@@ -7,8 +7,8 @@
 use crate::l2;
 use crate::support::*;
 use cortex::l2::{L2Mode, L2 as L2Graph};
-use cortex::Run;
 use cortex::runner::sources::{FrameSource, SyntheticClip, SyntheticLayout};
+use cortex::Run;
 use serde_json::Value;
 
 /// Frame size of the tests: small enough for a quick debug run.

@@ -10,8 +10,8 @@ use crate::{l2, state_and_modes};
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2 as L2Graph};
 use cortex::ops::RgbFrame;
-use cortex::runner::{AdapterError, App, FrameAdapter, Record, RunnerError};
 use cortex::runner::sources::{Frame, SyntheticClip};
+use cortex::runner::{AdapterError, App, FrameAdapter, Record, RunnerError};
 use cortex::Pipeline;
 use serde_json::Value;
 

@@ -264,7 +264,12 @@ fn examples_guide_shows_each_example_graph_as_generated() {
     ];
     let stale: Vec<String> = graphs
         .into_iter()
-        .map(|ir| (ir.name.to_string(), cortex::tools::export::to_mermaid(ir, None)))
+        .map(|ir| {
+            (
+                ir.name.to_string(),
+                cortex::tools::export::to_mermaid(ir, None),
+            )
+        })
         .filter(|(_, graph)| !guide.contains(&format!("```mermaid\n{graph}```")))
         .map(|(name, graph)| format!("{name}:\n```mermaid\n{graph}```"))
         .collect();

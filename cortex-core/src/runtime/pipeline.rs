@@ -69,7 +69,10 @@ pub trait Pipeline: Default {
 
     /// Runs one frame in `mode`, reporting each node to `observer`. On error
     /// the state is left as it was.
-    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::mode(mode).observed(observer), inputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::mode(mode).observed(observer), inputs)"
+    )]
     fn run_observed<O: Observer>(
         &mut self,
         mode: Self::Mode,
@@ -80,7 +83,10 @@ pub trait Pipeline: Default {
     /// Runs one frame in `mode` into `outputs` of an earlier frame, reusing
     /// their memory (filled outputs trade buffers with the pipeline). On
     /// error the state and `outputs` are left as they were.
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::mode(mode).observed(observer), inputs, outputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with(&mut Run::mode(mode).observed(observer), inputs, outputs)"
+    )]
     fn run_into_observed<O: Observer>(
         &mut self,
         mode: Self::Mode,
@@ -91,7 +97,10 @@ pub trait Pipeline: Default {
 
     /// Runs one frame with weights chosen at run time (validated against the
     /// pipeline's weight keys; the plan of their zero pattern is cached).
-    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::weights(weights).observed(observer), inputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::weights(weights).observed(observer), inputs)"
+    )]
     fn run_weights_observed<O: Observer>(
         &mut self,
         weights: &Weights,
@@ -101,7 +110,10 @@ pub trait Pipeline: Default {
 
     /// Runs one frame with an explicit plan, validated against this
     /// pipeline before any state is touched.
-    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::plan(plan, weights).observed(observer), inputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::plan(plan, weights).observed(observer), inputs)"
+    )]
     fn run_plan_observed<O: Observer>(
         &mut self,
         plan: &Plan,
@@ -188,7 +200,10 @@ pub trait Pipeline: Default {
     }
 
     /// Runs one frame with weights chosen at run time.
-    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::weights(weights), inputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::weights(weights), inputs)"
+    )]
     #[allow(deprecated)]
     fn run_weights(
         &mut self,
@@ -253,7 +268,10 @@ pub trait ParallelPipeline: Pipeline {
     /// carried with each frame (see the generated `run_stream_tagged`): the
     /// source yields `(tag, inputs)`, and each frame's tag comes back in
     /// its [`StreamFrame::tag`](crate::runtime::stream::StreamFrame::tag).
-    #[deprecated(since = "0.2.0", note = "use run_stream_with(&mut Run::mode(mode), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_stream_with(&mut Run::mode(mode), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()"
+    )]
     fn run_stream_tagged<T, I, F>(
         &mut self,
         mode: Self::Mode,
@@ -273,7 +291,10 @@ pub trait ParallelPipeline: Pipeline {
     /// of both stages to `observer` from the thread that runs it, and each
     /// frame's begin and end around its second stage (see the generated
     /// `run_stream_tagged_observed`).
-    #[deprecated(since = "0.2.0", note = "use run_stream_with(&mut Run::mode(mode).observed(observer), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_stream_with(&mut Run::mode(mode).observed(observer), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()"
+    )]
     fn run_stream_tagged_observed<O, T, I, F>(
         &mut self,
         mode: Self::Mode,
@@ -295,7 +316,10 @@ pub trait ParallelPipeline: Pipeline {
     /// reused (see the generated `run_stream_into`): `on_result` borrows
     /// each frame, and the outputs left in it are run into by a later
     /// frame.
-    #[deprecated(since = "0.2.0", note = "use run_stream_with(&mut Run::mode(mode), frames, options, on_result): the same call")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_stream_with(&mut Run::mode(mode), frames, options, on_result): the same call"
+    )]
     fn run_stream_into<T, I, F>(
         &mut self,
         mode: Self::Mode,
@@ -313,7 +337,10 @@ pub trait ParallelPipeline: Pipeline {
 
     /// Runs one frame in `mode` with independent nodes at once, reporting
     /// each node to `observer` from the thread that runs it.
-    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs)"
+    )]
     fn run_parallel_observed<O: Observer + Send>(
         &mut self,
         mode: Self::Mode,
@@ -323,7 +350,10 @@ pub trait ParallelPipeline: Pipeline {
 
     /// [`run_parallel_observed`](Self::run_parallel_observed) into `outputs`
     /// of an earlier frame, reusing their memory.
-    #[deprecated(since = "0.2.0", note = "use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs, outputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs, outputs)"
+    )]
     fn run_parallel_into_observed<O: Observer + Send>(
         &mut self,
         mode: Self::Mode,
@@ -333,7 +363,10 @@ pub trait ParallelPipeline: Pipeline {
     ) -> Result<(), PipelineError>;
 
     /// Runs one frame in `mode` with independent nodes at once.
-    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::mode(mode).parallel(), inputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::mode(mode).parallel(), inputs)"
+    )]
     #[allow(deprecated)]
     fn run_parallel(
         &mut self,
@@ -344,7 +377,10 @@ pub trait ParallelPipeline: Pipeline {
     }
     /// [`Pipeline::run_weights_observed`] with independent nodes at once
     /// (see the generated `run_weights_parallel`).
-    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs)"
+    )]
     fn run_weights_parallel_observed<O: Observer + Send>(
         &mut self,
         weights: &Weights,
@@ -354,7 +390,10 @@ pub trait ParallelPipeline: Pipeline {
 
     /// [`Pipeline::run_plan_observed`] with independent nodes at once (see
     /// the generated `run_plan_parallel`).
-    #[deprecated(since = "0.2.0", note = "use run_with_fresh(&mut Run::plan(plan, weights).parallel().observed(observer), inputs)")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::plan(plan, weights).parallel().observed(observer), inputs)"
+    )]
     fn run_plan_parallel_observed<O: Observer + Send>(
         &mut self,
         plan: &Plan,

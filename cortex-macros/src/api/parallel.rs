@@ -122,20 +122,34 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 #stream_with_body
             }
         });
-        let dep_run_parallel = cx.deprecated("use run_with_fresh(&mut Run::mode(mode).parallel(), inputs…)");
-        let dep_run_parallel_observed = cx.deprecated("use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs…)");
-        let dep_run_parallel_into = cx.deprecated("use run_with(&mut Run::mode(mode).parallel(), inputs…, outputs)");
-        let dep_run_parallel_into_observed = cx.deprecated("use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs…, outputs)");
-        let dep_run_weights_parallel = cx.deprecated("use run_with_fresh(&mut Run::weights(weights).parallel(), inputs…)");
-        let dep_run_weights_parallel_observed = cx.deprecated("use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs…)");
-        let dep_run_weights_parallel_into = cx.deprecated("use run_with(&mut Run::weights(weights).parallel(), inputs…, outputs)");
+        let dep_run_parallel =
+            cx.deprecated("use run_with_fresh(&mut Run::mode(mode).parallel(), inputs…)");
+        let dep_run_parallel_observed = cx.deprecated(
+            "use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs…)",
+        );
+        let dep_run_parallel_into =
+            cx.deprecated("use run_with(&mut Run::mode(mode).parallel(), inputs…, outputs)");
+        let dep_run_parallel_into_observed = cx.deprecated(
+            "use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs…, outputs)",
+        );
+        let dep_run_weights_parallel =
+            cx.deprecated("use run_with_fresh(&mut Run::weights(weights).parallel(), inputs…)");
+        let dep_run_weights_parallel_observed = cx.deprecated(
+            "use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs…)",
+        );
+        let dep_run_weights_parallel_into =
+            cx.deprecated("use run_with(&mut Run::weights(weights).parallel(), inputs…, outputs)");
         let dep_run_weights_parallel_into_observed = cx.deprecated("use run_with(&mut Run::weights(weights).parallel().observed(observer), inputs…, outputs)");
-        let dep_run_plan_parallel = cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).parallel(), inputs…)");
+        let dep_run_plan_parallel =
+            cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).parallel(), inputs…)");
         let dep_run_plan_parallel_observed = cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).parallel().observed(observer), inputs…)");
-        let dep_run_plan_parallel_into = cx.deprecated("use run_with(&mut Run::plan(plan, weights).parallel(), inputs…, outputs)");
+        let dep_run_plan_parallel_into = cx
+            .deprecated("use run_with(&mut Run::plan(plan, weights).parallel(), inputs…, outputs)");
         let dep_run_plan_parallel_into_observed = cx.deprecated("use run_with(&mut Run::plan(plan, weights).parallel().observed(observer), inputs…, outputs)");
         let dep_run_stream_tagged = cx.deprecated("use run_stream_with(&mut Run::mode(mode), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()");
-        let dep_run_stream_into = cx.deprecated("use run_stream_with(&mut Run::mode(mode), frames, options, on_result): the same call");
+        let dep_run_stream_into = cx.deprecated(
+            "use run_stream_with(&mut Run::mode(mode), frames, options, on_result): the same call",
+        );
         let dep_run_stream_tagged_observed = cx.deprecated("use run_stream_with(&mut Run::mode(mode).observed(observer), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()");
         let weights_fresh = fresh_of(|b| &b.run_weights_parallel);
         let weights_into = into_of(|b| &b.run_weights_parallel);

@@ -19,16 +19,27 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
     let run_weights_into_observed = cx.pick(|b| &b.run_weights_into_observed);
     let run_plan_into_observed = cx.pick(|b| &b.run_plan_into_observed);
     let run_with = cx.pick(|b| &b.run_with);
-    let dep_run_observed = cx.deprecated("use run_with_fresh(&mut Run::mode(mode).observed(observer), inputs…)");
-    let dep_run_into_observed = cx.deprecated("use run_with(&mut Run::mode(mode).observed(observer), inputs…, outputs)");
+    let dep_run_observed =
+        cx.deprecated("use run_with_fresh(&mut Run::mode(mode).observed(observer), inputs…)");
+    let dep_run_into_observed =
+        cx.deprecated("use run_with(&mut Run::mode(mode).observed(observer), inputs…, outputs)");
     let dep_run_weights = cx.deprecated("use run_with_fresh(&mut Run::weights(weights), inputs…)");
-    let dep_run_weights_observed = cx.deprecated("use run_with_fresh(&mut Run::weights(weights).observed(observer), inputs…)");
+    let dep_run_weights_observed =
+        cx.deprecated("use run_with_fresh(&mut Run::weights(weights).observed(observer), inputs…)");
     let dep_run_plan = cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights), inputs…)");
-    let dep_run_plan_observed = cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).observed(observer), inputs…)");
-    let dep_run_weights_into = cx.deprecated("use run_with(&mut Run::weights(weights), inputs…, outputs)");
-    let dep_run_weights_into_observed = cx.deprecated("use run_with(&mut Run::weights(weights).observed(observer), inputs…, outputs)");
-    let dep_run_plan_into = cx.deprecated("use run_with(&mut Run::plan(plan, weights), inputs…, outputs)");
-    let dep_run_plan_into_observed = cx.deprecated("use run_with(&mut Run::plan(plan, weights).observed(observer), inputs…, outputs)");
+    let dep_run_plan_observed = cx.deprecated(
+        "use run_with_fresh(&mut Run::plan(plan, weights).observed(observer), inputs…)",
+    );
+    let dep_run_weights_into =
+        cx.deprecated("use run_with(&mut Run::weights(weights), inputs…, outputs)");
+    let dep_run_weights_into_observed = cx.deprecated(
+        "use run_with(&mut Run::weights(weights).observed(observer), inputs…, outputs)",
+    );
+    let dep_run_plan_into =
+        cx.deprecated("use run_with(&mut Run::plan(plan, weights), inputs…, outputs)");
+    let dep_run_plan_into_observed = cx.deprecated(
+        "use run_with(&mut Run::plan(plan, weights).observed(observer), inputs…, outputs)",
+    );
     // The parallel engine's fresh forms, or the refusal of a pipeline
     // without `#[parallel]`.
     let fresh_parallel = if cx.ast.parallel {

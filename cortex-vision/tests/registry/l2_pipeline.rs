@@ -2,8 +2,8 @@
 //! neither saliency nor motion, and its fused score is bit-identical to the
 //! full graph's on the same frames; the visualizer and DCE diff print.
 
-use cortex_core::viz::{dce_diff, listing};
 use cortex_core::run::Run;
+use cortex_core::viz::{dce_diff, listing};
 use cortex_core::Profiler;
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
 
