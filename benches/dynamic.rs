@@ -14,9 +14,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cortex::dynamic::{Call, DynPipeline, Ops, Value};
-use cortex::error::NodeFailure;
+use cortex::l2::ops::l2_ops;
 use cortex::l2::{demo_clip, L2Mode, L2};
-use cortex::l2_ops::l2_ops;
+use cortex::run::error::NodeFailure;
+use cortex::Run;
 
 // The hand-written chain is `pipeline_count`'s, not this bench's.
 #[allow(dead_code)]
@@ -179,7 +180,8 @@ fn main() {
             }),
             ("compiled, parallel", &mut || {
                 let f = next(3);
-                black_box(fused_par.run_parallel(bal, &frames[f]).is_ok());
+                let mut run = Run::mode(bal).parallel();
+                black_box(fused_par.run_with_fresh(&mut run, &frames[f]).is_ok());
             }),
             ("run time, parallel", &mut || {
                 let f = next(4);

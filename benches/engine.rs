@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 
 use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::SyntheticClip;
+use cortex::run::{Engine, Run};
+use cortex::runner::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
 
 #[global_allocator]
@@ -96,10 +97,15 @@ impl Runner {
             Runner::Weights(p, out, w, parallel) => {
                 for f in frames {
                     let t = Instant::now();
-                    match (out.as_mut(), *parallel) {
-                        (Some(o), false) => p.run_weights_into(w, f, o).expect("frame"),
-                        (Some(o), true) => p.run_weights_parallel_into(w, f, o).expect("frame"),
-                        (None, _) => *out = Some(p.run_weights(w, f).expect("frame")),
+                    let engine = if *parallel {
+                        Engine::Parallel
+                    } else {
+                        Engine::Sequential
+                    };
+                    let mut run = Run::weights(w).engine(engine);
+                    match out.as_mut() {
+                        Some(o) => p.run_with(&mut run, f, o).expect("frame"),
+                        None => *out = Some(p.run_with_fresh(&mut run, f).expect("frame")),
                     }
                     s.latency_ms.push(ms(t.elapsed()));
                 }
@@ -156,7 +162,9 @@ impl Runner {
             let t = Instant::now();
             match (out.as_mut(), parallel) {
                 (Some(o), false) => p.run_into(L2Mode::Balanced, f, o).expect("frame"),
-                (Some(o), true) => p.run_parallel_into(L2Mode::Balanced, f, o).expect("frame"),
+                (Some(o), true) => p
+                    .run_with(&mut Run::mode(L2Mode::Balanced).parallel(), f, o)
+                    .expect("frame"),
                 (None, _) => *out = Some(p.run(L2Mode::Balanced, f).expect("frame")),
             }
             s.latency_ms.push(ms(t.elapsed()));

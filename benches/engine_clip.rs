@@ -25,7 +25,7 @@ use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
 use cortex::run::Run;
 use cortex::runner::l2::RECORD_READS;
-use cortex::sources::{self, FrameSource, SyntheticClip};
+use cortex::runner::sources::{self, FrameSource, SyntheticClip};
 use cortex::stream::{Overflow, StreamOptions};
 
 fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -74,7 +74,7 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
     } else {
         L2Mode::Balanced
     };
-    let json = cortex::OutputSet::named(L2::ir(), RECORD_READS).expect("L2's outputs");
+    let json = cortex::run::OutputSet::named(L2::ir(), RECORD_READS).expect("L2's outputs");
     let mut out: Option<L2Outputs> = None;
     let mut pass = |p: &mut L2| {
         let t = Instant::now();
@@ -110,7 +110,9 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
                     Some(o) if v == 6 => {
                         p.run_with(&mut Run::mode(mode).parallel().outputs(json), f, o)
                     }
-                    Some(o) if v == 1 || v == 4 => p.run_parallel_into(mode, f, o),
+                    Some(o) if v == 1 || v == 4 => {
+                        p.run_with(&mut Run::mode(mode).parallel(), f, o)
+                    }
                     Some(o) => p.run_into(mode, f, o),
                     None => p.run(mode, f).map(|o| out = Some(o)),
                 }
@@ -127,7 +129,7 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
 #[derive(Default)]
 struct Trace(Vec<(char, u32, Instant, std::thread::ThreadId)>);
 
-impl cortex::Observer for Trace {
+impl cortex::prelude::Observer for Trace {
     fn node_begin(&mut self, node: u32) {
         self.0
             .push(('b', node, Instant::now(), std::thread::current().id()));
@@ -158,8 +160,8 @@ fn trace(frames: &[RgbFrame]) {
         let t0 = Instant::now();
         if v == 1 {
             for f in frames {
-                p.run_parallel_observed(L2Mode::Balanced, &mut t, f)
-                    .expect("frame");
+                let mut run = Run::mode(L2Mode::Balanced).parallel().observed(&mut t);
+                p.run_with_fresh(&mut run, f).expect("frame");
             }
         } else {
             let opts = StreamOptions {
@@ -168,8 +170,9 @@ fn trace(frames: &[RgbFrame]) {
                 overflow: Overflow::Block,
             };
             let source = frames.iter().map(|f| ((), (f.clone(),)));
-            p.run_stream_tagged_observed(L2Mode::Balanced, &mut t, source, &opts, |r| {
-                std::hint::black_box(r.result.expect("frame"));
+            let mut run = Run::mode(L2Mode::Balanced).observed(&mut t);
+            p.run_stream_with(&mut run, source, &opts, |r| {
+                std::hint::black_box(r.take_result().expect("frame"));
                 ControlFlow::Continue(())
             })
             .expect("stream");

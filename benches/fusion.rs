@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use cortex::ops::strip::{CenterStrip, FusionStrip, GrayStrip};
 use cortex::ops::{center_crop_with, to_gray, CenterParams, RgbFrame};
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::strip::{
     AnyPlane, FusedGroup, Geometry, GroupBuilder, Inputs, Kind, StripError, StripKernel, StripMut,
     Strips, Window,

@@ -16,13 +16,14 @@
 
 use std::time::{Duration, Instant};
 
-use cortex::ir::NodeId;
 use cortex::l2::{L2Mode, L2Outputs, L2};
+use cortex::model::ir::NodeId;
 use cortex::ops::RgbFrame;
-use cortex::sources::SyntheticClip;
+use cortex::prelude::Observer;
+use cortex::runner::sources::SyntheticClip;
 use cortex::strip::tune::{self, StripPolicy};
 use cortex::strip::Strips;
-use cortex::Observer;
+use cortex::Run;
 
 /// Time in fused groups, and in the whole-frame calls of their members.
 #[derive(Default)]
@@ -135,12 +136,9 @@ fn main() {
                 let want = pipes[0].run(mode, f).expect("frame runs");
                 for (i, &(par, _, policy)) in variants.iter().enumerate().skip(1) {
                     tune::set_policy(Some(policy));
-                    let got = if par {
-                        pipes[i].run_parallel(mode, f)
-                    } else {
-                        pipes[i].run(mode, f)
-                    }
-                    .expect("frame runs");
+                    let run = Run::mode(mode);
+                    let mut run = if par { run.parallel() } else { run };
+                    let got = pipes[i].run_with_fresh(&mut run, f).expect("frame runs");
                     assert_eq!(got.fused, want.fused, "variant {i}");
                     assert_eq!(got.blur, want.blur, "variant {i}");
                     outs[i] = Some(got);
@@ -157,7 +155,7 @@ fn main() {
                     let t = Instant::now();
                     for f in &frames {
                         if par {
-                            pipes[i].run_parallel_into(mode, f, out)
+                            pipes[i].run_with(&mut Run::mode(mode).parallel(), f, out)
                         } else {
                             pipes[i].run_into(mode, f, out)
                         }
@@ -183,8 +181,9 @@ fn main() {
             let mut plain_obs = GroupTime::default();
             let grouped: Vec<NodeId> = {
                 let mut seen = GroupTime::default();
+                let mut see = SeeGroups(&mut seen);
                 pipes[1]
-                    .run_observed(mode, &mut SeeGroups(&mut seen), &frames[0])
+                    .run_with_fresh(&mut Run::mode(mode).observed(&mut see), &frames[0])
                     .expect("frame runs");
                 seen.grouped
             };
@@ -199,17 +198,17 @@ fn main() {
                     let alone0 = fused_obs.in_members;
                     if r % 2 == 0 {
                         pipes[1]
-                            .run_observed(mode, &mut fused_obs, f)
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut fused_obs), f)
                             .expect("runs");
                         pipes[0]
-                            .run_observed(mode, &mut plain_obs, f)
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut plain_obs), f)
                             .expect("runs");
                     } else {
                         pipes[0]
-                            .run_observed(mode, &mut plain_obs, f)
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut plain_obs), f)
                             .expect("runs");
                         pipes[1]
-                            .run_observed(mode, &mut fused_obs, f)
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut fused_obs), f)
                             .expect("runs");
                     }
                     gs.push(fused_obs.in_groups - g0 + (fused_obs.in_members - alone0));

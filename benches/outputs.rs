@@ -16,10 +16,10 @@ use std::time::Instant;
 
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
+use cortex::run::OutputSet;
 use cortex::run::Run;
 use cortex::runner::l2::RECORD_READS;
-use cortex::sources::{FrameSource, SyntheticClip, Y4mSource};
-use cortex::OutputSet;
+use cortex::runner::sources::{FrameSource, SyntheticClip, Y4mSource};
 
 const VARIANTS: [&str; 6] = [
     "run_into, every output",
@@ -46,6 +46,8 @@ fn round(
             0 => p.run_into(mode, f, out),
             1 => p.run_with(&mut Run::mode(mode), f, out),
             2 => p.run_with(&mut Run::mode(mode).outputs(json), f, out),
+            // The direct parallel form, kept to compare `run_with` against.
+            #[allow(deprecated)]
             3 => p.run_parallel_into(mode, f, out),
             4 => p.run_with(&mut Run::mode(mode).parallel(), f, out),
             _ => p.run_with(&mut Run::mode(mode).parallel().outputs(json), f, out),

@@ -4,6 +4,7 @@
 
 use std::hint::black_box;
 
+use cortex::Run;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 mod chain;
@@ -26,7 +27,11 @@ fn bench(c: &mut Criterion) {
     g.bench_function("hand_written", |b| b.iter(|| hand.run(black_box(&x))));
     g.bench_function("generated_run_weights", |b| {
         let w = ChainMode::Full.weights();
-        b.iter(|| generated.run_weights(w, black_box(&x)).map(|o| o.n19))
+        b.iter(|| {
+            let mut o = Default::default();
+            let r = generated.run_with(&mut Run::weights(w), black_box(&x), &mut o);
+            r.map(|()| o.n19)
+        })
     });
     g.finish();
 }

@@ -11,6 +11,8 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
+use cortex::Run;
+
 mod chain;
 
 use chain::{input, Chain, ChainMode, Hand};
@@ -32,9 +34,10 @@ fn main() -> ExitCode {
         }
         Some("run_weights") => {
             for _ in 0..FRAMES {
-                acc += generated
-                    .run_weights(ChainMode::Full.weights(), black_box(&x))
-                    .map_or(0.0, |o| o.n19);
+                let mut o = Default::default();
+                let mut run = Run::weights(ChainMode::Full.weights());
+                let r = generated.run_with(&mut run, black_box(&x), &mut o);
+                acc += r.map_or(0.0, |()| o.n19);
             }
         }
         Some("hand") => {

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::resize::{resize_linear_exact_u8, ResizeScratch};
 use cortex::ops::{EncodedRoi, RgbFrame};
-use cortex::sources::{self, FrameSource, SyntheticClip};
+use cortex::runner::sources::{self, FrameSource, SyntheticClip};
 
 fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use cortex::l2::{L2Mode, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::{FrameSource, SyntheticClip, Y4mSource};
+use cortex::runner::sources::{FrameSource, SyntheticClip, Y4mSource};
 use cortex::streams::{LiveOptions, StreamPool, StreamStats};
 
 type Frame = Arc<RgbFrame>;

@@ -15,8 +15,8 @@ use std::process::ExitCode;
 
 use cortex::cortex_graph;
 use cortex::runner::parse_weights;
-use cortex::viz::dce_diff;
-use cortex::{Profiler, Weights};
+use cortex::tools::viz::dce_diff;
+use cortex::{prelude::Profiler, Run, Weights};
 
 /// Samples a second.
 pub const RATE: usize = 16_000;
@@ -171,11 +171,13 @@ pub fn run(args: &[String]) -> Result<(Vec<(f32, f32)>, String), String> {
     let mut levels = Vec::with_capacity(blocks);
     for b in 0..blocks {
         let samples = block(b);
-        let out = match &weights {
-            Some(w) => p.run_weights_observed(w, &mut prof, &samples),
-            None => p.run_observed(mode, &mut prof, &samples),
-        }
-        .map_err(|e| format!("block {b}: {e}"))?;
+        let mut out = AudioLevelsOutputs::default();
+        let run = match &weights {
+            Some(w) => Run::weights(w),
+            None => Run::mode(mode),
+        };
+        p.run_with(&mut run.observed(&mut prof), &samples, &mut out)
+            .map_err(|e| format!("block {b}: {e}"))?;
         levels.push((out.level, out.smooth));
     }
     let plan = match &weights {
@@ -199,7 +201,10 @@ pub fn run(args: &[String]) -> Result<(Vec<(f32, f32)>, String), String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--mermaid") {
-        print!("{}", cortex::export::to_mermaid(AudioLevels::ir(), None));
+        print!(
+            "{}",
+            cortex::tools::export::to_mermaid(AudioLevels::ir(), None)
+        );
         return ExitCode::SUCCESS;
     }
     match run(&args) {

@@ -16,7 +16,7 @@
 
 use cortex::cortex_graph;
 use cortex::ops::{self, CenterParams, GrayImage, MotionParams, OpsError, RgbFrame, ScoreMap};
-use cortex::Weights;
+use cortex::{Run, Weights};
 
 cortex_graph! {
     /// A centre prior and a motion map, fused with per-mode weights.
@@ -63,10 +63,13 @@ pub fn run(frames: usize) -> Result<String, cortex::PipelineError> {
         // The first frame's outputs come from `run`; later frames are run
         // into them, trading buffers with the pipeline.
         let mut a = seq.run(mode, &clip[0])?;
-        let mut b = par.run_parallel(mode, &clip[0])?;
+        let mut b = AttentionOutputs::default();
+        // One `Run` for every frame: it holds no buffer.
+        let mut parallel = Run::mode(mode).parallel();
+        par.run_with(&mut parallel, &clip[0], &mut b)?;
         for frame in &clip[1..] {
             seq.run_into(mode, frame, &mut a)?;
-            par.run_parallel_into(mode, frame, &mut b)?;
+            par.run_with(&mut parallel, frame, &mut b)?;
             assert_eq!(a, b, "the engines agree bit for bit");
         }
         let peak = a.fused.iter().fold(0.0f32, |m, &v| m.max(v));

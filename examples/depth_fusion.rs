@@ -14,8 +14,8 @@ use std::process::ExitCode;
 
 use cortex::cortex_graph;
 use cortex::ops::{self, EncodedRoi, RgbFrame, ScoreMap};
+use cortex::runner::sources::Frame;
 use cortex::runner::{AdapterError, App, FrameAdapter, Record};
-use cortex::sources::Frame;
 use cortex::Weights;
 use ndarray::Array2;
 

@@ -55,7 +55,8 @@ fn parse() -> Result<Args, String> {
 
 fn frames(input: Option<&str>, n: usize) -> Result<Vec<RgbFrame>, String> {
     let stdin: Box<dyn Read + Send> = Box::new(std::io::empty());
-    let mut source = cortex::sources::open(input, (768, 576), stdin).map_err(|e| e.to_string())?;
+    let mut source =
+        cortex::runner::sources::open(input, (768, 576), stdin).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     while out.len() < n {
         match source.next_frame() {

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use cortex::l2::demo_clip;
-use cortex::l2_registry::{RegL2, RegL2Mode};
+use cortex::l2::registry::{RegL2, RegL2Mode};
 use cortex::registry;
 
 fn parse() -> Result<(usize, usize, usize), String> {

@@ -31,50 +31,88 @@
 //! # Ok::<(), cortex::PipelineError>(())
 //! ```
 //!
-//! This facade gathers the workspace's crates under one name:
+//! This facade gathers the workspace's crates under one name, each thing at
+//! one path: the root holds what a program names (the macro, the prelude,
+//! the pipeline traits, [`PipelineError`], [`Run`], [`Weights`]) and the
+//! modules; everything else is one level down.
 //!
 //! | path | crate | what |
 //! |---|---|---|
-//! | [`cortex_graph!`], [`prelude`] | `cortex-macros` | the DSL: a pipeline declared, checked, planned per mode, generated; what a program names |
-//! | [`Pipeline`], [`ParallelPipeline`], [`PipelineError`], [`Weights`] | `cortex-core` | the traits every generated pipeline implements, its errors, weight tables |
-//! | [`stream`] | `cortex-core` | pipelined frames with flow control: [`StreamOptions`], [`Overflow`], [`StreamReport`] |
-//! | [`streams`] | `cortex-core` | many streams, each its own pipeline, on one fixed worker pool: [`StreamPool`], [`LiveInput`], [`StreamStats`] |
-//! | [`Profiler`], [`tools`] ([`viz`], [`export`]) | `cortex-core` | per-node times; the listing and DCE diff, DOT and Mermaid |
-//! | [`spec`], [`check`], [`ir`], [`plan`], [`dce`], [`memory`], [`schedule`], [`passes`] | `cortex-core` | graphs built in code and validated with the macro's rules; the IR, plans and the passes behind them |
-//! | [`strip`], [`passes::fusion`] | `cortex-core` | strip kernels and the executor of fused groups; which nodes of a plan form groups |
+//! | [`cortex_graph!`], [`prelude`] | `cortex-macros`, `cortex-core` | the DSL: a pipeline declared, checked, planned per mode, generated; what a program names (`use cortex::prelude::*`) |
+//! | [`Pipeline`], [`ParallelPipeline`], [`PipelineError`], [`Run`], [`Weights`] | `cortex-core` | the traits every generated pipeline implements, its errors, one frame's run, weight tables |
+//! | [`run`] | `cortex-core` | one frame's run ([`run::Run`], [`run::Select`], [`run::Engine`], [`run::OutputSet`]), observers, the profiler, held values, buffers, plan caches, autotuning |
+//! | [`stream`] | `cortex-core` | pipelined frames with flow control: `StreamOptions`, `Overflow`, `StreamReport` |
+//! | [`streams`] | `cortex-core` | many streams, each its own pipeline, on one fixed worker pool: `StreamPool`, `LiveInput`, `StreamStats` |
+//! | [`model`] | `cortex-core` | the graph as data: `spec` (graphs built in code), `ir`, `plan`, `weights`, `outputs` |
+//! | [`passes`] | `cortex-core` | the checks and passes: `check`, `dce`, `memory`, `schedule`, `rates`, `fusion`, diagnostics |
+//! | [`lower`] | `cortex-core` | the program a pipeline runs, as data |
+//! | [`dynamic`] | `cortex-core` | pipelines built at run time from registered ops |
+//! | [`strip`] | `cortex-core` | strip kernels and the executor of fused groups |
+//! | [`tools`] | `cortex-core` | the listing and DCE diff (`viz`), DOT and Mermaid (`export`) |
 //! | [`limits`] | `cortex-core` | the resource policy every kernel and source checks frames against |
-//! | `ops`, `registry`, `l2`, `l2_registry` (feature `ops`, default) | `cortex-vision` | vision kernels, the kernel registry, the L2 region-of-interest pipeline |
-//! | `runner`, `sources` (feature `runner`, default) | `cortex-runner` | a command-line program for any pipeline, frame sources |
-//! | `gst`, `gst_roi_element!` (feature `gstreamer`) | `cortex-gst` | GStreamer elements and the `gstcortex` plugin |
+//! | `ops`, `registry`, `l2` (with `l2::ops`, `l2::registry`) (feature `ops`, default) | `cortex-vision` | vision kernels, the kernel registry, the L2 region-of-interest pipeline |
+//! | `runner` (with `runner::sources`) (feature `runner`, default) | `cortex-runner` | a command-line program for any pipeline, frame sources |
+//! | `gst` (with `gst::gst_roi_element!`) (feature `gstreamer`) | `cortex-gst` | GStreamer elements and the `gstcortex` plugin |
 //! | `models` (feature `models`) | `cortex-models` | trained ONNX models as nodes: tract, OpenCV DNN, the PP-OCR text detector, L2 with the DNN text map |
 //!
 //! The DSL's grammar is on [`cortex_graph!`]. The guide is the repository's
 //! `docs/` folder (start at `docs/README.md`); its Rust blocks are compiled
 //! and run as this crate's doctests.
 
-pub use cortex_core::*;
+pub use cortex_core::run::Run;
+pub use cortex_core::{
+    dynamic, limits, lower, model, passes, stream, streams, strip, tools, ParallelPipeline,
+    Pipeline, PipelineError, Weights,
+};
 pub use cortex_macros::cortex_graph;
 
+/// One frame's run and what it reports to: [`Run`] with its [`Select`] and
+/// [`Engine`], the [`OutputSet`] it reads, observers and the profiler
+/// ([`observe`], [`profile`]), held values of rated nodes ([`hold`]), the
+/// buffers a pipeline owns ([`heap`]), plan caches ([`plan_cache`]), strip
+/// autotuning ([`autotune`]), errors ([`error`]) and the pipeline traits
+/// ([`pipeline`]).
+pub mod run {
+    pub use cortex_core::outputs::{OutputSet, UnknownOutput};
+    pub use cortex_core::run::*;
+    pub use cortex_core::{autotune, error, heap, hold, observe, pipeline, plan_cache, profile};
+}
+
+/// The engine crate whole, for generated code: `cortex_graph!` names its
+/// items through this one path, whatever the root shows.
+#[doc(hidden)]
+pub mod __rt {
+    pub use cortex_core::*;
+}
+
 #[cfg(feature = "ops")]
-pub use cortex_vision::{l2, l2_ops, l2_registry, ops, registry};
+pub use cortex_vision::{ops, registry};
+
+/// The L2 region-of-interest pipeline, with its ops registered for graphs
+/// built at run time ([`l2::ops`]) and its scoring graph over the kernel
+/// registry ([`l2::registry`]).
+#[cfg(feature = "ops")]
+pub mod l2 {
+    pub use cortex_vision::l2::*;
+    pub use cortex_vision::l2_ops as ops;
+    pub use cortex_vision::l2_registry as registry;
+}
 
 #[cfg(feature = "models")]
 pub use cortex_models as models;
 
 #[cfg(feature = "runner")]
 pub use cortex_runner as runner;
-#[cfg(feature = "runner")]
-pub use cortex_runner::sources;
 
 #[cfg(feature = "gstreamer")]
 pub use gstcortex as gst;
-#[cfg(feature = "gstreamer")]
-pub use gstcortex::gst_roi_element;
 
 /// What a program that declares and runs pipelines names: the macro, the
-/// traits every generated pipeline implements, errors, weights, observers.
+/// traits every generated pipeline implements, errors, weights, one
+/// frame's run, observers.
 pub mod prelude {
     pub use crate::cortex_graph;
+    pub use cortex_core::run::Run;
     pub use cortex_core::{
         NoopObserver, Observer, ParallelPipeline, Pipeline, PipelineError, PipelineMode, Plan,
         Profiler, Weights,

@@ -60,7 +60,7 @@ fn brightest_neighbours(rgb: &[u8], width: usize, height: usize) -> Result<Vec<u
 #[test]
 fn the_guide_example_runs_and_matches_a_direct_computation() {
     for (w, h) in [(1usize, 1usize), (7, 1), (1, 9), (64, 48), (333, 101)] {
-        let frame = cortex::sources::SyntheticClip::new(w, h).frame(2);
+        let frame = cortex::runner::sources::SyntheticClip::new(w, h).frame(2);
         let rgb = frame.as_slice().unwrap();
         let gray = cortex::ops::to_gray(&frame).unwrap();
         let got = brightest_neighbours(rgb, w, h).unwrap();

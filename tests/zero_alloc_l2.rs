@@ -6,11 +6,12 @@
 //! One test in its own binary, so no other test allocates meanwhile.
 #![cfg(feature = "runner")]
 
-use cortex::ir::{GraphIr, NodeId};
 use cortex::l2::{L2Mode, L2};
-use cortex::plan::Plan;
-use cortex::sources::SyntheticClip;
-use cortex::Observer;
+use cortex::model::ir::{GraphIr, NodeId};
+use cortex::model::plan::Plan;
+use cortex::prelude::Observer;
+use cortex::runner::sources::SyntheticClip;
+use cortex::Run;
 
 #[global_allocator]
 static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
@@ -61,9 +62,10 @@ fn measure(
         let before = allocs();
         for f in frames {
             if parallel {
-                p.run_parallel_into(mode, f, &mut out).unwrap();
+                p.run_with(&mut Run::mode(mode).parallel(), f, &mut out)
+                    .unwrap();
             } else {
-                p.run_into_observed(mode, &mut per_node, f, &mut out)
+                p.run_with(&mut Run::mode(mode).observed(&mut per_node), f, &mut out)
                     .unwrap();
             }
         }
@@ -154,7 +156,8 @@ fn l2_allocates_nothing_per_frame_in_steady_state() {
         let mut out = p.run(L2Mode::Balanced, &frames[0]).unwrap();
         for f in &frames[..20] {
             p.run_into(L2Mode::Balanced, f, &mut out).unwrap();
-            p.run_parallel_into(L2Mode::Balanced, f, &mut out).unwrap();
+            p.run_with(&mut Run::mode(L2Mode::Balanced).parallel(), f, &mut out)
+                .unwrap();
         }
         // The fewest of three windows: with other builds loading the
         // machine, one window counted up to 11 (6 to 8 sequential), the
@@ -164,7 +167,8 @@ fn l2_allocates_nothing_per_frame_in_steady_state() {
                 let before = allocs();
                 for f in &frames {
                     if parallel {
-                        p.run_parallel_into(L2Mode::Balanced, f, &mut out).unwrap();
+                        p.run_with(&mut Run::mode(L2Mode::Balanced).parallel(), f, &mut out)
+                            .unwrap();
                     } else {
                         p.run_into(L2Mode::Balanced, f, &mut out).unwrap();
                     }

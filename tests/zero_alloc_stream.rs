@@ -12,8 +12,9 @@ use std::ops::ControlFlow;
 
 use cortex::l2::{L2Mode, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
+use cortex::Run;
 
 #[global_allocator]
 static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
@@ -50,10 +51,15 @@ fn stream_into_allocs(
     let n = frames.len() as u64;
     let before = allocs();
     let report = p
-        .run_stream_into(mode, frames.into_iter().map(|f| ((), (f,))), opts, |r| {
-            assert!(r.result.is_ok());
-            ControlFlow::Continue(())
-        })
+        .run_stream_with(
+            &mut Run::mode(mode),
+            frames.into_iter().map(|f| ((), (f,))),
+            opts,
+            |r| {
+                assert!(r.result.is_ok());
+                ControlFlow::Continue(())
+            },
+        )
         .unwrap();
     let spent = allocs() - before;
     assert_eq!(report.processed, n);

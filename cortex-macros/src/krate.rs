@@ -1,5 +1,8 @@
-//! The path generated code uses for the facade crate: `::cortex`, or the
-//! name the user's `Cargo.toml` gives it (`cx = { package = "cortex" }`).
+//! The path generated code names the engine crate by: the facade's hidden
+//! `::cortex::__rt` (all of `cortex-core`, whatever the facade shows at its
+//! root), under the name the user's `Cargo.toml` gives the facade
+//! (`cx = { package = "cortex" }`); or `::cortex_core` in a crate built on
+//! the engine crate without the facade (the vision kernels, the models).
 
 use std::cell::RefCell;
 
@@ -12,7 +15,7 @@ thread_local! {
     static RESOLVED: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `::cortex`, or `::<renamed>`.
+/// `::cortex::__rt`, `::<renamed>::__rt`, or `::cortex_core`.
 pub fn path() -> TokenStream {
     path_at(Span::call_site())
 }
@@ -21,20 +24,26 @@ pub fn path() -> TokenStream {
 /// should report at a place in the DSL rather than at the whole macro.
 pub fn path_at(span: Span) -> TokenStream {
     let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-    let name = RESOLVED.with(|r| {
-        if let Some((_, n)) = r.borrow().iter().find(|(d, _)| *d == dir) {
-            return n.clone();
+    let path = RESOLVED.with(|r| {
+        if let Some((_, p)) = r.borrow().iter().find(|(d, _)| *d == dir) {
+            return p.clone();
         }
-        let n = match crate_name("cortex") {
-            Ok(FoundCrate::Name(name)) => name,
-            // Inside the facade itself `extern crate self as cortex` makes
-            // `::cortex` resolve; when the manifest cannot be read, the
-            // default name is the best guess.
-            Ok(FoundCrate::Itself) | Err(_) => "cortex".to_string(),
+        let p = match crate_name("cortex") {
+            Ok(FoundCrate::Name(name)) => format!("{name}::__rt"),
+            // The facade's own tests, examples and doctests link it as
+            // `cortex`.
+            Ok(FoundCrate::Itself) => "cortex::__rt".to_string(),
+            Err(_) => match crate_name("cortex-core") {
+                Ok(FoundCrate::Name(name)) => name,
+                Ok(FoundCrate::Itself) => "cortex_core".to_string(),
+                // When the manifest cannot be read, the facade under its
+                // own name is the best guess.
+                Err(_) => "cortex::__rt".to_string(),
+            },
         };
-        r.borrow_mut().push((dir, n.clone()));
-        n
+        r.borrow_mut().push((dir, p.clone()));
+        p
     });
-    let ident = Ident::new(&name, span);
-    quote::quote_spanned!(span=> ::#ident)
+    let segments = path.split("::").map(|s| Ident::new(s, span));
+    quote::quote_spanned!(span=> #(::#segments)*)
 }

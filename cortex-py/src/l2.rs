@@ -7,6 +7,7 @@ use cortex_core::export::{to_dot, to_mermaid};
 use cortex_core::runtime::error::PipelineError;
 use cortex_core::runtime::observe::{NoopObserver, Observer};
 use cortex_core::runtime::profile::Profiler;
+use cortex_core::runtime::run::Run;
 use cortex_core::viz::{dce_diff, listing};
 use cortex_core::Weights;
 use cortex_vision::l2::{L2Mode, L2Outputs, L2};
@@ -250,29 +251,16 @@ fn run_frame<O: Observer + Send>(
     frame: &RgbFrame,
     out: &mut Option<L2Outputs>,
 ) -> Result<(), PipelineError> {
-    if let Some(out) = out.as_mut() {
-        return match (selection, parallel) {
-            (Selection::Mode(m), false) => pipeline.run_into_observed(*m, observer, frame, out),
-            (Selection::Mode(m), true) => {
-                pipeline.run_parallel_into_observed(*m, observer, frame, out)
-            }
-            (Selection::Weights(w), false) => {
-                pipeline.run_weights_into_observed(w, observer, frame, out)
-            }
-            (Selection::Weights(w), true) => {
-                pipeline.run_weights_parallel_into_observed(w, observer, frame, out)
-            }
-        };
-    }
-    let fresh = match (selection, parallel) {
-        (Selection::Mode(m), false) => pipeline.run_observed(*m, observer, frame)?,
-        (Selection::Mode(m), true) => pipeline.run_parallel_observed(*m, observer, frame)?,
-        (Selection::Weights(w), false) => pipeline.run_weights_observed(w, observer, frame)?,
-        (Selection::Weights(w), true) => {
-            pipeline.run_weights_parallel_observed(w, observer, frame)?
-        }
+    let run = match selection {
+        Selection::Mode(m) => Run::mode(*m),
+        Selection::Weights(w) => Run::weights(w),
     };
-    *out = Some(fresh);
+    let run = if parallel { run.parallel() } else { run };
+    let mut run = run.observed(observer);
+    if let Some(out) = out.as_mut() {
+        return pipeline.run_with(&mut run, frame, out);
+    }
+    *out = Some(pipeline.run_with_fresh(&mut run, frame)?);
     Ok(())
 }
 

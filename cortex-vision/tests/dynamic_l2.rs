@@ -10,6 +10,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
+use cortex_core::run::Run;
 use cortex_core::Weights;
 use cortex_vision::l2::{demo_clip, BlurVerdict, L2Mode, L2Outputs, L2};
 use cortex_vision::l2_ops::l2_ops;
@@ -137,7 +138,9 @@ fn run_time_weights_match_the_compiled_l2() {
         let mut compiled = L2::new();
         let mut dynamic = run_time_l2();
         for (i, frame) in frames.iter().enumerate() {
-            let want = compiled.run_weights(w, frame).expect("compiled frame");
+            let want = compiled
+                .run_with_fresh(&mut Run::weights(w), frame)
+                .expect("compiled frame");
             let got = dynamic
                 .run_weights(w, &[Arc::new(frame.clone())])
                 .expect("run-time frame");

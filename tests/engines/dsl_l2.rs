@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use cortex::cortex_graph;
+use cortex::Run;
 
 cortex_graph! {
     /// The L2 ROI-scoring graph, with stand-in ops.
@@ -57,13 +58,16 @@ fn power_save_fused_score_is_bit_identical_to_full_graph() {
         // Every node runs, with POWER_SAVE's weights (zero contributions
         // computed and added) ...
         let a = full
-            .run_plan(&full_plan, L2Mode::PowerSave.weights(), &frame)
+            .run_with_fresh(
+                &mut Run::plan(&full_plan, L2Mode::PowerSave.weights()),
+                &frame,
+            )
             .unwrap();
         // ... versus POWER_SAVE's straight-line code without those nodes,
         let b = saver.run(L2Mode::PowerSave, &frame).unwrap();
         // ... and the run-time-weights path selecting the same plan.
         let c = masked
-            .run_weights(L2Mode::PowerSave.weights(), &frame)
+            .run_with_fresh(&mut Run::weights(L2Mode::PowerSave.weights()), &frame)
             .unwrap();
         let bits = |m: &Map| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a.fused), bits(&b.fused));
@@ -121,7 +125,9 @@ fn run_time_weights_select_the_precomputed_plan() {
         ["text", "motion"]
     );
     let mut p = L2::new();
-    let out = p.run_weights(&w, &frames(1, 16)[0]).unwrap();
+    let out = p
+        .run_with_fresh(&mut Run::weights(&w), &frames(1, 16)[0])
+        .unwrap();
     assert_eq!(out.fused.len(), 16);
     // Bad tables are refused with a typed error.
     let bad = cortex::Weights::new()
@@ -130,12 +136,12 @@ fn run_time_weights_select_the_precomputed_plan() {
         .with("ws", 0.5)
         .with("wm", 0.0);
     assert!(matches!(
-        p.run_weights(&bad, &frames(1, 16)[0]),
+        p.run_with_fresh(&mut Run::weights(&bad), &frames(1, 16)[0]),
         Err(cortex::PipelineError::Weights(_))
     ));
     let missing = cortex::Weights::new().with("wc", 1.0);
     assert!(matches!(
-        p.run_weights(&missing, &frames(1, 16)[0]),
+        p.run_with_fresh(&mut Run::weights(&missing), &frames(1, 16)[0]),
         Err(cortex::PipelineError::Weights(_))
     ));
 }
@@ -146,8 +152,12 @@ struct Recorder {
     events: Vec<String>,
 }
 
-impl cortex::Observer for Recorder {
-    fn frame_begin(&mut self, _ir: &'static cortex::GraphIr, plan: &cortex::Plan) {
+impl cortex::prelude::Observer for Recorder {
+    fn frame_begin(
+        &mut self,
+        _ir: &'static cortex::model::ir::GraphIr,
+        plan: &cortex::prelude::Plan,
+    ) {
         self.events.push(format!("begin {}", plan.label));
     }
     fn node_begin(&mut self, node: u32) {
@@ -167,8 +177,11 @@ impl cortex::Observer for Recorder {
 fn observer_sees_exactly_the_plan_in_order() {
     let mut p = L2::new();
     let mut rec = Recorder::default();
-    p.run_observed(L2Mode::PowerSave, &mut rec, &frames(1, 8)[0])
-        .unwrap();
+    p.run_with_fresh(
+        &mut Run::mode(L2Mode::PowerSave).observed(&mut rec),
+        &frames(1, 8)[0],
+    )
+    .unwrap();
     let mut expected = vec!["begin POWER_SAVE".to_string()];
     for name in names(&L2Mode::PowerSave.plan().order) {
         expected.push(format!("> {name}"));
@@ -180,7 +193,10 @@ fn observer_sees_exactly_the_plan_in_order() {
     // A failing node ends its own event and the frame.
     let mut rec = Recorder::default();
     assert!(p
-        .run_observed(L2Mode::Balanced, &mut rec, &Vec::new())
+        .run_with_fresh(
+            &mut Run::mode(L2Mode::Balanced).observed(&mut rec),
+            &Vec::new()
+        )
         .is_err());
     assert_eq!(
         rec.events,

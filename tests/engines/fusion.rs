@@ -9,14 +9,15 @@ use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::strip::GrayStrip;
 use cortex::ops::{self, GrayImage, OpsError, RgbFrame};
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::strip::form::store_array2;
 use cortex::strip::group::Value;
 use cortex::strip::{
     FusedGroup, Geometry, GroupBuilder, Inputs, Kind, Map, StripError, StripForm, StripKernel,
     StripMut,
 };
-use cortex::{Observer, PipelineError, Weights};
+use cortex::Run;
+use cortex::{prelude::Observer, PipelineError, Weights};
 
 /// Counts the fused groups that ran fused and those that declined a frame.
 #[derive(Default)]
@@ -96,12 +97,12 @@ fn l2_fused_is_bit_identical_to_unfused_on_every_engine_and_mode() {
             let want = plain.run(mode, &frame);
             same(
                 &format!("{what} run"),
-                &seq.run_observed(mode, &mut groups, &frame),
+                &seq.run_with_fresh(&mut Run::mode(mode).observed(&mut groups), &frame),
                 &want,
             );
             same(
                 &format!("{what} run_parallel"),
-                &par.run_parallel(mode, &frame),
+                &par.run_with_fresh(&mut Run::mode(mode).parallel(), &frame),
                 &want,
             );
             let got = match reused.as_mut() {
@@ -226,7 +227,10 @@ fn a_group_that_declines_a_frame_runs_its_nodes_own_calls() {
     for (frame, fused_runs) in [(&bright, 1), (&dark, 0), (&bright, 1)] {
         let before = (groups.fused, groups.declined);
         let got = fused
-            .run_observed(InvertedMode::Full, &mut groups, frame)
+            .run_with_fresh(
+                &mut Run::mode(InvertedMode::Full).observed(&mut groups),
+                frame,
+            )
             .unwrap();
         let want = plain.run(InvertedMode::Full, frame).unwrap();
         assert_eq!(got.inverted, want.inverted);
@@ -271,7 +275,10 @@ fn resizes_run_inside_their_group_bit_identical_to_the_whole_frame_calls() {
             let frame = clip.frame(i);
             let before = groups.fused;
             let got = fused
-                .run_observed(ThumbnailsMode::Full, &mut groups, &frame)
+                .run_with_fresh(
+                    &mut Run::mode(ThumbnailsMode::Full).observed(&mut groups),
+                    &frame,
+                )
                 .unwrap();
             let want = plain.run(ThumbnailsMode::Full, &frame).unwrap();
             assert_eq!(got.small, want.small, "{w}x{h} frame {i}");
@@ -289,17 +296,21 @@ fn resizes_run_inside_their_group_bit_identical_to_the_whole_frame_calls() {
 /// What each frame's groups did, and which nodes ran their own calls.
 #[derive(Default)]
 struct Calls {
-    ir: Option<&'static cortex::GraphIr>,
+    ir: Option<&'static cortex::model::ir::GraphIr>,
     fused: usize,
     declined: usize,
     own: Vec<String>,
 }
 
 impl Observer for Calls {
-    fn frame_begin(&mut self, ir: &'static cortex::GraphIr, _plan: &cortex::Plan) {
+    fn frame_begin(
+        &mut self,
+        ir: &'static cortex::model::ir::GraphIr,
+        _plan: &cortex::prelude::Plan,
+    ) {
         self.ir = Some(ir);
     }
-    fn node_end(&mut self, node: cortex::ir::NodeId) {
+    fn node_end(&mut self, node: cortex::model::ir::NodeId) {
         if let Some(ir) = self.ir {
             self.own.push(ir.nodes[node as usize].name.to_string());
         }
@@ -327,7 +338,10 @@ fn motion_declines_alone_and_the_rest_of_its_group_runs_fused() {
             let frame = clip.frame(i);
             let mut calls = Calls::default();
             let got = fused
-                .run_observed(L2Mode::Balanced, &mut calls, &frame)
+                .run_with_fresh(
+                    &mut Run::mode(L2Mode::Balanced).observed(&mut calls),
+                    &frame,
+                )
                 .unwrap();
             let want = plain.run(L2Mode::Balanced, &frame).unwrap();
             assert_eq!(got.fused.mapv(f32::to_bits), want.fused.mapv(f32::to_bits));
@@ -560,8 +574,8 @@ fn run_weights_with_a_modes_zero_pattern_runs_that_modes_fused_groups() {
     for (f, (_, frame)) in frames().into_iter().enumerate() {
         let k = (f / 5) % tables.len();
         let mut groups = Groups::default();
-        let got = fused.run_weights_observed(&tables[k], &mut groups, &frame);
-        let want = reference.run_weights(&tables[k], &frame);
+        let got = fused.run_with_fresh(&mut Run::weights(&tables[k]).observed(&mut groups), &frame);
+        let want = reference.run_with_fresh(&mut Run::weights(&tables[k]), &frame);
         match (&got, &want) {
             (Ok(g), Ok(w)) => {
                 assert_eq!(g.fused, w.fused, "frame {f}, table {k}");

@@ -6,7 +6,7 @@
 
 use cortex::l2::{L2Mode, BLUR_RATIO, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::{SyntheticClip, SyntheticLayout};
+use cortex::runner::sources::{SyntheticClip, SyntheticLayout};
 
 const W: usize = 320;
 const H: usize = 240;

@@ -6,12 +6,12 @@
 //! again computes everything again.
 #![cfg(feature = "runner")]
 
-use cortex::ir::NodeId;
 use cortex::l2::{L2Mode, L2Outputs, L2};
+use cortex::model::ir::NodeId;
 use cortex::ops::RgbFrame;
 use cortex::run::{Engine, Run, Select};
-use cortex::sources::SyntheticClip;
-use cortex::{Observer, OutputSet};
+use cortex::runner::sources::SyntheticClip;
+use cortex::{prelude::Observer, run::OutputSet};
 
 /// The nodes that ran (a fused group's members included).
 #[derive(Default)]
@@ -127,7 +127,7 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
                     for n in &left_out {
                         // An output left out whose node another one needs
                         // (`fused` for `roi`) still runs.
-                        let needed = cortex::dce::plan_for_outputs(ir, 0, set, "x")
+                        let needed = cortex::passes::dce::plan_for_outputs(ir, 0, set, "x")
                             .is_live(ir.outputs[names.iter().position(|m| m == n).unwrap()].node);
                         assert_eq!(ran.contains(n), needed, "{n}, {what}: ran {ran:?}");
                     }
@@ -135,14 +135,14 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
                 // Reading everything again computes everything again: equal
                 // to the full run's, except for outputs that read a state the
                 // part did not keep (it restarted from its initial value).
-                let kept = cortex::dce::plan_for_outputs(ir, 0, set, "part");
+                let kept = cortex::passes::dce::plan_for_outputs(ir, 0, set, "part");
                 for f in &frames[..3] {
                     full.run_into(L2Mode::Balanced, f, &mut want).unwrap();
                     let mut run = Run::of(Select::Mode(L2Mode::Balanced)).engine(engine);
                     part.run_with(&mut run, f, &mut got).unwrap();
                     for (i, name) in names.iter().enumerate() {
                         let one = OutputSet::NONE.with(i);
-                        let own = cortex::dce::plan_for_outputs(ir, 0, one, "one");
+                        let own = cortex::passes::dce::plan_for_outputs(ir, 0, one, "one");
                         let clean = (0..ir.states.len() as u32)
                             .all(|s| kept.writes_state(s) || !own.writes_state(s));
                         if clean {
@@ -158,8 +158,12 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
 #[test]
 fn the_json_outputs_do_not_run_regions_nor_qp_map() {
     let set = OutputSet::named(L2::ir(), cortex::runner::l2::RECORD_READS).unwrap();
-    let plan =
-        cortex::dce::plan_for_outputs(L2::ir(), L2Mode::Balanced.plan().zero_pattern, set, "json");
+    let plan = cortex::passes::dce::plan_for_outputs(
+        L2::ir(),
+        L2Mode::Balanced.plan().zero_pattern,
+        set,
+        "json",
+    );
     let gone: Vec<&str> = plan
         .eliminated
         .iter()
@@ -176,7 +180,7 @@ fn the_json_outputs_do_not_run_regions_nor_qp_map() {
     assert!(matches!(
         p.run_with(&mut run, &frame, &mut out),
         Err(cortex::PipelineError::Plan(
-            cortex::PlanError::OutputEliminated { .. }
+            cortex::model::plan::PlanError::OutputEliminated { .. }
         ))
     ));
     let mut run = Run::plan(&plan, weights).outputs(set);
@@ -206,7 +210,8 @@ fn a_stream_reading_some_outputs_runs_only_their_producers() {
         let want: Vec<L2Outputs> = frames.iter().map(|f| full.run(mode, f).unwrap()).collect();
         for read in sets {
             let set = OutputSet::named(ir, read).unwrap();
-            let cut = cortex::dce::plan_for_outputs(ir, mode.plan().zero_pattern, set, "cut");
+            let cut =
+                cortex::passes::dce::plan_for_outputs(ir, mode.plan().zero_pattern, set, "cut");
             for in_flight in 1..=3 {
                 let what = format!("{mode:?}, reading {read:?}, {in_flight} in flight");
                 let mut p = L2::new();

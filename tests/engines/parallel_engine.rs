@@ -4,16 +4,17 @@
 //! frame leaving the state as it was.
 #![cfg(feature = "runner")]
 
+use cortex::Run;
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::thread::ThreadId;
 
 use cortex::cortex_graph;
-use cortex::ir::{GraphIr, NodeId};
 use cortex::l2::{L2Mode, L2};
-use cortex::plan::Plan;
-use cortex::sources::SyntheticClip;
-use cortex::Observer;
+use cortex::model::ir::{GraphIr, NodeId};
+use cortex::model::plan::Plan;
+use cortex::prelude::Observer;
+use cortex::runner::sources::SyntheticClip;
 
 #[test]
 fn l2_parallel_is_bit_identical_to_sequential() {
@@ -24,11 +25,21 @@ fn l2_parallel_is_bit_identical_to_sequential() {
         let frame = a.frame(f);
         let mode = L2Mode::ALL[(f as usize / 5) % L2Mode::ALL.len()];
         let want = seq.run(mode, &frame).unwrap();
-        let got = par.run_parallel(mode, &frame).unwrap();
+        let got = par
+            .run_with_fresh(&mut Run::mode(mode).parallel(), &frame)
+            .unwrap();
         assert_eq!(got, want, "frame {f} {mode:?}");
         match reused.as_mut() {
-            None => reused = Some(par_into.run_parallel(mode, &frame).unwrap()),
-            Some(out) => par_into.run_parallel_into(mode, &frame, out).unwrap(),
+            None => {
+                reused = Some(
+                    par_into
+                        .run_with_fresh(&mut Run::mode(mode).parallel(), &frame)
+                        .unwrap(),
+                )
+            }
+            Some(out) => par_into
+                .run_with(&mut Run::mode(mode).parallel(), &frame, out)
+                .unwrap(),
         }
         assert_eq!(reused.as_ref().unwrap(), &want, "frame {f} into");
         assert_eq!(par.state(), seq.state());
@@ -50,7 +61,9 @@ fn l2_rated_parallel_is_bit_identical_to_sequential() {
             frame.mapv_inplace(|v| 255 - v);
         }
         let want = seq.run(L2Mode::PowerSave, &frame).unwrap();
-        let got = par.run_parallel(L2Mode::PowerSave, &frame).unwrap();
+        let got = par
+            .run_with_fresh(&mut Run::mode(L2Mode::PowerSave).parallel(), &frame)
+            .unwrap();
         assert_eq!(got, want, "frame {f}");
         assert_eq!(par.state(), seq.state());
         assert_eq!(par.holds(), seq.holds(), "frame {f}");
@@ -97,8 +110,11 @@ fn the_observer_sees_every_node_once_from_its_thread() {
     let mut threads = HashSet::new();
     for f in 0..6 {
         events.log.get_mut().unwrap().clear();
-        p.run_parallel_observed(L2Mode::Balanced, &mut events, &clip.frame(f))
-            .unwrap();
+        p.run_with_fresh(
+            &mut Run::mode(L2Mode::Balanced).parallel().observed(&mut events),
+            &clip.frame(f),
+        )
+        .unwrap();
         let log = events.log.get_mut().unwrap();
         for &id in plan.order.iter() {
             let b: Vec<_> = log.iter().filter(|e| e.0 == 'b' && e.1 == id).collect();
@@ -127,8 +143,11 @@ fn the_observer_sees_every_node_once_from_its_thread() {
         let mut f = 6;
         while threads.len() < 2 && f < 400 {
             events.log.get_mut().unwrap().clear();
-            p.run_parallel_observed(L2Mode::Balanced, &mut events, &clip.frame(f))
-                .unwrap();
+            p.run_with_fresh(
+                &mut Run::mode(L2Mode::Balanced).parallel().observed(&mut events),
+                &clip.frame(f),
+            )
+            .unwrap();
             threads.extend(events.log.get_mut().unwrap().iter().map(|e| e.2));
             f += 1;
         }
@@ -176,7 +195,7 @@ fn a_failing_parallel_frame_leaves_the_state_as_it_was() {
     let (mut seq, mut par) = (Branches::new(), Branches::new());
     for x in [3u64, 5, 2000, 7, 999, 1001, 1] {
         let want = seq.run(BranchesMode::Full, &x);
-        let got = par.run_parallel(BranchesMode::Full, &x);
+        let got = par.run_with_fresh(&mut Run::mode(BranchesMode::Full).parallel(), &x);
         assert_eq!(got.is_ok(), want.is_ok(), "x = {x}");
         match (got, want) {
             (Ok(g), Ok(w)) => assert_eq!(g, w),

@@ -3,15 +3,16 @@
 //! failing frame failing alone (later frames see the last good state), and
 //! exact counts of the frames a full queue dropped; a panicking node or
 //! source loses no frame in flight; a tag carried with each frame
-//! (`run_stream_tagged`) comes back with that frame alone.
+//! (`run_stream_with`) comes back with that frame alone.
 #![cfg(feature = "runner")]
 
+use cortex::Run;
 use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
 
 fn clip(n: u64) -> Vec<RgbFrame> {
@@ -544,7 +545,7 @@ fn run_stream_refuses_options_whose_frames_cannot_fit_the_memory_budget() {
     assert_eq!(report.processed, 3);
 }
 
-/// `run_stream_tagged`: each frame's tag comes back with that frame's own
+/// `run_stream_with`: each frame's tag comes back with that frame's own
 /// result, in order, whether the frame succeeded, failed on a node error or
 /// on a node panic, at 1, 2 and 4 frames in flight; the results and the
 /// state are `run_stream`'s.
@@ -565,11 +566,12 @@ fn tags_come_back_in_order_with_their_frames_and_failures() {
             .enumerate()
             .map(|(i, &x)| ((i as u64, format!("tag of {x}")), (x,)));
         let report = p
-            .run_stream_tagged(BoomMode::Full, frames, &opts, |r| {
-                let (i, text) = r.tag;
+            .run_stream_with(&mut Run::mode(BoomMode::Full), frames, &opts, |r| {
+                let (i, text) = std::mem::take(&mut r.tag);
                 assert_eq!(i, r.index, "{in_flight} in flight");
                 assert_eq!(text, format!("tag of {}", r.inputs.0));
-                got.push((i, r.result.map(|o| o.out).map_err(|e| e.to_string())));
+                let result = r.take_result();
+                got.push((i, result.map(|o| o.out).map_err(|e| e.to_string())));
                 ControlFlow::Continue(())
             })
             .unwrap();
@@ -610,7 +612,7 @@ fn tags_of_frames_never_delivered_are_dropped_not_leaked() {
                     let tag: Tagged = (i as u64, std::sync::Arc::clone(&alive));
                     (tag, (x,))
                 });
-                let r = p.run_stream_tagged(BoomMode::Full, frames, &opts, |r| {
+                let r = p.run_stream_with(&mut Run::mode(BoomMode::Full), frames, &opts, |r| {
                     // A slow consumer, so that the drop policies drop.
                     std::thread::sleep(std::time::Duration::from_millis(1));
                     assert_eq!(r.tag.0, r.index, "{case}");
@@ -670,7 +672,7 @@ fn l2_stream_into_matches_sequential_at_every_depth() {
             };
             let tagged = frames.iter().cloned().enumerate().map(|(i, f)| (i, (f,)));
             let report = p
-                .run_stream_into(mode, tagged, &opts, |r| {
+                .run_stream_with(&mut Run::mode(mode), tagged, &opts, |r| {
                     assert_eq!(r.tag as u64, r.index);
                     let out = if r.index % 3 == 2 {
                         r.take_result().unwrap()
@@ -706,7 +708,7 @@ fn stream_into_failures_match_sequential() {
             ..StreamOptions::default()
         };
         let tagged = BOOM.iter().map(|&x| (x, (x,)));
-        p.run_stream_into(BoomMode::Full, tagged, &opts, |r| {
+        p.run_stream_with(&mut Run::mode(BoomMode::Full), tagged, &opts, |r| {
             assert_eq!(r.tag, r.inputs.0);
             got.push(r.result.as_ref().map(|o| o.out).map_err(|e| e.to_string()));
             ControlFlow::Continue(())
@@ -722,8 +724,8 @@ fn stream_into_failures_match_sequential() {
 enum Seen {
     FrameBegin,
     FrameEnd(bool),
-    NodeBegin(cortex::ir::NodeId),
-    NodeEnd(cortex::ir::NodeId),
+    NodeBegin(cortex::model::ir::NodeId),
+    NodeEnd(cortex::model::ir::NodeId),
     GroupBegin,
     GroupEnd,
 }
@@ -742,7 +744,7 @@ impl Recorder {
     }
 
     /// How many `node_begin`s each node had.
-    fn node_counts(&self) -> std::collections::BTreeMap<cortex::ir::NodeId, usize> {
+    fn node_counts(&self) -> std::collections::BTreeMap<cortex::model::ir::NodeId, usize> {
         let mut m = std::collections::BTreeMap::new();
         for (e, _, _) in &self.events {
             if let Seen::NodeBegin(id) = e {
@@ -753,17 +755,21 @@ impl Recorder {
     }
 }
 
-impl cortex::Observer for Recorder {
-    fn frame_begin(&mut self, _: &'static cortex::ir::GraphIr, _: &cortex::plan::Plan) {
+impl cortex::prelude::Observer for Recorder {
+    fn frame_begin(
+        &mut self,
+        _: &'static cortex::model::ir::GraphIr,
+        _: &cortex::model::plan::Plan,
+    ) {
         self.push(Seen::FrameBegin);
     }
-    fn node_begin(&mut self, node: cortex::ir::NodeId) {
+    fn node_begin(&mut self, node: cortex::model::ir::NodeId) {
         self.push(Seen::NodeBegin(node));
     }
-    fn node_end(&mut self, node: cortex::ir::NodeId) {
+    fn node_end(&mut self, node: cortex::model::ir::NodeId) {
         self.push(Seen::NodeEnd(node));
     }
-    fn group_begin(&mut self, _: &'static [cortex::ir::NodeId]) {
+    fn group_begin(&mut self, _: &'static [cortex::model::ir::NodeId]) {
         self.push(Seen::GroupBegin);
     }
     fn group_end(&mut self, _: bool) {
@@ -792,7 +798,7 @@ fn check_events(rec: &Recorder, outcomes: &[bool], case: &str) {
             "{case}: a frame begins and ends on one thread"
         );
     }
-    let mut open: std::collections::BTreeMap<cortex::ir::NodeId, std::thread::ThreadId> =
+    let mut open: std::collections::BTreeMap<cortex::model::ir::NodeId, std::thread::ThreadId> =
         Default::default();
     for (e, thread, _) in &rec.events {
         match e {
@@ -829,7 +835,10 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
     let mut want = Recorder::default();
     let outcomes: Vec<bool> = xs
         .iter()
-        .map(|x| seq.run_observed(AccMode::Full, &mut want, x).is_ok())
+        .map(|x| {
+            seq.run_with_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), x)
+                .is_ok()
+        })
         .collect();
     assert_eq!(
         outcomes.iter().filter(|ok| !**ok).count(),
@@ -841,7 +850,8 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
     let mut seq = Acc::new();
     let mut want = Recorder::default();
     for x in &good {
-        seq.run_observed(AccMode::Full, &mut want, x).unwrap();
+        seq.run_with_fresh(&mut Run::mode(AccMode::Full).observed(&mut want), x)
+            .unwrap();
     }
     let caller = std::thread::current().id();
     for in_flight in [1, 2, 4] {
@@ -854,9 +864,8 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
         let mut p = Acc::new();
         let mut rec = Recorder::default();
         let mut tags = Vec::new();
-        p.run_stream_tagged_observed(
-            AccMode::Full,
-            &mut rec,
+        p.run_stream_with(
+            &mut Run::mode(AccMode::Full).observed(&mut rec),
             xs.iter().map(|&x| (x, (x,))),
             &opts,
             |r| {
@@ -870,9 +879,8 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
         // The good frames alone: every node as often as sequentially.
         let mut p = Acc::new();
         let mut rec = Recorder::default();
-        p.run_stream_tagged_observed(
-            AccMode::Full,
-            &mut rec,
+        p.run_stream_with(
+            &mut Run::mode(AccMode::Full).observed(&mut rec),
             good.iter().map(|&x| ((), (x,))),
             &opts,
             |r| {
@@ -912,7 +920,8 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
         seq.set_fusion(false);
         let mut want = Recorder::default();
         for f in &frames {
-            seq.run_observed(mode, &mut want, f).unwrap();
+            seq.run_with_fresh(&mut Run::mode(mode).observed(&mut want), f)
+                .unwrap();
         }
         for in_flight in [1, 2] {
             let case = format!("L2 {mode:?}, {in_flight} in flight");
@@ -924,9 +933,12 @@ fn an_observer_sees_every_node_of_every_frame_of_a_pipelined_run() {
                 ..StreamOptions::default()
             };
             let tagged = frames.iter().cloned().map(|f| ((), (f,)));
-            p.run_stream_tagged_observed(mode, &mut rec, tagged, &opts, |_| {
-                ControlFlow::Continue(())
-            })
+            p.run_stream_with(
+                &mut Run::mode(mode).observed(&mut rec),
+                tagged,
+                &opts,
+                |_| ControlFlow::Continue(()),
+            )
             .unwrap();
             check_events(&rec, &[true; 8], &case);
             assert_eq!(rec.node_counts(), want.node_counts(), "{case}");

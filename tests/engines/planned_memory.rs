@@ -9,8 +9,9 @@
 
 use cortex::cortex_graph;
 use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
-use cortex::memory::BufferPlan;
-use cortex::sources::SyntheticClip;
+use cortex::passes::memory::BufferPlan;
+use cortex::runner::sources::SyntheticClip;
+use cortex::Run;
 use cortex::Weights;
 
 const MODES: [(L2Mode, L2FreshMode); 3] = [
@@ -79,8 +80,10 @@ fn run_weights_and_run_plan_match_the_value_returning_graph() {
     ];
     for (f, (m, frame)) in frames().into_iter().take(30).enumerate() {
         let w = &tables[m];
-        let want = fresh.run_weights(w, &frame).unwrap();
-        let got = planned.run_weights(w, &frame).unwrap();
+        let want = fresh.run_with_fresh(&mut Run::weights(w), &frame).unwrap();
+        let got = planned
+            .run_with_fresh(&mut Run::weights(w), &frame)
+            .unwrap();
         assert_eq!(got.fused, want.fused, "frame {f}");
         assert_eq!(got.roi, want.roi, "frame {f}");
         // The full graph with a mode's weights, through `run_plan`: the
@@ -88,10 +91,12 @@ fn run_weights_and_run_plan_match_the_value_returning_graph() {
         let mode = MODES[m].0;
         let full = planned_plan.pattern_plan(0);
         let got = planned_plan
-            .run_plan(&full, mode.weights(), &frame)
+            .run_with_fresh(&mut Run::plan(&full, mode.weights()), &frame)
             .unwrap();
         let full = fresh_plan.pattern_plan(0);
-        let want = fresh_plan.run_plan(&full, mode.weights(), &frame).unwrap();
+        let want = fresh_plan
+            .run_with_fresh(&mut Run::plan(&full, mode.weights()), &frame)
+            .unwrap();
         assert_eq!(got.fused, want.fused, "frame {f}: run_plan");
         assert_eq!(got.blur, want.blur, "frame {f}: run_plan");
     }
@@ -110,10 +115,10 @@ fn run_weights_into_and_run_plan_into_match_their_fresh_forms() {
     let mut compared = 0;
     for (f, (m, frame)) in frames().into_iter().enumerate() {
         let w = &tables[m];
-        let want = fresh.run_weights(w, &frame).unwrap();
+        let want = fresh.run_with_fresh(&mut Run::weights(w), &frame).unwrap();
         match out.as_mut() {
-            None => out = Some(into.run_weights(w, &frame).unwrap()),
-            Some(o) => into.run_weights_into(w, &frame, o).unwrap(),
+            None => out = Some(into.run_with_fresh(&mut Run::weights(w), &frame).unwrap()),
+            Some(o) => into.run_with(&mut Run::weights(w), &frame, o).unwrap(),
         }
         let got = out.as_ref().unwrap();
         assert_eq!(got.fused, want.fused, "frame {f}");
@@ -123,12 +128,14 @@ fn run_weights_into_and_run_plan_into_match_their_fresh_forms() {
         assert_eq!(got.blur, want.blur, "frame {f}");
         let plan = fresh_plan.pattern_plan(1 << (f % 4));
         let mode = MODES[m].0;
-        let want = fresh_plan.run_plan(&plan, mode.weights(), &frame);
+        let want = fresh_plan.run_with_fresh(&mut Run::plan(&plan, mode.weights()), &frame);
         let got = match out_plan.as_mut() {
-            None => into_plan.run_plan(&plan, mode.weights(), &frame).map(|o| {
-                out_plan = Some(o);
-            }),
-            Some(o) => into_plan.run_plan_into(&plan, mode.weights(), &frame, o),
+            None => into_plan
+                .run_with_fresh(&mut Run::plan(&plan, mode.weights()), &frame)
+                .map(|o| {
+                    out_plan = Some(o);
+                }),
+            Some(o) => into_plan.run_with(&mut Run::plan(&plan, mode.weights()), &frame, o),
         };
         // A plan whose zero pattern the mode's weights contradict is refused
         // by both forms alike.
@@ -153,7 +160,7 @@ fn run_weights_into_and_run_plan_into_match_their_fresh_forms() {
     let before = out.clone();
     let huge = cortex::ops::RgbFrame::zeros((1, 70_000, 3));
     assert!(into
-        .run_weights_into(&tables[0], &huge, out.as_mut().unwrap())
+        .run_with(&mut Run::weights(&tables[0]), &huge, out.as_mut().unwrap())
         .is_err());
     assert_eq!(out.as_ref().unwrap().fused, before.as_ref().unwrap().fused);
 }
@@ -251,9 +258,9 @@ fn l2_buffers_are_shared_by_liveness() {
             let last_read = ir
                 .edges
                 .iter()
-                .filter(|e| e.from == cortex::ir::Endpoint::Node(pair[0]))
+                .filter(|e| e.from == cortex::model::ir::Endpoint::Node(pair[0]))
                 .filter_map(|e| match e.to {
-                    cortex::ir::Endpoint::Node(c) if plan.is_live(c) => Some(pos(c)),
+                    cortex::model::ir::Endpoint::Node(c) if plan.is_live(c) => Some(pos(c)),
                     _ => None,
                 })
                 .max()

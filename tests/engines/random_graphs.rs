@@ -21,7 +21,7 @@ use std::ops::ControlFlow;
 use cortex::cortex_graph;
 use cortex::run::{Engine, Run, Select};
 use cortex::stream::StreamOptions;
-use cortex::{OutputSet, Weights};
+use cortex::{run::OutputSet, Weights};
 
 type V = Vec<u64>;
 
@@ -548,7 +548,7 @@ macro_rules! check_graph {
                     let mut reused = None;
                     for (x, w) in xs.iter().zip(&want) {
                         let got = par
-                            .run_parallel(mode, x)
+                            .run_with_fresh(&mut Run::mode(mode).parallel(), x)
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(&got, w, "run_parallel, mode {mode:?}, seed {seed}");
@@ -605,15 +605,15 @@ fn weights_of(keys: &[std::borrow::Cow<'static, str>], pattern: u64) -> Weights 
 /// members included), sorted, and how the frame ended.
 #[derive(Default)]
 struct Seen {
-    nodes: Vec<cortex::ir::NodeId>,
+    nodes: Vec<cortex::model::ir::NodeId>,
     ends: Vec<bool>,
 }
 
-impl cortex::Observer for Seen {
-    fn node_begin(&mut self, node: cortex::ir::NodeId) {
+impl cortex::prelude::Observer for Seen {
+    fn node_begin(&mut self, node: cortex::model::ir::NodeId) {
         self.nodes.push(node);
     }
-    fn group_begin(&mut self, members: &'static [cortex::ir::NodeId]) {
+    fn group_begin(&mut self, members: &'static [cortex::model::ir::NodeId]) {
         self.nodes.extend(members);
     }
     fn frame_end(&mut self, ok: bool) {
@@ -622,7 +622,7 @@ impl cortex::Observer for Seen {
 }
 
 impl Seen {
-    fn take(&mut self) -> (Vec<cortex::ir::NodeId>, Vec<bool>) {
+    fn take(&mut self) -> (Vec<cortex::model::ir::NodeId>, Vec<bool>) {
         let mut nodes = std::mem::take(&mut self.nodes);
         nodes.sort_unstable();
         nodes.dedup();
@@ -646,7 +646,7 @@ macro_rules! check_weights {
                         .iter()
                         .map(|x| {
                             let r = seq
-                                .run_weights_observed(&weights, &mut seen, x)
+                                .run_with_fresh(&mut Run::weights(&weights).observed(&mut seen), x)
                                 .map(|o| format!("{o:?}"))
                                 .map_err(|e| e.to_string());
                             (r, seen.take())
@@ -657,7 +657,10 @@ macro_rules! check_weights {
                     let mut reused = None;
                     for ((x, w), w_seen) in xs.iter().zip(&want).zip(&want_seen) {
                         let got = par
-                            .run_weights_parallel_observed(&weights, &mut seen, x)
+                            .run_with_fresh(
+                                &mut Run::weights(&weights).parallel().observed(&mut seen),
+                                x,
+                            )
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(
@@ -675,11 +678,11 @@ macro_rules! check_weights {
                             );
                         }
                         let got = by_plan
-                            .run_plan_parallel(&plan, &weights, x)
+                            .run_with_fresh(&mut Run::plan(&plan, &weights).parallel(), x)
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         let w_plan = seq_plan
-                            .run_plan(&plan, &weights, x)
+                            .run_with_fresh(&mut Run::plan(&plan, &weights), x)
                             .map(|o| format!("{o:?}"))
                             .map_err(|e| e.to_string());
                         assert_eq!(
@@ -687,10 +690,12 @@ macro_rules! check_weights {
                             "run_plan_parallel, pattern {pattern:#b}, seed {seed}"
                         );
                         match reused.as_mut() {
-                            None => reused = into.run_weights(&weights, x).ok(),
+                            None => {
+                                reused = into.run_with_fresh(&mut Run::weights(&weights), x).ok()
+                            }
                             Some(o) => {
                                 let r = into
-                                    .run_weights_parallel_into(&weights, x, o)
+                                    .run_with(&mut Run::weights(&weights).parallel(), x, o)
                                     .map(|()| format!("{o:?}"))
                                     .map_err(|e| e.to_string());
                                 assert_eq!(
@@ -745,8 +750,8 @@ macro_rules! check_outputs {
                     let read: Vec<&str> = names.iter().enumerate().filter(|(i, _)| bits >> i & 1 == 1).map(|(_, n)| *n).collect();
                     let set = OutputSet::named(ir, &read).unwrap();
                     // The DCE pass's plan for the set: what may run.
-                    let plan = cortex::dce::plan_for_outputs(ir, mode.plan().zero_pattern, set, "set");
-                    let may_run: Vec<cortex::ir::NodeId> = plan.order.to_vec();
+                    let plan = cortex::passes::dce::plan_for_outputs(ir, mode.plan().zero_pattern, set, "set");
+                    let may_run: Vec<cortex::model::ir::NodeId> = plan.order.to_vec();
                     for engine in [Engine::Sequential, Engine::Parallel] {
                         for by_weights in [false, true] {
                             let xs = inputs(bits * 131 + 17, 12);

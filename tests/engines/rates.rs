@@ -5,13 +5,14 @@
 //! `reset` and run-time weights follow the documented rules, on every
 //! engine.
 
+use cortex::Run;
 use std::cell::Cell;
 use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
-use cortex::plan::Reason;
+use cortex::model::plan::Reason;
+use cortex::prelude::Observer;
 use cortex::stream::StreamOptions;
-use cortex::Observer;
 
 thread_local! {
     /// Calls of `expensive` on this thread (the sequential engines run
@@ -108,7 +109,7 @@ fn phase_plans_are_dce_with_the_held_node_given() {
     // The same DCE as the core computes from the IR.
     let ir = Rated::ir();
     let mode = ir.mode_index("SLOW").unwrap();
-    assert_eq!(cortex::dce::phase_plans(ir, mode), phases.to_vec());
+    assert_eq!(cortex::passes::dce::phase_plans(ir, mode), phases.to_vec());
     assert_eq!(RatedMode::Every.phase_plans().len(), 1);
 }
 
@@ -192,7 +193,8 @@ fn other_modes_reset_and_run_time_weights_forget_the_held_value() {
     p.run(RatedMode::Slow, &4).unwrap();
     assert_eq!(p.holds()[0].computed_at, Some(3));
     // So do run-time weights and `reset`.
-    p.run_weights(RatedMode::Slow.weights(), &5).unwrap();
+    p.run_with_fresh(&mut Run::weights(RatedMode::Slow.weights()), &5)
+        .unwrap();
     assert_eq!(p.holds()[0].computed_at, None);
     assert_eq!(p.frame_index(), 5);
     p.run(RatedMode::Slow, &6).unwrap();
@@ -216,7 +218,9 @@ fn each_frame_runs_exactly_its_phase_plan() {
     let phases = RatedMode::Slow.phase_plans();
     for &x in &inputs() {
         let mut ran = Ran::default();
-        if p.run_observed(RatedMode::Slow, &mut ran, &x).is_err() {
+        if p.run_with_fresh(&mut Run::mode(RatedMode::Slow).observed(&mut ran), &x)
+            .is_err()
+        {
             continue;
         }
         let phase = usize::from(p.holds()[0].held_last_frame);
@@ -251,7 +255,8 @@ fn every_engine_gives_the_sequential_results() {
         });
         p.run_into(RatedMode::Slow, &x, out).map(|()| out.clone())
     });
-    let parallel = run_all(&mut |p, x| p.run_parallel(RatedMode::Slow, &x));
+    let parallel =
+        run_all(&mut |p, x| p.run_with_fresh(&mut Run::mode(RatedMode::Slow).parallel(), &x));
     assert_eq!(into, sequential);
     assert_eq!(parallel, sequential);
 
@@ -365,7 +370,7 @@ fn parallel_rated_frames_equal_sequential_in_every_mode() {
         for &x in &inputs() {
             let want = seq.run(mode, &x);
             let ran = RanShared::default();
-            let got = par.run_parallel_observed(mode, &mut &ran, &x);
+            let got = par.run_with_fresh(&mut Run::mode(mode).parallel().observed(&mut &ran), &x);
             assert_eq!(
                 got.as_ref().map_err(ToString::to_string),
                 want.as_ref().map_err(ToString::to_string),

@@ -3,7 +3,8 @@
 //! is an error and leaves the state exactly as it was. `run_weights` keeps a
 //! bounded cache of pattern plans.
 
-use cortex::plan::{Plan, PlanError};
+use cortex::model::plan::{Plan, PlanError};
+use cortex::Run;
 use cortex::{cortex_graph, PipelineError, Weights};
 
 fn src(x: &f32) -> f32 {
@@ -98,7 +99,9 @@ fn a_plan_of_another_pipeline_is_refused_before_any_state_changes() {
     // Same shape (two nodes, one state, one output): only the fingerprint
     // tells them apart.
     assert_eq!(foreign.live.len(), Acc::ir().nodes.len());
-    let err = p.run_plan(&foreign, &Weights::new(), &5.0).unwrap_err();
+    let err = p
+        .run_with_fresh(&mut Run::plan(&foreign, &Weights::new()), &5.0)
+        .unwrap_err();
     assert!(
         matches!(err, PipelineError::Plan(PlanError::OtherPipeline { .. })),
         "{err}"
@@ -122,7 +125,9 @@ fn a_plan_with_an_output_marked_dead_is_refused_before_any_state_changes() {
         .filter(|&n| n != sum)
         .collect::<Vec<_>>()
         .into();
-    let err = p.run_plan(&plan, &Weights::new(), &7.0).unwrap_err();
+    let err = p
+        .run_with_fresh(&mut Run::plan(&plan, &Weights::new()), &7.0)
+        .unwrap_err();
     assert!(
         matches!(err, PipelineError::Plan(PlanError::OutputEliminated { .. })),
         "{err}"
@@ -143,7 +148,9 @@ fn a_plan_running_a_node_without_its_input_is_refused() {
         .filter(|&n| n != cur)
         .collect::<Vec<_>>()
         .into();
-    let err = p.run_plan(&plan, &Weights::new(), &7.0).unwrap_err();
+    let err = p
+        .run_with_fresh(&mut Run::plan(&plan, &Weights::new()), &7.0)
+        .unwrap_err();
     assert!(
         matches!(err, PipelineError::Plan(PlanError::Malformed { .. })),
         "{err}"
@@ -155,8 +162,18 @@ fn a_plan_running_a_node_without_its_input_is_refused() {
 fn a_valid_plan_runs() {
     let mut p = Acc::new();
     let plan = p.pattern_plan(0);
-    assert_eq!(p.run_plan(&plan, &Weights::new(), &2.0).unwrap().sum, 2.0);
-    assert_eq!(p.run_plan(&plan, &Weights::new(), &3.0).unwrap().sum, 5.0);
+    assert_eq!(
+        p.run_with_fresh(&mut Run::plan(&plan, &Weights::new()), &2.0)
+            .unwrap()
+            .sum,
+        2.0
+    );
+    assert_eq!(
+        p.run_with_fresh(&mut Run::plan(&plan, &Weights::new()), &3.0)
+            .unwrap()
+            .sum,
+        5.0
+    );
 }
 
 #[test]
@@ -175,13 +192,20 @@ fn run_weights_keeps_a_bounded_cache_of_pattern_plans() {
             .collect();
         // Eliminated keys contribute nothing, running ones 2.0 each.
         let running = 1 + (1..20).filter(|i| (pattern >> (i - 1)) & 1 == 0).count();
-        assert_eq!(p.run_weights(&w, &2.0).unwrap().c19, 2.0 * running as f32);
+        assert_eq!(
+            p.run_with_fresh(&mut Run::weights(&w), &2.0).unwrap().c19,
+            2.0 * running as f32
+        );
     }
     // Every pattern's plan is what the DCE pass computes, and the cache
     // holds at most its capacity.
     let plan = p.pattern_plan(0b10);
     assert_eq!(
         *plan,
-        cortex::dce::plan_for_pattern(Many::ir(), 0b10, cortex::dce::pattern_label(0b10, 20))
+        cortex::passes::dce::plan_for_pattern(
+            Many::ir(),
+            0b10,
+            cortex::passes::dce::pattern_label(0b10, 20)
+        )
     );
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::ops::RgbFrame;
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use cortex::stream::Overflow;
 use cortex::streams::{
     Delivery, LiveOptions, StreamEnd, StreamId, StreamPool, StreamStats, StreamsError,

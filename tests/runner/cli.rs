@@ -7,7 +7,8 @@
 use crate::l2;
 use crate::support::*;
 use cortex::l2::{L2Mode, L2 as L2Graph};
-use cortex::sources::{FrameSource, SyntheticClip, SyntheticLayout};
+use cortex::runner::sources::{FrameSource, SyntheticClip, SyntheticLayout};
+use cortex::Run;
 use serde_json::Value;
 
 /// Frame size of the tests: small enough for a quick debug run.
@@ -114,7 +115,7 @@ fn y4m_on_stdin_gives_the_same_verdicts() {
 
 #[test]
 fn y4m_444_round_trips_the_pixels() {
-    use cortex::sources::Y4mSource;
+    use cortex::runner::sources::Y4mSource;
     let original = frames(1);
     let bytes = y4m(&original, "444");
     let mut src = Y4mSource::new("t", Box::new(std::io::Cursor::new(bytes))).unwrap();
@@ -139,7 +140,9 @@ fn power_save_equals_the_full_graph_with_its_weights() {
     let mut b = L2Graph::new();
     let mut computed = 0;
     for f in frames(SyntheticLayout::DEFAULT.len).iter().step_by(3) {
-        let x = a.run_plan(&full, L2Mode::PowerSave.weights(), f).unwrap();
+        let x = a
+            .run_with_fresh(&mut Run::plan(&full, L2Mode::PowerSave.weights()), f)
+            .unwrap();
         let y = b.run(L2Mode::PowerSave, f).unwrap();
         assert_eq!(x.blur, y.blur);
         // POWER_SAVE holds the text map on 3 frames of 4: the frames that
@@ -379,9 +382,9 @@ fn graph_plan_profile_and_tour() {
     assert_eq!(fusion.groups.len(), 3);
     assert_eq!(
         mermaid.stdout,
-        cortex::export::to_mermaid_with(
+        cortex::tools::export::to_mermaid_with(
             ir,
-            &cortex::export::Overlay {
+            &cortex::tools::export::Overlay {
                 plan: Some(plan),
                 islands: Some(&islands),
                 fusion: Some(&fusion),

@@ -10,8 +10,8 @@ use crate::{l2, state_and_modes};
 use cortex::cortex_graph;
 use cortex::l2::{L2Mode, L2 as L2Graph};
 use cortex::ops::RgbFrame;
+use cortex::runner::sources::{Frame, SyntheticClip};
 use cortex::runner::{AdapterError, App, FrameAdapter, Record, RunnerError};
-use cortex::sources::{Frame, SyntheticClip};
 use cortex::Pipeline;
 use serde_json::Value;
 
@@ -33,7 +33,7 @@ fn json_run_of(app: App<L2Graph>, extra: &[&str]) -> (Vec<Value>, String) {
 /// The L2 command with a record that reads every output: every frame runs
 /// the mode's whole plan (fused where the mode fuses), on every engine.
 fn l2_reading_everything() -> App<L2Graph> {
-    let names = cortex::OutputSet::ALL.names(L2Graph::ir());
+    let names = cortex::run::OutputSet::ALL.names(L2Graph::ir());
     l2::app().reads(cortex::runner::Reader::Record, &names)
 }
 

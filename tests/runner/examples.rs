@@ -5,7 +5,7 @@ use crate::{
     audio_levels, buffers_and_parallel, custom_kernel, depth_fusion, first, runner_example,
     state_and_modes,
 };
-use cortex::sources::SyntheticLayout;
+use cortex::runner::sources::SyntheticLayout;
 use serde_json::Value;
 
 const SIZE: &str = "320x240";
@@ -264,7 +264,12 @@ fn examples_guide_shows_each_example_graph_as_generated() {
     ];
     let stale: Vec<String> = graphs
         .into_iter()
-        .map(|ir| (ir.name.to_string(), cortex::export::to_mermaid(ir, None)))
+        .map(|ir| {
+            (
+                ir.name.to_string(),
+                cortex::tools::export::to_mermaid(ir, None),
+            )
+        })
         .filter(|(_, graph)| !guide.contains(&format!("```mermaid\n{graph}```")))
         .map(|(name, graph)| format!("{name}:\n```mermaid\n{graph}```"))
         .collect();

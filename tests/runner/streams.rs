@@ -5,7 +5,7 @@
 
 use crate::l2;
 use crate::support::*;
-use cortex::sources::SyntheticClip;
+use cortex::runner::sources::SyntheticClip;
 use serde_json::Value;
 
 const SIZE: (usize, usize) = (160, 120);

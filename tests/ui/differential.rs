@@ -5,7 +5,8 @@
 
 use std::fmt::Debug;
 
-use cortex::{Pipeline, PipelineMode};
+use cortex::prelude::PipelineMode;
+use cortex::{Pipeline, Run};
 
 /// Runs `frames` through two fresh pipelines per mode — one by `run(mode)`,
 /// one by `run_plan(mode.plan(), mode.weights())` — and asserts equal
@@ -32,7 +33,7 @@ where
                     assert_eq!(r.is_ok(), a.is_ok(), "mode {}: run_into", mode.name());
                 }
             }
-            let b = planned.run_plan_observed(mode.plan(), mode.weights(), &mut cortex::NoopObserver, (frame,));
+            let b = planned.run_with_fresh(&mut Run::plan(mode.plan(), mode.weights()), (frame,));
             match (a, b) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "mode {}", mode.name()),
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),

@@ -69,6 +69,10 @@ pub trait Pipeline: Default {
 
     /// Runs one frame in `mode`, reporting each node to `observer`. On error
     /// the state is left as it was.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::mode(mode).observed(observer), inputs)"
+    )]
     fn run_observed<O: Observer>(
         &mut self,
         mode: Self::Mode,
@@ -79,6 +83,10 @@ pub trait Pipeline: Default {
     /// Runs one frame in `mode` into `outputs` of an earlier frame, reusing
     /// their memory (filled outputs trade buffers with the pipeline). On
     /// error the state and `outputs` are left as they were.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with(&mut Run::mode(mode).observed(observer), inputs, outputs)"
+    )]
     fn run_into_observed<O: Observer>(
         &mut self,
         mode: Self::Mode,
@@ -89,6 +97,10 @@ pub trait Pipeline: Default {
 
     /// Runs one frame with weights chosen at run time (validated against the
     /// pipeline's weight keys; the plan of their zero pattern is cached).
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::weights(weights).observed(observer), inputs)"
+    )]
     fn run_weights_observed<O: Observer>(
         &mut self,
         weights: &Weights,
@@ -98,6 +110,10 @@ pub trait Pipeline: Default {
 
     /// Runs one frame with an explicit plan, validated against this
     /// pipeline before any state is touched.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::plan(plan, weights).observed(observer), inputs)"
+    )]
     fn run_plan_observed<O: Observer>(
         &mut self,
         plan: &Plan,
@@ -116,6 +132,15 @@ pub trait Pipeline: Default {
         inputs: Self::Inputs<'_>,
         outputs: &mut Self::Outputs,
     ) -> Result<(), PipelineError>;
+
+    /// [`run_with`](Self::run_with) into new outputs, every output
+    /// computed (see the generated `run_with_fresh`): for a first frame, or
+    /// outputs without `Default`. On error the state is left as it was.
+    fn run_with_fresh<O: Observer + Send>(
+        &mut self,
+        run: &mut Run<'_, Self::Mode, O>,
+        inputs: Self::Inputs<'_>,
+    ) -> Result<Self::Outputs, PipelineError>;
 
     /// The plan of a zero-weight pattern (bit `i` set: weight key `i` is
     /// zero), computed once by the DCE pass and cached.
@@ -152,6 +177,8 @@ pub trait Pipeline: Default {
     }
 
     /// Runs one frame in `mode`.
+    // Delegates to a deprecated form until that form is removed.
+    #[allow(deprecated)]
     fn run(
         &mut self,
         mode: Self::Mode,
@@ -161,6 +188,8 @@ pub trait Pipeline: Default {
     }
 
     /// Runs one frame in `mode` into `outputs` of an earlier frame.
+    // Delegates to a deprecated form until that form is removed.
+    #[allow(deprecated)]
     fn run_into(
         &mut self,
         mode: Self::Mode,
@@ -171,6 +200,11 @@ pub trait Pipeline: Default {
     }
 
     /// Runs one frame with weights chosen at run time.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::weights(weights), inputs)"
+    )]
+    #[allow(deprecated)]
     fn run_weights(
         &mut self,
         weights: &Weights,
@@ -190,6 +224,8 @@ pub trait ParallelPipeline: Pipeline {
 
     /// Runs a stream of frames in `mode`, pipelined (see the generated
     /// `run_stream`): results reach `on_result` in order.
+    // Delegates to a deprecated form until that form is removed.
+    #[allow(deprecated)]
     fn run_stream<I, F>(
         &mut self,
         mode: Self::Mode,
@@ -208,10 +244,34 @@ pub trait ParallelPipeline: Pipeline {
         self.run_stream_tagged(mode, frames, options, on_result)
     }
 
+    /// Runs a stream of frames pipelined as `run` says (see the generated
+    /// `run_stream_with`): its mode, observer and the outputs it reads. The
+    /// source yields `(tag, inputs)`; `on_result` borrows each frame, and
+    /// the outputs left in it are what a later frame runs into.
+    fn run_stream_with<O, T, I, F>(
+        &mut self,
+        run: &mut Run<'_, Self::Mode, O>,
+        frames: I,
+        options: &crate::runtime::stream::StreamOptions,
+        on_result: F,
+    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
+    where
+        O: Observer + Send,
+        T: Send,
+        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
+        I::IntoIter: Send,
+        F: FnMut(
+            &mut crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
+        ) -> std::ops::ControlFlow<()>;
+
     /// [`run_stream`](Self::run_stream) with a value of the caller's
     /// carried with each frame (see the generated `run_stream_tagged`): the
     /// source yields `(tag, inputs)`, and each frame's tag comes back in
     /// its [`StreamFrame::tag`](crate::runtime::stream::StreamFrame::tag).
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_stream_with(&mut Run::mode(mode), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()"
+    )]
     fn run_stream_tagged<T, I, F>(
         &mut self,
         mode: Self::Mode,
@@ -231,6 +291,10 @@ pub trait ParallelPipeline: Pipeline {
     /// of both stages to `observer` from the thread that runs it, and each
     /// frame's begin and end around its second stage (see the generated
     /// `run_stream_tagged_observed`).
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_stream_with(&mut Run::mode(mode).observed(observer), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()"
+    )]
     fn run_stream_tagged_observed<O, T, I, F>(
         &mut self,
         mode: Self::Mode,
@@ -252,6 +316,10 @@ pub trait ParallelPipeline: Pipeline {
     /// reused (see the generated `run_stream_into`): `on_result` borrows
     /// each frame, and the outputs left in it are run into by a later
     /// frame.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_stream_with(&mut Run::mode(mode), frames, options, on_result): the same call"
+    )]
     fn run_stream_into<T, I, F>(
         &mut self,
         mode: Self::Mode,
@@ -269,6 +337,10 @@ pub trait ParallelPipeline: Pipeline {
 
     /// Runs one frame in `mode` with independent nodes at once, reporting
     /// each node to `observer` from the thread that runs it.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs)"
+    )]
     fn run_parallel_observed<O: Observer + Send>(
         &mut self,
         mode: Self::Mode,
@@ -278,6 +350,10 @@ pub trait ParallelPipeline: Pipeline {
 
     /// [`run_parallel_observed`](Self::run_parallel_observed) into `outputs`
     /// of an earlier frame, reusing their memory.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs, outputs)"
+    )]
     fn run_parallel_into_observed<O: Observer + Send>(
         &mut self,
         mode: Self::Mode,
@@ -287,6 +363,11 @@ pub trait ParallelPipeline: Pipeline {
     ) -> Result<(), PipelineError>;
 
     /// Runs one frame in `mode` with independent nodes at once.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::mode(mode).parallel(), inputs)"
+    )]
+    #[allow(deprecated)]
     fn run_parallel(
         &mut self,
         mode: Self::Mode,
@@ -296,6 +377,10 @@ pub trait ParallelPipeline: Pipeline {
     }
     /// [`Pipeline::run_weights_observed`] with independent nodes at once
     /// (see the generated `run_weights_parallel`).
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs)"
+    )]
     fn run_weights_parallel_observed<O: Observer + Send>(
         &mut self,
         weights: &Weights,
@@ -305,6 +390,10 @@ pub trait ParallelPipeline: Pipeline {
 
     /// [`Pipeline::run_plan_observed`] with independent nodes at once (see
     /// the generated `run_plan_parallel`).
+    #[deprecated(
+        since = "0.2.0",
+        note = "use run_with_fresh(&mut Run::plan(plan, weights).parallel().observed(observer), inputs)"
+    )]
     fn run_plan_parallel_observed<O: Observer + Send>(
         &mut self,
         plan: &Plan,

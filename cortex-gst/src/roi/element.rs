@@ -16,6 +16,7 @@ use gst_video::VideoInfo;
 use cortex_core::error::PipelineError;
 use cortex_core::observe::{NoopObserver, Observer};
 use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_core::run::Run;
 use cortex_core::weights::{parse_overrides, Weights};
 use cortex_vision::ops::RgbFrame;
 
@@ -458,7 +459,7 @@ impl<P: RoiPipeline> ElementCore<P> {
 
 type RunResult<P> = std::thread::Result<Result<<P as Pipeline>::Outputs, PipelineError>>;
 
-fn run_frame<P: RoiPipeline, O: Observer>(
+fn run_frame<P: RoiPipeline, O: Observer + Send>(
     stream: &mut Stream<P>,
     mode: P::Mode,
     weights: Option<&Weights>,
@@ -468,8 +469,11 @@ fn run_frame<P: RoiPipeline, O: Observer>(
     let pipeline = &mut stream.pipeline;
     // The pipeline is reset after a caught panic, so no broken state is
     // observed afterwards.
-    catch_unwind(AssertUnwindSafe(|| match weights {
-        Some(w) => pipeline.run_weights_observed(w, observer, (frame,)),
-        None => pipeline.run_observed(mode, observer, (frame,)),
+    catch_unwind(AssertUnwindSafe(|| {
+        let run = match weights {
+            Some(w) => Run::weights(w),
+            None => Run::mode(mode),
+        };
+        pipeline.run_with_fresh(&mut run.observed(observer), (frame,))
     }))
 }

@@ -16,7 +16,7 @@
 //!         cortex::gst::RoiReport::new(Some(my_box(out)), out.score as f64)
 //!     }
 //! }
-//! cortex::gst_roi_element! {
+//! cortex::gst::gst_roi_element! {
 //!     /// My element.
 //!     pub struct MyRoi {
 //!         pipeline: MyPipeline,

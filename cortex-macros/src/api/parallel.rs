@@ -1,8 +1,9 @@
-//! What `#[parallel]` adds: `run_parallel`, `run_weights_parallel` and
-//! `run_plan_parallel` (and their `_into` and `_observed` forms), `run_stream` (and `run_stream_tagged`,
-//! `run_stream_into`, `run_stream_tagged_observed`), and
-//! `cortex::ParallelPipeline`; without the attribute, `run_parallel` and
-//! `run_stream` stubs whose call is one error saying to add it.
+//! What `#[parallel]` adds: `run_stream` and `run_stream_with`, the
+//! deprecated `run_parallel`, `run_weights_parallel` and `run_plan_parallel`
+//! (and their `_into` and `_observed` forms) and `run_stream_tagged`,
+//! `run_stream_into`, `run_stream_tagged_observed`, and
+//! `cortex::ParallelPipeline`; without the attribute, stubs whose call is
+//! one error saying to add it.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -121,6 +122,35 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 #stream_with_body
             }
         });
+        let dep_run_parallel =
+            cx.deprecated("use run_with_fresh(&mut Run::mode(mode).parallel(), inputs…)");
+        let dep_run_parallel_observed = cx.deprecated(
+            "use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs…)",
+        );
+        let dep_run_parallel_into =
+            cx.deprecated("use run_with(&mut Run::mode(mode).parallel(), inputs…, outputs)");
+        let dep_run_parallel_into_observed = cx.deprecated(
+            "use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs…, outputs)",
+        );
+        let dep_run_weights_parallel =
+            cx.deprecated("use run_with_fresh(&mut Run::weights(weights).parallel(), inputs…)");
+        let dep_run_weights_parallel_observed = cx.deprecated(
+            "use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs…)",
+        );
+        let dep_run_weights_parallel_into =
+            cx.deprecated("use run_with(&mut Run::weights(weights).parallel(), inputs…, outputs)");
+        let dep_run_weights_parallel_into_observed = cx.deprecated("use run_with(&mut Run::weights(weights).parallel().observed(observer), inputs…, outputs)");
+        let dep_run_plan_parallel =
+            cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).parallel(), inputs…)");
+        let dep_run_plan_parallel_observed = cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).parallel().observed(observer), inputs…)");
+        let dep_run_plan_parallel_into = cx
+            .deprecated("use run_with(&mut Run::plan(plan, weights).parallel(), inputs…, outputs)");
+        let dep_run_plan_parallel_into_observed = cx.deprecated("use run_with(&mut Run::plan(plan, weights).parallel().observed(observer), inputs…, outputs)");
+        let dep_run_stream_tagged = cx.deprecated("use run_stream_with(&mut Run::mode(mode), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()");
+        let dep_run_stream_into = cx.deprecated(
+            "use run_stream_with(&mut Run::mode(mode), frames, options, on_result): the same call",
+        );
+        let dep_run_stream_tagged_observed = cx.deprecated("use run_stream_with(&mut Run::mode(mode).observed(observer), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()");
         let weights_fresh = fresh_of(|b| &b.run_weights_parallel);
         let weights_into = into_of(|b| &b.run_weights_parallel);
         let plan_fresh = fresh_of(|b| &b.run_plan_parallel);
@@ -132,23 +162,27 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// bit-identical to [`Self::run`]'s. A failing frame leaves the
             /// state as it was and is run again sequentially (unobserved), so
             /// the error is exactly the one [`Self::run`] reports.
+            #dep_run_parallel
             pub fn run_parallel(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 self.run_parallel_observed(mode, &mut #c::NoopObserver, #args)
             }
 
             /// [`Self::run_parallel`], reporting each node to `observer` from
             /// the thread that runs it (one event at a time, under a lock).
+            #dep_run_parallel_observed
             pub fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 #fresh
             }
 
             /// [`Self::run_parallel`] into `outputs` of an earlier frame,
             /// reusing their memory (see [`Self::run_into`]).
+            #dep_run_parallel_into
             pub fn run_parallel_into(&mut self, mode: #mode_ty, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 self.run_parallel_into_observed(mode, &mut #c::NoopObserver, #args_c outputs)
             }
 
             /// [`Self::run_parallel_into`], reporting each node to `observer`.
+            #dep_run_parallel_into_observed
             pub fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 #into
             }
@@ -162,24 +196,28 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// bit-identical to [`Self::run_weights`]'s, and a failing frame
             /// is run again sequentially for its error, as in
             /// [`Self::run_parallel`].
+            #dep_run_weights_parallel
             pub fn run_weights_parallel(&mut self, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 self.run_weights_parallel_observed(weights, &mut #c::NoopObserver, #args)
             }
 
             /// [`Self::run_weights_parallel`], reporting each node to
             /// `observer` from the thread that runs it.
+            #dep_run_weights_parallel_observed
             pub fn run_weights_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 #weights_fresh
             }
 
             /// [`Self::run_weights_parallel`] into `outputs` of an earlier
             /// frame, reusing their memory (see [`Self::run_into`]).
+            #dep_run_weights_parallel_into
             pub fn run_weights_parallel_into(&mut self, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 self.run_weights_parallel_into_observed(weights, &mut #c::NoopObserver, #args_c outputs)
             }
 
             /// [`Self::run_weights_parallel_into`], reporting each node to
             /// `observer`.
+            #dep_run_weights_parallel_into_observed
             pub fn run_weights_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 #weights_into
             }
@@ -189,24 +227,28 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// node skipped when `plan` leaves it out). The plan is validated
             /// first, as in [`Self::run_plan`]; outputs and state are
             /// bit-identical to its.
+            #dep_run_plan_parallel
             pub fn run_plan_parallel(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 self.run_plan_parallel_observed(plan, weights, &mut #c::NoopObserver, #args)
             }
 
             /// [`Self::run_plan_parallel`], reporting each node to
             /// `observer` from the thread that runs it.
+            #dep_run_plan_parallel_observed
             pub fn run_plan_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 #plan_fresh
             }
 
             /// [`Self::run_plan_parallel`] into `outputs` of an earlier
             /// frame, reusing their memory (see [`Self::run_into`]).
+            #dep_run_plan_parallel_into
             pub fn run_plan_parallel_into(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 self.run_plan_parallel_into_observed(plan, weights, &mut #c::NoopObserver, #args_c outputs)
             }
 
             /// [`Self::run_plan_parallel_into`], reporting each node to
             /// `observer`.
+            #dep_run_plan_parallel_into_observed
             pub fn run_plan_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 #plan_into
             }
@@ -242,6 +284,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// overflow policy, or discarded after `Break` or a panicking
             /// `on_result`) is dropped with its inputs. The memory budget
             /// counts the inputs only.
+            #dep_run_stream_tagged
             pub fn run_stream_tagged<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
             where
                 __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
@@ -262,6 +305,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// [`StreamFrame::take_result`](#c::stream::StreamFrame::take_result)
             /// (a later frame then makes new ones). Outputs and state are
             /// bit-identical to [`Self::run_stream`]'s.
+            #dep_run_stream_into
             pub fn run_stream_into<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
             where
                 __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
@@ -306,6 +350,7 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// reported meanwhile). Events arrive one at a time, under a
             /// lock, as in [`Self::run_parallel_observed`]; a failing frame's
             /// rerun is not observed.
+            #dep_run_stream_tagged_observed
             pub fn run_stream_tagged_observed<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
             where
                 __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
@@ -392,6 +437,9 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
     if cx.ast.parallel {
         let owned = owned_inputs(cx);
         quote! {
+            // Each method calls the inherent one of the same name,
+            // deprecated ones included: that must not warn in the user's crate.
+            #[allow(deprecated)]
             impl #c::ParallelPipeline for #pipeline {
                 // Rustdoc shows the tuple, which it is.
                 #[cfg(doc)]
@@ -421,6 +469,14 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
                     __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
                 {
                     #pipeline::run_stream_tagged_observed(self, mode, observer, frames, options, on_result)
+                }
+                fn run_stream_with<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                where
+                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                    __I::IntoIter: ::core::marker::Send,
+                    __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+                {
+                    #pipeline::run_stream_with(self, run, frames, options, on_result)
                 }
                 fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                     let (#(#input_names,)*) = inputs;

@@ -14,6 +14,9 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
     let (args, args_c) = (&cx.args, &cx.args_c);
     let (input_names, input_tys) = (&cx.input_names, &cx.input_tys);
     quote! {
+        // Each method calls the inherent one of the same name, deprecated
+        // ones included: implementing them must not warn in the user's crate.
+        #[allow(deprecated)]
         impl #c::Pipeline for #pipeline {
             type Mode = #mode_ty;
             type Inputs<'__a> = (#(&'__a #input_tys,)*);
@@ -38,6 +41,10 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
             fn run_plan_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;
                 #pipeline::run_plan_observed(self, plan, weights, observer, #args)
+            }
+            fn run_with_fresh<__O: #c::Observer + ::core::marker::Send>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                let (#(#input_names,)*) = inputs;
+                #pipeline::run_with_fresh(self, run, #args)
             }
             fn run_with<__O: #c::Observer + ::core::marker::Send>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;

@@ -2,6 +2,7 @@
 //! neither saliency nor motion, and its fused score is bit-identical to the
 //! full graph's on the same frames; the visualizer and DCE diff print.
 
+use cortex_core::run::Run;
 use cortex_core::viz::{dce_diff, listing};
 use cortex_core::Profiler;
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
@@ -14,12 +15,10 @@ fn power_save_is_bit_identical_to_the_full_graph() {
     let mut profiler = Profiler::new(L2::ir());
     let mut computed = 0;
     for frame in demo_clip(5, 160, 120) {
-        let a = full
-            .run_plan(&full_plan, L2Mode::PowerSave.weights(), &frame)
-            .unwrap();
-        let b = saver
-            .run_observed(L2Mode::PowerSave, &mut profiler, &frame)
-            .unwrap();
+        let mut whole = Run::plan(&full_plan, L2Mode::PowerSave.weights());
+        let a = full.run_with_fresh(&mut whole, &frame).unwrap();
+        let mut observed = Run::mode(L2Mode::PowerSave).observed(&mut profiler);
+        let b = saver.run_with_fresh(&mut observed, &frame).unwrap();
         // POWER_SAVE holds the text map between the frames that compute it;
         // those equal the full graph.
         if saver.holds()[0].held_last_frame {

@@ -134,8 +134,8 @@ pub fn temp_dir(name: &str) -> PathBuf {
 /// frame); returns its events.
 pub fn assert_one_slice_per_node_and_frame(
     trace: &serde_json::Value,
-    ir: &cortex::ir::GraphIr,
-    plans: &[&cortex::plan::Plan],
+    ir: &cortex::model::ir::GraphIr,
+    plans: &[&cortex::model::plan::Plan],
     frames: u64,
 ) -> Vec<serde_json::Value> {
     let events = trace["traceEvents"]
@@ -162,8 +162,8 @@ pub fn assert_one_slice_per_node_and_frame(
 
 /// The plan the L2 command runs after its first frame when it prints its
 /// results only: `plan` cut to what its record reads.
-pub fn l2_record_plan(plan: &cortex::plan::Plan) -> cortex::plan::Plan {
+pub fn l2_record_plan(plan: &cortex::model::plan::Plan) -> cortex::model::plan::Plan {
     let ir = cortex::l2::L2::ir();
-    let reads = cortex::OutputSet::named(ir, cortex::runner::l2::RECORD_READS).unwrap();
-    cortex::dce::plan_for_outputs(ir, plan.zero_pattern, reads, "record")
+    let reads = cortex::run::OutputSet::named(ir, cortex::runner::l2::RECORD_READS).unwrap();
+    cortex::passes::dce::plan_for_outputs(ir, plan.zero_pattern, reads, "record")
 }

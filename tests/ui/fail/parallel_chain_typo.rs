@@ -212,5 +212,5 @@ cortex_graph! {
 }
 
 fn main() {
-    let _ = Chain::new().run_parallel(ChainMode::Full, &1).map(|o| o.n199);
+    let _ = Chain::new().run_with(&mut cortex::Run::mode(ChainMode::Full).parallel(), &1, &mut ChainOutputs::default());
 }

@@ -13,5 +13,5 @@ cortex_graph! {
 }
 
 fn main() {
-    let _ = P::new().run_parallel(PMode::Full, &1).map(|o| o.d);
+    let _ = P::new().run_with(&mut cortex::Run::mode(PMode::Full).parallel(), &1, &mut POutputs::default());
 }

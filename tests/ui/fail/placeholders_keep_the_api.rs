@@ -1,6 +1,6 @@
 // An invalid pipeline (here: an output without its type) still emits every
 // generated item, so code using them reports nothing but the one real error.
-use cortex::{cortex_graph, Pipeline, PipelineMode, Weights};
+use cortex::{cortex_graph, Pipeline, prelude::PipelineMode, Weights};
 
 fn src(x: &f32) -> f32 { *x }
 
@@ -18,7 +18,7 @@ cortex_graph! {
 
 fn generic<T: Pipeline>() -> usize { T::ir().nodes.len() }
 
-fn main() {
+#[allow(deprecated)] fn main() {
     let mut p = P::new();
     let _ = P::default();
     let _: &PState = p.state();
@@ -37,12 +37,12 @@ fn main() {
     let w = Weights::new();
     let o: Result<POutputs, cortex::PipelineError> = p.run(PMode::Fast, &1.0);
     let _ = o.map(|o| (o.out, o.a));
-    let _ = p.run_observed(PMode::Fast, &mut cortex::NoopObserver, &1.0);
+    let _ = p.run_observed(PMode::Fast, &mut cortex::prelude::NoopObserver, &1.0);
     let _ = p.run_weights(&w, &1.0);
-    let _ = p.run_weights_observed(&w, &mut cortex::NoopObserver, &1.0);
+    let _ = p.run_weights_observed(&w, &mut cortex::prelude::NoopObserver, &1.0);
     let plan = p.pattern_plan(0);
     let _ = p.run_plan(&plan, &w, &1.0);
-    let _ = p.run_plan_observed(&plan, &w, &mut cortex::NoopObserver, &1.0);
+    let _ = p.run_plan_observed(&plan, &w, &mut cortex::prelude::NoopObserver, &1.0); let _ = p.run_with(&mut cortex::Run::mode(PMode::Fast), &1.0, &mut POutputs::default());
     let _ = generic::<P>();
     let _ = Pipeline::run(&mut p, PMode::Fast, (&1.0,));
 }

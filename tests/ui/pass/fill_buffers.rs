@@ -6,6 +6,7 @@ use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
 use cortex::stream::StreamOptions;
+use cortex::Run;
 
 #[path = "../differential.rs"]
 mod differential;
@@ -59,7 +60,8 @@ fn main() {
     let mut out = p.run(FilledMode::Full, &frames[0]).unwrap();
     p.run_into(FilledMode::Lean, &frames[1], &mut out).unwrap();
     assert_eq!(out.e, frames[0].iter().map(|v| v * 2.0).collect::<Vec<f32>>());
-    let par = Filled::new().run_parallel(FilledMode::Full, &frames[2]).unwrap();
+    let mut par = FilledOutputs::default();
+    Filled::new().run_with(&mut Run::mode(FilledMode::Full).parallel(), &frames[2], &mut par).unwrap();
     assert_eq!(par, Filled::new().run(FilledMode::Full, &frames[2]).unwrap());
     let mut seen = 0;
     Filled::new()

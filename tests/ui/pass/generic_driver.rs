@@ -1,6 +1,7 @@
 // A user's own pipeline driven by generic code through `cortex::Pipeline`:
 // the code below knows nothing about `Levels` but its trait.
-use cortex::{cortex_graph, Pipeline, PipelineMode, Profiler, Weights};
+use cortex::prelude::{PipelineMode, Profiler};
+use cortex::{cortex_graph, Pipeline, Run, Weights};
 
 #[path = "../differential.rs"]
 mod differential;
@@ -33,7 +34,7 @@ where
     for &mode in P::Mode::ALL {
         let mut p = P::default();
         let mut profiler = Profiler::new(P::ir());
-        out.push((mode.name(), p.run_observed(mode, &mut profiler, (input,)).unwrap()));
+        out.push((mode.name(), p.run_with_fresh(&mut Run::mode(mode).observed(&mut profiler), (input,)).unwrap()));
         assert_eq!(profiler.frame_stats().frames, 1);
     }
     out

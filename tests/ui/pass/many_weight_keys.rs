@@ -1,4 +1,4 @@
-use cortex::cortex_graph;
+use cortex::{cortex_graph, Run};
 
 #[path = "../differential.rs"]
 mod differential;
@@ -40,9 +40,12 @@ fn main() {
     let mut p = Wide::new();
     assert_eq!(p.run(WideMode::All, &1).unwrap().total, 45);
     let w: cortex::Weights = (1..=9).map(|i| (format!("k{i}"), if i % 2 == 0 { 0.0 } else { 1.0 })).collect();
-    assert_eq!(p.run_weights(&w, &1).unwrap().total, 1 + 3 + 5 + 7 + 9);
+    let mut out = WideOutputs::default();
+    p.run_with(&mut Run::weights(&w), &1, &mut out).unwrap();
+    assert_eq!(out.total, 1 + 3 + 5 + 7 + 9);
     let pattern = w.zero_pattern(&Wide::ir().weight_keys).unwrap();
     let plan = p.pattern_plan(pattern);
     assert_eq!(plan.eliminated.len(), 4);
-    assert_eq!(p.run_plan(&plan, &w, &1).unwrap().total, 25);
+    p.run_with(&mut Run::plan(&plan, &w), &1, &mut out).unwrap();
+    assert_eq!(out.total, 25);
 }

@@ -6,6 +6,7 @@ use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
 use cortex::stream::{Overflow, StreamOptions};
+use cortex::Run;
 
 fn add(x: &f64, t: f64) -> f64 { x + t }
 fn gate(a: &f64, prev: &f64, t: f64) -> f64 { if (a - prev).abs() > t { *a } else { *prev } }
@@ -36,9 +37,11 @@ fn main() {
         [(11.0, 11.0), (35.0, 35.0), (40.0, 35.0), (15.0, 15.0), (-30.0, -30.0), (-25.0, -30.0), (70.0, 70.0)]
     );
     let mut par = P::new();
+    let mut out = POutputs::default();
+    let mut parallel = Run::mode(PMode::Full).parallel();
     let got: Vec<(f64, f64)> = xs
         .iter()
-        .map(|x| par.run_parallel(PMode::Full, x).map(|o| (o.a, o.g)).unwrap())
+        .map(|x| par.run_with(&mut parallel, x, &mut out).map(|()| (out.a, out.g)).unwrap())
         .collect();
     assert_eq!(got, want);
     let mut piped = P::new();
