@@ -62,9 +62,7 @@ where
 
 /// One frame as its [`Run`] says, into the previous frame's outputs when
 /// there are some, else into new ones:
-/// [`run_slot`](cortex_core::runtime::dispatch::run_slot), or
-/// [`run_slot_parallel`](cortex_core::runtime::dispatch::run_slot_parallel)
-/// for a `#[parallel]` pipeline.
+/// [`run_slot`](cortex_core::runtime::dispatch::run_slot).
 pub(crate) type SlotRunFn<P> = for<'a, 'b, 'r> fn(
     &'b mut P,
     &'b mut Run<'r, <P as Pipeline>::Mode, RunObserver>,
@@ -99,7 +97,6 @@ pub(crate) struct Delivered<'f, O> {
 /// The engines of a `#[parallel]` pipeline, captured by [`App::parallel`]
 /// where the bound is known, so that `App<P>` itself needs no bound.
 pub(crate) struct ParallelFns<P: Pipeline> {
-    pub(crate) run: SlotRunFn<P>,
     pub(crate) stream: StreamRunFn<P>,
     /// Several inputs on one pool (pipelines whose one input is the frame).
     pub(crate) session: Option<SessionFn<P>>,

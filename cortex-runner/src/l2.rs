@@ -5,17 +5,13 @@
 //! engines (the pipelined one computing only what is read). The
 //! `cortex-l2` command runs it; `examples/l2.rs` of the facade too.
 
-use cortex_core::run::Run;
-use cortex_core::stream::{StreamError, StreamOptions, StreamReport};
-use cortex_vision::l2::{L2Mode, L2Outputs, L2};
+use cortex_vision::l2::{L2Outputs, L2};
 
 use std::process::ExitCode;
 
 use crate::l2_view::{dump_maps, fields};
 
 use crate::model_arg::take_models;
-use crate::observer::RunObserver;
-use crate::pipelined::{OnFrame, TaggedFrames};
 use crate::sources::Frame;
 use crate::RunnerError;
 use crate::{App, DumpError, DumpSink, Reader, Record};
@@ -78,18 +74,6 @@ pub fn app() -> App<L2> {
         .reads(Reader::Dump, &["fused", "roi"])
         .reads(Reader::Regions, &["regions"])
         .reads(Reader::QpMap, &["qp_map"])
-        .parallel_streaming(stream_with)
+        .parallel()
 }
 
-/// L2's pipelined engine: its own `run_stream_with`, which computes only
-/// the outputs the run reads (a `run` without `--encode` runs neither
-/// `regions` nor `qp_map`).
-fn stream_with(
-    pipeline: &mut L2,
-    run: &mut Run<'_, L2Mode, RunObserver>,
-    frames: TaggedFrames<'_, L2>,
-    options: &StreamOptions,
-    on_result: &mut OnFrame<'_, L2>,
-) -> Result<StreamReport, StreamError> {
-    pipeline.run_stream_with(run, frames, options, on_result)
-}

@@ -10,8 +10,7 @@ use std::sync::{Mutex, PoisonError};
 
 use cortex_core::error::PipelineError;
 use cortex_core::pipeline::{ParallelPipeline, Pipeline};
-use cortex_core::run::{Run, Select};
-use cortex_core::runtime::dispatch::run_slot_parallel;
+use cortex_core::run::Run;
 use cortex_core::stream::{memory_budget, StreamError, StreamFrame, StreamOptions, StreamReport};
 use cortex_vision::ops::RgbFrame;
 
@@ -37,12 +36,11 @@ impl<P: Pipeline + 'static> App<P> {
             + Send,
         P::Outputs: Send,
     {
-        self.parallel_streaming(every_output::<P>)
+        self.parallel_streaming(stream_with::<P>)
     }
 
-    /// [`App::parallel`] whose pipelined engine is `engine`: a pipeline's
-    /// own `run_stream_with`, which computes only the outputs the run reads.
-    pub(crate) fn parallel_streaming(self, engine: StreamEngineFn<P>) -> Self
+    /// [`App::parallel`] whose pipelined engine is `engine`.
+    fn parallel_streaming(self, engine: StreamEngineFn<P>) -> Self
     where
         P: ParallelPipeline<OwnedInputs = (RgbFrame,)>
             + for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)>
@@ -78,7 +76,7 @@ impl<P: Pipeline + 'static> App<P> {
     {
         let split = move |frame: Frame| Ok((owned(&frame)?, frame));
         self.with_engines(
-            stream_fn::<P, _, _>(split, |_, _| {}, every_output::<P>),
+            stream_fn::<P, _, _>(split, |_, _| {}, stream_with::<P>),
             None,
         )
     }
@@ -88,7 +86,6 @@ impl<P: Pipeline + 'static> App<P> {
         P: ParallelPipeline,
     {
         self.parallel = Some(ParallelFns {
-            run: run_slot_parallel::<P, RunObserver>,
             stream,
             session,
         });
@@ -117,26 +114,18 @@ pub(crate) type StreamEngineFn<P> = for<'a, 'r, 'f> fn(
     &'f mut OnFrame<'f, P>,
 ) -> Result<StreamReport, StreamError>;
 
-/// The stream engine every `#[parallel]` pipeline has: the run's mode
-/// (weights and plans are refused, as `run_stream_with` refuses them),
-/// observed, making every output of every frame. The trait has no
-/// `run_stream_with` yet; a pipeline's own, which computes only the
-/// outputs read, is given with [`App::parallel_streaming`].
-fn every_output<P: ParallelPipeline>(
+/// The stream engine every `#[parallel]` pipeline has: its
+/// `run_stream_with`, which runs the run's mode (weights and plans are
+/// refused), observed when the run is, computing only the outputs the run
+/// reads.
+fn stream_with<P: ParallelPipeline>(
     pipeline: &mut P,
     run: &mut Run<'_, P::Mode, RunObserver>,
     frames: TaggedFrames<'_, P>,
     options: &StreamOptions,
     on_result: &mut OnFrame<'_, P>,
 ) -> Result<StreamReport, StreamError> {
-    let Select::Mode(mode) = run.select else {
-        return Err(StreamError::NotAMode);
-    };
-    let deliver = |mut r: StreamFrame<P::OwnedInputs, P::Outputs, Frame>| on_result(&mut r);
-    match run.observer() {
-        Some(o) => pipeline.run_stream_tagged_observed(mode, o, frames, options, deliver),
-        None => pipeline.run_stream_tagged(mode, frames, options, deliver),
-    }
+    pipeline.run_stream_with(run, frames, options, on_result)
 }
 
 /// A lock that a panic elsewhere does not poison for good.

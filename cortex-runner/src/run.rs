@@ -127,15 +127,11 @@ impl<P: Pipeline + 'static> App<P> {
                 done = run.report.processed;
                 run.result
             }
-            (engine, fns) => {
+            (engine, _) => {
                 // Checked in `check_engine`: parallel and pipelined runs
                 // need `App::parallel`.
                 let engine = engine.unwrap_or_default();
-                let sequential: crate::app::SlotRunFn<P> = run_slot::<P, RunObserver>;
-                let run_slot = match (engine, fns) {
-                    (cortex_core::run::Engine::Parallel, Some(f)) => f.run,
-                    _ => sequential,
-                };
+                let run_slot: crate::app::SlotRunFn<P> = run_slot::<P, RunObserver>;
                 FrameByFrame {
                     pipeline: &mut pipeline,
                     choice,

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use crate::model::plan::Plan;
 use crate::model::weights::{parse_overrides, Weights};
 use crate::runtime::error::PipelineError;
-use crate::runtime::observe::{NoopObserver, Observer};
-use crate::runtime::pipeline::{ParallelPipeline, Pipeline, PipelineMode};
-use crate::runtime::run::{Engine, Run, Select};
+use crate::runtime::observe::Observer;
+use crate::runtime::pipeline::{Pipeline, PipelineMode};
+use crate::runtime::run::{Run, Select};
 
 /// Why a choice made in text cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -137,9 +137,10 @@ impl<M: PipelineMode> Choice<M> {
 /// Runs one frame as `run` says into `slot`: into the outputs of an
 /// earlier frame when there are some ([`Pipeline::run_with`], computing
 /// only the outputs `run` reads), otherwise into new outputs of every
-/// output (a first frame, which the caller then keeps in `slot`). A first
-/// frame on [`Engine::Parallel`] needs [`run_slot_parallel`]: here it is
-/// refused with [`PipelineError::NotParallel`] before anything runs.
+/// output ([`Pipeline::run_with_fresh`]: a first frame, which the caller
+/// then keeps in `slot`). [`Engine::Parallel`] on a pipeline not declared
+/// `#[parallel]` is refused with [`PipelineError::NotParallel`] before
+/// anything runs.
 ///
 /// # Errors
 /// The frame's error; `slot` and the state are then left as they were.
@@ -152,69 +153,9 @@ pub fn run_slot<P: Pipeline, O: Observer + Send>(
     if let Some(outputs) = slot.as_mut() {
         return pipeline.run_with(run, inputs, outputs);
     }
-    if run.engine == Engine::Parallel {
-        return Err(PipelineError::NotParallel {
-            pipeline: &P::ir().name,
-        });
-    }
-    let select = run.select;
-    let outputs = match run.observer() {
-        Some(o) => fresh(pipeline, select, o, inputs)?,
-        None => fresh(pipeline, select, &mut NoopObserver, inputs)?,
-    };
+    let outputs = pipeline.run_with_fresh(run, inputs)?;
     *slot = Some(outputs);
     Ok(())
-}
-
-/// [`run_slot`] of a `#[parallel]` pipeline: a first frame on
-/// [`Engine::Parallel`] runs on the parallel engine too.
-///
-/// # Errors
-/// The frame's error; `slot` and the state are then left as they were.
-pub fn run_slot_parallel<P: ParallelPipeline, O: Observer + Send>(
-    pipeline: &mut P,
-    run: &mut Run<'_, P::Mode, O>,
-    inputs: P::Inputs<'_>,
-    slot: &mut Option<P::Outputs>,
-) -> Result<(), PipelineError> {
-    if slot.is_some() || run.engine == Engine::Sequential {
-        return run_slot(pipeline, run, inputs, slot);
-    }
-    let select = run.select;
-    let outputs = match run.observer() {
-        Some(o) => fresh_parallel(pipeline, select, o, inputs)?,
-        None => fresh_parallel(pipeline, select, &mut NoopObserver, inputs)?,
-    };
-    *slot = Some(outputs);
-    Ok(())
-}
-
-/// New outputs of a frame of `select` on the sequential engine.
-fn fresh<P: Pipeline, O: Observer>(
-    pipeline: &mut P,
-    select: Select<'_, P::Mode>,
-    observer: &mut O,
-    inputs: P::Inputs<'_>,
-) -> Result<P::Outputs, PipelineError> {
-    match select {
-        Select::Mode(m) => pipeline.run_observed(m, observer, inputs),
-        Select::Weights(w) => pipeline.run_weights_observed(w, observer, inputs),
-        Select::Plan(p, w) => pipeline.run_plan_observed(p, w, observer, inputs),
-    }
-}
-
-/// New outputs of a frame of `select` on the parallel engine.
-fn fresh_parallel<P: ParallelPipeline, O: Observer + Send>(
-    pipeline: &mut P,
-    select: Select<'_, P::Mode>,
-    observer: &mut O,
-    inputs: P::Inputs<'_>,
-) -> Result<P::Outputs, PipelineError> {
-    match select {
-        Select::Mode(m) => pipeline.run_parallel_observed(m, observer, inputs),
-        Select::Weights(w) => pipeline.run_weights_parallel_observed(w, observer, inputs),
-        Select::Plan(p, w) => pipeline.run_plan_parallel_observed(p, w, observer, inputs),
-    }
 }
 
 #[cfg(test)]
