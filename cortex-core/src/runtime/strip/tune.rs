@@ -17,8 +17,9 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use super::exec::Strips;
+use super::erased::AnyPlane;
 use super::geometry::Geometry;
+use super::strips::Strips;
 use crate::autotune::{self, CacheEntry, CacheKey, Section};
 
 /// The environment variable forcing the strip policy: `measure` (the
@@ -381,6 +382,75 @@ pub(crate) fn candidates(window: usize) -> [Strips; 4] {
         Strips::Rows(2 * a),
         Strips::Rows(4 * a),
     ]
+}
+
+/// One group's strip choice: the decision for the current input size and
+/// thread count, or the measurement towards it.
+#[derive(Debug, Default)]
+pub(crate) struct Tuner {
+    /// The strip heights being measured at the current input size.
+    tuning: Option<Tuning>,
+    /// The strips chosen for these input geometries and thread count.
+    chosen: Option<(Vec<Geometry>, usize, Strips)>,
+}
+
+impl Tuner {
+    /// The setting of the next run of the group `signature` (widest window
+    /// `window`) on `inputs`, and whether the run is measured (then report
+    /// it with [`Tuner::record`]).
+    pub(crate) fn next(
+        &mut self,
+        signature: &str,
+        inputs: &[AnyPlane<'_>],
+        window: usize,
+    ) -> (Strips, bool) {
+        let threads = rayon::current_num_threads();
+        if let Some((known, t, s)) = &self.chosen {
+            let same = known.len() == inputs.len()
+                && known.iter().zip(inputs).all(|(g, x)| *g == x.geometry());
+            if *t == threads && same {
+                return (*s, false);
+            }
+        }
+        // A new size or thread count: a decision the process knows, or
+        // measure one.
+        let geometries: Vec<Geometry> = inputs.iter().map(|p| p.geometry()).collect();
+        if let Some(s) = lookup(signature, &geometries, threads) {
+            self.chosen = Some((geometries, threads, s));
+            self.tuning = None;
+            return (s, false);
+        }
+        let stale = self
+            .tuning
+            .as_ref()
+            .map_or(true, |t| t.threads != threads || t.inputs != geometries);
+        if stale {
+            self.tuning = Some(Tuning::new(geometries, threads, window));
+        }
+        (
+            self.tuning.as_ref().map_or(Strips::Auto, Tuning::next),
+            true,
+        )
+    }
+
+    /// Records a measured run started at `started` (`ok`: it succeeded);
+    /// once every candidate ran, keeps the decision.
+    pub(crate) fn record(&mut self, started: Instant, ok: bool, signature: &str) {
+        if let Some(decision) = self
+            .tuning
+            .as_mut()
+            .and_then(|t| t.record(started, ok, signature))
+        {
+            self.chosen = Some((decision.inputs.clone(), decision.threads, decision.strips));
+            self.tuning = None;
+            decided(decision);
+        }
+    }
+
+    /// The strips chosen for the last input size, once chosen.
+    pub(crate) fn chosen(&self) -> Option<Strips> {
+        self.chosen.as_ref().map(|(_, _, s)| *s)
+    }
 }
 
 /// A measurement in progress for one input size.
