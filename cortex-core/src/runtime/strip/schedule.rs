@@ -119,9 +119,15 @@ impl Schedule {
                     return Err(StripError::RefusedBefore);
                 }
             }
-            self.plan = None;
+            // Another strip setting at the same size (the tuner trying
+            // heights) computes the folded constants into the last plan's
+            // buffers, so trying heights does not allocate whole frames.
+            let same_size = self
+                .plan
+                .take()
+                .filter(|p| same(&p.inputs) && p.threads == threads);
             self.refused = None;
-            match plan(dag, inputs, strips) {
+            match plan(dag, inputs, strips, same_size) {
                 Ok(p) => self.plan = Some(p),
                 Err((e, refusal)) => {
                     if refusal {
@@ -138,12 +144,19 @@ impl Schedule {
     }
 }
 
-/// The plan of a run of `dag` on `inputs` cut into `strips`; an error says
-/// whether the inputs are refused (kept, so the same inputs fail at no
-/// cost) or only the strip setting is invalid.
-fn plan(dag: &Dag, inputs: &[AnyPlane<'_>], strips: Strips) -> Result<RunPlan, (StripError, bool)> {
+/// The plan of a run of `dag` on `inputs` cut into `strips`, reusing the
+/// buffers of another setting's plan at the same size when there is one;
+/// an error says whether the inputs are refused (kept, so the same inputs
+/// fail at no cost) or only the strip setting is invalid.
+fn plan(
+    dag: &Dag,
+    inputs: &[AnyPlane<'_>],
+    strips: Strips,
+    same_size: Option<RunPlan>,
+) -> Result<RunPlan, (StripError, bool)> {
     let refused = |e| (e, true);
     let sizes = dag.sizes(inputs).map_err(refused)?;
+    let buffers = same_size.map(|p| p.constants);
     let tallest = dag
         .outputs
         .iter()
@@ -154,7 +167,7 @@ fn plan(dag: &Dag, inputs: &[AnyPlane<'_>], strips: Strips) -> Result<RunPlan, (
         Strips::Auto => Strips::auto_for(tallest, dag.widest_window()),
         other => other.count(tallest).map_err(|e| (e, false))?,
     };
-    let constants = fold_constants(&dag.nodes, &sizes, inputs).map_err(refused)?;
+    let constants = fold_constants(&dag.nodes, &sizes, inputs, buffers).map_err(refused)?;
     let folded: Vec<bool> = constants.iter().map(Option::is_some).collect();
     let plans: Vec<StripRows> = (0..count)
         .map(|s| strip_rows(&dag.nodes, &sizes.rows, &folded, s, count))
@@ -176,10 +189,14 @@ fn plan(dag: &Dag, inputs: &[AnyPlane<'_>], strips: Strips) -> Result<RunPlan, (
 /// constant that leaves the group is computed each run as before: it would
 /// have to be copied into the leaving buffer every run anyway, which costs
 /// as much memory traffic as computing it there.
+///
+/// `buffers` (a plan's constants at the same size) are written over
+/// rather than allocated anew.
 fn fold_constants(
     nodes: &[Node],
     sizes: &Sizes,
     inputs: &[AnyPlane<'_>],
+    mut buffers: Option<Vec<Option<Store>>>,
 ) -> Result<Vec<Option<Store>>, StripError> {
     let mut constants: Vec<Option<Store>> = (0..nodes.len()).map(|_| None).collect();
     for (i, node) in nodes.iter().enumerate() {
@@ -197,7 +214,8 @@ fn fold_constants(
                 }
             }
         }
-        let mut store = node.member.new_store();
+        let reused = buffers.as_mut().and_then(|b| b.get_mut(i)?.take());
+        let mut store = reused.unwrap_or_else(|| node.member.new_store());
         {
             let mut args: SmallVec<[AnyPlane<'_>; 8]> = SmallVec::new();
             for a in &node.args {
