@@ -31,13 +31,21 @@ pub const STRIPS_ENV: &str = "CORTEX_STRIPS";
 /// the group's scratch and warm the pool, which would count against
 /// whichever setting came first.
 const WARM_UP: usize = 2;
-/// Rounds over the candidates, the second in reverse order, so that a
-/// trend during the measurement (the machine getting busier) does not
+/// Rounds over the candidates, every other one in reverse order, so that
+/// a trend during the measurement (the machine getting busier) does not
 /// favour the first or the last candidate; each keeps its fastest run.
-const ROUNDS: usize = 2;
+/// Four rounds of two counted runs: the fastest of eight is what a
+/// candidate costs on a quiet machine, where two rounds of one left the
+/// choice to a single lucky or unlucky run.
+const ROUNDS: usize = 4;
 /// Runs per candidate per round; the first of each block plans the run
 /// (sizes, strip rows, folded constants) and is not counted.
-const BLOCK: usize = 2;
+const BLOCK: usize = 3;
+/// Candidates within this fraction of the fastest are tied, and the first
+/// of them in candidate order (the default rule first) is kept: heights
+/// that differ by less than timing noise no longer decide by it, so two
+/// processes on a quiet machine choose alike.
+const TIE: f64 = 0.05;
 
 /// Runs a measurement takes.
 pub const MEASURED_RUNS: usize = WARM_UP + ROUNDS * BLOCK * 4;
@@ -498,7 +506,8 @@ impl Tuning {
     }
 
     /// Records the run just made with [`Tuning::next`]'s setting (a failed
-    /// run counts as the slowest); the decision once every candidate ran.
+    /// run counts as the slowest); the decision once every candidate ran:
+    /// the first candidate within [`TIE`] of the fastest.
     pub(crate) fn record(
         &mut self,
         started: Instant,
@@ -516,11 +525,13 @@ impl Tuning {
             return None;
         }
         let ms = |d: Option<Duration>| d.map_or(f64::INFINITY, |d| d.as_secs_f64() * 1e3);
+        let fastest = self.best.iter().map(|b| b.unwrap_or(Duration::MAX)).min()?;
+        let limit = fastest.as_secs_f64() * (1.0 + TIE);
         let (pick, time) = self
             .candidates
             .iter()
             .zip(self.best)
-            .min_by_key(|(_, b)| b.unwrap_or(Duration::MAX))
+            .find(|(_, b)| b.unwrap_or(Duration::MAX).as_secs_f64() <= limit)
             .map(|(s, b)| (*s, b))?;
         Some(StripDecision {
             group: group.to_owned(),
