@@ -1,9 +1,11 @@
 //! What a graph built at run time costs against the compiled pipeline of
 //! the same graph: the 20-node chain of cheap nodes (`benches/chain`), the
 //! per-node overhead of type-erased values and interpreted steps; and L2 at
-//! 640×480 in BALANCED, against the compiled L2 with fusion off (the same
-//! whole-frame calls) and on, sequential and parallel. Rounds interleave
-//! the variants; medians and ratios are printed with the load average.
+//! 640×480 in BALANCED, run time against compiled, each with fusion off
+//! (the same whole-frame calls) and on (the same fused groups on the strip
+//! executor), sequential and parallel. Rounds interleave the variants,
+//! after a warm-up long enough for every group's strip height to be
+//! chosen; medians and ratios are printed with the load average.
 //!
 //! ```text
 //! cargo bench --bench dynamic --features runner
@@ -146,64 +148,73 @@ fn main() {
     let mut fused = L2::new();
     let mut fused_par = L2::new();
     let ops = l2_ops();
-    let mut dyn_seq =
-        DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &ops).expect("L2 ops");
-    let mut dyn_par =
-        DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &ops).expect("L2 ops");
+    let l2 = || DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &ops).expect("L2 ops");
+    let mut dyn_unfused = l2();
+    dyn_unfused.set_fusion(false);
+    let mut dyn_seq = l2();
+    let mut dyn_par = l2();
     let bal = L2Mode::Balanced;
     // Each variant walks the clip on its own.
-    let k: [std::cell::Cell<usize>; 5] = Default::default();
+    let k: [std::cell::Cell<usize>; 6] = Default::default();
     let n = frames.len();
     let next = |i: usize| {
         k[i].set((k[i].get() + 1) % n);
         k[i].get()
     };
-    let m = measure(
-        15,
-        4,
-        &mut [
-            ("compiled, fusion off", &mut || {
-                let f = next(0);
-                black_box(unfused.run(bal, &frames[f]).is_ok());
-            }),
-            ("run time", &mut || {
-                let f = next(1);
-                black_box(
-                    dyn_seq
-                        .run(bal as usize, std::slice::from_ref(&inputs[f]))
-                        .is_ok(),
-                );
-            }),
-            ("compiled, fused", &mut || {
-                let f = next(2);
-                black_box(fused.run(bal, &frames[f]).is_ok());
-            }),
-            ("compiled, parallel", &mut || {
-                let f = next(3);
-                let mut run = Run::mode(bal).parallel();
-                black_box(fused_par.run_with_fresh(&mut run, &frames[f]).is_ok());
-            }),
-            ("run time, parallel", &mut || {
-                let f = next(4);
-                black_box(
-                    dyn_par
-                        .run_parallel(bal as usize, std::slice::from_ref(&inputs[f]))
-                        .is_ok(),
-                );
-            }),
-        ],
-    );
-    println!("\nL2 BALANCED 640x480, 12 nodes (median ms per frame)");
     let names = [
         "compiled, fusion off",
-        "run time",
+        "run time, fusion off",
         "compiled, fused",
+        "run time, fused",
         "compiled, parallel",
         "run time, parallel",
     ];
-    for (n, v) in names.iter().zip(&m) {
+    let mut variants: [(&str, &mut dyn FnMut()); 6] = [
+        (names[0], &mut || {
+            let f = next(0);
+            black_box(unfused.run(bal, &frames[f]).is_ok());
+        }),
+        (names[1], &mut || {
+            let f = next(1);
+            let x = std::slice::from_ref(&inputs[f]);
+            black_box(dyn_unfused.run(bal as usize, x).is_ok());
+        }),
+        (names[2], &mut || {
+            let f = next(2);
+            black_box(fused.run(bal, &frames[f]).is_ok());
+        }),
+        (names[3], &mut || {
+            let f = next(3);
+            black_box(
+                dyn_seq
+                    .run(bal as usize, std::slice::from_ref(&inputs[f]))
+                    .is_ok(),
+            );
+        }),
+        (names[4], &mut || {
+            let f = next(4);
+            let mut run = Run::mode(bal).parallel();
+                black_box(fused_par.run_with_fresh(&mut run, &frames[f]).is_ok());
+        }),
+        (names[5], &mut || {
+            let f = next(5);
+            let x = std::slice::from_ref(&inputs[f]);
+            black_box(dyn_par.run_parallel(bal as usize, x).is_ok());
+        }),
+    ];
+    // Warm-up: buffers grown, every group's strip height measured.
+    measure(1, 40, &mut variants);
+    let m = measure(15, 4, &mut variants);
+    println!("\nL2 BALANCED 640x480, 12 nodes (median ms per frame)");
+    for (i, (n, v)) in names.iter().zip(&m).enumerate() {
+        // Run time against compiled of the same engine and fusion.
+        let pair = if i % 2 == 1 {
+            format!("   run time / compiled ×{:.3}", v / m[i - 1])
+        } else {
+            String::new()
+        };
         println!(
-            "  {n:<22} {:8.2}   ×{:.3} of compiled, fusion off",
+            "  {n:<22} {:8.2}   ×{:.3} of compiled, fusion off{pair}",
             v / 1e3,
             v / m[0]
         );

@@ -129,9 +129,13 @@ fn main() {
                 })
                 .collect();
             let mut outs: Vec<Option<L2Outputs>> = vec![None; variants.len()];
-            // Warm up (long enough for the strips to be measured) and
+            // Warm up (past every group's strip measurement) and
             // check: every variant gives the unfused outputs.
-            for f in frames.iter().cycle().take(4 * frames.len()) {
+            for f in frames
+                .iter()
+                .cycle()
+                .take(tune::MEASURED_RUNS + 4 * frames.len())
+            {
                 tune::set_policy(Some(auto));
                 let want = pipes[0].run(mode, f).expect("frame runs");
                 for (i, &(par, _, policy)) in variants.iter().enumerate().skip(1) {

@@ -2,20 +2,23 @@
 //! [`L2Fresh`](crate::l2::L2Fresh)) for graphs built at run time
 //! ([`cortex_core::dynamic`]): registered under the paths L2 calls them by,
 //! with the parameter constants it passes, the initial values of its
-//! states and the `scene.changed` field its rates trigger on. A graph file
-//! naming these runs the same kernels as the compiled L2.
+//! states and the `scene.changed` field its rates trigger on, and the
+//! strip forms L2 declares (`#[compilable(strip = …)]`), so its fused
+//! groups run through the strip executor. A graph file naming these runs
+//! the same kernels as the compiled L2.
 
-use cortex_core::dynamic::{Call, Ops};
+use cortex_core::dynamic::{Call, FormArgs, Ops};
 use cortex_core::error::NodeFailure;
 use serde_json::json;
 
 use crate::l2::{blur_verdict, BlurVerdict};
 use crate::ops::qp_map::{self, QpMap, QpMapParams};
 use crate::ops::roi_regions::{self, RegionParams, RoiRegions};
+use crate::ops::strip::{BlurForm, CenterForm, FusionForm, GrayStrip, MotionForm, SceneForm};
 use crate::ops::text_roi::{self, TextRoiParams};
 use crate::ops::{
-    self, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams, RgbFrame,
-    SaliencyParams, SceneChange, ScoreMap,
+    self, BlurParams, BlurReport, CenterParams, EncodedRoi, EncoderParams, GrayImage, MotionParams,
+    RgbFrame, SaliencyParams, SceneChange, SceneParams, ScoreMap,
 };
 
 type Done = Result<(), NodeFailure>;
@@ -156,6 +159,7 @@ pub fn register_l2_ops(o: &mut Ops) {
         c.put(v);
         Ok(())
     });
+    register_l2_forms(o);
     o.constant("CenterParams::DEFAULT", CenterParams::DEFAULT)
         .constant("TextRoiParams::DEFAULT", TextRoiParams::DEFAULT)
         .constant("SaliencyParams::DEFAULT", SaliencyParams::DEFAULT)
@@ -185,6 +189,32 @@ pub fn register_l2_ops(o: &mut Ops) {
     })
     .show::<ScoreMap>(|m| json!({ "size": [m.ncols(), m.nrows()] }))
     .show::<QpMap>(|q| json!({ "blocks": [q.cols, q.rows] }));
+}
+
+/// The strip forms of L2's fusable ops, as `L2` declares them, and the
+/// types its groups read as planes. An op taking parameters gets its form
+/// from the node's constant: a node passing parameters of another type
+/// runs its own call.
+fn register_l2_forms(o: &mut Ops) {
+    o.strip("ops::to_gray_into", |_: &FormArgs<'_>| Some(GrayStrip))
+        .strip("ops::blur_detector", |_: &FormArgs<'_>| {
+            Some(BlurForm(BlurParams::DEFAULT))
+        })
+        .strip("ops::scene_change", |_: &FormArgs<'_>| {
+            Some(SceneForm(SceneParams::DEFAULT))
+        })
+        .strip("ops::center_crop_into", |a: &FormArgs<'_>| {
+            a.constant::<CenterParams>(1).map(|p| CenterForm(*p))
+        })
+        .strip("ops::motion_map_into", |a: &FormArgs<'_>| {
+            a.constant::<MotionParams>(2).map(|p| MotionForm(*p))
+        })
+        .strip("ops::score_fusion_into", |_: &FormArgs<'_>| {
+            Some(FusionForm)
+        })
+        .plane::<RgbFrame>()
+        .plane::<GrayImage>()
+        .plane::<ScoreMap>();
 }
 
 /// The four weighted maps of a fusion node: each absent when its producer

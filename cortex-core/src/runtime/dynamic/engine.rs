@@ -19,7 +19,9 @@ use crate::passes::dce::{pattern_label, plan_for_outputs};
 use crate::passes::diag::{did_you_mean, Diagnostic, Loc, Severity};
 use crate::runtime::error::PipelineError;
 use crate::runtime::hold::Hold;
+use crate::runtime::observe::{NoopObserver, Observer};
 
+use super::fused::{FormFn, GroupStep, Groups, Values};
 use super::intern;
 use super::ops::{Call, OpFn, Ops, Value};
 use super::outputs::DynOutputs;
@@ -57,9 +59,11 @@ pub(super) fn check_inputs(sh: &Shared, inputs: &[Value]) -> Result<(), Pipeline
 pub(super) struct Shared {
     pub(super) ir: GraphIr,
     pub(super) program: Program,
-    registry: Ops,
+    pub(super) registry: Ops,
     /// Per node: its op.
     ops: Vec<Arc<OpFn>>,
+    /// Per node: its op's strip form, when one is registered.
+    pub(super) forms: Vec<Option<Arc<FormFn>>>,
     /// Per node, per argument: the constant's value.
     consts: Vec<Vec<Option<Value>>>,
     /// Per node: its name, for errors.
@@ -97,6 +101,10 @@ pub struct DynPipeline {
     holding: Vec<Option<usize>>,
     /// Plans of weight patterns met at run time.
     plans: HashMap<(u64, OutputSet), Arc<Plan>>,
+    /// Whether fused groups run through the strip executor.
+    fusion: bool,
+    /// The fused groups, built on first use.
+    groups: Groups,
 }
 
 impl std::fmt::Debug for DynPipeline {
@@ -222,6 +230,12 @@ impl DynPipeline {
                 .iter()
                 .map(|o| ir.node(o.node).name.to_string())
                 .collect(),
+            forms: ir
+                .nodes
+                .iter()
+                .zip(&consts)
+                .map(|(n, c)| ops.form(&n.op, c))
+                .collect(),
             ops: resolved,
             consts,
             mode_weights,
@@ -247,6 +261,8 @@ impl DynPipeline {
             ran: vec![false; n],
             holding: vec![None; n],
             plans: HashMap::new(),
+            fusion: true,
+            groups: Groups::default(),
             shared: Arc::new(shared),
         })
     }
@@ -285,6 +301,52 @@ impl DynPipeline {
     /// current), for comparisons.
     pub fn set_rates(&mut self, on: bool) {
         self.rates_on = on;
+    }
+
+    /// `false`: fused strip groups run as their members' calls, one after
+    /// the other (as [`set_fusion`] does for generated pipelines); `true`
+    /// (the default): through the strip executor, from the registered
+    /// strip forms ([`Ops::strip`]).
+    ///
+    /// [`set_fusion`]: crate::runtime::pipeline::Pipeline::set_fusion
+    pub fn set_fusion(&mut self, on: bool) {
+        self.fusion = on;
+    }
+
+    /// Whether fused groups run through the strip executor.
+    pub fn fusion(&self) -> bool {
+        self.fusion
+    }
+
+    /// [`run`](Self::run) (or, `parallel`, [`run_parallel`](Self::run_parallel))
+    /// reporting to `observer` each node's call, each fused group's begin
+    /// and end (whether it ran fused) and the frame's end, as a generated
+    /// pipeline's observed run does. The frame's beginning is not
+    /// reported: it names a graph that lives as long as the program, which
+    /// a run-time graph does not.
+    pub fn run_observed(
+        &mut self,
+        mode: usize,
+        inputs: &[Value],
+        parallel: bool,
+        observer: &mut dyn Observer,
+    ) -> Result<DynOutputs, PipelineError> {
+        let shared = self.shared.clone();
+        let Some(m) = shared.program.modes.get(mode) else {
+            return Err(PipelineError::Internal("no such mode"));
+        };
+        let frame = match &m.parallel {
+            Some(p) if parallel => p,
+            _ => &m.sequential,
+        };
+        let w = &shared.mode_weights[mode];
+        let r = self.begin_frame(&shared, inputs).and_then(|()| {
+            let sel = Sel::Mode(mode);
+            let read = OutputSet::ALL;
+            self.steps(&shared, frame, sel, w, inputs, parallel, read, observer)
+        });
+        observer.frame_end(r.is_ok());
+        r
     }
 
     /// Back to the state before the first frame: initial states, nothing
@@ -468,7 +530,8 @@ impl DynPipeline {
         read: OutputSet,
     ) -> Result<DynOutputs, PipelineError> {
         self.begin_frame(sh, inputs)?;
-        self.steps(sh, frame, sel, weights, inputs, parallel, read)
+        let obs = &mut NoopObserver;
+        self.steps(sh, frame, sel, weights, inputs, parallel, read, obs)
     }
 
     /// Checks the inputs and forgets which nodes ran last frame.
@@ -495,6 +558,7 @@ impl DynPipeline {
         inputs: &[Value],
         parallel: bool,
         read: OutputSet,
+        obs: &mut dyn Observer,
     ) -> Result<DynOutputs, PipelineError> {
         let now = self.frame;
         let rated = match sel {
@@ -507,30 +571,24 @@ impl DynPipeline {
                 .map(|x| !self.rates_on || self.holds[x.slot].due(now, x.every))
                 .collect()
         });
-        let mut phase: &Plan = match sel {
+        let plan: &Plan = match sel {
             Sel::Mode(m) => &sh.program.modes[m].plan,
             Sel::Plan(p) => p,
         };
+        let mut phase = plan;
         let mut mask = 0u64;
         let mut outputs: Vec<Option<Value>> = vec![None; sh.ir.outputs.len()];
         for step in &frame.steps {
             match step {
                 Step::Call { node, when } => {
                     if *when == When::Always || phase.is_live(*node) {
-                        self.call(sh, *node, weights, inputs)?;
+                        self.call(sh, *node, weights, inputs, obs)?;
                     }
                 }
                 Step::Group { group, when } => {
-                    for &node in frame
-                        .fusion
-                        .groups
-                        .get(*group)
-                        .map_or(&[][..], |g| &g.nodes)
-                    {
-                        if *when == When::Always || phase.is_live(node) {
-                            self.call(sh, node, weights, inputs)?;
-                        }
-                    }
+                    let live = |n: NodeId| *when == When::Always || phase.is_live(n);
+                    let lives = (&live as &dyn Fn(NodeId) -> bool, plan);
+                    self.group(sh, frame, *group, lives, weights, inputs, obs)?;
                 }
                 Step::Wave(units) => {
                     // A group first (its members read each other), then the
@@ -541,21 +599,17 @@ impl DynPipeline {
                             Unit::Call(n) if phase.is_live(*n) => singles.push(*n),
                             Unit::Call(_) => {}
                             Unit::Group(g) => {
-                                let members =
-                                    frame.fusion.groups.get(*g).map_or(&[][..], |g| &g.nodes);
-                                for &node in members {
-                                    if phase.is_live(node) {
-                                        self.call(sh, node, weights, inputs)?;
-                                    }
-                                }
+                                let live = |n: NodeId| phase.is_live(n);
+                                let lives = (&live as &dyn Fn(NodeId) -> bool, plan);
+                                self.group(sh, frame, *g, lives, weights, inputs, obs)?;
                             }
                         }
                     }
                     if parallel && singles.len() > 1 {
-                        self.call_wave(sh, &singles, weights, inputs)?;
+                        self.call_wave(sh, &singles, weights, inputs, obs)?;
                     } else {
                         for &node in &singles {
-                            self.call(sh, node, weights, inputs)?;
+                            self.call(sh, node, weights, inputs, obs)?;
                         }
                     }
                 }
@@ -692,6 +746,45 @@ impl DynPipeline {
             })
     }
 
+    /// Runs fused group `group` of `frame` (or its members' calls), its
+    /// members running by `live` and the values outside it planned by
+    /// `plan` (computed or held this frame).
+    #[allow(clippy::too_many_arguments)]
+    fn group(
+        &mut self,
+        sh: &Shared,
+        frame: &Frame,
+        group: usize,
+        (live, plan): (&dyn Fn(NodeId) -> bool, &Plan),
+        weights: &Weights,
+        inputs: &[Value],
+        obs: &mut dyn Observer,
+    ) -> Result<(), PipelineError> {
+        let (states, held, holding) = (&self.states, &self.held, &self.holding);
+        let outside = |e: Endpoint| match e {
+            Endpoint::State(s) => states.get(s as usize),
+            Endpoint::Node(p) => held[holding[p as usize]?].as_ref(),
+            Endpoint::Input(x) => inputs.get(x as usize),
+        };
+        let mut vals = Values {
+            values: &mut self.values,
+            ran: &mut self.ran,
+            outside: &outside,
+        };
+        let planned = |n: NodeId| plan.is_live(n);
+        let step = GroupStep {
+            sh,
+            frame,
+            group,
+            weights,
+            inputs,
+            live,
+            planned: &planned,
+            on: self.fusion,
+        };
+        self.groups.run(&step, &mut vals, obs)
+    }
+
     /// Calls node `id`'s op; its value is kept only when the op set it.
     fn call(
         &mut self,
@@ -699,10 +792,13 @@ impl DynPipeline {
         id: NodeId,
         weights: &Weights,
         inputs: &[Value],
+        obs: &mut dyn Observer,
     ) -> Result<(), PipelineError> {
         let i = id as usize;
         let mut out = self.values[i].take();
+        obs.node_begin(id);
         let result = self.invoke(sh, id, &mut out, weights, inputs);
+        obs.node_end(id);
         self.values[i] = out;
         self.ran[i] = result.is_ok();
         result
@@ -732,8 +828,12 @@ impl DynPipeline {
         nodes: &[NodeId],
         weights: &Weights,
         inputs: &[Value],
+        obs: &mut dyn Observer,
     ) -> Result<(), PipelineError> {
         use rayon::prelude::*;
+        // The observer is not shared between workers: the wave's nodes
+        // begin together and end together.
+        nodes.iter().for_each(|&n| obs.node_begin(n));
         let mut outs: Vec<(NodeId, Option<Value>)> = nodes
             .iter()
             .map(|&n| (n, self.values[n as usize].take()))
@@ -743,6 +843,7 @@ impl DynPipeline {
             .par_iter_mut()
             .map(|(n, out)| this.invoke(sh, *n, out, weights, inputs))
             .collect();
+        nodes.iter().for_each(|&n| obs.node_end(n));
         let mut first = Ok(());
         for ((n, out), r) in outs.into_iter().zip(results) {
             self.values[n as usize] = out;

@@ -11,16 +11,22 @@
 //! filled node's value is reused frame after frame when nothing else holds
 //! it any more ([`Call::fill`]), and a state written by a filled value
 //! trades buffers with it, as generated code does.
+//!
+//! Fused strip groups run through the strip executor when fusion is on
+//! (the default, as for generated pipelines), from the strip forms
+//! registered with [`Ops::strip`], falling back to the members' own calls
+//! when a group declines a frame.
 
 mod engine;
 mod file;
+mod fused;
 mod ops;
 mod outputs;
 mod stream;
 
 pub use engine::{BuildError, DynPipeline};
 pub use file::{FileError, GraphFile};
-pub use ops::{Call, OpFn, Ops, Value};
+pub use ops::{Call, FormArgs, OpFn, Ops, Value};
 pub use outputs::DynOutputs;
 
 /// A name that lives as long as the program, for
@@ -39,5 +45,24 @@ pub(crate) fn intern(name: &str) -> &'static str {
     }
     let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
     names.insert(leaked);
+    leaked
+}
+
+/// A fused group's members as the observer takes them (a slice that lives
+/// as long as the program): each distinct list is kept once.
+pub(crate) fn intern_ids(ids: &[crate::model::ir::NodeId]) -> &'static [crate::model::ir::NodeId] {
+    use crate::model::ir::NodeId;
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static LISTS: OnceLock<Mutex<HashSet<&'static [NodeId]>>> = OnceLock::new();
+    let mut lists = LISTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&l) = lists.get(ids) {
+        return l;
+    }
+    let leaked: &'static [NodeId] = Box::leak(ids.to_vec().into_boxed_slice());
+    lists.insert(leaked);
     leaked
 }

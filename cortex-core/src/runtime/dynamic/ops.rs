@@ -8,6 +8,25 @@ use std::sync::Arc;
 
 use crate::model::weights::Weights;
 use crate::runtime::error::NodeFailure;
+use crate::runtime::strip::{AnyPlane, PlaneValue, StripError, StripForm};
+
+use super::fused::{Form, FormFn, PlaneFn};
+
+/// Makes a node's strip form from its constant arguments.
+type MakeForm = dyn Fn(&FormArgs<'_>) -> Option<Arc<FormFn>> + Send + Sync;
+
+/// A node's constant arguments, as its strip form is made from them
+/// ([`Ops::strip`]).
+pub struct FormArgs<'a> {
+    pub(crate) consts: &'a [Option<Value>],
+}
+
+impl FormArgs<'_> {
+    /// Argument `i` when it is a constant of type `T`.
+    pub fn constant<T: Any>(&self, i: usize) -> Option<&T> {
+        self.consts.get(i)?.as_ref()?.downcast_ref::<T>()
+    }
+}
 
 /// A value between run-time nodes: shared, immutable, of any type.
 pub type Value = Arc<dyn Any + Send + Sync>;
@@ -30,6 +49,8 @@ pub struct Ops {
     constants: HashMap<String, Value>,
     flags: HashMap<(TypeId, String), Arc<FlagFn>>,
     shows: HashMap<TypeId, Arc<ShowFn>>,
+    forms: HashMap<String, Arc<MakeForm>>,
+    planes: HashMap<TypeId, PlaneFn>,
 }
 
 impl std::fmt::Debug for Ops {
@@ -58,6 +79,43 @@ impl Ops {
         op: impl Fn(&mut Call<'_>) -> Result<(), NodeFailure> + Send + Sync + 'static,
     ) -> &mut Self {
         self.ops.insert(name.into(), Arc::new(op));
+        self
+    }
+
+    /// Registers how op `name` runs inside a fused strip group: `make`
+    /// gives the form (what `#[compilable(strip = …)]` or
+    /// `#[compilable(reduce = …)]` names for a compiled pipeline) of a node
+    /// calling `name`, from the node's constant arguments — or `None` for
+    /// constants it cannot take, and the node runs its own call. A node
+    /// whose form has the shape it declares (`"compilable": "map"` or
+    /// `"reduce"`) joins the fused groups of its plans, and its op's own
+    /// call runs whenever the group declines a frame, so the form must
+    /// compute exactly what the op computes. The group reads the values it
+    /// takes from outside as planes: register their types with
+    /// [`plane`](Self::plane).
+    pub fn strip<F, M>(&mut self, name: impl Into<String>, make: M) -> &mut Self
+    where
+        F: StripForm + 'static,
+        F::Value: Any + Send + Sync + Default,
+        M: Fn(&FormArgs<'_>) -> Option<F> + Send + Sync + 'static,
+    {
+        let make =
+            move |args: &FormArgs<'_>| make(args).map(|form| Arc::new(Form(form)) as Arc<FormFn>);
+        self.forms.insert(name.into(), Arc::new(make));
+        self
+    }
+
+    /// Registers `T` as a value a fused group reads as a plane, without a
+    /// copy (a frame, a gray image, a score map). A group reading a value
+    /// of a type not registered declines every frame: its members run
+    /// their own calls.
+    pub fn plane<T: PlaneValue + Any + Send + Sync>(&mut self) -> &mut Self {
+        fn read<T: PlaneValue + Any>(
+            v: &(dyn Any + Send + Sync),
+        ) -> Option<Result<AnyPlane<'_>, StripError>> {
+            v.downcast_ref::<T>().map(PlaneValue::as_plane)
+        }
+        self.planes.insert(TypeId::of::<T>(), read::<T>);
         self
     }
 
@@ -128,6 +186,10 @@ impl Ops {
             .extend(other.flags.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.shows
             .extend(other.shows.iter().map(|(k, v)| (*k, v.clone())));
+        self.forms
+            .extend(other.forms.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.planes
+            .extend(other.planes.iter().map(|(k, v)| (*k, *v)));
         self
     }
 
@@ -144,6 +206,20 @@ impl Ops {
     /// The op registered under `name`.
     pub(crate) fn get(&self, name: &str) -> Option<Arc<OpFn>> {
         self.ops.get(name).cloned()
+    }
+
+    /// The strip form of a node calling op `name` with constant
+    /// arguments `consts`, when one is registered and takes them.
+    pub(crate) fn form(&self, name: &str, consts: &[Option<Value>]) -> Option<Arc<FormFn>> {
+        self.forms.get(name)?(&FormArgs { consts })
+    }
+
+    /// `value` as a plane, when its type was registered with
+    /// [`plane`](Self::plane) and it is one.
+    pub(crate) fn as_plane<'v>(&self, value: &'v Value) -> Option<AnyPlane<'v>> {
+        let v: &(dyn Any + Send + Sync) = &**value;
+        let read = self.planes.get(&v.type_id())?;
+        read(v)?.ok()
     }
 
     /// The value of the constant written `text`: registered, or a number

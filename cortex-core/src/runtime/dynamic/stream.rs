@@ -11,6 +11,8 @@ use crate::model::outputs::OutputSet;
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::{SharedObserver, Sink};
 use crate::runtime::observe::NoopObserver;
+
+use super::fused::{GroupStep, Groups, Values};
 use crate::runtime::pipelined::{pipelined, Checked, Engine, StreamFrame};
 use crate::runtime::stream::{StreamError, StreamOptions, StreamReport};
 
@@ -28,6 +30,8 @@ type Inputs = Vec<Value>;
 struct FirstValues {
     values: Vec<Option<Value>>,
     ran: Vec<bool>,
+    /// The stage's fused groups, with their own scratch.
+    groups: Groups,
 }
 
 /// A first stage that succeeded: its values are in the frame's
@@ -45,7 +49,7 @@ impl Checked<Inputs, DynPipeline> for FirstDone {
 fn first_stage(
     sh: &Shared,
     frame: &Frame,
-    mode: usize,
+    (mode, fusion): (usize, bool),
     inputs: &Inputs,
     bufs: &mut FirstValues,
 ) -> Result<FirstDone, PipelineError> {
@@ -70,16 +74,24 @@ fn first_stage(
             Step::Call { node, .. } if plan.is_live(*node) => call(*node, bufs)?,
             Step::Call { .. } => {}
             Step::Group { group, .. } => {
-                let members = frame
-                    .fusion
-                    .groups
-                    .get(*group)
-                    .map_or(&[][..], |g| &g.nodes);
-                for &node in members {
-                    if plan.is_live(node) {
-                        call(node, bufs)?;
-                    }
-                }
+                let live = |n: NodeId| plan.is_live(n);
+                let step = GroupStep {
+                    sh,
+                    frame,
+                    group: *group,
+                    weights,
+                    inputs,
+                    live: &live,
+                    planned: &live,
+                    on: fusion,
+                };
+                let nothing = |_: Endpoint| None;
+                let mut vals = Values {
+                    values: &mut bufs.values,
+                    ran: &mut bufs.ran,
+                    outside: &nothing,
+                };
+                bufs.groups.run(&step, &mut vals, &mut NoopObserver)?;
             }
             _ => {
                 return Err(PipelineError::Internal(
@@ -157,6 +169,7 @@ impl DynPipeline {
             .get(mode)
             .and_then(|m| m.pipelined.as_ref().map(|p| (m, p, &m.sequential)));
         let unknown = || PipelineError::Internal("no such mode");
+        let fusion = self.fusion();
         let events: Option<&SharedObserver<'_, NoopObserver>> = None;
         let plan = valid.map_or(&sh.program.run_time.full, |(m, ..)| &m.plan);
         pipelined(
@@ -166,7 +179,7 @@ impl DynPipeline {
             |frame| (on_result(frame), None),
             |inputs: &Inputs, bufs: &mut FirstValues| {
                 let (_, p, _) = valid.ok_or_else(unknown)?;
-                first_stage(sh, &p.first, mode, inputs, bufs)
+                first_stage(sh, &p.first, (mode, fusion), inputs, bufs)
             },
             |this: &mut DynPipeline,
              inputs: &Inputs,
@@ -189,6 +202,7 @@ impl DynPipeline {
                     inputs,
                     true,
                     OutputSet::ALL,
+                    &mut NoopObserver,
                 )?;
                 store(sink, outputs);
                 Ok(())
@@ -196,6 +210,7 @@ impl DynPipeline {
             || FirstValues {
                 values: vec![None; n],
                 ran: vec![false; n],
+                groups: Groups::default(),
             },
             |this: &mut DynPipeline, inputs: &Inputs, sink: Sink<'_, DynOutputs>| {
                 let (_, _, frame) = valid.ok_or_else(unknown)?;

@@ -1,29 +1,23 @@
-//! Building a fused group: its inputs, its members (kernels and
-//! reductions, each reading earlier values), and the values that leave it.
+//! A fused group: built from its members ([`GroupBuilder`]), it holds
+//! its DAG, its schedule at the current input size, its execution state and
+//! its strip tuning, and runs fused or unfused.
 
-use std::sync::Mutex;
+use std::time::Instant;
 
+use super::dag::{Dag, Node};
+use super::erased::AnyPlane;
 use super::error::StripError;
-use super::geometry::Geometry;
+use super::exec;
+use super::geometry::{Element, Geometry};
 use super::kernel::{Kind, StripKernel, StripReduction};
-use super::member::{KernelMember, Member, ReductionMember, Store};
+use super::member::{KernelMember, Member, ReductionMember};
+use super::plane::Plane;
+use super::schedule::Schedule;
+use super::state::State;
+use super::strips::Strips;
+use super::tune::{self, StripPolicy, Tuner};
 
-/// A value of a group: one of its inputs or one of its members' results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Value {
-    /// Input `i` of the group (a whole plane the caller passes to each run).
-    Input(usize),
-    /// The result of member `i`, in the order they were added.
-    Node(usize),
-}
-
-/// A member with its arguments.
-pub(crate) struct Node {
-    pub(crate) member: Box<dyn Member>,
-    pub(crate) args: Vec<Value>,
-    /// Its index among the group's outputs, when its value leaves the group.
-    pub(crate) output: Option<usize>,
-}
+pub use super::dag::Value;
 
 /// Collects a group's members; [`GroupBuilder::build`] checks and seals it.
 ///
@@ -144,69 +138,12 @@ impl GroupBuilder {
     /// # Errors
     /// [`StripError::Group`] naming the member that breaks a rule.
     pub fn build(self) -> Result<FusedGroup, StripError> {
-        let n = self.nodes.len();
-        let mut read = vec![false; n];
-        for node in &self.nodes {
-            for a in &node.args {
-                if let Value::Node(j) = *a {
-                    read[j] = true;
-                    if matches!(self.nodes[j].member.kind(), Kind::Reduction(_)) {
-                        return Err(StripError::Group(format!(
-                            "`{}` reads the reduction `{}`, whose result needs every row: run it in a later group",
-                            node.member.name(),
-                            self.nodes[j].member.name()
-                        )));
-                    }
-                }
-            }
-        }
-        for (i, node) in self.nodes.iter().enumerate() {
-            if !read[i] && node.output.is_none() {
-                return Err(StripError::Group(format!(
-                    "the value of `{}` is neither read nor an output",
-                    node.member.name()
-                )));
-            }
-        }
-        let staging: Vec<Store> = self
-            .outputs
-            .iter()
-            .map(|&i| self.nodes[i].member.new_store())
-            .collect();
-        let folded: Vec<Store> = self
-            .outputs
-            .iter()
-            .map(|&i| self.nodes[i].member.new_out_store())
-            .collect();
-        let published: Vec<Store> = self
-            .outputs
-            .iter()
-            .map(|&i| self.nodes[i].member.new_out_store())
-            .collect();
-        let signature = self
-            .nodes
-            .iter()
-            .map(|n| n.member.name())
-            .collect::<Vec<_>>()
-            .join("+");
-        let detachable = detachable(&self.nodes);
+        let dag = Dag::new(self.inputs, self.nodes, self.outputs)?;
         Ok(FusedGroup {
-            inputs: self.inputs,
-            nodes: self.nodes,
-            outputs: self.outputs,
-            staging,
-            folded,
-            published,
-            published_geometry: Vec::new(),
-            declined: Vec::new(),
-            detachable,
-            internal: Vec::new(),
-            arenas: Mutex::new(Vec::new()),
-            signature,
-            plan: None,
-            refused: None,
-            tuning: None,
-            chosen: None,
+            state: State::new(&dag),
+            dag,
+            schedule: Schedule::default(),
+            tuner: Tuner::default(),
         })
     }
 }
@@ -215,71 +152,182 @@ impl GroupBuilder {
 /// over whole frames ([`FusedGroup::run_unfused`]). It keeps its buffers
 /// between runs, so steady-state runs reuse them.
 pub struct FusedGroup {
-    pub(crate) inputs: usize,
-    pub(crate) nodes: Vec<Node>,
-    /// Member index of each output.
-    pub(crate) outputs: Vec<usize>,
-    /// Per output: the rows written by the strips (a reduction's partials).
-    pub(crate) staging: Vec<Store>,
-    /// Per output of a reduction: its folded result before publishing.
-    pub(crate) folded: Vec<Store>,
-    /// Per output: the last successful run's value.
-    pub(crate) published: Vec<Store>,
-    /// Per output: that value's geometry (empty before the first run).
-    pub(crate) published_geometry: Vec<Geometry>,
-    /// Per output: whether its member declined the last run (no value).
-    pub(crate) declined: Vec<bool>,
-    /// Per member: whether it may decline a frame alone ([`detachable`]).
-    pub(crate) detachable: Vec<bool>,
-    /// Per member: a whole-frame buffer, used by unfused runs only.
-    pub(crate) internal: Vec<Store>,
-    /// Per-worker scratch: one buffer per member, of a strip's rows plus halo.
-    pub(crate) arenas: Mutex<Vec<Vec<Store>>>,
-    /// The sizes and strip rows of the last run's input geometries.
-    pub(crate) plan: Option<super::exec::RunPlan>,
-    /// The input geometries (and strip setting) the last run refused.
-    pub(crate) refused: Option<(Vec<super::geometry::Geometry>, super::exec::Strips)>,
-    /// Its members' names joined by `+`: the key of its strip decisions.
-    pub(crate) signature: String,
-    /// The strip heights being measured at the current input size.
-    pub(crate) tuning: Option<super::tune::Tuning>,
-    /// The strips chosen for these input geometries and thread count.
-    pub(crate) chosen: Option<(Vec<super::geometry::Geometry>, usize, super::exec::Strips)>,
+    /// Its members, inputs and outputs.
+    dag: Dag,
+    /// The plan of its last run's input size.
+    schedule: Schedule,
+    /// Its buffers and published values.
+    state: State,
+    /// Its strip choice.
+    tuner: Tuner,
 }
 
 impl std::fmt::Debug for FusedGroup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FusedGroup")
-            .field("inputs", &self.inputs)
+            .field("inputs", &self.dag.inputs)
             .field(
                 "members",
                 &self
+                    .dag
                     .nodes
                     .iter()
                     .map(|n| n.member.name())
                     .collect::<Vec<_>>(),
             )
-            .field("outputs", &self.outputs)
+            .field("outputs", &self.dag.outputs)
             .finish()
     }
 }
 
-/// Per member: whether it may decline a frame alone while the rest of its
-/// group runs fused ([`crate::model::access::may_decline_alone`], the rule
-/// the macro's code generation applies too).
-pub(crate) fn detachable(nodes: &[Node]) -> Vec<bool> {
-    let leaving: Vec<bool> = nodes.iter().map(|n| n.output.is_some()).collect();
-    let reads: Vec<Vec<usize>> = nodes
-        .iter()
-        .map(|n| {
-            n.args
+impl FusedGroup {
+    /// The number of inputs each run takes.
+    pub fn input_count(&self) -> usize {
+        self.dag.inputs
+    }
+
+    /// The number of values leaving the group.
+    pub fn output_count(&self) -> usize {
+        self.dag.outputs.len()
+    }
+
+    /// Runs the group fused: strips of rows spread over rayon's pool, each
+    /// computing every member's rows plus the halo its consumers read, the
+    /// values that stay in the group in per-worker scratch, those that leave
+    /// written to whole-frame outputs; reductions folded in row order at the
+    /// end. Bit-identical to [`FusedGroup::run_unfused`] for any strip count
+    /// when the kernels keep their contract (a row's value does not depend
+    /// on the strip computing it).
+    ///
+    /// # Errors
+    /// A geometry or input error before anything runs; the first failing
+    /// strip's error (in strip order) otherwise. On error the outputs keep
+    /// the previous run's values.
+    pub fn run(&mut self, inputs: &[AnyPlane<'_>], strips: Strips) -> Result<(), StripError> {
+        let plan = self.schedule.prepare(&self.dag, inputs, strips)?;
+        exec::fused(&self.dag, plan, &mut self.state, inputs)
+    }
+
+    /// Runs the group fused with the strips the [`tune::policy`] gives: a
+    /// forced setting, or the one measured for this group, input size and
+    /// thread count (measuring it over the first runs at a new size).
+    ///
+    /// # Errors
+    /// As [`FusedGroup::run`].
+    pub fn run_tuned(&mut self, inputs: &[AnyPlane<'_>]) -> Result<(), StripError> {
+        if let StripPolicy::Fixed(s) = tune::policy() {
+            return self.run(inputs, s);
+        }
+        let window = self.dag.widest_window();
+        let (setting, measured) = self.tuner.next(&self.dag.signature, inputs, window);
+        if !measured {
+            return self.run(inputs, setting);
+        }
+        let started = Instant::now();
+        let r = self.run(inputs, setting);
+        self.tuner.record(started, r.is_ok(), &self.dag.signature);
+        r
+    }
+
+    /// The strips chosen for the last input size measured or looked up
+    /// ([`FusedGroup::run_tuned`]), once chosen.
+    pub fn strips_chosen(&self) -> Option<Strips> {
+        self.tuner.chosen()
+    }
+
+    /// Runs each member over whole frames, one after the other, every
+    /// intermediate value a whole-frame buffer: the reference a fused run is
+    /// compared with, and the way to run a pipeline without fusion.
+    ///
+    /// # Errors
+    /// As [`FusedGroup::run`].
+    pub fn run_unfused(&mut self, inputs: &[AnyPlane<'_>]) -> Result<(), StripError> {
+        exec::unfused(&self.dag, &mut self.state, inputs)
+    }
+
+    /// Output `k`'s value from the last successful run, as a plane of `T`.
+    ///
+    /// # Errors
+    /// [`StripError::Group`] before any run or for a missing output;
+    /// [`StripError::Type`] for another element type.
+    pub fn output<T: Element>(&self, k: usize) -> Result<Plane<'_, T>, StripError> {
+        self.state.output(&self.dag, k)
+    }
+
+    /// Whether output `k` has a value from the last run: `false` before any
+    /// run and when its member declined that run alone
+    /// ([`FusedGroup::declined`]).
+    pub fn published(&self, k: usize) -> bool {
+        self.state.published(k)
+    }
+
+    /// The members that declined the last run alone: their inputs were of a
+    /// geometry they refuse (a first frame without a previous one, a size
+    /// their parameters do not divide), while the rest of the group ran
+    /// fused. Such a member's value leaves the group and none of the others
+    /// reads it, so its caller computes it with the member's own call.
+    pub fn declined(&self) -> Vec<&str> {
+        self.state.declined(&self.dag)
+    }
+
+    /// Exchanges output `k`'s buffer with `buf` (no copy): `buf` receives the
+    /// value, the group keeps `buf`'s old allocation for a later run.
+    ///
+    /// # Errors
+    /// As [`FusedGroup::output`].
+    pub fn swap_output<T: Element>(
+        &mut self,
+        k: usize,
+        buf: &mut Vec<T>,
+    ) -> Result<Geometry, StripError> {
+        self.state.swap_output(&self.dag, k, buf)
+    }
+
+    /// The geometry of argument `arg` of the member whose value is output
+    /// `k`, in the last run planned (e.g. the frame a reduction folded).
+    pub fn output_argument_geometry(&self, k: usize, arg: usize) -> Option<Geometry> {
+        let i = *self.dag.outputs.get(k)?;
+        self.schedule
+            .plan
+            .as_ref()?
+            .sizes
+            .args
+            .get(i)?
+            .get(arg)
+            .copied()
+    }
+
+    /// Bytes of per-worker scratch the fused runs hold (every worker's),
+    /// and of the folded members' whole values.
+    pub fn scratch_bytes(&self) -> usize {
+        let folded: usize = self.schedule.plan.as_ref().map_or(0, |p| {
+            p.constants
                 .iter()
-                .filter_map(|a| match *a {
-                    Value::Node(j) => Some(j),
-                    Value::Input(_) => None,
-                })
-                .collect()
-        })
-        .collect();
-    crate::model::access::may_decline_alone(&leaving, &reads)
+                .zip(&self.dag.nodes)
+                .filter_map(|(c, n)| c.as_ref().map(|s| n.member.bytes(s)))
+                .sum()
+        });
+        self.state.scratch_bytes(&self.dag) + folded
+    }
+
+    /// The members whose values the planned run computes once per input
+    /// geometry instead of every run (empty before the first run).
+    pub fn folded(&self) -> Vec<&str> {
+        let Some(plan) = &self.schedule.plan else {
+            return Vec::new();
+        };
+        self.dag
+            .nodes
+            .iter()
+            .zip(&plan.constants)
+            .filter(|(_, c)| c.is_some())
+            .map(|(n, _)| n.member.name())
+            .collect()
+    }
+
+    /// Bytes of the whole-frame intermediate buffers the unfused runs hold
+    /// (values that stay in the group; outputs not counted).
+    pub fn unfused_intermediate_bytes(&self) -> usize {
+        self.state.unfused_intermediate_bytes(&self.dag)
+    }
 }

@@ -1,13 +1,21 @@
-//! The rows every member computes in every strip: its own share of the
-//! output rows when its value leaves the group, plus every row its
-//! consumers in the group read for theirs (the halo, recomputed by each
-//! strip that needs it).
+//! A group's schedule at one input size: the strips and the rows every
+//! member computes in each (its own share of the output rows when its
+//! value leaves the group, plus every row its consumers in the group read
+//! for theirs: the halo, recomputed by each strip that needs it), and the
+//! members whose value is constant per geometry, computed once. Planned
+//! once per input geometry and strip setting, kept for the next runs.
 
 use std::ops::Range;
 
+use smallvec::SmallVec;
+
+use super::dag::{Dag, Node, Sizes, Value};
+use super::erased::{AnyPlane, Inputs};
+use super::error::StripError;
 use super::geometry::Geometry;
-use super::group::{Node, Value};
+use super::member::Store;
 use super::rows::{hull, input_rows, part};
+use super::strips::Strips;
 
 /// The rows of one strip.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,4 +66,179 @@ pub(crate) fn strip_rows(
         }
     }
     StripRows { need, own }
+}
+
+/// What a run at one input size needs, kept for the next runs.
+pub(crate) struct RunPlan {
+    inputs: Vec<Geometry>,
+    strip_setting: Strips,
+    threads: usize,
+    pub(crate) sizes: Sizes,
+    pub(crate) strips: Vec<StripRows>,
+    /// Per member: its whole value when it is constant per geometry
+    /// (computed once, when the run was planned).
+    pub(crate) constants: Vec<Option<Store>>,
+}
+
+/// The plan of the last run, or the inputs the last run refused.
+#[derive(Default)]
+pub(crate) struct Schedule {
+    /// The sizes and strip rows of the last run's input geometries.
+    pub(crate) plan: Option<RunPlan>,
+    /// The input geometries (and strip setting) the last run refused.
+    refused: Option<(Vec<Geometry>, Strips)>,
+}
+
+impl Schedule {
+    /// Computes the sizes and the strips' rows for these inputs, unless the
+    /// last run's hold (same input geometries and strip setting): a group
+    /// run frame after frame at one size plans once.
+    pub(crate) fn prepare(
+        &mut self,
+        dag: &Dag,
+        inputs: &[AnyPlane<'_>],
+        strips: Strips,
+    ) -> Result<&RunPlan, StripError> {
+        let same = |known: &[Geometry]| {
+            known.len() == inputs.len()
+                && known
+                    .iter()
+                    .zip(inputs)
+                    .all(|(g, x)| *g == x.geometry() && x.rows() == (0..g.height))
+        };
+        let threads = rayon::current_num_threads();
+        let held = self
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.strip_setting == strips && same(&p.inputs) && p.threads == threads);
+        if !held {
+            // A frame size the group cannot take stays refused at no cost,
+            // so a stream of such frames runs unfused without allocating.
+            if let Some((known, setting)) = &self.refused {
+                if *setting == strips && same(known) {
+                    return Err(StripError::RefusedBefore);
+                }
+            }
+            // Another strip setting at the same size (the tuner trying
+            // heights) computes the folded constants into the last plan's
+            // buffers, so trying heights does not allocate whole frames.
+            let same_size = self
+                .plan
+                .take()
+                .filter(|p| same(&p.inputs) && p.threads == threads);
+            self.refused = None;
+            match plan(dag, inputs, strips, same_size) {
+                Ok(p) => self.plan = Some(p),
+                Err((e, refusal)) => {
+                    if refusal {
+                        self.refused =
+                            Some((inputs.iter().map(|p| p.geometry()).collect(), strips));
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        self.plan
+            .as_ref()
+            .ok_or_else(|| StripError::Group("no run plan".into()))
+    }
+}
+
+/// The plan of a run of `dag` on `inputs` cut into `strips`, reusing the
+/// buffers of another setting's plan at the same size when there is one;
+/// an error says whether the inputs are refused (kept, so the same inputs
+/// fail at no cost) or only the strip setting is invalid.
+fn plan(
+    dag: &Dag,
+    inputs: &[AnyPlane<'_>],
+    strips: Strips,
+    same_size: Option<RunPlan>,
+) -> Result<RunPlan, (StripError, bool)> {
+    let refused = |e| (e, true);
+    let sizes = dag.sizes(inputs).map_err(refused)?;
+    let buffers = same_size.map(|p| p.constants);
+    let tallest = dag
+        .outputs
+        .iter()
+        .map(|&i| sizes.rows[i].height)
+        .max()
+        .unwrap_or(1);
+    let count = match strips {
+        Strips::Auto => Strips::auto_for(tallest, dag.widest_window()),
+        other => other.count(tallest).map_err(|e| (e, false))?,
+    };
+    let constants = fold_constants(&dag.nodes, &sizes, inputs, buffers).map_err(refused)?;
+    let folded: Vec<bool> = constants.iter().map(Option::is_some).collect();
+    let plans: Vec<StripRows> = (0..count)
+        .map(|s| strip_rows(&dag.nodes, &sizes.rows, &folded, s, count))
+        .collect();
+    Ok(RunPlan {
+        inputs: inputs.iter().map(|p| p.geometry()).collect(),
+        strip_setting: strips,
+        threads: rayon::current_num_threads(),
+        sizes,
+        strips: plans,
+        constants,
+    })
+}
+
+/// Computes the whole value of every member whose value depends only on
+/// its inputs' geometries ([`super::StripKernel::constant_per_geometry`])
+/// and stays in the group, its computed arguments given as zeroed planes of
+/// the right geometry (or, for a folded argument, its folded value). A
+/// constant that leaves the group is computed each run as before: it would
+/// have to be copied into the leaving buffer every run anyway, which costs
+/// as much memory traffic as computing it there.
+///
+/// `buffers` (a plan's constants at the same size) are written over
+/// rather than allocated anew.
+fn fold_constants(
+    nodes: &[Node],
+    sizes: &Sizes,
+    inputs: &[AnyPlane<'_>],
+    mut buffers: Option<Vec<Option<Store>>>,
+) -> Result<Vec<Option<Store>>, StripError> {
+    let mut constants: Vec<Option<Store>> = (0..nodes.len()).map(|_| None).collect();
+    for (i, node) in nodes.iter().enumerate() {
+        if !node.member.constant() || node.output.is_some() {
+            continue;
+        }
+        let mut stand_ins: Vec<(usize, Store)> = Vec::new();
+        for a in &node.args {
+            if let Value::Node(j) = *a {
+                if constants[j].is_none() && !stand_ins.iter().any(|(k, _)| *k == j) {
+                    let g = sizes.rows[j];
+                    let mut store = nodes[j].member.new_store();
+                    nodes[j].member.strip(&mut store, g, 0..g.height)?;
+                    stand_ins.push((j, store));
+                }
+            }
+        }
+        let reused = buffers.as_mut().and_then(|b| b.get_mut(i)?.take());
+        let mut store = reused.unwrap_or_else(|| node.member.new_store());
+        {
+            let mut args: SmallVec<[AnyPlane<'_>; 8]> = SmallVec::new();
+            for a in &node.args {
+                args.push(match *a {
+                    Value::Input(k) => inputs[k],
+                    Value::Node(j) => {
+                        let held = match &constants[j] {
+                            Some(whole) => whole,
+                            None => stand_ins
+                                .iter()
+                                .find(|(k, _)| *k == j)
+                                .map(|(_, s)| s)
+                                .ok_or_else(|| StripError::Group("no stand-in".into()))?,
+                        };
+                        nodes[j].member.view(held, sizes.rows[j])?
+                    }
+                });
+            }
+            let g = sizes.rows[i];
+            let mut out = node.member.strip(&mut store, g, 0..g.height)?;
+            node.member.run(&Inputs::new(&args), &mut out)?;
+        }
+        constants[i] = Some(store);
+    }
+    Ok(constants)
 }

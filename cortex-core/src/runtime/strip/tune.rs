@@ -17,8 +17,9 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use super::exec::Strips;
+use super::erased::AnyPlane;
 use super::geometry::Geometry;
+use super::strips::Strips;
 use crate::autotune::{self, CacheEntry, CacheKey, Section};
 
 /// The environment variable forcing the strip policy: `measure` (the
@@ -30,13 +31,21 @@ pub const STRIPS_ENV: &str = "CORTEX_STRIPS";
 /// the group's scratch and warm the pool, which would count against
 /// whichever setting came first.
 const WARM_UP: usize = 2;
-/// Rounds over the candidates, the second in reverse order, so that a
-/// trend during the measurement (the machine getting busier) does not
+/// Rounds over the candidates, every other one in reverse order, so that
+/// a trend during the measurement (the machine getting busier) does not
 /// favour the first or the last candidate; each keeps its fastest run.
-const ROUNDS: usize = 2;
+/// Four rounds of two counted runs: the fastest of eight is what a
+/// candidate costs on a quiet machine, where two rounds of one left the
+/// choice to a single lucky or unlucky run.
+const ROUNDS: usize = 4;
 /// Runs per candidate per round; the first of each block plans the run
 /// (sizes, strip rows, folded constants) and is not counted.
-const BLOCK: usize = 2;
+const BLOCK: usize = 3;
+/// Candidates within this fraction of the fastest are tied, and the first
+/// of them in candidate order (the default rule first) is kept: heights
+/// that differ by less than timing noise no longer decide by it, so two
+/// processes on a quiet machine choose alike.
+const TIE: f64 = 0.05;
 
 /// Runs a measurement takes.
 pub const MEASURED_RUNS: usize = WARM_UP + ROUNDS * BLOCK * 4;
@@ -383,6 +392,75 @@ pub(crate) fn candidates(window: usize) -> [Strips; 4] {
     ]
 }
 
+/// One group's strip choice: the decision for the current input size and
+/// thread count, or the measurement towards it.
+#[derive(Debug, Default)]
+pub(crate) struct Tuner {
+    /// The strip heights being measured at the current input size.
+    tuning: Option<Tuning>,
+    /// The strips chosen for these input geometries and thread count.
+    chosen: Option<(Vec<Geometry>, usize, Strips)>,
+}
+
+impl Tuner {
+    /// The setting of the next run of the group `signature` (widest window
+    /// `window`) on `inputs`, and whether the run is measured (then report
+    /// it with [`Tuner::record`]).
+    pub(crate) fn next(
+        &mut self,
+        signature: &str,
+        inputs: &[AnyPlane<'_>],
+        window: usize,
+    ) -> (Strips, bool) {
+        let threads = rayon::current_num_threads();
+        if let Some((known, t, s)) = &self.chosen {
+            let same = known.len() == inputs.len()
+                && known.iter().zip(inputs).all(|(g, x)| *g == x.geometry());
+            if *t == threads && same {
+                return (*s, false);
+            }
+        }
+        // A new size or thread count: a decision the process knows, or
+        // measure one.
+        let geometries: Vec<Geometry> = inputs.iter().map(|p| p.geometry()).collect();
+        if let Some(s) = lookup(signature, &geometries, threads) {
+            self.chosen = Some((geometries, threads, s));
+            self.tuning = None;
+            return (s, false);
+        }
+        let stale = self
+            .tuning
+            .as_ref()
+            .map_or(true, |t| t.threads != threads || t.inputs != geometries);
+        if stale {
+            self.tuning = Some(Tuning::new(geometries, threads, window));
+        }
+        (
+            self.tuning.as_ref().map_or(Strips::Auto, Tuning::next),
+            true,
+        )
+    }
+
+    /// Records a measured run started at `started` (`ok`: it succeeded);
+    /// once every candidate ran, keeps the decision.
+    pub(crate) fn record(&mut self, started: Instant, ok: bool, signature: &str) {
+        if let Some(decision) = self
+            .tuning
+            .as_mut()
+            .and_then(|t| t.record(started, ok, signature))
+        {
+            self.chosen = Some((decision.inputs.clone(), decision.threads, decision.strips));
+            self.tuning = None;
+            decided(decision);
+        }
+    }
+
+    /// The strips chosen for the last input size, once chosen.
+    pub(crate) fn chosen(&self) -> Option<Strips> {
+        self.chosen.as_ref().map(|(_, _, s)| *s)
+    }
+}
+
 /// A measurement in progress for one input size.
 #[derive(Debug)]
 pub(crate) struct Tuning {
@@ -428,7 +506,8 @@ impl Tuning {
     }
 
     /// Records the run just made with [`Tuning::next`]'s setting (a failed
-    /// run counts as the slowest); the decision once every candidate ran.
+    /// run counts as the slowest); the decision once every candidate ran:
+    /// the first candidate within [`TIE`] of the fastest.
     pub(crate) fn record(
         &mut self,
         started: Instant,
@@ -446,11 +525,13 @@ impl Tuning {
             return None;
         }
         let ms = |d: Option<Duration>| d.map_or(f64::INFINITY, |d| d.as_secs_f64() * 1e3);
+        let fastest = self.best.iter().map(|b| b.unwrap_or(Duration::MAX)).min()?;
+        let limit = fastest.as_secs_f64() * (1.0 + TIE);
         let (pick, time) = self
             .candidates
             .iter()
             .zip(self.best)
-            .min_by_key(|(_, b)| b.unwrap_or(Duration::MAX))
+            .find(|(_, b)| b.unwrap_or(Duration::MAX).as_secs_f64() <= limit)
             .map(|(s, b)| (*s, b))?;
         Some(StripDecision {
             group: group.to_owned(),

@@ -1,0 +1,404 @@
+//! L2 read from `examples/graphs/l2.json` and run at run time with its
+//! fused groups on the strip executor (the forms [`l2_ops`] registers)
+//! gives bit for bit what the macro-compiled L2 gives with fusion on — in
+//! every mode, sequentially, wave by wave and pipelined, over the
+//! synthetic clip and over OpenCV's `vtest.avi` (768×576) when it and
+//! `ffmpeg` are installed — and reports the same group and node events to
+//! an observer: fused groups, members that decline a frame alone (no
+//! previous frame yet), and a group that declines a whole frame (an input
+//! it cannot read as a plane) while the others stay fused.
+
+use std::process::Command;
+
+use ndarray::ShapeBuilder;
+use std::sync::Arc;
+
+use cortex_core::dynamic::{DynOutputs, DynPipeline, GraphFile, Value};
+use cortex_core::ir::NodeId;
+use cortex_core::observe::Observer;
+use cortex_core::run::Run;
+use cortex_vision::l2::{demo_clip, BlurVerdict, L2Mode, L2Outputs, L2};
+use cortex_vision::l2_ops::l2_ops;
+use cortex_vision::ops::qp_map::QpMap;
+use cortex_vision::ops::roi_regions::RoiRegions;
+use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};
+
+/// The L2 graph file shipped in `examples/graphs/l2.json`.
+const L2_FILE: &str = include_str!("../../examples/graphs/l2.json");
+
+fn from_file() -> DynPipeline {
+    GraphFile::parse(L2_FILE)
+        .expect("reads")
+        .build(&l2_ops())
+        .expect("builds")
+}
+
+/// Every output of both, compared bit for bit (floats by their bits,
+/// structures by their full `Debug` text, which prints every float so it
+/// reads back to the same bits).
+fn assert_same(frame: usize, compiled: &L2Outputs, dynamic: &DynOutputs) {
+    let get = |name: &str| {
+        dynamic
+            .value(name)
+            .unwrap_or_else(|| panic!("output {name} missing"))
+    };
+    let fused = get("fused").downcast_ref::<ScoreMap>().expect("a ScoreMap");
+    assert_eq!(
+        fused.dim(),
+        compiled.fused.dim(),
+        "frame {frame}: fused size"
+    );
+    let differ = fused
+        .iter()
+        .zip(compiled.fused.iter())
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    assert_eq!(differ, 0, "frame {frame}: fused differs at {differ} pixels");
+    let dbg = |v: &dyn std::fmt::Debug| format!("{v:?}");
+    let same = |name: &str, want: String, got: String| {
+        assert_eq!(got, want, "frame {frame}: {name}");
+    };
+    same(
+        "blur",
+        dbg(&compiled.blur),
+        dbg(get("blur").downcast_ref::<BlurVerdict>().expect("type")),
+    );
+    same(
+        "scene",
+        dbg(&compiled.scene),
+        dbg(get("scene").downcast_ref::<SceneChange>().expect("type")),
+    );
+    same(
+        "roi",
+        dbg(&compiled.roi),
+        dbg(get("roi").downcast_ref::<EncodedRoi>().expect("type")),
+    );
+    let regions = get("regions").downcast_ref::<RoiRegions>().expect("type");
+    let r = |x: &RoiRegions| format!("{:?} {:?}", x.regions, x.peak.to_bits());
+    same("regions", r(&compiled.regions), r(regions));
+    same(
+        "qp_map",
+        dbg(&compiled.qp_map),
+        dbg(get("qp_map").downcast_ref::<QpMap>().expect("type")),
+    );
+}
+
+/// Outputs for `run_with` to overwrite (from a pipeline of their own, so
+/// the one compared starts fresh).
+fn outputs_to_fill(frame: &RgbFrame) -> L2Outputs {
+    L2::new()
+        .run(L2Mode::Balanced, frame)
+        .expect("a frame of the clip")
+}
+
+/// Runs `modes[i % len]` on frame `i` in the compiled L2 (fusion on) and
+/// in the L2 from the file (fusion on), sequentially and wave by wave,
+/// comparing every frame's outputs, holds and frame count.
+fn compare(frames: &[RgbFrame], modes: &[L2Mode]) {
+    let mut compiled = L2::new();
+    let mut compiled_par = L2::new();
+    assert!(compiled.fusion());
+    let mut dynamic = from_file();
+    let mut parallel = from_file();
+    assert!(dynamic.fusion());
+    let mut par_out = outputs_to_fill(&frames[0]);
+    for (i, frame) in frames.iter().enumerate() {
+        let mode = modes[i % modes.len()];
+        let want = compiled.run(mode, frame).expect("compiled frame");
+        let input: Value = Arc::new(frame.clone());
+        let got = dynamic
+            .run(mode as usize, std::slice::from_ref(&input))
+            .expect("run-time frame");
+        assert_same(i, &want, &got);
+        compiled_par
+            .run_with(&mut Run::mode(mode).parallel(), frame, &mut par_out)
+            .expect("compiled parallel frame");
+        let got = parallel
+            .run_parallel(mode as usize, std::slice::from_ref(&input))
+            .expect("run-time parallel frame");
+        let label = |o: &L2Outputs| {
+            format!(
+                "{:?} {:?}",
+                o.blur,
+                o.fused.iter().fold(0u64, |h, v| h
+                    .wrapping_mul(31)
+                    .wrapping_add(u64::from(v.to_bits())))
+            )
+        };
+        assert_eq!(
+            label(&want),
+            label(&par_out),
+            "frame {i}: the compiled engines agree"
+        );
+        assert_same(i, &par_out, &got);
+    }
+    assert_eq!(dynamic.holds(), compiled.holds());
+    assert_eq!(parallel.holds(), compiled_par.holds());
+    assert_eq!(dynamic.frame_index(), compiled.frame_index());
+}
+
+/// `frames` streamed pipelined (two in flight) through the compiled L2 and
+/// the L2 from the file, both fused: the same results in the same order.
+fn compare_streams(frames: &[RgbFrame], mode: L2Mode) {
+    use cortex_core::stream::StreamOptions;
+    let options = StreamOptions {
+        in_flight: 2,
+        ..StreamOptions::DEFAULT
+    };
+    let mut compiled = L2::new();
+    let mut want = Vec::new();
+    compiled
+        .run_stream(mode, frames.iter().map(|f| (f.clone(),)), &options, |f| {
+            want.push((f.index, f.result));
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("compiled stream");
+    let mut dynamic = from_file();
+    let mut got = Vec::new();
+    let inputs = frames.iter().map(|f| vec![Arc::new(f.clone()) as Value]);
+    dynamic
+        .run_stream(mode as usize, inputs, &options, |f| {
+            got.push((f.index, f.result));
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("run-time stream");
+    assert_eq!(got.len(), frames.len());
+    assert_eq!(want.len(), frames.len());
+    for ((wi, w), (gi, g)) in want.iter().zip(&got) {
+        assert_eq!(wi, gi, "frames in source order");
+        match (w, g) {
+            (Ok(w), Ok(g)) => assert_same(*wi as usize, w, g),
+            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "frame {wi}"),
+            _ => panic!(
+                "frame {wi}: compiled {:?}, run-time {:?}",
+                w.is_ok(),
+                g.is_ok()
+            ),
+        }
+    }
+    assert_eq!(dynamic.holds(), compiled.holds());
+    assert_eq!(dynamic.frame_index(), compiled.frame_index());
+}
+
+/// The first `count` frames of OpenCV's `vtest.avi` (768×576), decoded by
+/// the `ffmpeg` program to RGB; `None` when either is missing.
+fn vtest_frames(count: usize) -> Option<Vec<RgbFrame>> {
+    let path = std::env::var("CORTEX_VTEST")
+        .unwrap_or_else(|_| "/usr/share/doc/opencv-doc/examples/data/vtest.avi".into());
+    if !std::path::Path::new(&path).exists() {
+        return None;
+    }
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-i", &path, "-frames:v", &count.to_string()])
+        .args(["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        .output()
+        .ok()?;
+    let (w, h) = (768, 576);
+    if !out.status.success() || out.stdout.len() != count * w * h * 3 {
+        return None;
+    }
+    Some(
+        out.stdout
+            .chunks_exact(w * h * 3)
+            .map(|c| RgbFrame::from_shape_vec((h, w, 3), c.to_vec()).expect("sized"))
+            .collect(),
+    )
+}
+
+/// Every mode alone, then mode switches through the rated mode.
+fn every_mode(frames: &[RgbFrame]) {
+    for &mode in L2Mode::ALL {
+        compare(frames, &[mode]);
+    }
+    let ps = L2Mode::PowerSave;
+    compare(
+        frames,
+        &[L2Mode::Balanced, ps, ps, ps, ps, ps, L2Mode::TextFocus],
+    );
+}
+
+#[test]
+fn fused_every_mode_matches_the_compiled_l2_on_the_synthetic_clip() {
+    every_mode(&demo_clip(14, 160, 120));
+}
+
+#[test]
+fn fused_every_mode_matches_the_compiled_l2_on_vtest() {
+    let Some(frames) = vtest_frames(10) else {
+        eprintln!("vtest.avi or ffmpeg not installed: only the synthetic clip was compared");
+        return;
+    };
+    every_mode(&frames);
+}
+
+#[test]
+fn fused_pipelined_streams_match_the_compiled_l2() {
+    let mut frames = demo_clip(12, 160, 120);
+    // A frame `to_gray` refuses, mid-stream: it fails alone in both.
+    frames[5] = RgbFrame::zeros((120, 160, 4));
+    for &mode in L2Mode::ALL {
+        compare_streams(&frames, mode);
+    }
+    if let Some(frames) = vtest_frames(8) {
+        for &mode in L2Mode::ALL {
+            compare_streams(&frames, mode);
+        }
+    }
+}
+
+/// The events an observer sees, in order.
+#[derive(Default, Debug)]
+struct Events(Vec<String>);
+
+impl Observer for Events {
+    fn node_begin(&mut self, node: NodeId) {
+        self.0.push(format!("node {node}"));
+    }
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        self.0.push(format!("group {members:?}"));
+    }
+    fn group_end(&mut self, fused: bool) {
+        self.0.push(format!("end fused={fused}"));
+    }
+}
+
+/// The events of a sequential frame of the compiled L2 and of the L2 from
+/// the file, and both frames' outputs compared.
+fn events_of(
+    compiled: &mut L2,
+    dynamic: &mut DynPipeline,
+    mode: L2Mode,
+    frame: &RgbFrame,
+    i: usize,
+) -> (Vec<String>, Vec<String>) {
+    let mut want = Events::default();
+    let mut out = outputs_to_fill(frame);
+    compiled
+        .run_with(&mut Run::mode(mode).observed(&mut want), frame, &mut out)
+        .expect("compiled frame");
+    let mut got = Events::default();
+    let input: Value = Arc::new(frame.clone());
+    let outputs = dynamic
+        .run_observed(mode as usize, std::slice::from_ref(&input), false, &mut got)
+        .expect("run-time frame");
+    assert_same(i, &out, &outputs);
+    (want.0, got.0)
+}
+
+#[test]
+fn the_observer_sees_the_compiled_group_events() {
+    let frames = demo_clip(6, 160, 120);
+    for &mode in L2Mode::ALL {
+        let mut compiled = L2::new();
+        let mut dynamic = from_file();
+        for (i, frame) in frames.iter().enumerate() {
+            let (want, got) = events_of(&mut compiled, &mut dynamic, mode, frame, i);
+            assert_eq!(got, want, "{mode:?} frame {i}");
+            // Every group of every frame runs fused.
+            assert!(
+                !got.iter().any(|e| e == "end fused=false"),
+                "{mode:?} frame {i}: {got:?}"
+            );
+            assert!(
+                got.iter().any(|e| e == "end fused=true"),
+                "{mode:?} frame {i}"
+            );
+        }
+    }
+    let mut compiled = L2::new();
+    let mut dynamic = from_file();
+    let mut fused_groups = 0;
+    let mut alone = 0;
+    for (i, frame) in frames.iter().enumerate() {
+        let (want, got) = events_of(&mut compiled, &mut dynamic, L2Mode::Balanced, frame, i);
+        assert_eq!(got, want, "frame {i}");
+        fused_groups += got.iter().filter(|e| *e == "end fused=true").count();
+        // Members called after a fused group ended: they declined alone.
+        if i == 0 {
+            let end = got.iter().position(|e| e == "end fused=true");
+            let after = end.map_or(0, |e| {
+                got[e + 1..]
+                    .iter()
+                    .take_while(|x| x.starts_with("node"))
+                    .count()
+            });
+            alone += after;
+        }
+    }
+    assert!(
+        fused_groups >= frames.len(),
+        "every frame ran a fused group"
+    );
+    // The first frame has no previous gray image: scene and motion
+    // decline alone and run their own calls after the group.
+    assert!(alone >= 2, "members declining alone on the first frame");
+}
+
+#[test]
+fn a_group_declining_a_frame_falls_back_alone() {
+    let frames = demo_clip(5, 160, 120);
+    let mut compiled = L2::new();
+    let mut dynamic = from_file();
+    for (i, frame) in frames.iter().enumerate() {
+        // Frame 2 in column-major order: the same pixels, but not a plane a
+        // group can read without a copy, so the group reading the frame
+        // declines it and its members run their own calls, while a group
+        // reading only computed maps still runs fused.
+        let frame = if i == 2 {
+            let (h, w, _) = frame.dim();
+            let mut f = RgbFrame::zeros((h, w, 3).f());
+            f.assign(frame);
+            f
+        } else {
+            frame.clone()
+        };
+        let (want, got) = events_of(&mut compiled, &mut dynamic, L2Mode::Balanced, &frame, i);
+        assert_eq!(got, want, "frame {i}");
+        if i == 2 {
+            assert!(got.contains(&"end fused=false".to_string()), "{got:?}");
+        } else {
+            assert!(!got.contains(&"end fused=false".to_string()), "{got:?}");
+        }
+    }
+}
+
+#[test]
+fn fusion_off_runs_the_members_calls_with_the_same_results() {
+    let frames = demo_clip(6, 128, 96);
+    let mut on = from_file();
+    let mut off = from_file();
+    off.set_fusion(false);
+    for (i, frame) in frames.iter().enumerate() {
+        let input: Value = Arc::new(frame.clone());
+        let mut ev = Events::default();
+        let a = on
+            .run(0, std::slice::from_ref(&input))
+            .expect("fused frame");
+        let b = off
+            .run_observed(0, std::slice::from_ref(&input), false, &mut ev)
+            .expect("unfused frame");
+        assert!(!ev.0.contains(&"end fused=true".to_string()), "frame {i}");
+        for name in ["fused", "blur", "scene", "roi"] {
+            let show = |o: &DynOutputs| format!("{:?}", on_value(o, name));
+            assert_eq!(show(&a), show(&b), "frame {i}: {name}");
+        }
+    }
+}
+
+/// Output `name` as text that keeps every bit of its floats.
+fn on_value(o: &DynOutputs, name: &str) -> String {
+    let v = o.value(name).expect("present");
+    if let Some(m) = v.downcast_ref::<ScoreMap>() {
+        return format!("{:?}", m.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    }
+    if let Some(b) = v.downcast_ref::<BlurVerdict>() {
+        return format!("{b:?}");
+    }
+    if let Some(s) = v.downcast_ref::<SceneChange>() {
+        return format!("{s:?}");
+    }
+    if let Some(r) = v.downcast_ref::<EncodedRoi>() {
+        return format!("{r:?}");
+    }
+    "?".into()
+}
