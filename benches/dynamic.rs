@@ -194,7 +194,7 @@ fn main() {
         (names[4], &mut || {
             let f = next(4);
             let mut run = Run::mode(bal).parallel();
-                black_box(fused_par.run_with_fresh(&mut run, &frames[f]).is_ok());
+            black_box(fused_par.run_with_fresh(&mut run, &frames[f]).is_ok());
         }),
         (names[5], &mut || {
             let f = next(5);

@@ -76,4 +76,3 @@ pub fn app() -> App<L2> {
         .reads(Reader::QpMap, &["qp_map"])
         .parallel()
 }
-

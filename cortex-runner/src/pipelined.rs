@@ -85,10 +85,7 @@ impl<P: Pipeline + 'static> App<P> {
     where
         P: ParallelPipeline,
     {
-        self.parallel = Some(ParallelFns {
-            stream,
-            session,
-        });
+        self.parallel = Some(ParallelFns { stream, session });
         self
     }
 }
