@@ -6,63 +6,21 @@
 //! frame, sequentially and wave by wave; over the synthetic clip, and over the first frames of OpenCV's
 //! `vtest.avi` when it and `ffmpeg` are installed.
 
-use std::process::Command;
+mod dynamic_common;
+
 use std::sync::Arc;
 
-use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
+use cortex_core::dynamic::{DynPipeline, Value};
 use cortex_core::run::Run;
 use cortex_core::Weights;
-use cortex_vision::l2::{demo_clip, BlurVerdict, L2Mode, L2Outputs, L2};
+use cortex_vision::l2::{demo_clip, L2Mode, L2};
 use cortex_vision::l2_ops::l2_ops;
-use cortex_vision::ops::qp_map::QpMap;
-use cortex_vision::ops::roi_regions::RoiRegions;
-use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};
+use cortex_vision::ops::RgbFrame;
+use dynamic_common::{assert_same, vtest_frames, L2_FILE};
 
 fn run_time_l2() -> DynPipeline {
     DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &l2_ops())
         .expect("every L2 op is registered")
-}
-
-/// Every output of both, compared bit for bit (floats by their bits,
-/// structures by their full `Debug` text, which prints every float so it
-/// reads back to the same bits).
-fn assert_same(frame: usize, compiled: &L2Outputs, dynamic: &DynOutputs) {
-    let get = |name: &str| {
-        dynamic
-            .value(name)
-            .unwrap_or_else(|| panic!("output {name} missing"))
-    };
-    let bits = |m: &ScoreMap| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    let fused = get("fused").downcast_ref::<ScoreMap>().expect("a ScoreMap");
-    assert_eq!(bits(fused), bits(&compiled.fused), "frame {frame}: fused");
-    let dbg = |v: &dyn std::fmt::Debug| format!("{v:?}");
-    let same = |name: &str, want: String, got: String| {
-        assert_eq!(got, want, "frame {frame}: {name}");
-    };
-    same(
-        "blur",
-        dbg(&compiled.blur),
-        dbg(get("blur").downcast_ref::<BlurVerdict>().expect("type")),
-    );
-    same(
-        "scene",
-        dbg(&compiled.scene),
-        dbg(get("scene").downcast_ref::<SceneChange>().expect("type")),
-    );
-    same(
-        "roi",
-        dbg(&compiled.roi),
-        dbg(get("roi").downcast_ref::<EncodedRoi>().expect("type")),
-    );
-    // A region list's working buffers are not part of its value.
-    let regions = get("regions").downcast_ref::<RoiRegions>().expect("type");
-    let r = |x: &RoiRegions| format!("{:?} {:?}", x.regions, x.peak.to_bits());
-    same("regions", r(&compiled.regions), r(regions));
-    same(
-        "qp_map",
-        dbg(&compiled.qp_map),
-        dbg(get("qp_map").downcast_ref::<QpMap>().expect("type")),
-    );
 }
 
 /// Runs `modes[i % len]` on frame `i` in both, comparing every frame's
@@ -185,31 +143,6 @@ fn a_failing_frame_leaves_the_state_as_it_was() {
     }
 }
 
-/// The first `count` frames of OpenCV's `vtest.avi` (768×576), decoded by
-/// the `ffmpeg` program to RGB; `None` when either is missing.
-fn vtest_frames(count: usize) -> Option<Vec<RgbFrame>> {
-    let path = std::env::var("CORTEX_VTEST")
-        .unwrap_or_else(|_| "/usr/share/doc/opencv-doc/examples/data/vtest.avi".into());
-    if !std::path::Path::new(&path).exists() {
-        return None;
-    }
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-i", &path, "-frames:v", &count.to_string()])
-        .args(["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
-        .output()
-        .ok()?;
-    let (w, h) = (768, 576);
-    if !out.status.success() || out.stdout.len() != count * w * h * 3 {
-        return None;
-    }
-    Some(
-        out.stdout
-            .chunks_exact(w * h * 3)
-            .map(|c| RgbFrame::from_shape_vec((h, w, 3), c.to_vec()).expect("sized"))
-            .collect(),
-    )
-}
-
 #[test]
 fn every_mode_matches_the_compiled_l2_on_vtest() {
     let Some(frames) = vtest_frames(12) else {
@@ -225,9 +158,6 @@ fn every_mode_matches_the_compiled_l2_on_vtest() {
         &[L2Mode::Balanced, ps, ps, ps, ps, ps, L2Mode::TextFocus],
     );
 }
-
-/// The L2 graph file shipped in `examples/graphs/l2.json`.
-const L2_FILE: &str = include_str!("../../examples/graphs/l2.json");
 
 #[test]
 fn the_l2_graph_file_is_the_compiled_l2() {

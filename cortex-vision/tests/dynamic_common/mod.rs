@@ -1,0 +1,92 @@
+//! What the run-time L2 tests share: the graph file, the bit-for-bit
+//! comparison of the compiled L2's outputs with a run-time graph's, and
+//! frames of OpenCV's `vtest.avi`.
+
+// Each test binary that includes this module uses part of it.
+#![allow(dead_code)]
+
+use std::process::Command;
+
+use cortex_core::dynamic::DynOutputs;
+use cortex_vision::l2::{BlurVerdict, L2Outputs};
+use cortex_vision::ops::qp_map::QpMap;
+use cortex_vision::ops::roi_regions::RoiRegions;
+use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};
+
+/// The L2 graph file shipped in `examples/graphs/l2.json`.
+pub const L2_FILE: &str = include_str!("../../../examples/graphs/l2.json");
+
+/// Every output of both, compared bit for bit (floats by their bits,
+/// structures by their full `Debug` text, which prints every float so it
+/// reads back to the same bits).
+pub fn assert_same(frame: usize, compiled: &L2Outputs, dynamic: &DynOutputs) {
+    let get = |name: &str| {
+        dynamic
+            .value(name)
+            .unwrap_or_else(|| panic!("output {name} missing"))
+    };
+    let fused = get("fused").downcast_ref::<ScoreMap>().expect("a ScoreMap");
+    assert_eq!(
+        fused.dim(),
+        compiled.fused.dim(),
+        "frame {frame}: fused size"
+    );
+    let differ = fused
+        .iter()
+        .zip(compiled.fused.iter())
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    assert_eq!(differ, 0, "frame {frame}: fused differs at {differ} pixels");
+    let dbg = |v: &dyn std::fmt::Debug| format!("{v:?}");
+    let same = |name: &str, want: String, got: String| {
+        assert_eq!(got, want, "frame {frame}: {name}");
+    };
+    same(
+        "blur",
+        dbg(&compiled.blur),
+        dbg(get("blur").downcast_ref::<BlurVerdict>().expect("type")),
+    );
+    same(
+        "scene",
+        dbg(&compiled.scene),
+        dbg(get("scene").downcast_ref::<SceneChange>().expect("type")),
+    );
+    same(
+        "roi",
+        dbg(&compiled.roi),
+        dbg(get("roi").downcast_ref::<EncodedRoi>().expect("type")),
+    );
+    let regions = get("regions").downcast_ref::<RoiRegions>().expect("type");
+    let r = |x: &RoiRegions| format!("{:?} {:?}", x.regions, x.peak.to_bits());
+    same("regions", r(&compiled.regions), r(regions));
+    same(
+        "qp_map",
+        dbg(&compiled.qp_map),
+        dbg(get("qp_map").downcast_ref::<QpMap>().expect("type")),
+    );
+}
+
+/// The first `count` frames of OpenCV's `vtest.avi` (768×576), decoded by
+/// the `ffmpeg` program to RGB; `None` when either is missing.
+pub fn vtest_frames(count: usize) -> Option<Vec<RgbFrame>> {
+    let path = std::env::var("CORTEX_VTEST")
+        .unwrap_or_else(|_| "/usr/share/doc/opencv-doc/examples/data/vtest.avi".into());
+    if !std::path::Path::new(&path).exists() {
+        return None;
+    }
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-i", &path, "-frames:v", &count.to_string()])
+        .args(["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        .output()
+        .ok()?;
+    let (w, h) = (768, 576);
+    if !out.status.success() || out.stdout.len() != count * w * h * 3 {
+        return None;
+    }
+    Some(
+        out.stdout
+            .chunks_exact(w * h * 3)
+            .map(|c| RgbFrame::from_shape_vec((h, w, 3), c.to_vec()).expect("sized"))
+            .collect(),
+    )
+}
