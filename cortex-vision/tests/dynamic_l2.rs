@@ -16,7 +16,7 @@ use cortex_core::Weights;
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
 use cortex_vision::l2_ops::l2_ops;
 use cortex_vision::ops::RgbFrame;
-use dynamic_common::{assert_same, vtest_frames, L2_FILE};
+use dynamic_common::{assert_same, compare_streams, vtest_frames, L2_FILE};
 
 fn run_time_l2() -> DynPipeline {
     DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &l2_ops())
@@ -242,56 +242,6 @@ fn mistakes_in_a_graph_file_name_their_line_and_node() {
     // Not JSON at all.
     let err = GraphFile::parse("{\n  \"name\": \"L2\",\n  oops\n}").expect_err("refused");
     assert_eq!(err.problems[0].0, 3, "{err}");
-}
-
-/// `frames` streamed pipelined through the compiled L2 (fusion `fused`)
-/// and through the L2 built from the graph file, mode `mode`: the same
-/// results frame by frame, in order, a failing frame failing alone in
-/// both.
-fn compare_streams(frames: &[RgbFrame], mode: L2Mode, fused: bool) {
-    use cortex_core::dynamic::GraphFile;
-    use cortex_core::stream::StreamOptions;
-    let options = StreamOptions {
-        in_flight: 2,
-        ..StreamOptions::DEFAULT
-    };
-    let mut compiled = L2::new();
-    compiled.set_fusion(fused);
-    let mut want = Vec::new();
-    compiled
-        .run_stream(mode, frames.iter().map(|f| (f.clone(),)), &options, |f| {
-            want.push((f.index, f.result));
-            std::ops::ControlFlow::Continue(())
-        })
-        .expect("compiled stream");
-    let mut dynamic = GraphFile::parse(L2_FILE)
-        .expect("reads")
-        .build(&l2_ops())
-        .expect("builds");
-    let mut got = Vec::new();
-    let inputs = frames.iter().map(|f| vec![Arc::new(f.clone()) as Value]);
-    dynamic
-        .run_stream(mode as usize, inputs, &options, |f| {
-            got.push((f.index, f.result));
-            std::ops::ControlFlow::Continue(())
-        })
-        .expect("run-time stream");
-    assert_eq!(got.len(), frames.len());
-    assert_eq!(want.len(), frames.len());
-    for ((wi, w), (gi, g)) in want.iter().zip(&got) {
-        assert_eq!(wi, gi, "frames in source order");
-        match (w, g) {
-            (Ok(w), Ok(g)) => assert_same(*wi as usize, w, g),
-            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "frame {wi}"),
-            _ => panic!(
-                "frame {wi}: compiled {:?}, run-time {:?}",
-                w.is_ok(),
-                g.is_ok()
-            ),
-        }
-    }
-    assert_eq!(dynamic.holds(), compiled.holds());
-    assert_eq!(dynamic.frame_index(), compiled.frame_index());
 }
 
 #[test]

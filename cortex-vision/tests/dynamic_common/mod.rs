@@ -6,9 +6,11 @@
 #![allow(dead_code)]
 
 use std::process::Command;
+use std::sync::Arc;
 
-use cortex_core::dynamic::DynOutputs;
-use cortex_vision::l2::{BlurVerdict, L2Outputs};
+use cortex_core::dynamic::{DynOutputs, Value};
+use cortex_vision::l2::{BlurVerdict, L2Mode, L2Outputs, L2};
+use cortex_vision::l2_ops::l2_ops;
 use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::RoiRegions;
 use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};
@@ -89,4 +91,55 @@ pub fn vtest_frames(count: usize) -> Option<Vec<RgbFrame>> {
             .map(|c| RgbFrame::from_shape_vec((h, w, 3), c.to_vec()).expect("sized"))
             .collect(),
     )
+}
+
+/// `frames` streamed pipelined through the compiled L2 and through the L2
+/// built from the graph file, both with fusion `fused`, mode `mode`: the same
+/// results frame by frame, in order, a failing frame failing alone in
+/// both.
+pub fn compare_streams(frames: &[RgbFrame], mode: L2Mode, fused: bool) {
+    use cortex_core::dynamic::GraphFile;
+    use cortex_core::stream::StreamOptions;
+    let options = StreamOptions {
+        in_flight: 2,
+        ..StreamOptions::DEFAULT
+    };
+    let mut compiled = L2::new();
+    compiled.set_fusion(fused);
+    let mut want = Vec::new();
+    compiled
+        .run_stream(mode, frames.iter().map(|f| (f.clone(),)), &options, |f| {
+            want.push((f.index, f.result));
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("compiled stream");
+    let mut dynamic = GraphFile::parse(L2_FILE)
+        .expect("reads")
+        .build(&l2_ops())
+        .expect("builds");
+    dynamic.set_fusion(fused);
+    let mut got = Vec::new();
+    let inputs = frames.iter().map(|f| vec![Arc::new(f.clone()) as Value]);
+    dynamic
+        .run_stream(mode as usize, inputs, &options, |f| {
+            got.push((f.index, f.result));
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("run-time stream");
+    assert_eq!(got.len(), frames.len());
+    assert_eq!(want.len(), frames.len());
+    for ((wi, w), (gi, g)) in want.iter().zip(&got) {
+        assert_eq!(wi, gi, "frames in source order");
+        match (w, g) {
+            (Ok(w), Ok(g)) => assert_same(*wi as usize, w, g),
+            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "frame {wi}"),
+            _ => panic!(
+                "frame {wi}: compiled {:?}, run-time {:?}",
+                w.is_ok(),
+                g.is_ok()
+            ),
+        }
+    }
+    assert_eq!(dynamic.holds(), compiled.holds());
+    assert_eq!(dynamic.frame_index(), compiled.frame_index());
 }
