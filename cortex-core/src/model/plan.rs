@@ -198,6 +198,17 @@ impl Plan {
         self.live.get(id as usize).copied().unwrap_or(false)
     }
 
+    /// Whether this plan runs every node of `other` that `among` marks (per
+    /// node): e.g. whether a plan cut down to some outputs computes all of
+    /// its mode's first-stage work, so that a pipelined frame can go on
+    /// with the whole mode from the cut plan's first-stage values.
+    pub fn runs_all_of(&self, other: &Plan, among: &[bool]) -> bool {
+        among
+            .iter()
+            .enumerate()
+            .all(|(id, &m)| !m || !other.is_live(id as NodeId) || self.is_live(id as NodeId))
+    }
+
     /// Whether state `id` is written after the frame.
     #[inline(always)]
     pub fn writes_state(&self, id: u32) -> bool {

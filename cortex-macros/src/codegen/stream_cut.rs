@@ -13,9 +13,12 @@ impl Forms<'_> {
     /// (the cut plan), `__mode_plan` (the mode's whole plan), `__weights`
     /// and `__read` given. A frame with outputs of an earlier frame to run
     /// into runs the cut plan and stores the outputs read; a frame making
-    /// new outputs (the stream's first ones) makes them all, running the
-    /// mode's whole plan sequentially, since the outputs not read have no
-    /// earlier value to keep.
+    /// new outputs (the stream's first ones, or every frame when the
+    /// caller keeps each frame's outputs) makes them all, since the outputs
+    /// not read have no earlier value to keep: its second stage runs the
+    /// mode's whole plan from the first stage's values when the cut plan's
+    /// first stage holds all of the mode's (else the whole mode runs anew,
+    /// sequentially).
     pub(super) fn cut_stream_body(&self) -> Option<TokenStream> {
         let (ast, c) = (self.cx.ast, self.cx.c);
         let stages = self.plans.program.run_time.pipelined.as_ref()?;
@@ -48,8 +51,14 @@ impl Forms<'_> {
                 a_tys,
                 a_body,
                 b_body: quote! {
-                    let __sink = match __sink {
-                        #c::__private::Sink::Into(__o, _) => #c::__private::Sink::Into(__o, __read),
+                    // A frame with no outputs to run into makes every output:
+                    // the mode's whole second stage, from the first stage's
+                    // values when the cut plan computed all of the mode's
+                    // first-stage work (else the whole mode anew).
+                    const __STAGE_A: &[bool] = &[#(#a),*];
+                    let (__plan, __sink) = match __sink {
+                        #c::__private::Sink::Into(__o, _) => (__plan, #c::__private::Sink::Into(__o, __read)),
+                        #c::__private::Sink::Fresh(__slot) if __plan.runs_all_of(__mode_plan, __STAGE_A) => (__mode_plan, #c::__private::Sink::Fresh(__slot)),
                         #c::__private::Sink::Fresh(__slot) => return #whole,
                     };
                     #b_body
