@@ -70,7 +70,8 @@ mod tests {
         assert!(!outer.starts_with("cortex-stage2-"), "{outer}");
         assert!(inner.starts_with("cortex-stage2-"), "{inner}");
         // The same pool the next time: threads are made once per size.
-        let again = first.install(|| pool_for(rayon::current_num_threads()).map(|p| p as *const _ as usize));
+        let again = first
+            .install(|| pool_for(rayon::current_num_threads()).map(|p| p as *const _ as usize));
         assert_eq!(again, pool_for(2).map(|p| p as *const _ as usize));
     }
 
