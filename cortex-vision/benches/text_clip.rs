@@ -12,11 +12,18 @@
 //! `cargo bench -p cortex-vision --bench text_clip -- CLIP.y4m [FRAMES] [PASSES] [KERNELS]`
 //! where KERNELS is a comma list of `text`, `text1` (one thread: both
 //! polarities in sequence), `dark`, `bright` (one MSER pass, boxes only)
-//! and `ssim` (default `text,ssim`).
+//! and `ssim` (default `text,ssim`), or `digest`: not timed, a hash per
+//! pass of everything the MSER passes produce on the clip (the regions of
+//! both polarities with their pixels in flood order, the partitioned
+//! detector's regions with 2 and 3 strips, the text map's bits), to show
+//! that a change to the flood leaves every output bit where it was.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::Instant;
 
-use cortex_vision::ops::mser::{Mser, MserWorkspace, Polarity, RegionBox};
+use cortex_vision::ops::mser::{
+    Mser, MserWorkspace, PartitionWorkspace, Polarity, RegionBox, Regions,
+};
 use cortex_vision::ops::text_roi::{text_map_into, TextRoiParams};
 use cortex_vision::ops::{scene_change, GrayImage, ScoreMap};
 
@@ -95,9 +102,12 @@ fn main() {
     let mut ws = MserWorkspace::new();
     let mut boxes: Vec<RegionBox> = Vec::new();
     let mut map = ScoreMap::zeros((0, 0));
+    let mut regions = Regions::new();
+    let mut strips = PartitionWorkspace::new();
     for kernel in kernels.split(',') {
         for pass in 0..passes {
             let mut check = 0f64;
+            let mut hash = 0u64;
             let t = Instant::now();
             for (i, f) in frames.iter().enumerate() {
                 match kernel {
@@ -119,6 +129,10 @@ fn main() {
                             .expect("mser");
                         check += boxes.len() as f64;
                     }
+                    "digest" => {
+                        let d = digest(&mser, &mut ws, &mut strips, f, &mut regions, &mut map);
+                        hash = hash.rotate_left(7) ^ d;
+                    }
                     "ssim" => {
                         let prev = &frames[i.saturating_sub(1)];
                         check += scene_change(f, prev).expect("ssim").ssim.unwrap_or(0.0);
@@ -130,7 +144,41 @@ fn main() {
                 }
             }
             let ms = t.elapsed().as_secs_f64() * 1e3 / frames.len() as f64;
-            println!("{kernel:6} {w}x{h} pass {pass}: {ms:8.3} ms/frame (check {check:.6})");
+            if kernel == "digest" {
+                println!("{kernel:6} {w}x{h} pass {pass}: {hash:016x}");
+            } else {
+                println!("{kernel:6} {w}x{h} pass {pass}: {ms:8.3} ms/frame (check {check:.6})");
+            }
         }
     }
+}
+
+/// A hash of every output of the MSER passes on `f` (see the module docs),
+/// one frame's.
+fn digest(
+    mser: &Mser,
+    ws: &mut MserWorkspace,
+    strips: &mut PartitionWorkspace,
+    f: &cortex_vision::ops::GrayImage,
+    regions: &mut Regions,
+    map: &mut ScoreMap,
+) -> u64 {
+    let mut h = DefaultHasher::new();
+    mser.detect_into(ws, f, Polarity::Both, regions)
+        .expect("mser");
+    for (b, px) in regions.iter() {
+        (b, px).hash(&mut h);
+    }
+    for parts in [2, 3] {
+        mser.detect_partitioned_into(strips, f, Polarity::Both, parts, regions)
+            .expect("partitioned mser");
+        for (b, px) in regions.iter() {
+            (b, px).hash(&mut h);
+        }
+    }
+    text_map_into(f, &TextRoiParams::DEFAULT, map).expect("text map");
+    for v in map.iter() {
+        v.to_bits().hash(&mut h);
+    }
+    h.finish()
 }

@@ -11,6 +11,14 @@
 //! lowest non-empty level is found with a 256-bit mask, so the whole pass is
 //! linear in the number of pixels.
 //!
+//! The inner loop is shaped for the branch predictor, which is what the
+//! flood spends its time on: a pixel's unvisited neighbours are read as one
+//! bit mask (one data-dependent branch per new pixel rather than one per
+//! neighbour), and the neighbour the flood continues at next (the last one
+//! at the current level: the top of that level's stack) is held in a
+//! register instead of being pushed and popped at once. Neither changes the
+//! order in which pixels are visited.
+//!
 //! Pixel lists cost one sequential write per pixel: every pixel is appended
 //! to `order` when it joins a component, and a component's pixels at any
 //! moment are exactly `order[start..]` where `start` is the length of
@@ -39,6 +47,8 @@ const DIR_SHIFT: u32 = 29;
 const IDX_MASK: u32 = (1 << DIR_SHIFT) - 1;
 /// Largest image (in pixels) the index encoding allows.
 pub(super) const MAX_PIXELS: usize = 1 << DIR_SHIFT;
+/// No pixel: an entry never pushed (the index bits are all set).
+const NO_PIXEL: u32 = IDX_MASK;
 /// Level of the sentinel component at the bottom of the stack: above every
 /// real level, so the last real component never merges into it.
 const SENTINEL_LEVEL: u32 = 256;
@@ -115,34 +125,59 @@ pub(super) fn build_tree_with<H: JoinHook>(
     let mut dir = 0u32;
     let mut comp = Comp::new(cur_level, 0);
 
-    loop {
-        // Examine the remaining neighbours of `cur`. A lower neighbour
-        // interrupts: `cur` goes back on the boundary, remembering where it
-        // stopped, and a new component starts at the neighbour.
-        while dir < 4 {
-            let nb = (cur as usize).wrapping_add(offs[dir as usize]);
-            dir += 1;
+    'flood: loop {
+        // Examine the remaining neighbours of `cur`, from `dir` on. The
+        // unvisited ones are found at once as a bit mask and taken in
+        // direction order: one mispredictable branch per new pixel instead
+        // of one per neighbour. Marking one neighbour visited cannot change
+        // another's flag, so the mask stays exact while it is walked. A
+        // lower neighbour interrupts: `cur` goes back on the boundary,
+        // remembering where it stopped, and a new component starts at the
+        // neighbour; when `cur` is resumed its mask is taken afresh.
+        let c = cur as usize;
+        let seen = u32::from(px[c + 1] >> 8)
+            | (u32::from(px[c + cols] >> 8) << 1)
+            | (u32::from(px[c - 1] >> 8) << 2)
+            | (u32::from(px[c - cols] >> 8) << 3);
+        let mut todo = !seen & (0xf << dir) & 0xf;
+        // The last new neighbour at `cur`'s own level is the pixel the
+        // flood continues at (the top of that level's stack once `cur` is
+        // done), so it is held here instead of being pushed and popped; the
+        // one it replaces goes on the stack, as it would have.
+        let mut next = NO_PIXEL;
+        while todo != 0 {
+            let d = todo.trailing_zeros() as usize & 3;
+            todo &= todo - 1;
+            let nb = c.wrapping_add(offs[d]);
             let v = px[nb];
-            if v & VISITED != 0 {
-                continue;
-            }
             px[nb] = v | VISITED;
             let nl = u32::from(v & 0xff);
             if nl < cur_level {
+                if next != NO_PIXEL {
+                    push(heap, &mut top, &mut bits, cur_level, next);
+                }
                 push(
                     heap,
                     &mut top,
                     &mut bits,
                     cur_level,
-                    cur | (dir << DIR_SHIFT),
+                    cur | ((d as u32 + 1) << DIR_SHIFT),
                 );
                 stack.push(comp);
                 comp = Comp::new(nl, joined);
                 cur = nb as u32;
                 cur_level = nl;
                 dir = 0;
-            } else {
-                push(heap, &mut top, &mut bits, nl, nb as u32);
+                continue 'flood;
+            }
+            let same = nl == cur_level;
+            let entry = if same { next } else { nb as u32 };
+            // Without a held pixel, a neighbour at `cur`'s level pushes
+            // nothing: the write lands in a free slot of that level's stack
+            // (`cur` and the neighbour are not on it) and the top stays.
+            push_if(heap, &mut top, &mut bits, nl, entry, entry != NO_PIXEL);
+            if same {
+                next = nb as u32;
             }
         }
 
@@ -155,9 +190,11 @@ pub(super) fn build_tree_with<H: JoinHook>(
         joined += 1;
         comp.size += 1;
 
-        // Continue at the lowest boundary pixel.
+        // Continue at the held neighbour, else at the lowest boundary pixel.
         let lvl = cur_level as usize;
-        let entry = if top[lvl] != base[lvl] {
+        let entry = if next != NO_PIXEL {
+            next
+        } else if top[lvl] != base[lvl] {
             top[lvl] -= 1;
             heap[top[lvl] as usize]
         } else {
@@ -166,7 +203,7 @@ pub(super) fn build_tree_with<H: JoinHook>(
             };
             top[l as usize] -= 1;
             let e = heap[top[l as usize] as usize];
-            rise(&mut comp, stack, nodes, l);
+            comp = rise(comp, stack, nodes, l);
             cur_level = l;
             e
         };
@@ -231,6 +268,26 @@ fn fill_row(out: &mut [u16], src: &[u8], mask: u8, hist: &mut [u32; 256]) {
     }
 }
 
+/// [`push`] when `keep`, else a write just above the stack's top that
+/// changes nothing (the caller makes sure that slot is free; the level's
+/// bit may be set for an empty stack, which the lazy clearing in
+/// [`lowest_nonempty_above`] allows). Without a branch, so the flood pays
+/// no misprediction for it.
+#[inline(always)]
+fn push_if(
+    heap: &mut [u32],
+    top: &mut [u32; 256],
+    bits: &mut [u64; 4],
+    level: u32,
+    entry: u32,
+    keep: bool,
+) {
+    let l = level as usize;
+    heap[top[l] as usize] = entry;
+    top[l] += u32::from(keep);
+    bits[l >> 6] |= 1 << (l & 63);
+}
+
 #[inline(always)]
 fn push(heap: &mut [u32], top: &mut [u32; 256], bits: &mut [u64; 4], level: u32, entry: u32) {
     let l = level as usize;
@@ -272,25 +329,27 @@ fn lowest_nonempty_above(
 
 /// The current component is finished at its level and the boundary
 /// continues at `level`: rise to it, merging with the components below that
-/// are at or under it.
-fn rise(comp: &mut Comp, stack: &mut Vec<Comp>, nodes: &mut Vec<Node>, level: u32) {
+/// are at or under it. Takes and returns the component by value so that the
+/// flood can keep it in registers.
+#[inline(always)]
+fn rise(mut comp: Comp, stack: &mut Vec<Comp>, nodes: &mut Vec<Node>, level: u32) -> Comp {
     loop {
         let below = stack.last().map_or(SENTINEL_LEVEL, |c| c.level);
         if level < below {
-            close_level(comp, nodes, level);
-            return;
+            close_level(&mut comp, nodes, level);
+            return comp;
         }
         // `below ≤ level`: the boundary pixel that started `comp` is at
         // `below`, so in fact `below == level`; the loop only guards the
         // impossible `<`.
         let Some(mut lower) = stack.pop() else {
-            close_level(comp, nodes, level);
-            return;
+            close_level(&mut comp, nodes, level);
+            return comp;
         };
-        merge(&mut lower, comp, nodes);
-        *comp = lower;
+        merge(&mut lower, &mut comp, nodes);
+        comp = lower;
         if comp.level >= level {
-            return;
+            return comp;
         }
     }
 }
