@@ -204,13 +204,20 @@ fn main() {
                 );
             }
             // The groups alone, each against its members' own whole-frame
-            // calls: the fused pipeline with the default strips and as
-            // tuned (a measured height, or unfused), the unfused pipeline;
-            // sequential engine, same frames, interleaved in rotating order.
-            let timed = [(0, auto), (1, auto), (2, measure)];
+            // calls: the fused pipeline with the default strips, as tuned
+            // (a measured height, or unfused) and forced unfused (the
+            // members' strip forms over whole frames, in the group), the
+            // unfused pipeline; sequential engine, same frames, interleaved
+            // in rotating order.
+            let timed = [
+                (0, auto),
+                (1, auto),
+                (2, measure),
+                (1, StripPolicy::Unfused),
+            ];
             let mut obs: Vec<GroupTime> = timed.iter().map(|_| GroupTime::default()).collect();
-            // Per group: per frame, (members' calls, default, tuned).
-            let mut samples: Vec<(&'static [NodeId], Vec<[Duration; 3]>)> = Vec::new();
+            // Per group: per frame, (members' calls, default, tuned, unfused).
+            let mut samples: Vec<(&'static [NodeId], Vec<[Duration; 4]>)> = Vec::new();
             for r in 0..rounds {
                 for f in &frames {
                     let before = obs.clone();
@@ -228,7 +235,7 @@ fn main() {
                         let calls = obs[0].calls(members) - before[0].calls(members);
                         let since =
                             |v: usize| obs[v].group_total(members) - before[v].group_total(members);
-                        let sample = [calls, since(1), since(2)];
+                        let sample = [calls, since(1), since(2), since(3)];
                         match samples.iter_mut().find(|(m, _)| *m == members) {
                             Some((_, v)) => v.push(sample),
                             None => samples.push((members, vec![sample])),
@@ -256,11 +263,11 @@ fn main() {
                 rest.join(", ")
             );
             assert_eq!(
-                obs[1].declined + obs[2].declined,
+                obs[1].declined + obs[2].declined + obs[3].declined,
                 0,
                 "a group declined a frame"
             );
-            let mut all = [Vec::new(), Vec::new(), Vec::new()];
+            let mut all = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
             let frames_timed = samples.first().map_or(0, |(_, v)| v.len());
             for t in 0..frames_timed {
                 for (c, col) in all.iter_mut().enumerate() {
@@ -273,7 +280,7 @@ fn main() {
                     );
                 }
             }
-            let mut rows: Vec<(String, [Duration; 3])> = samples
+            let mut rows: Vec<(String, [Duration; 4])> = samples
                 .into_iter()
                 .map(|(members, v)| {
                     let names: Vec<&str> = members
@@ -281,7 +288,7 @@ fn main() {
                         .map(|&n| L2::ir().nodes[n as usize].name.as_ref())
                         .collect();
                     let col = |c: usize| median(v.iter().map(|s| s[c]).collect());
-                    (names.join(", "), [col(0), col(1), col(2)])
+                    (names.join(", "), [col(0), col(1), col(2), col(3)])
                 })
                 .collect();
             rows.push((
@@ -294,14 +301,17 @@ fn main() {
                     }
                 }),
             ));
-            for (names, [m, d, t]) in rows {
+            for (names, [m, d, t, u]) in rows {
+                let ratio = |x: Duration| x.as_secs_f64() / m.as_secs_f64();
                 group_rows.push(format!(
-                    "| {w}x{h} | {mode:?} | {names} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                    "| {w}x{h} | {mode:?} | {names} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
                     ms(m),
                     ms(d),
                     ms(t),
-                    d.as_secs_f64() / m.as_secs_f64(),
-                    t.as_secs_f64() / m.as_secs_f64(),
+                    ms(u),
+                    ratio(d),
+                    ratio(t),
+                    ratio(u),
                 ));
             }
         }
@@ -316,9 +326,9 @@ fn main() {
     }
     println!();
     println!(
-        "| size | mode | group | members' calls ms | group, default strips ms | group, tuned ms | default ÷ members | tuned ÷ members |"
+        "| size | mode | group | members' calls ms | group, default strips ms | group, tuned ms | group, unfused ms | default ÷ members | tuned ÷ members | unfused ÷ members |"
     );
-    println!("|---|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for row in group_rows {
         println!("{row}");
     }

@@ -1,7 +1,7 @@
 //! Choosing how a fused group runs by measuring its own runs: the first
 //! runs at a new input size try a few strip heights and the members run
 //! unfused (each over the whole frame, one after the other), a few runs
-//! each, and the fastest is kept for that group, size and thread count — in
+//! each, and the fastest by median is kept for that group, size and thread count — in
 //! the group and in a process-wide table, so another instance of the same
 //! pipeline (another stream, a restarted run) starts with the decision. The
 //! unfused run is kept unless a height beats it by the tie margin, so a
@@ -37,15 +37,18 @@ pub const STRIPS_ENV: &str = "CORTEX_STRIPS";
 const WARM_UP: usize = 2;
 /// Rounds over the candidates, every other one in reverse order, so that
 /// a trend during the measurement (the machine getting busier) does not
-/// favour the first or the last candidate; each keeps its fastest run.
-/// Four rounds of two counted runs: the fastest of eight is what a
-/// candidate costs on a quiet machine, where two rounds of one left the
-/// choice to a single lucky or unlucky run.
+/// favour the first or the last candidate. A candidate costs the median of
+/// its eight counted runs (four rounds of two): what a frame pays, where
+/// the fastest run would favour a fused run that is fast only when a
+/// second core happens to be free, and two rounds of one left the choice
+/// to a single lucky or unlucky run.
 const ROUNDS: usize = 4;
 /// Runs per candidate per round; the first of each block plans the run
 /// (sizes, strip rows, folded constants) and is not counted.
 const BLOCK: usize = 3;
-/// Candidates within this fraction of the fastest are tied, and the first
+/// Counted runs per candidate.
+const COUNTED: usize = ROUNDS * (BLOCK - 1);
+/// Candidates within this fraction of the fastest (by median) are tied, and the first
 /// of them in order of preference (unfused, then the default rule, then
 /// the other heights) is kept: heights that differ by less than timing
 /// noise no longer decide by it, so two processes on a quiet machine choose
@@ -191,9 +194,9 @@ pub struct StripDecision {
     pub threads: usize,
     /// The chosen setting: strips, or unfused.
     pub setting: Setting,
-    /// The chosen setting's measured run, in milliseconds.
+    /// The chosen setting's median run, in milliseconds.
     pub ms: f64,
-    /// Every candidate tried with its measured run in milliseconds.
+    /// Every candidate tried with its median run in milliseconds.
     pub tried: Vec<(Setting, f64)>,
     /// Taken from the autotune cache file rather than measured in this
     /// process (`forced` when a user pinned it there).
@@ -537,8 +540,10 @@ pub(crate) struct Tuning {
     pub(crate) inputs: Vec<Geometry>,
     pub(crate) threads: usize,
     candidates: [Setting; CANDIDATES],
-    /// Per candidate: the fastest counted run so far.
-    best: [Option<Duration>; CANDIDATES],
+    /// Per candidate: its counted runs so far.
+    times: [[Duration; COUNTED]; CANDIDATES],
+    /// Per candidate: how many of `times` are filled.
+    counted: [usize; CANDIDATES],
     runs: usize,
 }
 
@@ -548,7 +553,8 @@ impl Tuning {
             inputs,
             threads,
             candidates: candidates(window),
-            best: [None; CANDIDATES],
+            times: [[Duration::ZERO; COUNTED]; CANDIDATES],
+            counted: [0; CANDIDATES],
             runs: 0,
         }
     }
@@ -577,7 +583,8 @@ impl Tuning {
 
     /// Records the run just made with [`Tuning::next`]'s setting (a failed
     /// run counts as the slowest); the decision once every candidate ran:
-    /// the first candidate in [`PREFERENCE`] within [`TIE`] of the fastest.
+    /// the first candidate in [`PREFERENCE`] whose median is within [`TIE`]
+    /// of the fastest median.
     pub(crate) fn record(
         &mut self,
         started: Instant,
@@ -592,20 +599,33 @@ impl Tuning {
     fn record_time(&mut self, took: Duration, group: &str) -> Option<StripDecision> {
         let (c, counted) = self.slot(self.runs);
         if counted {
-            let b = &mut self.best[c];
-            *b = Some(b.map_or(took, |b| b.min(took)));
+            if let Some(t) = self.times[c].get_mut(self.counted[c]) {
+                *t = took;
+                self.counted[c] += 1;
+            }
         }
         self.runs += 1;
         if self.runs < MEASURED_RUNS {
             return None;
         }
-        let ms = |d: Option<Duration>| d.map_or(f64::INFINITY, |d| d.as_secs_f64() * 1e3);
-        let fastest = self.best.iter().map(|b| b.unwrap_or(Duration::MAX)).min()?;
+        // Per candidate: the median of its counted runs (a failed run is
+        // the slowest).
+        let medians: [Duration; CANDIDATES] = std::array::from_fn(|c| {
+            let mut runs = self.times[c];
+            let runs = &mut runs[..self.counted[c]];
+            runs.sort_unstable();
+            runs.get(runs.len() / 2).copied().unwrap_or(Duration::MAX)
+        });
+        let ms = |d: Duration| match d {
+            Duration::MAX => f64::INFINITY,
+            d => d.as_secs_f64() * 1e3,
+        };
+        let fastest = medians.iter().min()?;
         let limit = fastest.as_secs_f64() * (1.0 + TIE);
         let (pick, time) = PREFERENCE
             .iter()
-            .map(|&i| (self.candidates[i], self.best[i]))
-            .find(|(_, b)| b.unwrap_or(Duration::MAX).as_secs_f64() <= limit)?;
+            .map(|&i| (self.candidates[i], medians[i]))
+            .find(|(_, m)| m.as_secs_f64() <= limit)?;
         Some(StripDecision {
             group: group.to_owned(),
             inputs: self.inputs.clone(),
@@ -615,8 +635,8 @@ impl Tuning {
             tried: self
                 .candidates
                 .iter()
-                .zip(self.best)
-                .map(|(s, b)| (*s, ms(b)))
+                .zip(medians)
+                .map(|(s, m)| (*s, ms(m)))
                 .collect(),
             cached: None,
         })
@@ -680,15 +700,23 @@ mod tests {
     /// The decision of a measurement in which candidate `i`'s runs take
     /// `times[i]` microseconds (`u64::MAX`: they fail).
     fn decide(times: [u64; CANDIDATES]) -> StripDecision {
+        decide_with(|i, _| times[i])
+    }
+
+    /// The decision of a measurement in which candidate `i`'s `n`-th run
+    /// takes `time(i, n)` microseconds.
+    fn decide_with(time: impl Fn(usize, usize) -> u64) -> StripDecision {
         let mut t = Tuning::new(vec![Geometry::new(8, 8)], 2, 1);
         let order = candidates(1);
+        let mut n = [0; CANDIDATES];
         for run in 0..MEASURED_RUNS {
             let s = t.next();
             let i = order.iter().position(|c| *c == s).expect("a candidate");
-            let took = match times[i] {
+            let took = match time(i, n[i]) {
                 u64::MAX => Duration::MAX,
                 us => Duration::from_micros(us),
             };
+            n[i] += 1;
             if let Some(d) = t.record_time(took, "a+b") {
                 assert_eq!(run, MEASURED_RUNS - 1);
                 return d;
@@ -719,6 +747,28 @@ mod tests {
         assert_eq!(decide([1200, 1200, 1200, 1000, 1100]).setting, tall);
         // Every run failing decides nothing faster than the members.
         assert_eq!(decide([u64::MAX; CANDIDATES]).setting, unfused);
+    }
+
+    #[test]
+    fn a_candidate_costs_the_median_of_its_runs_not_its_luckiest() {
+        // Runs come in blocks of three, the first not counted. The tallest
+        // strips are fast in one counted run of four (a second core free)
+        // and slow otherwise; the members take 1 ms every time.
+        let d = decide_with(|i, n| match i {
+            3 if n % 6 == 1 => 500,
+            4 => 1000,
+            _ => 1500,
+        });
+        assert_eq!(d.setting, Setting::Unfused);
+        assert!((d.tried[3].1 - 1.5).abs() < 1e-9, "{d}");
+        // Fast in three counted runs of four: the median is fast.
+        let d = decide_with(|i, n| match i {
+            3 if n % 6 != 2 => 500,
+            4 => 1000,
+            _ => 1500,
+        });
+        assert_eq!(d.setting, candidates(1)[3]);
+        assert!((d.ms - 0.5).abs() < 1e-9, "{d}");
     }
 
     #[test]
