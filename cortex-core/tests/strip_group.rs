@@ -720,19 +720,36 @@ fn a_constant_member_is_computed_once_per_geometry() {
     assert!(leaving_rows.load(Ordering::Relaxed) >= 4 * 3 * (7 + 13 + 1 + 7));
 }
 
-#[test]
-fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
-    use cortex_core::strip::tune::{self, Setting, StripPolicy};
-    let _tuning = TUNING.lock().unwrap_or_else(|e| e.into_inner());
-    use std::sync::atomic::AtomicUsize;
-    use std::sync::Arc;
-    // A cache file of this test's own, so that a decision an earlier run
-    // saved does not spare the measuring checked here.
-    let dir = std::env::temp_dir().join(format!("cortex-strips-{}", std::process::id()));
+/// The tuning tests set the process's strip policy and cache file: one at
+/// a time.
+static TUNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// For a tuning test: the lock on the process's tuning, and a cache file of
+/// its own (its folder and path; no file yet, nothing remembered), so that
+/// a decision an earlier run saved does not spare the measuring it checks.
+fn own_cache(
+    name: &str,
+) -> (
+    std::sync::MutexGuard<'static, ()>,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    use cortex_core::strip::tune;
+    let lock = TUNING.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("cortex-{name}-{}", std::process::id()));
     let path = dir.join("autotune.json");
     let _ = std::fs::remove_dir_all(&dir);
     tune::set_cache_path(Some(path.clone()));
     tune::forget_decisions();
+    (lock, dir, path)
+}
+
+#[test]
+fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
+    use cortex_core::strip::tune::{self, Setting, StripPolicy};
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let (_tuning, dir, path) = own_cache("strips");
     let rows = Arc::new(AtomicUsize::new(0));
     let (w, h) = (40usize, 300usize);
     let data: Vec<i32> = (0..(w * h) as i32).map(|v| v * 7 - 3).collect();
@@ -820,10 +837,6 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The tuning tests set the process's strip policy and cache file: one at
-/// a time.
-static TUNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// A copy that pays a millisecond for every call on part of a frame (a
 /// strip of a fused run) and nothing over a whole frame, counting the
 /// partial calls: a member that fusing makes slower.
@@ -883,12 +896,7 @@ fn a_group_slower_fused_runs_unfused_with_the_same_outputs_and_the_choice_is_cac
     use cortex_core::strip::tune::{self, Cached, Setting, StripPolicy};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    let _tuning = TUNING.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("cortex-unfused-{}", std::process::id()));
-    let path = dir.join("autotune.json");
-    let _ = std::fs::remove_dir_all(&dir);
-    tune::set_cache_path(Some(path.clone()));
-    tune::forget_decisions();
+    let (_tuning, dir, path) = own_cache("unfused");
     let partial = Arc::new(AtomicUsize::new(0));
     let (w, h) = (37usize, 300usize);
     let data: Vec<i32> = (0..(w * h) as i32)
@@ -965,17 +973,23 @@ fn a_group_slower_fused_runs_unfused_with_the_same_outputs_and_the_choice_is_cac
     assert_eq!(entry.kernel, "unfused");
     assert_eq!(entry.median_ns.len(), 5);
     assert!(entry.median_ns.contains_key("unfused"));
-    tune::forget_decisions();
-    tune::set_cache_path(Some(path.clone()));
-    let mut restarted = slow_group(&partial);
-    restarted.run_tuned(&inputs).unwrap();
-    assert_eq!(restarted.setting_chosen(), Some(Setting::Unfused));
-    assert_eq!(partial.load(Ordering::Relaxed), before);
-    assert!(same(&restarted));
-    let reloaded = tune::decisions()
-        .into_iter()
-        .find(|d| d.group == signature)
-        .expect("the cached decision is listed");
+    // A new process: the file read again, a new group run once; it runs
+    // unfused (no strip) with the same outputs. Returns the decision listed.
+    let restart = || {
+        tune::forget_decisions();
+        tune::set_cache_path(Some(path.clone()));
+        let calls = partial.load(Ordering::Relaxed);
+        let mut restarted = slow_group(&partial);
+        restarted.run_tuned(&inputs).unwrap();
+        assert_eq!(restarted.setting_chosen(), Some(Setting::Unfused));
+        assert_eq!(partial.load(Ordering::Relaxed), calls);
+        assert!(same(&restarted));
+        tune::decisions()
+            .into_iter()
+            .find(|d| d.group == signature)
+            .expect("the cached decision is listed")
+    };
+    let reloaded = restart();
     assert_eq!(reloaded.cached, Some(Cached::Measured));
     assert_eq!(reloaded.setting, Setting::Unfused);
     assert_eq!(reloaded.tried.len(), 5);
@@ -997,18 +1011,7 @@ fn a_group_slower_fused_runs_unfused_with_the_same_outputs_and_the_choice_is_cac
     let mut pinned = entry.clone();
     pinned.forced = true;
     autotune::save(&path, &key, Section::Strips, &[pinned]).unwrap();
-    tune::forget_decisions();
-    tune::set_cache_path(Some(path.clone()));
-    let mut user = slow_group(&partial);
-    user.run_tuned(&inputs).unwrap();
-    assert_eq!(user.setting_chosen(), Some(Setting::Unfused));
-    assert_eq!(partial.load(Ordering::Relaxed), calls);
-    assert!(same(&user));
-    let listed = tune::decisions()
-        .into_iter()
-        .find(|d| d.group == signature)
-        .expect("the pinned decision is listed");
-    assert_eq!(listed.cached, Some(Cached::Forced));
+    assert_eq!(restart().cached, Some(Cached::Forced));
     tune::set_cache_path(None);
     tune::forget_decisions();
     let _ = std::fs::remove_dir_all(&dir);
