@@ -154,11 +154,15 @@ fn main() {
                 .collect();
             let mut outs: Vec<Option<L2Outputs>> = vec![None; variants.len()];
             // Warm up (past every group's strip measurement) and
-            // check: every variant gives the unfused outputs.
+            // check: every variant gives the unfused outputs. A rated
+            // mode's plans each hold their own instance of a group, run on
+            // some frames only (POWER_SAVE's plan without the text map on
+            // three frames of four), and the first instance to decide
+            // decides for the others: twice the measured runs are enough.
             for f in frames
                 .iter()
                 .cycle()
-                .take(tune::MEASURED_RUNS + 4 * frames.len())
+                .take(2 * tune::MEASURED_RUNS + 4 * frames.len())
             {
                 tune::set_policy(Some(auto));
                 let want = pipes[0].run(mode, f).expect("frame runs");

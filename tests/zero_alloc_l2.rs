@@ -47,8 +47,10 @@ fn measure(
 ) -> (u64, Vec<String>) {
     let mut out = p.run(mode, &frames[0]).unwrap();
     // Past the fused groups' tuning (its candidates allocate their buffers,
-    // its decision is recorded), which a fresh pipeline's first group does.
-    let warm_up = (FRAMES as usize).max(cortex::strip::tune::MEASURED_RUNS);
+    // its decision is recorded), which a fresh pipeline's first group does;
+    // a rated mode's plans each hold an instance of a group, the one
+    // running on three frames of four deciding first.
+    let warm_up = (FRAMES as usize).max(2 * cortex::strip::tune::MEASURED_RUNS);
     for f in frames.iter().cycle().take(warm_up) {
         p.run_into(mode, f, &mut out).unwrap();
     }
