@@ -271,20 +271,7 @@ fn main() {
                 0,
                 "a group declined a frame"
             );
-            let mut all = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
-            let frames_timed = samples.first().map_or(0, |(_, v)| v.len());
-            for t in 0..frames_timed {
-                for (c, col) in all.iter_mut().enumerate() {
-                    col.push(
-                        samples
-                            .iter()
-                            .filter_map(|(_, v)| v.get(t))
-                            .map(|s| s[c])
-                            .sum(),
-                    );
-                }
-            }
-            let mut rows: Vec<(String, [Duration; 4])> = samples
+            let rows: Vec<(String, [Duration; 4])> = samples
                 .into_iter()
                 .map(|(members, v)| {
                     let names: Vec<&str> = members
@@ -295,16 +282,6 @@ fn main() {
                     (names.join(", "), [col(0), col(1), col(2), col(3)])
                 })
                 .collect();
-            rows.push((
-                "every group".to_string(),
-                all.map(|col| {
-                    if col.is_empty() {
-                        Duration::ZERO
-                    } else {
-                        median(col)
-                    }
-                }),
-            ));
             for (names, [m, d, t, u]) in rows {
                 let ratio = |x: Duration| x.as_secs_f64() / m.as_secs_f64();
                 group_rows.push(format!(
