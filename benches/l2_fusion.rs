@@ -1,12 +1,16 @@
 //! L2 with its fused groups against the same pipeline with fusion off, on
 //! the sequential (`run_into`) and parallel (`run_parallel_into`) engines,
-//! at 768×576 and 1920×1080 (or `BENCH_SIZES`), in BALANCED and POWER_SAVE; and the fused
-//! groups' own time against their members' whole-frame calls.
+//! at 768×576 and 1920×1080 (or `BENCH_SIZES`), in BALANCED and POWER_SAVE;
+//! and each fused group's own time — with the default strips and as its
+//! tuner decided (a measured height, or its members unfused) — against its
+//! members' own whole-frame calls, per frame, with the tuners' decisions.
 //!
 //! Interleaved rounds (every variant once per round, in rotating order, so
 //! load from other processes hits them alike) over frames of the built-in
 //! synthetic clip; medians. Every variant's outputs are checked equal to
-//! the unfused sequential run's before timing.
+//! the unfused sequential run's before timing. Decisions are measured
+//! afresh in each process (the autotune cache file is not read), so
+//! separate processes show how far the choice varies.
 //!
 //! ```text
 //! cargo bench --bench l2_fusion
@@ -25,28 +29,52 @@ use cortex::strip::tune::{self, StripPolicy};
 use cortex::strip::Strips;
 use cortex::Run;
 
-/// Time in fused groups, and in the whole-frame calls of their members.
-#[derive(Default)]
+/// Time in each fused group, and in each node's own calls (cumulative).
+#[derive(Default, Clone)]
 struct GroupTime {
-    members: Vec<NodeId>,
-    started: Option<Instant>,
+    started: Option<(&'static [NodeId], Instant)>,
     node_started: Option<Instant>,
-    in_groups: Duration,
-    in_members: Duration,
-    grouped: Vec<NodeId>,
+    /// Per group (its members, as the generated code names them): time
+    /// from its start to its end, whether it ran fused or declined.
+    groups: Vec<(&'static [NodeId], Duration)>,
     declined: usize,
     /// Per node: total time in its own calls.
     per_node: Vec<Duration>,
 }
 
+impl GroupTime {
+    /// Time in `members`' group plus their own calls (a member that
+    /// declined alone, or a declined group's members), so far.
+    fn group_total(&self, members: &[NodeId]) -> Duration {
+        let group = self
+            .groups
+            .iter()
+            .find(|(m, _)| *m == members)
+            .map_or(Duration::ZERO, |(_, d)| *d);
+        group + self.calls(members)
+    }
+
+    /// Time in `members`' own calls so far.
+    fn calls(&self, members: &[NodeId]) -> Duration {
+        members
+            .iter()
+            .filter_map(|&n| self.per_node.get(n as usize))
+            .sum()
+    }
+}
+
 impl Observer for GroupTime {
     fn group_begin(&mut self, members: &'static [NodeId]) {
-        self.started = Some(Instant::now());
-        self.members = members.to_vec();
+        self.started = Some((members, Instant::now()));
     }
     fn group_end(&mut self, fused: bool) {
-        if let (true, Some(t)) = (fused, self.started.take()) {
-            self.in_groups += t.elapsed();
+        if let Some((members, t)) = self.started.take() {
+            // A declined group's members time themselves as calls.
+            let d = if fused { t.elapsed() } else { Duration::ZERO };
+            match self.groups.iter_mut().find(|(m, _)| *m == members) {
+                Some((_, total)) => *total += d,
+                None => self.groups.push((members, d)),
+            }
         }
         self.declined += usize::from(!fused);
     }
@@ -57,15 +85,11 @@ impl Observer for GroupTime {
         let Some(t) = self.node_started.take() else {
             return;
         };
-        let d = t.elapsed();
-        if self.grouped.contains(&node) {
-            self.in_members += d;
-        }
         let i = node as usize;
         if self.per_node.len() <= i {
             self.per_node.resize(i + 1, Duration::ZERO);
         }
-        self.per_node[i] += d;
+        self.per_node[i] += t.elapsed();
     }
 }
 
@@ -130,11 +154,15 @@ fn main() {
                 .collect();
             let mut outs: Vec<Option<L2Outputs>> = vec![None; variants.len()];
             // Warm up (past every group's strip measurement) and
-            // check: every variant gives the unfused outputs.
+            // check: every variant gives the unfused outputs. A rated
+            // mode's plans each hold their own instance of a group, run on
+            // some frames only (POWER_SAVE's plan without the text map on
+            // three frames of four), and the first instance to decide
+            // decides for the others: twice the measured runs are enough.
             for f in frames
                 .iter()
                 .cycle()
-                .take(tune::MEASURED_RUNS + 4 * frames.len())
+                .take(2 * tune::MEASURED_RUNS + 4 * frames.len())
             {
                 tune::set_policy(Some(auto));
                 let want = pipes[0].run(mode, f).expect("frame runs");
@@ -179,46 +207,47 @@ fn main() {
                     med[a].as_secs_f64() / med[c].as_secs_f64()
                 );
             }
-            // The groups alone: fused group time against the members'
-            // whole-frame calls (sequential engine, same frames).
-            let mut fused_obs = GroupTime::default();
-            let mut plain_obs = GroupTime::default();
-            let grouped: Vec<NodeId> = {
-                let mut seen = GroupTime::default();
-                let mut see = SeeGroups(&mut seen);
-                pipes[1]
-                    .run_with_fresh(&mut Run::mode(mode).observed(&mut see), &frames[0])
-                    .expect("frame runs");
-                seen.grouped
-            };
-            plain_obs.grouped = grouped.clone();
-            fused_obs.grouped = grouped.clone();
-            let (mut gs, mut ms_) = (Vec::new(), Vec::new());
+            // The groups alone, each against its members' own whole-frame
+            // calls: the fused pipeline with the default strips, as tuned
+            // (a measured height, or unfused) and forced unfused (the
+            // members' strip forms over whole frames, in the group), the
+            // unfused pipeline; sequential engine, same frames, interleaved
+            // in rotating order.
+            let timed = [
+                (0, auto),
+                (1, auto),
+                (2, measure),
+                (1, StripPolicy::Unfused),
+            ];
+            let mut obs: Vec<GroupTime> = timed.iter().map(|_| GroupTime::default()).collect();
+            // Per group: per frame, (members' calls, default, tuned, unfused).
+            let mut samples: Vec<(&'static [NodeId], Vec<[Duration; 4]>)> = Vec::new();
             for r in 0..rounds {
                 for f in &frames {
-                    let (g0, m0) = (fused_obs.in_groups, plain_obs.in_members);
-                    // Members that declined alone run their own calls
-                    // after their group: their time counts on the fused side.
-                    let alone0 = fused_obs.in_members;
-                    if r % 2 == 0 {
-                        pipes[1]
-                            .run_with_fresh(&mut Run::mode(mode).observed(&mut fused_obs), f)
-                            .expect("runs");
-                        pipes[0]
-                            .run_with_fresh(&mut Run::mode(mode).observed(&mut plain_obs), f)
-                            .expect("runs");
-                    } else {
-                        pipes[0]
-                            .run_with_fresh(&mut Run::mode(mode).observed(&mut plain_obs), f)
-                            .expect("runs");
-                        pipes[1]
-                            .run_with_fresh(&mut Run::mode(mode).observed(&mut fused_obs), f)
+                    let before = obs.clone();
+                    for k in 0..timed.len() {
+                        let v = (k + r) % timed.len();
+                        let (pipe, policy) = timed[v];
+                        tune::set_policy(Some(policy));
+                        pipes[pipe]
+                            .run_with_fresh(&mut Run::mode(mode).observed(&mut obs[v]), f)
                             .expect("runs");
                     }
-                    gs.push(fused_obs.in_groups - g0 + (fused_obs.in_members - alone0));
-                    ms_.push(plain_obs.in_members - m0);
+                    // Each group the fused pipelines ran this frame; its
+                    // members' calls on the unfused one.
+                    for &(members, _) in &obs[1].groups {
+                        let calls = obs[0].calls(members) - before[0].calls(members);
+                        let since =
+                            |v: usize| obs[v].group_total(members) - before[v].group_total(members);
+                        let sample = [calls, since(1), since(2), since(3)];
+                        match samples.iter_mut().find(|(m, _)| *m == members) {
+                            Some((_, v)) => v.push(sample),
+                            None => samples.push((members, vec![sample])),
+                        }
+                    }
                 }
             }
+            tune::set_policy(Some(auto));
             // Where the rest of the frame goes: each node's own calls, per
             // frame, with fusion off and on (grouped nodes show 0 when on).
             let runs = (rounds * frames.len()) as f64;
@@ -228,8 +257,8 @@ fn main() {
                     format!(
                         "{} {:.2}/{:.2}",
                         L2::ir().nodes[i].name,
-                        per(&plain_obs, i),
-                        per(&fused_obs, i)
+                        per(&obs[0], i),
+                        per(&obs[2], i)
                     )
                 })
                 .collect();
@@ -237,19 +266,35 @@ fn main() {
                 "  per node, ms a frame, off/on ({w}x{h} {mode:?}): {}",
                 rest.join(", ")
             );
-            let names: Vec<&str> = grouped
-                .iter()
-                .map(|&n| L2::ir().nodes[n as usize].name.as_ref())
+            assert_eq!(
+                obs[1].declined + obs[2].declined + obs[3].declined,
+                0,
+                "a group declined a frame"
+            );
+            let rows: Vec<(String, [Duration; 4])> = samples
+                .into_iter()
+                .map(|(members, v)| {
+                    let names: Vec<&str> = members
+                        .iter()
+                        .map(|&n| L2::ir().nodes[n as usize].name.as_ref())
+                        .collect();
+                    let col = |c: usize| median(v.iter().map(|s| s[c]).collect());
+                    (names.join(", "), [col(0), col(1), col(2), col(3)])
+                })
                 .collect();
-            assert_eq!(fused_obs.declined, 0, "a group declined a frame");
-            let (g, m) = (median(gs), median(ms_));
-            group_rows.push(format!(
-                "| {w}x{h} | {mode:?} | {} | {:.2} | {:.2} | {:.2}× |",
-                names.join(", "),
-                ms(m),
-                ms(g),
-                m.as_secs_f64() / g.as_secs_f64()
-            ));
+            for (names, [m, d, t, u]) in rows {
+                let ratio = |x: Duration| x.as_secs_f64() / m.as_secs_f64();
+                group_rows.push(format!(
+                    "| {w}x{h} | {mode:?} | {names} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                    ms(m),
+                    ms(d),
+                    ms(t),
+                    ms(u),
+                    ratio(d),
+                    ratio(t),
+                    ratio(u),
+                ));
+            }
         }
     }
     println!();
@@ -261,20 +306,13 @@ fn main() {
         println!("{line}");
     }
     println!();
-    println!("| size | mode | grouped nodes | members' calls ms | fused groups ms | × |");
-    println!("|---|---|---|---:|---:|---:|");
+    println!(
+        "| size | mode | group | members' calls ms | group, default strips ms | group, tuned ms | group, unfused ms | default ÷ members | tuned ÷ members | unfused ÷ members |"
+    );
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for row in group_rows {
         println!("{row}");
     }
     let uptime = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("\nload average: {}", uptime.trim());
-}
-
-/// Records which nodes the fused groups hold.
-struct SeeGroups<'a>(&'a mut GroupTime);
-
-impl Observer for SeeGroups<'_> {
-    fn group_begin(&mut self, members: &'static [NodeId]) {
-        self.0.grouped.extend_from_slice(members);
-    }
 }

@@ -720,18 +720,36 @@ fn a_constant_member_is_computed_once_per_geometry() {
     assert!(leaving_rows.load(Ordering::Relaxed) >= 4 * 3 * (7 + 13 + 1 + 7));
 }
 
-#[test]
-fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
-    use cortex_core::strip::tune::{self, StripPolicy};
-    use std::sync::atomic::AtomicUsize;
-    use std::sync::Arc;
-    // A cache file of this test's own, so that a decision an earlier run
-    // saved does not spare the measuring checked here.
-    let dir = std::env::temp_dir().join(format!("cortex-strips-{}", std::process::id()));
+/// The tuning tests set the process's strip policy and cache file: one at
+/// a time.
+static TUNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// For a tuning test: the lock on the process's tuning, and a cache file of
+/// its own (its folder and path; no file yet, nothing remembered), so that
+/// a decision an earlier run saved does not spare the measuring it checks.
+fn own_cache(
+    name: &str,
+) -> (
+    std::sync::MutexGuard<'static, ()>,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    use cortex_core::strip::tune;
+    let lock = TUNING.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("cortex-{name}-{}", std::process::id()));
     let path = dir.join("autotune.json");
     let _ = std::fs::remove_dir_all(&dir);
     tune::set_cache_path(Some(path.clone()));
     tune::forget_decisions();
+    (lock, dir, path)
+}
+
+#[test]
+fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
+    use cortex_core::strip::tune::{self, Setting, StripPolicy};
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let (_tuning, dir, path) = own_cache("strips");
     let rows = Arc::new(AtomicUsize::new(0));
     let (w, h) = (40usize, 300usize);
     let data: Vec<i32> = (0..(w * h) as i32).map(|v| v * 7 - 3).collect();
@@ -745,7 +763,7 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
     };
     let mut first = ramp_group(&rows, false);
     let mut runs = 0;
-    while first.strips_chosen().is_none() {
+    while first.setting_chosen().is_none() {
         first.run_tuned(&inputs).unwrap();
         assert!(same(&first), "run {runs} differs from the unfused run");
         runs += 1;
@@ -759,19 +777,19 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
         .into_iter()
         .find(|d| d.group == "affine+stencil+ramp+add" && d.inputs == [Geometry::new(w, h)])
         .expect("the decision is kept for the process");
-    assert_eq!(Some(decision.strips), first.strips_chosen());
-    assert_eq!(decision.tried.len(), 4);
+    assert_eq!(Some(decision.setting), first.setting_chosen());
+    assert_eq!(decision.tried.len(), 5);
     // Another instance of the same group at the same size starts decided.
     let mut second = ramp_group(&rows, false);
     second.run_tuned(&inputs).unwrap();
-    assert_eq!(second.strips_chosen(), first.strips_chosen());
+    assert_eq!(second.setting_chosen(), first.setting_chosen());
     assert!(same(&second));
     // Forced: the given setting, nothing measured.
     tune::set_policy(Some(StripPolicy::Fixed(Strips::Count(5))));
     let mut forced = ramp_group(&rows, false);
     forced.run_tuned(&inputs).unwrap();
     tune::set_policy(None);
-    assert_eq!(forced.strips_chosen(), None);
+    assert_eq!(forced.setting_chosen(), None);
     assert!(same(&forced));
 
     // The decision is in the cache file, keyed by members, sizes and
@@ -786,13 +804,13 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
         .find(|e| e.op == "affine+stencil+ramp+add")
         .expect("the decision is saved");
     assert_eq!(entry.shape, tune::shape(&[Geometry::new(w, h)], threads));
-    assert_eq!(entry.kernel, tune::setting(decision.strips));
-    assert_eq!(entry.median_ns.len(), 4);
+    assert_eq!(entry.kernel, decision.setting.key());
+    assert_eq!(entry.median_ns.len(), 5);
     tune::forget_decisions();
     tune::set_cache_path(Some(path.clone()));
     let mut restarted = ramp_group(&rows, false);
     restarted.run_tuned(&inputs).unwrap();
-    assert_eq!(restarted.strips_chosen(), Some(decision.strips));
+    assert_eq!(restarted.setting_chosen(), Some(decision.setting));
     assert!(same(&restarted));
     let reloaded = tune::decisions()
         .into_iter()
@@ -809,8 +827,191 @@ fn strips_are_chosen_by_measurement_once_per_size_and_can_be_forced() {
     tune::set_cache_path(Some(path.clone()));
     let mut user = ramp_group(&rows, false);
     user.run_tuned(&inputs).unwrap();
-    assert_eq!(user.strips_chosen(), Some(Strips::Count(3)));
+    assert_eq!(
+        user.setting_chosen(),
+        Some(Setting::Fused(Strips::Count(3)))
+    );
     assert!(same(&user));
+    tune::set_cache_path(None);
+    tune::forget_decisions();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A copy that pays a millisecond for every call on part of a frame (a
+/// strip of a fused run) and nothing over a whole frame, counting the
+/// partial calls: a member that fusing makes slower.
+struct SlowInStrips(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl StripKernel for SlowInStrips {
+    type Out = i32;
+    fn name(&self) -> &str {
+        "slow_in_strips"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Pointwise
+    }
+    fn geometry(&self, inputs: &[Geometry]) -> Result<Geometry, StripError> {
+        Ok(inputs[0])
+    }
+    fn run(&self, inputs: &Inputs<'_>, out: &mut StripMut<'_, i32>) -> Result<(), StripError> {
+        if out.rows() != (0..out.geometry().height) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let src = inputs.plane::<i32>(0)?.span(out.rows())?;
+        out.as_mut_slice().copy_from_slice(src);
+        Ok(())
+    }
+}
+
+/// input → affine → slow copy → stencil → (fold); the stencil and the
+/// fold leave the group.
+fn slow_group(
+    partial_calls: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> cortex_core::strip::FusedGroup {
+    let mut g = GroupBuilder::new();
+    let x = g.input();
+    let a = g.kernel(Affine(-3, 11), &[x]).unwrap();
+    let slow = g
+        .kernel(SlowInStrips(std::sync::Arc::clone(partial_calls)), &[a])
+        .unwrap();
+    let s = g
+        .kernel(
+            Stencil {
+                window: Window::symmetric(2),
+                replicate: true,
+            },
+            &[slow],
+        )
+        .unwrap();
+    let f = g.reduction(Fold(Window::symmetric(1)), &[s]).unwrap();
+    g.output(s).unwrap();
+    g.output(f).unwrap();
+    g.build().unwrap()
+}
+
+#[test]
+fn a_group_slower_fused_runs_unfused_with_the_same_outputs_and_the_choice_is_cached() {
+    use cortex_core::autotune::{self, CacheKey, Section};
+    use cortex_core::strip::tune::{self, Cached, Setting, StripPolicy};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let (_tuning, dir, path) = own_cache("unfused");
+    let partial = Arc::new(AtomicUsize::new(0));
+    let (w, h) = (37usize, 300usize);
+    let data: Vec<i32> = (0..(w * h) as i32)
+        .map(|v| v.wrapping_mul(2_654_435_761u32 as i32) >> 7)
+        .collect();
+    let inputs = [AnyPlane::new(&data, Geometry::new(w, h)).unwrap()];
+    let mut reference = slow_group(&partial);
+    reference.run_unfused(&inputs).unwrap();
+    let equal = |g: &cortex_core::strip::FusedGroup, r: &cortex_core::strip::FusedGroup| {
+        g.output::<i32>(0).unwrap().as_slice() == r.output::<i32>(0).unwrap().as_slice()
+            && g.output::<i64>(1).unwrap().as_slice() == r.output::<i64>(1).unwrap().as_slice()
+    };
+    let same = |g: &cortex_core::strip::FusedGroup| equal(g, &reference);
+
+    // Measured: every candidate's run gives the reference's outputs, and
+    // the unfused members win (each fused run sleeps in its strips).
+    let mut first = slow_group(&partial);
+    let mut runs = 0;
+    while first.setting_chosen().is_none() {
+        first.run_tuned(&inputs).unwrap();
+        assert!(same(&first), "run {runs} differs from the unfused run");
+        runs += 1;
+        assert!(runs <= tune::MEASURED_RUNS, "still measuring");
+    }
+    assert_eq!(runs, tune::MEASURED_RUNS);
+    assert!(
+        partial.load(Ordering::Relaxed) > 0,
+        "fused runs were measured"
+    );
+    assert_eq!(first.setting_chosen(), Some(Setting::Unfused));
+    let signature = "affine+slow_in_strips+stencil+fold";
+    let decision = tune::decisions()
+        .into_iter()
+        .find(|d| d.group == signature)
+        .expect("the decision is kept for the process");
+    assert_eq!(decision.setting, Setting::Unfused);
+    assert_eq!(decision.cached, None);
+    let unfused_ms = decision.tried[4].1;
+    assert_eq!(decision.tried[4].0, Setting::Unfused);
+    assert!(decision.tried[..4]
+        .iter()
+        .all(|(s, ms)| matches!(s, Setting::Fused(_)) && *ms > unfused_ms));
+    // As `cortex-l2 profile` lists it.
+    assert!(
+        decision.to_string().contains(" threads: unfused ("),
+        "{decision}"
+    );
+    // From now on the group runs unfused: no strip, no scratch kept, the
+    // same outputs, and the reduction's frame known as after a fused run.
+    let before = partial.load(Ordering::Relaxed);
+    let shifted: Vec<i32> = data.iter().map(|v| v ^ 0x5a5a).collect();
+    let next = [AnyPlane::new(&shifted, Geometry::new(w, h)).unwrap()];
+    let mut reference_next = slow_group(&partial);
+    reference_next.run_unfused(&next).unwrap();
+    first.run_tuned(&next).unwrap();
+    assert!(equal(&first, &reference_next));
+    assert!(!same(&first), "another frame, other outputs");
+    assert_eq!(partial.load(Ordering::Relaxed), before);
+    assert_eq!(first.scratch_bytes(), 0);
+    assert_eq!(
+        first.output_argument_geometry(1, 0),
+        Some(Geometry::new(w, h))
+    );
+
+    // The cache file says `unfused`, with every candidate's time; a new
+    // process (decisions forgotten, the file read again) runs unfused at
+    // once, measuring nothing.
+    let key = CacheKey::current();
+    let saved = autotune::load(&path, &key, Section::Strips).unwrap();
+    let entry = saved
+        .iter()
+        .find(|e| e.op == signature)
+        .expect("the decision is saved");
+    assert_eq!(entry.kernel, "unfused");
+    assert_eq!(entry.median_ns.len(), 5);
+    assert!(entry.median_ns.contains_key("unfused"));
+    // A new process: the file read again, a new group run once; it runs
+    // unfused (no strip) with the same outputs. Returns the decision listed.
+    let restart = || {
+        tune::forget_decisions();
+        tune::set_cache_path(Some(path.clone()));
+        let calls = partial.load(Ordering::Relaxed);
+        let mut restarted = slow_group(&partial);
+        restarted.run_tuned(&inputs).unwrap();
+        assert_eq!(restarted.setting_chosen(), Some(Setting::Unfused));
+        assert_eq!(partial.load(Ordering::Relaxed), calls);
+        assert!(same(&restarted));
+        tune::decisions()
+            .into_iter()
+            .find(|d| d.group == signature)
+            .expect("the cached decision is listed")
+    };
+    let reloaded = restart();
+    assert_eq!(reloaded.cached, Some(Cached::Measured));
+    assert_eq!(reloaded.setting, Setting::Unfused);
+    assert_eq!(reloaded.tried.len(), 5);
+
+    // A fixed policy forces either way, whatever was decided.
+    tune::set_policy(Some(StripPolicy::Fixed(Strips::Count(4))));
+    let mut fused = slow_group(&partial);
+    fused.run_tuned(&inputs).unwrap();
+    assert!(partial.load(Ordering::Relaxed) > before, "ran fused");
+    assert!(same(&fused));
+    tune::set_policy(Some(StripPolicy::Unfused));
+    let calls = partial.load(Ordering::Relaxed);
+    fused.run_tuned(&inputs).unwrap();
+    assert_eq!(partial.load(Ordering::Relaxed), calls, "ran unfused");
+    assert!(same(&fused));
+    tune::set_policy(None);
+
+    // Pinned by a user in the file: used as it is.
+    let mut pinned = entry.clone();
+    pinned.forced = true;
+    autotune::save(&path, &key, Section::Strips, &[pinned]).unwrap();
+    assert_eq!(restart().cached, Some(Cached::Forced));
     tune::set_cache_path(None);
     tune::forget_decisions();
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,14 +1,16 @@
 //! Running a group: fused, strip by strip over rayon's pool with the
 //! intermediate values in per-worker scratch; or unfused, each member over
-//! whole frames, for comparison. Either way a run that fails publishes
-//! nothing: the outputs keep the last successful run's values.
+//! whole frames (the reference fused runs are compared with, and the
+//! tuner's candidate for a group that gains nothing from fusing). Either
+//! way a run that fails publishes nothing: the outputs keep the last
+//! successful run's values.
 
 use std::ops::Range;
 use std::sync::Mutex;
 
 use smallvec::SmallVec;
 
-use super::dag::{Dag, Node, Value};
+use super::dag::{Dag, Node, Sizes, Value};
 use super::erased::{AnyPlane, AnyStripMut, Inputs};
 use super::error::StripError;
 use super::member::Store;
@@ -41,14 +43,16 @@ pub(crate) fn fused(
     state.fold_and_publish(dag, &plan.sizes)
 }
 
-/// Runs each member of `dag` over whole frames, one after the other,
-/// every intermediate value a whole-frame buffer, then publishes.
+/// Runs each member of `dag` over whole frames of `sizes` (the inputs'),
+/// one after the other, every intermediate value a whole-frame buffer,
+/// then publishes. Allocates nothing once the buffers have grown to the
+/// frame's size.
 pub(crate) fn unfused(
     dag: &Dag,
+    sizes: &Sizes,
     state: &mut State,
     inputs: &[AnyPlane<'_>],
 ) -> Result<(), StripError> {
-    let sizes = dag.sizes(inputs)?;
     if state.internal.len() != dag.nodes.len() {
         state.internal = dag.nodes.iter().map(|n| n.member.new_store()).collect();
     }
@@ -58,7 +62,7 @@ pub(crate) fn unfused(
         }
         let (done, rest) = state.internal.split_at_mut(i);
         let node = &dag.nodes[i];
-        let mut args = Vec::with_capacity(node.args.len());
+        let mut args: SmallVec<[AnyPlane<'_>; 8]> = SmallVec::new();
         for a in &node.args {
             args.push(match *a {
                 Value::Input(k) => inputs[k],
@@ -73,7 +77,7 @@ pub(crate) fn unfused(
     for (k, &i) in dag.outputs.iter().enumerate() {
         std::mem::swap(&mut state.staging[k], &mut state.internal[i]);
     }
-    state.fold_and_publish(dag, &sizes)
+    state.fold_and_publish(dag, sizes)
 }
 
 /// Each output's whole-frame rows still to hand out, with its member.

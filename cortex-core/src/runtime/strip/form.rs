@@ -148,10 +148,11 @@ mod arrays {
 #[cfg(feature = "ndarray")]
 pub use arrays::store_array2;
 
-/// Runs `group` on `inputs` when fusion is on, with the strips the
-/// [`super::tune::policy`] gives: `false` (and nothing
-/// published) when fusion is off or the group declines the frame, so the
-/// caller runs the members' own calls.
+/// Runs `group` on `inputs` when fusion is on, as the
+/// [`super::tune::policy`] says (fused with its strips, or its members
+/// unfused when that measured as fast): `false` (and nothing published)
+/// when fusion is off or the group declines the frame, so the caller runs
+/// the members' own calls.
 pub fn try_run(group: Option<&mut FusedGroup>, inputs: &[AnyPlane<'_>]) -> bool {
     match group {
         Some(g) => g.run_tuned(inputs).is_ok(),

@@ -1,6 +1,7 @@
 //! A fused group: built from its members ([`GroupBuilder`]), it holds
 //! its DAG, its schedule at the current input size, its execution state and
-//! its strip tuning, and runs fused or unfused.
+//! its tuning, and runs fused or unfused — as asked, or as its tuning
+//! decides.
 
 use std::time::Instant;
 
@@ -15,7 +16,7 @@ use super::plane::Plane;
 use super::schedule::Schedule;
 use super::state::State;
 use super::strips::Strips;
-use super::tune::{self, StripPolicy, Tuner};
+use super::tune::{self, Setting, Tuner};
 
 pub use super::dag::Value;
 
@@ -208,30 +209,56 @@ impl FusedGroup {
         exec::fused(&self.dag, plan, &mut self.state, inputs)
     }
 
-    /// Runs the group fused with the strips the [`tune::policy`] gives: a
-    /// forced setting, or the one measured for this group, input size and
-    /// thread count (measuring it over the first runs at a new size).
+    /// Runs the group as the [`tune::policy`] says: a forced setting, or
+    /// the one measured for this group, input size and thread count
+    /// (measuring it over the first runs at a new size) — fused with some
+    /// strip height, or its members unfused when fusing does not make the
+    /// group faster. Either way the same outputs, published the same way.
     ///
     /// # Errors
     /// As [`FusedGroup::run`].
     pub fn run_tuned(&mut self, inputs: &[AnyPlane<'_>]) -> Result<(), StripError> {
-        if let StripPolicy::Fixed(s) = tune::policy() {
-            return self.run(inputs, s);
+        if let Some(setting) = tune::policy().forced() {
+            return self.run_setting(inputs, setting);
         }
         let window = self.dag.widest_window();
         let (setting, measured) = self.tuner.next(&self.dag.signature, inputs, window);
         if !measured {
-            return self.run(inputs, setting);
+            return self.run_setting(inputs, setting);
         }
         let started = Instant::now();
-        let r = self.run(inputs, setting);
-        self.tuner.record(started, r.is_ok(), &self.dag.signature);
+        let r = self.run_setting(inputs, setting);
+        if let Some(chosen) = self.tuner.record(started, r.is_ok(), &self.dag.signature) {
+            // The candidate not chosen leaves its buffers behind: the
+            // unfused runs' whole frames, or the fused runs' scratch and
+            // folded constants.
+            let unfused = chosen == Setting::Unfused;
+            self.state.release(unfused);
+            if unfused {
+                self.schedule.release_plan();
+            }
+        }
         r
     }
 
-    /// The strips chosen for the last input size measured or looked up
-    /// ([`FusedGroup::run_tuned`]), once chosen.
-    pub fn strips_chosen(&self) -> Option<Strips> {
+    /// Runs the group with `setting`: fused with its strips, or unfused.
+    ///
+    /// # Errors
+    /// As [`FusedGroup::run`].
+    pub fn run_setting(
+        &mut self,
+        inputs: &[AnyPlane<'_>],
+        setting: Setting,
+    ) -> Result<(), StripError> {
+        match setting {
+            Setting::Fused(strips) => self.run(inputs, strips),
+            Setting::Unfused => self.run_unfused(inputs),
+        }
+    }
+
+    /// The setting chosen for the last input size measured or looked up
+    /// ([`FusedGroup::run_tuned`]), once chosen: strips, or unfused.
+    pub fn setting_chosen(&self) -> Option<Setting> {
         self.tuner.chosen()
     }
 
@@ -242,7 +269,8 @@ impl FusedGroup {
     /// # Errors
     /// As [`FusedGroup::run`].
     pub fn run_unfused(&mut self, inputs: &[AnyPlane<'_>]) -> Result<(), StripError> {
-        exec::unfused(&self.dag, &mut self.state, inputs)
+        let sizes = self.schedule.whole(&self.dag, inputs)?;
+        exec::unfused(&self.dag, sizes, &mut self.state, inputs)
     }
 
     /// Output `k`'s value from the last successful run, as a plane of `T`.
@@ -284,17 +312,10 @@ impl FusedGroup {
     }
 
     /// The geometry of argument `arg` of the member whose value is output
-    /// `k`, in the last run planned (e.g. the frame a reduction folded).
+    /// `k`, in the last successful run, fused or unfused (e.g. the frame a
+    /// reduction folded).
     pub fn output_argument_geometry(&self, k: usize, arg: usize) -> Option<Geometry> {
-        let i = *self.dag.outputs.get(k)?;
-        self.schedule
-            .plan
-            .as_ref()?
-            .sizes
-            .args
-            .get(i)?
-            .get(arg)
-            .copied()
+        self.state.argument_geometry(k, arg)
     }
 
     /// Bytes of per-worker scratch the fused runs hold (every worker's),

@@ -12,10 +12,11 @@
 //! erased), [`strips`] (how a run cuts its rows), `dag` (a group's members,
 //! values, inputs and outputs, and their geometries), [`schedule`] (the
 //! rows every member computes in every strip, planned per input size),
-//! [`tune`] (choosing the strip height by measurement), `state` (the
-//! buffers and published values), [`exec`] (running a plan, fused or
-//! unfused), [`group`] (building a group and the [`FusedGroup`] holding the
-//! four) and [`form`] (how a graph node's op joins a group).
+//! [`tune`] (choosing the strip height, or the members unfused, by
+//! measurement), `state` (the buffers and published values), [`exec`]
+//! (running a plan, fused or unfused), [`group`] (building a group and the
+//! [`FusedGroup`] holding the four) and [`form`] (how a graph node's op
+//! joins a group).
 
 mod dag;
 pub mod erased;
@@ -41,4 +42,4 @@ pub use group::{FusedGroup, GroupBuilder, Value};
 pub use kernel::{Kind, StripKernel, StripReduction, Window};
 pub use plane::{Plane, StripMut};
 pub use strips::Strips;
-pub use tune::{Cached, StripDecision, StripPolicy, STRIPS_ENV};
+pub use tune::{Cached, Setting, StripDecision, StripPolicy, STRIPS_ENV};

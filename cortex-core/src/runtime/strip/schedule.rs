@@ -3,7 +3,8 @@
 //! value leaves the group, plus every row its consumers in the group read
 //! for theirs: the halo, recomputed by each strip that needs it), and the
 //! members whose value is constant per geometry, computed once. Planned
-//! once per input geometry and strip setting, kept for the next runs.
+//! once per input geometry and strip setting, kept for the next runs; and
+//! for an unfused run, every member's geometries, kept the same way.
 
 use std::ops::Range;
 
@@ -87,9 +88,60 @@ pub(crate) struct Schedule {
     pub(crate) plan: Option<RunPlan>,
     /// The input geometries (and strip setting) the last run refused.
     refused: Option<(Vec<Geometry>, Strips)>,
+    /// The last unfused run's input geometries and every member's sizes
+    /// for them (`None`: they were refused).
+    whole: Option<(Vec<Geometry>, Option<Sizes>)>,
+}
+
+/// Whether `inputs` are whole planes of the geometries `known`.
+fn same_inputs(known: &[Geometry], inputs: &[AnyPlane<'_>]) -> bool {
+    known.len() == inputs.len()
+        && known
+            .iter()
+            .zip(inputs)
+            .all(|(g, x)| *g == x.geometry() && x.rows() == (0..g.height))
 }
 
 impl Schedule {
+    /// Every member's geometries for an unfused run on `inputs`, unless the
+    /// last unfused run's hold: a group run unfused frame after frame at one
+    /// size computes them once, and a size it refused stays refused at no
+    /// cost, so such runs allocate nothing.
+    ///
+    /// # Errors
+    /// As [`Dag::sizes`]; [`StripError::RefusedBefore`] for inputs refused
+    /// before.
+    pub(crate) fn whole(
+        &mut self,
+        dag: &Dag,
+        inputs: &[AnyPlane<'_>],
+    ) -> Result<&Sizes, StripError> {
+        let held = self
+            .whole
+            .as_ref()
+            .is_some_and(|(known, _)| same_inputs(known, inputs));
+        if !held {
+            let geometries = inputs.iter().map(|p| p.geometry()).collect();
+            match dag.sizes(inputs) {
+                Ok(sizes) => self.whole = Some((geometries, Some(sizes))),
+                Err(e) => {
+                    self.whole = Some((geometries, None));
+                    return Err(e);
+                }
+            }
+        }
+        match &self.whole {
+            Some((_, Some(sizes))) => Ok(sizes),
+            _ => Err(StripError::RefusedBefore),
+        }
+    }
+
+    /// Drops the fused plan and its folded constants (the group runs
+    /// unfused from now on); a later fused run plans again.
+    pub(crate) fn release_plan(&mut self) {
+        self.plan = None;
+    }
+
     /// Computes the sizes and the strips' rows for these inputs, unless the
     /// last run's hold (same input geometries and strip setting): a group
     /// run frame after frame at one size plans once.
@@ -99,13 +151,7 @@ impl Schedule {
         inputs: &[AnyPlane<'_>],
         strips: Strips,
     ) -> Result<&RunPlan, StripError> {
-        let same = |known: &[Geometry]| {
-            known.len() == inputs.len()
-                && known
-                    .iter()
-                    .zip(inputs)
-                    .all(|(g, x)| *g == x.geometry() && x.rows() == (0..g.height))
-        };
+        let same = |known: &[Geometry]| same_inputs(known, inputs);
         let threads = rayon::current_num_threads();
         let held = self
             .plan

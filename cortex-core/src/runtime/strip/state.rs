@@ -1,7 +1,7 @@
 //! A group's execution state: the buffers its runs write (the leaving
 //! values' staging rows, reductions' folded results, the unfused runs'
 //! whole frames, the workers' scratch) and the values of the last
-//! successful run, published all or nothing.
+//! successful run, published all or nothing, fused or unfused alike.
 
 use std::sync::Mutex;
 
@@ -22,6 +22,9 @@ pub(crate) struct State {
     published: Vec<Store>,
     /// Per output: that value's geometry (empty before the first run).
     published_geometry: Vec<Geometry>,
+    /// Per output: its member's arguments' geometries in that run (e.g.
+    /// the frame a reduction folded), kept with their allocations.
+    published_args: Vec<Vec<Geometry>>,
     /// Per output: whether its member declined the last run (no value).
     declined: Vec<bool>,
     /// Per member: a whole-frame buffer, used by unfused runs only.
@@ -51,6 +54,7 @@ impl State {
             folded: stores(true),
             published: stores(true),
             published_geometry: Vec::new(),
+            published_args: vec![Vec::new(); dag.outputs.len()],
             declined: Vec::new(),
             internal: Vec::new(),
             arenas: Mutex::new(Vec::new()),
@@ -90,8 +94,17 @@ impl State {
                 std::mem::swap(&mut self.staging[k], &mut self.published[k]);
             }
             self.published_geometry.push(sizes.values[i]);
+            let args = &mut self.published_args[k];
+            args.clear();
+            args.extend_from_slice(&sizes.args[i]);
         }
         Ok(())
+    }
+
+    /// The geometry of argument `arg` of output `k`'s member in the last
+    /// successful run (`None` before it).
+    pub(crate) fn argument_geometry(&self, k: usize, arg: usize) -> Option<Geometry> {
+        self.published_args.get(k)?.get(arg).copied()
     }
 
     /// Output `k`'s published value, as a plane of `T`.
@@ -148,6 +161,19 @@ impl State {
         std::mem::swap(v, buf);
         self.published_geometry[k] = Geometry::new(0, 0);
         Ok(g)
+    }
+
+    /// Frees the buffers only the candidate not chosen uses: the workers'
+    /// scratch once the group runs unfused, the whole-frame intermediates
+    /// once it runs fused.
+    pub(crate) fn release(&mut self, unfused: bool) {
+        if unfused {
+            if let Ok(mut a) = self.arenas.lock() {
+                a.clear();
+            }
+        } else {
+            self.internal.clear();
+        }
     }
 
     /// Bytes of per-worker scratch (every worker's).
