@@ -20,7 +20,6 @@ pub mod pipelined;
 pub mod plan_cache;
 pub mod profile;
 pub mod run;
-pub(crate) mod second_stage;
 pub mod stream;
 pub mod streams;
 pub mod strip;

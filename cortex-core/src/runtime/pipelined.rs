@@ -5,8 +5,7 @@
 //! The generated `run_stream` supplies the two stages as closures (their
 //! value types are the pipeline's node types, which only the compiler
 //! knows); this loop, written once, does the overlapping, the ordering, the
-//! counting and the recycling of the first stage's buffers. The second
-//! stage runs on threads of its own ([`second_stage`]).
+//! counting and the recycling of the first stage's buffers.
 //!
 //! Panics: a node that panics in either stage fails its frame alone
 //! ([`PipelineError::Panicked`]; nothing of the frame was committed, so the
@@ -43,7 +42,6 @@ use crate::runtime::generated::{Carried, SharedObserver, Sink};
 use crate::runtime::hold::held_mask;
 use crate::runtime::observe::Observer;
 use crate::runtime::pipeline::Pipeline;
-use crate::runtime::second_stage;
 use crate::runtime::stream::{
     feed_sized, memory_budget, panic_message, Arrival, StreamError, StreamOptions, StreamReport,
 };
@@ -121,10 +119,7 @@ fn panicked<T>(r: &Result<T, PipelineError>) -> bool {
 /// module docs). With `options.in_flight == 1` the stages run one after the
 /// other; with 2 or more, frame `k`'s second stage runs beside frame
 /// `k + in_flight - 1`'s first stage (more than 2 deepens the look-ahead,
-/// not the parallelism: there are two stages). The first stage runs on the
-/// current pool, the second on a pool of its own of the same size (one
-/// thread: the same pool), so the operating system shares the cores
-/// between them.
+/// not the parallelism: there are two stages).
 ///
 /// `events`, when given, sees each frame's `frame_begin` and `frame_end`
 /// (with `plan`) around its second stage, on the thread running it: the
@@ -479,11 +474,8 @@ where
                 // Neither half unwinds (both are guarded): the older frame
                 // is delivered whatever happens to the newer one.
                 let reuse = spare_out.take();
-                // The older frame's second stage on threads of its own, so
-                // the newer frame's first stage never waits for a core the
-                // second stage holds (see `second_stage`).
                 let ((frame, old_bufs, unused), values) = rayon::join(
-                    || second_stage::run(|| finish(pipeline, oldest, reuse)),
+                    || finish(pipeline, oldest, reuse),
                     || guarded(|| stage_a(&arrival.item.1, &mut bufs)),
                 );
                 spare.extend(old_bufs);
