@@ -1,12 +1,13 @@
 //! Choosing how a fused group runs by measuring its own runs: the first
 //! runs at a new input size try a few strip heights and the members run
 //! unfused (each over the whole frame, one after the other), a few runs
-//! each, and the fastest by median is kept for that group, size and thread count — in
-//! the group and in a process-wide table, so another instance of the same
-//! pipeline (another stream, a restarted run) starts with the decision. The
-//! unfused run is kept unless a height beats it by the tie margin, so a
-//! group never costs a frame more than its members would. Every candidate
-//! gives bit-identical outputs, so measuring never changes a result.
+//! each, and the fastest by median is kept for that group, size and
+//! thread count — in the group and in a process-wide table, so another
+//! instance of the same pipeline (another stream, a restarted run) starts
+//! with the decision. The unfused run is kept unless a height beats it by
+//! the tie margin, so a group never costs a frame more than its members
+//! would. Every candidate gives bit-identical outputs, so measuring never
+//! changes a result.
 //!
 //! Decisions are kept in the autotune cache file ([`crate::autotune`]),
 //! beside the kernel registry's, keyed by the group's members, its input
@@ -48,8 +49,8 @@ const ROUNDS: usize = 4;
 const BLOCK: usize = 3;
 /// Counted runs per candidate.
 const COUNTED: usize = ROUNDS * (BLOCK - 1);
-/// Candidates within this fraction of the fastest (by median) are tied, and the first
-/// of them in order of preference (unfused, then the default rule, then
+/// Candidates within this fraction of the fastest (by median) are tied,
+/// and the first of them in order of preference (unfused, then the default rule, then
 /// the other heights) is kept: heights that differ by less than timing
 /// noise no longer decide by it, so two processes on a quiet machine choose
 /// alike; and a group that is not faster than its members by more than the
