@@ -12,6 +12,7 @@ pub mod blur_verdict;
 pub(crate) mod border;
 pub mod center;
 pub mod encoder;
+pub(crate) mod fastdiv;
 pub mod fusion;
 pub mod gray;
 pub(crate) mod jpeg;

@@ -16,7 +16,8 @@
 
 use cortex_core::heap::HeapBytes;
 
-use super::border::check_frame;
+use super::border::{check_frame, contiguous};
+use super::fastdiv::RowSplitter;
 use super::types::BBox;
 use super::types::{OpsError, ScoreMap};
 
@@ -202,21 +203,26 @@ pub fn roi_regions_into(
     if out.regions.capacity() < params.max_regions + 1 {
         out.regions.reserve(params.max_regions + 1);
     }
-    let peak = score
-        .iter()
-        .copied()
-        .filter(|v| v.is_finite())
-        .fold(f32::NEG_INFINITY, f32::max);
+    let values = contiguous(score.view());
+    let values: &[f32] = &values;
+    let peak = finite_max(values);
     out.peak = if peak > 0.0 { peak } else { 0.0 };
     // Finite values only: `peak` is a number or −∞, never NaN.
     if peak <= 0.0 {
         return Ok(());
     }
+    // The stack holds `u32` pixel indices.
+    if u32::try_from(n).is_err() {
+        return Err(OpsError::InvalidParam {
+            name: "score map",
+            reason: format!("{w}x{h} is too large (at most {} pixels)", u32::MAX),
+        });
+    }
     let thr = peak * params.rel_threshold;
     out.state.clear();
     out.state.resize(n, BELOW);
     let mut open = 0usize;
-    for (s, v) in out.state.iter_mut().zip(score.iter()) {
+    for (s, v) in out.state.iter_mut().zip(values) {
         if *v >= thr && v.is_finite() {
             *s = OPEN;
             open += 1;
@@ -231,74 +237,133 @@ pub fn roi_regions_into(
     if out.stack.capacity() < n {
         out.stack.reserve(n - out.stack.len());
     }
-    let min_area = ((params.min_area as f64 * n as f64).ceil() as usize).max(1);
-    let at = |i: usize| score[[i / w, i % w]];
-    for start in 0..n {
-        if out.state[start] != OPEN {
-            continue;
+    let labelling = Labelling {
+        values,
+        w,
+        h,
+        peak,
+        min_area: ((params.min_area as f64 * n as f64).ceil() as usize).max(1),
+        params,
+    };
+    // The multiply-by-reciprocal split needs two columns or more.
+    match u32::try_from(w) {
+        Ok(width) if width >= 2 => {
+            let rows = RowSplitter::new(width);
+            labelling.run(out, |i| {
+                let (x, y) = rows.split(i);
+                (x as usize, y as usize)
+            });
         }
-        out.state[start] = SEEN;
-        out.stack.clear();
-        out.stack.push(start as u32);
-        let (mut y0, mut x0, mut y1, mut x1) = (h, w, 0, 0);
-        let (mut area, mut mass, mut top) = (0usize, 0f64, 0f32);
-        while let Some(i) = out.stack.pop() {
-            let i = i as usize;
-            let (y, x) = (i / w, i % w);
-            let v = at(i);
-            area += 1;
-            mass += f64::from(v);
-            top = top.max(v);
-            (y0, y1, x0, x1) = (y0.min(y), y1.max(y), x0.min(x), x1.max(x));
-            let visit = |j: usize, stack: &mut Vec<u32>, state: &mut [u8]| {
-                if state[j] == OPEN {
-                    state[j] = SEEN;
-                    stack.push(j as u32);
-                }
-            };
-            if x > 0 {
-                visit(i - 1, &mut out.stack, &mut out.state);
-            }
-            if x + 1 < w {
-                visit(i + 1, &mut out.stack, &mut out.state);
-            }
-            if y > 0 {
-                visit(i - w, &mut out.stack, &mut out.state);
-            }
-            if y + 1 < h {
-                visit(i + w, &mut out.stack, &mut out.state);
-            }
-        }
-        if area < min_area {
-            continue;
-        }
-        let m = params.margin;
-        let (bx0, by0) = (x0.saturating_sub(m), y0.saturating_sub(m));
-        let (bx1, by1) = ((x1 + m).min(w - 1), (y1 + m).min(h - 1));
-        let region = Region {
-            bbox: BBox {
-                x: bx0,
-                y: by0,
-                width: bx1 - bx0 + 1,
-                height: by1 - by0 + 1,
-            },
-            score: top / peak,
-            area,
-            mass: mass as f32,
-        };
-        // Keep the list sorted by mass and at most `max_regions` long
-        // (capacity `max_regions + 1`, so the insert never reallocates).
-        let pos = out
-            .regions
-            .iter()
-            .position(|r| r.mass < region.mass)
-            .unwrap_or(out.regions.len());
-        if pos < params.max_regions {
-            out.regions.insert(pos, region);
-            out.regions.truncate(params.max_regions);
-        }
+        _ => labelling.run(out, |i| (i as usize % w, i as usize / w)),
     }
     Ok(())
+}
+
+/// The map being labelled and what a component needs to become a region.
+struct Labelling<'a> {
+    values: &'a [f32],
+    w: usize,
+    h: usize,
+    peak: f32,
+    min_area: usize,
+    params: &'a RegionParams,
+}
+
+impl Labelling<'_> {
+    /// Floods every open pixel's component (depth first, neighbours pushed
+    /// left, right, up, down) and keeps the heaviest as `out.regions`.
+    /// `split` turns a pixel index into `(x, y)`.
+    fn run(&self, out: &mut RoiRegions, split: impl Fn(u32) -> (usize, usize)) {
+        let (w, h, values) = (self.w, self.h, self.values);
+        let RoiRegions {
+            regions,
+            state,
+            stack,
+            ..
+        } = out;
+        for start in 0..values.len() {
+            if state[start] != OPEN {
+                continue;
+            }
+            state[start] = SEEN;
+            stack.clear();
+            stack.push(start as u32);
+            let (mut y0, mut x0, mut y1, mut x1) = (h, w, 0, 0);
+            let (mut area, mut mass, mut top) = (0usize, 0f64, 0f32);
+            while let Some(i) = stack.pop() {
+                let (x, y) = split(i);
+                let i = i as usize;
+                let v = values[i];
+                area += 1;
+                mass += f64::from(v);
+                top = top.max(v);
+                (y0, y1, x0, x1) = (y0.min(y), y1.max(y), x0.min(x), x1.max(x));
+                let mut visit = |j: usize| {
+                    if state[j] == OPEN {
+                        state[j] = SEEN;
+                        stack.push(j as u32);
+                    }
+                };
+                if x > 0 {
+                    visit(i - 1);
+                }
+                if x + 1 < w {
+                    visit(i + 1);
+                }
+                if y > 0 {
+                    visit(i - w);
+                }
+                if y + 1 < h {
+                    visit(i + w);
+                }
+            }
+            if area < self.min_area {
+                continue;
+            }
+            let m = self.params.margin;
+            let (bx0, by0) = (x0.saturating_sub(m), y0.saturating_sub(m));
+            let (bx1, by1) = ((x1 + m).min(w - 1), (y1 + m).min(h - 1));
+            let region = Region {
+                bbox: BBox {
+                    x: bx0,
+                    y: by0,
+                    width: bx1 - bx0 + 1,
+                    height: by1 - by0 + 1,
+                },
+                score: top / self.peak,
+                area,
+                mass: mass as f32,
+            };
+            // Keep the list sorted by mass and at most `max_regions` long
+            // (capacity `max_regions + 1`, so the insert never reallocates).
+            let pos = regions
+                .iter()
+                .position(|r| r.mass < region.mass)
+                .unwrap_or(regions.len());
+            if pos < self.params.max_regions {
+                regions.insert(pos, region);
+                regions.truncate(self.params.max_regions);
+            }
+        }
+    }
+}
+
+/// The largest finite value of `values` (−∞ when there is none). Eight
+/// running maxima, so the loop vectorises; `max` of finite values is exact
+/// in any order.
+fn finite_max(values: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    let mut chunks = values.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (m, &v) in lanes.iter_mut().zip(chunk) {
+            *m = if v.is_finite() { m.max(v) } else { *m };
+        }
+    }
+    let tail = chunks.remainder().iter().copied().filter(|v| v.is_finite());
+    lanes
+        .into_iter()
+        .chain(tail)
+        .fold(f32::NEG_INFINITY, f32::max)
 }
 
 #[cfg(test)]
@@ -421,5 +486,27 @@ mod tests {
         roi_regions_into(&a, &RegionParams::DEFAULT, &mut out).unwrap();
         assert_eq!(out.regions, roi_regions(&a).unwrap().regions);
         assert_eq!(out.heap_bytes(), bytes);
+    }
+
+    #[test]
+    fn any_memory_order_gives_the_same_regions() {
+        let m = map(
+            90,
+            70,
+            &[(5, 5, 20, 0.7), (50, 30, 12, 1.0), (20, 50, 9, 0.9)],
+        );
+        let column_major = m.t().to_owned();
+        assert!(!column_major.is_standard_layout());
+        let standard = column_major.as_standard_layout().to_owned();
+        let p = RegionParams {
+            min_area: 0.0,
+            ..RegionParams::DEFAULT
+        };
+        let (a, b) = (
+            roi_regions_with(&column_major, &p).unwrap(),
+            roi_regions_with(&standard, &p).unwrap(),
+        );
+        assert_eq!(a.regions.len(), 3);
+        assert_eq!(a, b);
     }
 }

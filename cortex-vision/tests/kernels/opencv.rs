@@ -281,3 +281,132 @@ fn motion_map_matches_absdiff_area_resize() {
         cv::motion_map(a, &empty, &MotionParams::default()).unwrap()
     );
 }
+
+/// The score maps the labelling is checked on: the fused-map-like saliency
+/// of textured frames at every test size (including one-row and one-column
+/// maps) and of the photographs, and the text map of the photographs, whose
+/// regions are many small boxes.
+fn region_maps() -> Vec<(String, ScoreMap)> {
+    let mut r = rng(9);
+    let mut maps: Vec<(String, ScoreMap)> = SIZES
+        .iter()
+        .map(|&(h, w)| {
+            let g = textured_gray(&mut r, h, w);
+            let p = ops::SaliencyParams {
+                width: w.min(64),
+                height: h.min(64),
+            };
+            (
+                format!("saliency {w}x{h}"),
+                ops::saliency_dft_with(&g, &p).unwrap(),
+            )
+        })
+        .collect();
+    for (name, g) in photos_gray() {
+        maps.push((format!("saliency {name}"), ops::saliency_dft(&g).unwrap()));
+        let text = ops::text_roi::text_map(&g).unwrap();
+        maps.push((format!("text map {name}"), text));
+    }
+    maps
+}
+
+/// Every region of `map` (no area floor, no margin, no count cap): bbox,
+/// area, peak-relative score, mass.
+fn all_regions(map: &ScoreMap) -> Vec<ops::roi_regions::Region> {
+    let p = ops::roi_regions::RegionParams {
+        max_regions: map.len() + 1,
+        min_area: 0.0,
+        margin: 0,
+        ..ops::roi_regions::RegionParams::DEFAULT
+    };
+    ops::roi_regions::roi_regions_with(map, &p).unwrap().regions
+}
+
+#[test]
+fn regions_match_connected_components_with_stats() {
+    use opencv::core::{Mat, Rect};
+    use opencv::prelude::*;
+    setup();
+    let mut checked = 0;
+    for (name, map) in region_maps() {
+        let (h, w) = map.dim();
+        let peak = map
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite())
+            .fold(f32::NEG_INFINITY, f32::max);
+        let thr = peak * ops::roi_regions::RegionParams::DEFAULT.rel_threshold;
+        let mask = GrayImage::from_shape_fn((h, w), |(y, x)| {
+            let v = map[[y, x]];
+            if v >= thr && v.is_finite() {
+                255
+            } else {
+                0
+            }
+        });
+        let ours = all_regions(&map);
+        if peak <= 0.0 || mask.iter().all(|&m| m == 255) {
+            assert!(
+                ours.is_empty(),
+                "{name}: nothing stands out, yet {} regions",
+                ours.len()
+            );
+            continue;
+        }
+        let (mut labels, mut stats, mut centroids) =
+            (Mat::default(), Mat::default(), Mat::default());
+        let count = opencv::imgproc::connected_components_with_stats(
+            &cv::gray_as_mat(&mask).unwrap(),
+            &mut labels,
+            &mut stats,
+            &mut centroids,
+            4,
+            opencv::core::CV_32S,
+        )
+        .unwrap() as usize;
+        // Label 0 is the background; each component's mass and maximum
+        // summed in row order from OpenCV's label image.
+        let mut theirs: Vec<(Rect, usize, f64, f32)> = (1..count)
+            .map(|l| {
+                let s = |c| *stats.at_2d::<i32>(l as i32, c).unwrap();
+                let rect = Rect::new(s(0), s(1), s(2), s(3));
+                (rect, s(4) as usize, 0.0, f32::NEG_INFINITY)
+            })
+            .collect();
+        for y in 0..h {
+            for x in 0..w {
+                let l = *labels.at_2d::<i32>(y as i32, x as i32).unwrap() as usize;
+                if l > 0 {
+                    let c = &mut theirs[l - 1];
+                    c.2 += f64::from(map[[y, x]]);
+                    c.3 = c.3.max(map[[y, x]]);
+                }
+            }
+        }
+        assert_eq!(ours.len(), theirs.len(), "{name}: component count");
+        for o in &ours {
+            let b = o.bbox;
+            let rect = Rect::new(b.x as i32, b.y as i32, b.width as i32, b.height as i32);
+            let t = theirs
+                .iter()
+                .find(|t| t.0 == rect && t.1 == o.area)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{name}: no OpenCV component with box {rect:?} and area {}",
+                        o.area
+                    )
+                });
+            assert_eq!(o.score, t.3 / peak, "{name}: score of {rect:?}");
+            // Summed in another order (flood against rows): equal to f32
+            // rounding of the f64 sums.
+            let rel = (f64::from(o.mass) - t.2).abs() / t.2.max(f64::MIN_POSITIVE);
+            assert!(rel <= 1e-6, "{name}: mass {} against {}", o.mass, t.2);
+        }
+        checked += ours.len();
+    }
+    eprintln!("roi_regions: {checked} components equal to connectedComponentsWithStats'");
+    assert!(
+        checked > 50,
+        "too few components to say anything: {checked}"
+    );
+}

@@ -1,9 +1,9 @@
 //! Turns the selected tree nodes into output regions.
 
-use super::fastdiv::RowSplitter;
 use super::regions::{RegionBox, Regions};
 use super::tree::Node;
 use super::Polarity;
+use crate::ops::fastdiv::RowSplitter;
 use crate::ops::types::BBox;
 
 /// Appends the selected nodes with their pixels: each node's pixels are the

@@ -18,7 +18,6 @@
 //! - like OpenCV, the outermost 1-pixel frame never belongs to a region.
 
 mod extract;
-mod fastdiv;
 mod flood;
 mod merge;
 mod params;

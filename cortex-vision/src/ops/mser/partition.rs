@@ -21,13 +21,13 @@ use rayon::prelude::*;
 use super::extract::{
     corners_box, join_corners, push_pixels, sweep_spans, BoxScratch, Span, EMPTY_CORNERS,
 };
-use super::fastdiv::RowSplitter;
 use super::flood::{build_tree_with, JoinHook};
 use super::merge::Forest;
 use super::regions::{Region, RegionBox, Regions};
 use super::tree::NONE;
 use super::workspace::{keep_headroom, MserWorkspace};
 use super::{checked_view, Mser, Polarity};
+use crate::ops::fastdiv::RowSplitter;
 use crate::ops::{GrayImage, OpsError};
 
 /// Largest `max_variation` the partitioned pass supports exactly (see the

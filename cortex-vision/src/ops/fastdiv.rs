@@ -1,12 +1,13 @@
 //! Pixel index → `(x, y)` without a hardware division.
 //!
-//! The box-only detector needs the coordinates of every pixel it floods, and
-//! a 32-bit `div` costs several times more than the rest of the per-pixel
-//! bookkeeping; a multiply by a precomputed reciprocal does the same job.
+//! The MSER box-only detector and the region labelling need the
+//! coordinates of every pixel they flood, and a 32-bit `div` costs several
+//! times more than the rest of the per-pixel bookkeeping; a multiply by a
+//! precomputed reciprocal does the same job.
 
 /// Splits row-major pixel indices of an image of a fixed width.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct RowSplitter {
+pub(crate) struct RowSplitter {
     width: u32,
     /// `ceil(2^64 / width)` (or `2^64 / width` when exact); see [`Self::split`].
     magic: u64,
@@ -15,7 +16,7 @@ pub(super) struct RowSplitter {
 impl RowSplitter {
     /// A splitter for `width ≥ 2` columns (the detector rejects narrower
     /// images before flooding; 1 is mapped to 2 only to stay total).
-    pub(super) fn new(width: u32) -> Self {
+    pub(crate) fn new(width: u32) -> Self {
         let width = width.max(2);
         Self {
             width,
@@ -30,7 +31,7 @@ impl RowSplitter {
     /// 32-bit `idx` and `d`, which never moves the floor (Lemire, Kaser and
     /// Kurz, "Faster remainder by direct computation", 2019).
     #[inline]
-    pub(super) fn split(&self, idx: u32) -> (u32, u32) {
+    pub(crate) fn split(&self, idx: u32) -> (u32, u32) {
         let y = ((u128::from(idx) * u128::from(self.magic)) >> 64) as u32;
         (idx - y * self.width, y)
     }
