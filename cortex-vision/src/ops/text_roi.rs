@@ -31,19 +31,21 @@
 
 use std::cell::Cell;
 
-use crate::ops::border::prepare_out;
+use density::Density;
+
 use crate::ops::mser::{
     BBox, Mser, MserParams, MserWorkspace, PartitionWorkspace, Polarity, RegionBox,
 };
 use crate::ops::resize::{resize_linear_exact_u8, ResizeScratch};
 use crate::ops::scratch::{vec_bytes, with_scratch, Slot};
-use crate::ops::simd::multiversion;
 use crate::ops::{GrayImage, OpsError, ScoreMap};
 
 /// The same node on OpenCV's MSER (feature `opencv`); it lives with the
 /// other OpenCV backends in [`crate::ops::opencv`].
 #[cfg(feature = "opencv")]
 pub use crate::ops::opencv::text_roi_opencv;
+
+mod density;
 
 /// Parameters of [`text_roi_with`]; see the module docs for the defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,7 +57,9 @@ pub struct TextRoiParams {
     /// Run the two polarities as the two halves of a `rayon::join` on
     /// rayon's pool (only with [`Polarity::Both`], and only when the pool
     /// has more than one thread: with one, handing work to the pool would
-    /// only add a context switch). No thread is created per call.
+    /// only add a context switch), and the map from the boxes in horizontal
+    /// bands at once, one per pool thread (bands of at least 64 rows; the
+    /// same map bit for bit). No thread is created per call.
     pub parallel: bool,
     /// Strips per polarity for the partition-parallel MSER
     /// (`Mser::detect_boxes_partitioned_into`: the same regions, each
@@ -342,13 +346,8 @@ pub(crate) struct Scratch {
     /// The bright polarity's boxes while both run at once.
     bright: Vec<RegionBox>,
     pub(crate) regions: Vec<RegionBox>,
-    /// Wrapping `u32` integral image of the region-count map; box sums of it
-    /// are exact as long as they are below 2³².
-    integral: Vec<u32>,
-    /// One row of the region-count map while the integral image is built.
-    carry: Vec<u32>,
-    /// Smoothing window `[start, end)` of every column.
-    spans: Vec<(u32, u32)>,
+    /// The map's integral images.
+    density: Density,
     /// Half-resolution frame and the resizer's memory
     /// ([`TextRoiParams::half_resolution`]).
     small: GrayImage,
@@ -358,9 +357,7 @@ pub(crate) struct Scratch {
 impl crate::ops::scratch::Scratch for Scratch {
     fn heap_bytes(&self) -> usize {
         vec_bytes(&self.regions)
-            + vec_bytes(&self.integral)
-            + vec_bytes(&self.carry)
-            + vec_bytes(&self.spans)
+            + self.density.heap_bytes()
             + vec_bytes(&self.bright)
             + self.ws[0].heap_bytes()
             + self.ws[1].heap_bytes()
@@ -532,108 +529,27 @@ impl Scratch {
         // the clamp keeps the window arithmetic from overflowing regardless.
         let radius = ((params.smooth_frac * rows.min(cols) as f32).round() as usize)
             .clamp(1, rows.max(cols));
-        self.score_map(rows, cols, radius, params.saturation, map);
+        // The bands run at once when the node may use the pool (as the
+        // polarities do), one after the other otherwise.
+        let threads = if params.parallel {
+            rayon::current_num_threads()
+        } else {
+            1
+        };
+        let bands = density::bands_for(rows, radius, threads);
+        self.density.render(
+            &self.regions,
+            (rows, cols),
+            radius,
+            params.saturation,
+            bands,
+            map,
+        );
         if let Some(b) = boxes {
             b.clear();
             b.extend(self.regions.iter().map(|r| r.bbox));
             b.sort_unstable();
             b.dedup();
-        }
-    }
-
-    /// Counts the kept boxes per pixel, averages over the smoothing window
-    /// and scales to `[0, 1]`, into `map` (reshaped to `rows × cols`).
-    fn score_map(
-        &mut self,
-        rows: usize,
-        cols: usize,
-        radius: usize,
-        saturation: f32,
-        map: &mut ScoreMap,
-    ) {
-        // A `(rows + 2) × (cols + 2)` buffer. Each box puts corner deltas
-        // one row and one column below/right of its corners; one 2D prefix
-        // sum turns them into the per-pixel count (shifted by one, row and
-        // column 0 stay zero), a second one into the integral image
-        // `I[y][x] = Σ count over rows < y, columns < x`. All arithmetic is
-        // mod 2³², exact for the box sums we take (they are < 2³²).
-        let stride = cols + 2;
-        let integral = &mut self.integral;
-        integral.clear();
-        integral.resize((rows + 2) * stride, 0);
-        for r in &self.regions {
-            let (x0, y0) = (r.bbox.x, r.bbox.y);
-            let (x1, y1) = (r.bbox.right().min(cols), r.bbox.bottom().min(rows));
-            if x0 >= x1 || y0 >= y1 {
-                continue;
-            }
-            for (idx, d) in [
-                ((y0 + 1) * stride + x0 + 1, 1u32),
-                ((y0 + 1) * stride + x1 + 1, u32::MAX),
-                ((y1 + 1) * stride + x0 + 1, u32::MAX),
-                ((y1 + 1) * stride + x1 + 1, 1u32),
-            ] {
-                if let Some(v) = integral.get_mut(idx) {
-                    *v = v.wrapping_add(d);
-                }
-            }
-        }
-        integrate_twice(integral, &mut self.carry, stride);
-
-        // Window columns are the same for every row. `u32` halves the
-        // table; frames are far below 2³² columns (`check_limits`).
-        let spans = &mut self.spans;
-        spans.clear();
-        spans.extend((0..cols).map(|x| {
-            (
-                x.saturating_sub(radius) as u32,
-                (x + radius + 1).min(cols) as u32,
-            )
-        }));
-        // Columns whose window lies inside the frame: `[x - radius, x +
-        // radius + 1)`, the same width for all, so their loop reads four
-        // shifted runs of the integral rows and vectorises.
-        let inner = radius..cols.saturating_sub(radius).max(radius);
-        let out = prepare_out(map, rows, cols);
-        for (y, row) in out.chunks_exact_mut(cols.max(1)).enumerate() {
-            let ya = y.saturating_sub(radius);
-            let yb = (y + radius + 1).min(rows);
-            let (top, bottom) = (&integral[ya * stride..], &integral[yb * stride..]);
-            let scale = 1.0 / ((yb - ya) as f32 * saturation);
-            let window = |o: &mut f32, (xa, xb): (u32, u32)| {
-                let (xa, xb) = (xa as usize, xb as usize);
-                let sum = bottom[xb]
-                    .wrapping_sub(top[xb])
-                    .wrapping_sub(bottom[xa])
-                    .wrapping_add(top[xa]);
-                *o = (sum as f32 * scale / (xb - xa) as f32).min(1.0);
-            };
-            if inner.is_empty() {
-                row.iter_mut()
-                    .zip(spans.iter())
-                    .for_each(|(o, &s)| window(o, s));
-                continue;
-            }
-            let (head, rest) = row.split_at_mut(inner.start);
-            let (mid, tail) = rest.split_at_mut(inner.len());
-            head.iter_mut()
-                .zip(spans.iter())
-                .for_each(|(o, &s)| window(o, s));
-            let tail_spans = spans.get(inner.end..).unwrap_or(&[]);
-            tail.iter_mut()
-                .zip(tail_spans)
-                .for_each(|(o, &s)| window(o, s));
-            let width = 2 * radius + 1;
-            let n = mid.len();
-            window_row(
-                mid,
-                &top[..n],
-                &top[width..width + n],
-                &bottom[..n],
-                &bottom[width..width + n],
-                scale,
-                width as f32,
-            );
         }
     }
 }
@@ -651,170 +567,4 @@ pub(crate) fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<()
         });
     }
     crate::ops::border::check_limits("gray", rows, cols)
-}
-
-/// Applies the in-place 2D inclusive prefix sum (mod 2³²) twice to a
-/// buffer of rows `stride` long: corner deltas → per-pixel counts →
-/// integral image. One sweep down the rows does both (row `y` of the first
-/// sum is `carry`, the column sums so far of the rows' prefix sums), so the
-/// buffer, larger than the core's cache at video sizes, is read and
-/// written once instead of four times. Modular sums are exact in any
-/// order: the result is that of the two separate sums bit for bit.
-fn integrate_twice(buf: &mut [u32], carry: &mut Vec<u32>, stride: usize) {
-    carry.clear();
-    carry.resize(stride, 0);
-    let mut prev: Option<&mut [u32]> = None;
-    for row in buf.chunks_exact_mut(stride) {
-        let mut acc = 0u32;
-        for (v, c) in row.iter_mut().zip(carry.iter_mut()) {
-            acc = acc.wrapping_add(*v);
-            *c = c.wrapping_add(acc);
-            *v = *c;
-        }
-        let mut acc = 0u32;
-        match prev {
-            Some(p) => {
-                for (v, &above) in row.iter_mut().zip(p.iter()) {
-                    acc = acc.wrapping_add(*v);
-                    *v = acc.wrapping_add(above);
-                }
-            }
-            None => {
-                for v in row.iter_mut() {
-                    acc = acc.wrapping_add(*v);
-                    *v = acc;
-                }
-            }
-        }
-        prev = Some(row);
-    }
-}
-
-multiversion! {
-    /// One row of the map where every window has the full `width`: `out[i]`
-    /// from the integral rows above (`top_*`) and below (`bottom_*`) the
-    /// window at its left (`*_a`) and right (`*_b`) edges, with the same
-    /// operations in the same order as the edge columns (bit-identical).
-    fn window_row(
-        out: &mut [f32],
-        top_a: &[u32],
-        top_b: &[u32],
-        bottom_a: &[u32],
-        bottom_b: &[u32],
-        scale: f32,
-        width: f32,
-    ) {
-        let edges = top_a.iter().zip(top_b).zip(bottom_a.iter().zip(bottom_b));
-        for (o, ((&ta, &tb), (&ba, &bb))) in out.iter_mut().zip(edges) {
-            let sum = bb.wrapping_sub(tb).wrapping_sub(ba).wrapping_add(ta);
-            *o = (sum as f32 * scale / width).min(1.0);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{ScoreMap, Scratch};
-    use crate::ops::mser::{BBox, Polarity, RegionBox};
-
-    /// The map the straightforward way: two separate in-place 2D prefix
-    /// sums and one window lookup per pixel through the clipped spans.
-    fn reference_map(
-        boxes: &[BBox],
-        rows: usize,
-        cols: usize,
-        radius: usize,
-        sat: f32,
-    ) -> Vec<f32> {
-        let stride = cols + 2;
-        let mut integral = vec![0u32; (rows + 2) * stride];
-        for b in boxes {
-            let (x1, y1) = (b.right().min(cols), b.bottom().min(rows));
-            if b.x >= x1 || b.y >= y1 {
-                continue;
-            }
-            for (idx, d) in [
-                ((b.y + 1) * stride + b.x + 1, 1u32),
-                ((b.y + 1) * stride + x1 + 1, u32::MAX),
-                ((y1 + 1) * stride + b.x + 1, u32::MAX),
-                ((y1 + 1) * stride + x1 + 1, 1u32),
-            ] {
-                integral[idx] = integral[idx].wrapping_add(d);
-            }
-        }
-        for _ in 0..2 {
-            for row in integral.chunks_exact_mut(stride) {
-                let mut acc = 0u32;
-                for v in row.iter_mut() {
-                    acc = acc.wrapping_add(*v);
-                    *v = acc;
-                }
-            }
-            for y in 1..rows + 2 {
-                for x in 0..stride {
-                    integral[y * stride + x] =
-                        integral[y * stride + x].wrapping_add(integral[(y - 1) * stride + x]);
-                }
-            }
-        }
-        let mut out = Vec::with_capacity(rows * cols);
-        for y in 0..rows {
-            let (ya, yb) = (y.saturating_sub(radius), (y + radius + 1).min(rows));
-            let scale = 1.0 / ((yb - ya) as f32 * sat);
-            for x in 0..cols {
-                let (xa, xb) = (x.saturating_sub(radius), (x + radius + 1).min(cols));
-                let at = |yy: usize, xx: usize| integral[yy * stride + xx];
-                let sum = at(yb, xb)
-                    .wrapping_sub(at(ya, xb))
-                    .wrapping_sub(at(yb, xa))
-                    .wrapping_add(at(ya, xa));
-                out.push((sum as f32 * scale / (xb - xa) as f32).min(1.0));
-            }
-        }
-        out
-    }
-
-    /// The one-sweep integral image and the vectorised inner columns give
-    /// the straightforward map bit for bit, for windows narrower and wider
-    /// than the frame and maps that saturate.
-    #[test]
-    fn score_map_matches_the_straightforward_sums_bit_for_bit() {
-        let mut seed = 0x2545_f491_u32;
-        let mut next = |m: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed as usize % m
-        };
-        let mut scratch = Scratch::default();
-        let mut map = ScoreMap::zeros((0, 0));
-        for (rows, cols) in [(1, 1), (3, 7), (17, 5), (40, 61), (96, 128), (7, 300)] {
-            for radius in [1, 2, 3, 6, 20, 64, 400] {
-                for sat in [1.0f32, 0.37, 4.0] {
-                    let boxes: Vec<BBox> = (0..next(60))
-                        .map(|_| BBox {
-                            x: next(cols + 3),
-                            y: next(rows + 3),
-                            width: next(cols + 1),
-                            height: next(rows + 1),
-                        })
-                        .collect();
-                    scratch.regions.clear();
-                    scratch.regions.extend(boxes.iter().map(|&bbox| RegionBox {
-                        bbox,
-                        area: 1,
-                        polarity: Polarity::Dark,
-                    }));
-                    scratch.score_map(rows, cols, radius, sat, &mut map);
-                    let want = reference_map(&boxes, rows, cols, radius, sat);
-                    let got: Vec<u32> = map.iter().map(|v| v.to_bits()).collect();
-                    let want: Vec<u32> = want.iter().map(|v| v.to_bits()).collect();
-                    assert_eq!(
-                        got, want,
-                        "{cols}x{rows}, radius {radius}, saturation {sat}"
-                    );
-                }
-            }
-        }
-    }
 }
