@@ -7,6 +7,7 @@ pub mod text_roi;
 pub mod types;
 
 // The L2 kernels, one module each.
+pub(crate) mod bands;
 pub mod blur;
 pub mod blur_verdict;
 pub(crate) mod border;

@@ -18,6 +18,7 @@
 //! `O(width)` and stays in cache. The uniform window of the scikit-image
 //! variant runs on exact integer box sums.
 
+use super::bands;
 use super::border::{check_frame, check_limits, check_nonempty, contiguous, reflect101};
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
@@ -219,6 +220,11 @@ pub struct SsimScratch {
     /// Transposed copies of tall, narrow frames.
     ta: Vec<u8>,
     tb: Vec<u8>,
+    /// Gaussian variant on several threads: each band's working memory.
+    bands: Vec<SsimScratch>,
+    /// Gaussian variant on several threads: every row's sum per vertical
+    /// strip, row-major, folded in the one-thread order at the end.
+    sums: Vec<f64>,
 }
 
 impl Scratch for SsimScratch {
@@ -231,6 +237,9 @@ impl Scratch for SsimScratch {
             + vec_bytes(&self.win)
             + vec_bytes(&self.ta)
             + vec_bytes(&self.tb)
+            + vec_bytes(&self.bands)
+            + self.bands.iter().map(Scratch::heap_bytes).sum::<usize>()
+            + vec_bytes(&self.sums)
     }
 }
 
@@ -294,14 +303,55 @@ fn prefetch(bytes: &[u8]) {
     let _ = bytes;
 }
 
+/// Fewest rows per band when the Gaussian SSIM splits its rows over the
+/// pool's threads: each band filters the 10 rows around its own again.
+const MIN_BAND_ROWS: usize = 64;
+
 fn gaussian_ssim(a: &[u8], b: &[u8], h: usize, w: usize, s: &mut SsimScratch) -> f64 {
+    let bands = bands::bands_for(h, MIN_BAND_ROWS, rayon::current_num_threads());
     let mut total = 0.0f64;
-    let mut x0 = 0;
-    while x0 < w {
-        let x1 = (x0 + STRIP).min(w);
-        total += gaussian_ssim_strip(a, b, (h, w), (x0, x1), s);
-        x0 = x1;
+    if bands == 1 {
+        let mut x0 = 0;
+        while x0 < w {
+            let x1 = (x0 + STRIP).min(w);
+            total += gaussian_ssim_strip(a, b, (h, w), (x0, x1), s);
+            x0 = x1;
+        }
+        return total / (h * w) as f64;
     }
+    // Each band writes its rows' sums per strip; they are then added strip
+    // by strip, row by row, as the one-thread loop above adds them, so the
+    // result is the same bit for bit.
+    let strips = w.div_ceil(STRIP);
+    let mut sums = std::mem::take(&mut s.sums);
+    sums.clear();
+    sums.resize(h * strips, 0.0);
+    if s.bands.len() < bands {
+        s.bands.resize_with(bands, SsimScratch::default);
+    }
+    bands::run_bands(
+        h,
+        &mut s.bands[..bands],
+        &mut sums,
+        strips,
+        &|rows, band, out| {
+            let first = rows.start;
+            for (strip, x0) in (0..w).step_by(STRIP).enumerate() {
+                let x1 = (x0 + STRIP).min(w);
+                gaussian_ssim_rows((a, b, 0), (h, w), (x0, x1), rows.clone(), band, |y, sum| {
+                    out[(y - first) * strips + strip] = sum;
+                });
+            }
+        },
+    );
+    for strip in 0..strips {
+        let mut strip_total = 0.0f64;
+        for row in sums.chunks_exact(strips) {
+            strip_total += row[strip];
+        }
+        total += strip_total;
+    }
+    s.sums = sums;
     total / (h * w) as f64
 }
 
@@ -790,5 +840,25 @@ mod tests {
         );
         assert!(scene_change(&GrayImage::zeros((0, 0)), &a).is_err());
         assert!(ssim(&a, &GrayImage::zeros((30, 20))).is_err());
+    }
+
+    /// On several threads the rows run in bands; the mean is the one-thread
+    /// mean bit for bit, for band counts that do and do not divide the
+    /// rows, frames wider than one strip, and the transposed narrow path.
+    #[test]
+    fn banded_mean_is_the_one_thread_mean_bit_for_bit() {
+        let mut seed = 7u32;
+        let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+        for (h, w) in [(128, 40), (577, 300), (300, 2 * STRIP + 3), (1000, 9), (200, 1), (1080, 1920)] {
+            let a = GrayImage::from_shape_fn((h, w), |_| lcg(&mut seed));
+            let b = GrayImage::from_shape_fn((h, w), |(y, x)| {
+                a[[y, x]].wrapping_add(lcg(&mut seed) % 16)
+            });
+            let one = pool(1).install(|| ssim(&a, &b).unwrap());
+            for threads in [2, 3, 5] {
+                let many = pool(threads).install(|| ssim(&a, &b).unwrap());
+                assert_eq!(one.to_bits(), many.to_bits(), "{w}x{h}, {threads} threads");
+            }
+        }
     }
 }

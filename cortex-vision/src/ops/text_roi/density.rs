@@ -7,6 +7,7 @@
 //! integral rows inside the band, so it does not depend on where the band's
 //! sums start: every band gives the rows of the one-band map bit for bit.
 
+use crate::ops::bands;
 use crate::ops::border::prepare_out;
 use crate::ops::mser::RegionBox;
 use crate::ops::scratch::vec_bytes;
@@ -21,8 +22,7 @@ const MIN_BAND_ROWS: usize = 64;
 /// Bands for a `rows`-row map with smoothing `radius` on `threads` threads:
 /// one per thread, each at least [`MIN_BAND_ROWS`] and `4 · radius` rows.
 pub(super) fn bands_for(rows: usize, radius: usize, threads: usize) -> usize {
-    let least = MIN_BAND_ROWS.max(radius.saturating_mul(4));
-    threads.min(rows / least).max(1)
+    bands::bands_for(rows, MIN_BAND_ROWS.max(radius.saturating_mul(4)), threads)
 }
 
 /// Memory reused from frame to frame: one integral image per band and the
@@ -51,8 +51,6 @@ struct Frame<'a> {
     cols: usize,
     radius: usize,
     saturation: f32,
-    /// How many bands the rows are split into.
-    bands: usize,
 }
 
 impl Density {
@@ -98,40 +96,15 @@ impl Density {
             cols,
             radius,
             saturation,
-            bands,
         };
         let out = prepare_out(map, rows, cols);
-        run_bands(&frame, &mut self.bands[..bands], 0, out);
-    }
-}
-
-/// Bands `first ..` of the frame's split (`bands` holds their scratch, `out`
-/// exactly their rows): halves on `rayon::join` until one band is left.
-fn run_bands(frame: &Frame<'_>, bands: &mut [Band], first: usize, out: &mut [f32]) {
-    if let [band] = bands {
-        band.render(
-            frame,
-            frame.band_start(first),
-            frame.band_start(first + 1),
+        bands::run_bands(
+            rows,
+            &mut self.bands[..bands],
             out,
+            cols,
+            &|rows, band, out| band.render(&frame, rows.start, rows.end, out),
         );
-        return;
-    }
-    let half = bands.len() / 2;
-    let cut = (frame.band_start(first + half) - frame.band_start(first)) * frame.cols;
-    let (top, bottom) = bands.split_at_mut(half);
-    let (top_out, bottom_out) = out.split_at_mut(cut);
-    rayon::join(
-        || run_bands(frame, top, first, top_out),
-        || run_bands(frame, bottom, first + half, bottom_out),
-    );
-}
-
-impl Frame<'_> {
-    /// First row of band `k`: band `k` of `n` is rows `[k·rows/n,
-    /// (k+1)·rows/n)`.
-    fn band_start(&self, k: usize) -> usize {
-        k * self.rows / self.bands
     }
 }
 
