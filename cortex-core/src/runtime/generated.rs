@@ -231,6 +231,17 @@ where
     rayon::join(a, b)
 }
 
+/// Before each wave of a pipelined frame's second stage: the thread first
+/// runs one unit of the pool's pending work, if there is one. That work is
+/// the next frame's first stage, which hands out long jobs (a text map's
+/// two polarities); without this turn, a job pushed while this thread runs
+/// the second stage waits until the whole stage is done, and its core idles
+/// meanwhile at the end of the frame.
+#[inline]
+pub fn yield_to_first_stage() {
+    let _ = rayon::yield_now();
+}
+
 /// Runs a parallel frame on the engine's pool: from a thread outside it,
 /// the frame enters the pool once (rayon's queue for outside work takes one
 /// job per frame, and allocates a block of 63 slots every 63 jobs), and its

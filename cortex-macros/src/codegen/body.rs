@@ -618,6 +618,11 @@ impl Body<'_> {
             if phased {
                 e.phase_before();
             }
+            // A pipelined frame's second stage lets the next frame's first
+            // stage have its turn before each wave.
+            if matches!(self.part, Part::StreamB(_)) {
+                e.stmts.push(quote!(#c::__private::yield_to_first_stage();));
+            }
             // A fused group runs alone (its strips use every core), before
             // the other units of its wave, which read none of its values.
             let mut singles = Vec::new();

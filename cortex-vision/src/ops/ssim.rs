@@ -848,8 +848,20 @@ mod tests {
     #[test]
     fn banded_mean_is_the_one_thread_mean_bit_for_bit() {
         let mut seed = 7u32;
-        let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
-        for (h, w) in [(128, 40), (577, 300), (300, 2 * STRIP + 3), (1000, 9), (200, 1), (1080, 1920)] {
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
+        for (h, w) in [
+            (128, 40),
+            (577, 300),
+            (300, 2 * STRIP + 3),
+            (1000, 9),
+            (200, 1),
+            (1080, 1920),
+        ] {
             let a = GrayImage::from_shape_fn((h, w), |_| lcg(&mut seed));
             let b = GrayImage::from_shape_fn((h, w), |(y, x)| {
                 a[[y, x]].wrapping_add(lcg(&mut seed) % 16)
