@@ -18,7 +18,7 @@
 
 use cortex_core::heap::HeapBytes;
 
-use super::border::{check_frame, contiguous};
+use super::border::check_frame;
 use super::types::{OpsError, ScoreMap};
 
 /// Parameters of [`qp_map_with`].
@@ -189,7 +189,16 @@ pub fn qp_map_into<B: Blurriness + ?Sized>(
     out.cols = cols;
     out.offsets.clear();
     out.offsets.resize(rows * cols, 0.0);
-    block_means(&contiguous(score.view()), w, b, &mut out.offsets);
+    // Block means (non-finite scores count as 0).
+    for (r, band) in score.axis_chunks_iter(ndarray::Axis(0), b).enumerate() {
+        for (c, cell) in band.axis_chunks_iter(ndarray::Axis(1), b).enumerate() {
+            let sum: f64 = cell
+                .iter()
+                .map(|&v| if v.is_finite() { f64::from(v) } else { 0.0 })
+                .sum();
+            out.offsets[r * cols + c] = (sum / cell.len() as f64) as f32;
+        }
+    }
     let (lo, hi, total) = out.offsets.iter().fold(
         (f32::INFINITY, f32::NEG_INFINITY, 0f64),
         |(lo, hi, t), &v| (lo.min(v), hi.max(v), t + f64::from(v)),
@@ -214,58 +223,6 @@ pub fn qp_map_into<B: Blurriness + ?Sized>(
         *v = (scale * (*v - mean)).clamp(-m, m);
     }
     Ok(())
-}
-
-/// Cells per pass of [`block_means`]: their running sums stay in registers
-/// and on the stack.
-const CELLS: usize = 64;
-
-/// The mean of every `block × block` cell of the row-major map `px`, `w`
-/// columns wide, into `means` (`rows × cols` cells, the last row and column
-/// of cells possibly narrower); non-finite scores count as 0. Each cell is
-/// summed in `f64` in row-major order, as iterating the cell would, so the
-/// result does not depend on this loop's shape; the columns of a row are
-/// walked across up to [`CELLS`] cells at once, which keeps that many
-/// independent sums in flight.
-fn block_means(px: &[f32], w: usize, block: usize, means: &mut [f32]) {
-    let cols = w.div_ceil(block);
-    let full = w / block;
-    for (band, out) in px.chunks(block * w).zip(means.chunks_mut(cols)) {
-        let band_rows = band.len() / w;
-        for first in (0..cols).step_by(CELLS) {
-            let cells = (cols - first).min(CELLS);
-            // −0.0 is what `Sum` starts from: an all-(−0.0) cell stays −0.0.
-            let mut sums = [-0.0f64; CELLS];
-            for row in band.chunks_exact(w) {
-                let row = &row[first * block..];
-                let whole = full.saturating_sub(first).min(cells);
-                for i in 0..block {
-                    for (c, s) in sums[..whole].iter_mut().enumerate() {
-                        *s += finite_or_zero(row[c * block + i]);
-                    }
-                }
-                // The narrower last cell, when the width is not a multiple.
-                for (c, s) in sums[..cells].iter_mut().enumerate().skip(whole) {
-                    for &v in &row[c * block..row.len().min((c + 1) * block)] {
-                        *s += finite_or_zero(v);
-                    }
-                }
-            }
-            for (c, (m, s)) in out[first..first + cells].iter_mut().zip(sums).enumerate() {
-                let width = ((first + c + 1) * block).min(w) - (first + c) * block;
-                *m = (s / (width * band_rows) as f64) as f32;
-            }
-        }
-    }
-}
-
-/// A score as `f64`, non-finite ones as 0.
-fn finite_or_zero(v: f32) -> f64 {
-    if v.is_finite() {
-        f64::from(v)
-    } else {
-        0.0
-    }
 }
 
 #[cfg(test)]
@@ -380,65 +337,5 @@ mod tests {
         )
         .unwrap();
         assert_eq!((q.rows, q.cols, q.block), (3, 4, 64));
-    }
-
-    /// The block means cell by cell, each cell iterated as an array view.
-    fn reference_means(score: &ScoreMap, b: usize) -> Vec<f32> {
-        let mut means = Vec::new();
-        for band in score.axis_chunks_iter(ndarray::Axis(0), b) {
-            for cell in band.axis_chunks_iter(ndarray::Axis(1), b) {
-                let sum: f64 = cell
-                    .iter()
-                    .map(|&v| if v.is_finite() { f64::from(v) } else { 0.0 })
-                    .sum();
-                means.push((sum / cell.len() as f64) as f32);
-            }
-        }
-        means
-    }
-
-    #[test]
-    fn block_means_are_the_cell_by_cell_sums_bit_for_bit() {
-        let mut seed = 0x9e37_79b9_u32;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed
-        };
-        let specials = [f32::NAN, f32::INFINITY, -0.0, 1e-30, 3e7, f32::MIN_POSITIVE];
-        for (h, w) in [
-            (1, 1),
-            (5, 3),
-            (48, 64),
-            (50, 70),
-            (17, 1100),
-            (576, 768),
-            (33, 1029),
-        ] {
-            for b in [1, 3, 8, 16, 64, 2000] {
-                let map = ScoreMap::from_shape_fn((h, w), |_| {
-                    let r = next();
-                    match r % 50 {
-                        0 => specials[(r / 50) as usize % specials.len()],
-                        _ => (r >> 8) as f32 / (1u32 << 24) as f32,
-                    }
-                });
-                let mut got = vec![0.0; h.div_ceil(b) * w.div_ceil(b)];
-                block_means(map.as_slice().unwrap(), w, b, &mut got);
-                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(
-                    bits(&got),
-                    bits(&reference_means(&map, b)),
-                    "{w}x{h}, block {b}"
-                );
-            }
-        }
-        // A cell of −0.0 only stays −0.0.
-        let zeros = ScoreMap::from_elem((4, 4), -0.0);
-        let mut got = [1.0f32];
-        block_means(zeros.as_slice().unwrap(), 4, 4, &mut got);
-        assert_eq!(got[0].to_bits(), (-0.0f32).to_bits());
-        assert_eq!(reference_means(&zeros, 4)[0].to_bits(), got[0].to_bits());
     }
 }
