@@ -5,7 +5,9 @@
 //! `run_into` and `run_parallel_into`; then L2 BALANCED reading only what a
 //! JSON line shows (`blur`, `scene`, `roi`: `regions` and `qp_map` do not
 //! run) through `run_with`, sequential and parallel, and `run_stream_with`
-//! (pipelined, outputs reused). Each round runs every variant over
+//! (pipelined, outputs reused); last, L2 BALANCED with every output through
+//! `run_stream_with`, outputs reused as the parallel variant reuses its
+//! own. Each round runs every variant over
 //! the clip once, in rotating order, so load from other processes hits
 //! them alike; one line per variant and round with its mean frame time.
 //! Meant to be run several times, interleaved with a build of another
@@ -54,7 +56,7 @@ fn load(n: usize) -> Vec<RgbFrame> {
     }
 }
 
-const VARIANTS: [&str; 8] = [
+const VARIANTS: [&str; 9] = [
     "balanced run_into",
     "balanced run_parallel_into",
     "balanced run_stream",
@@ -63,6 +65,7 @@ const VARIANTS: [&str; 8] = [
     "balanced json run_with",
     "balanced json run_with parallel",
     "balanced json run_stream_with",
+    "balanced run_stream_with",
 ];
 
 /// Mean ms per frame of variant `v` over `frames`, on a fresh pipeline
@@ -78,14 +81,17 @@ fn round(v: usize, frames: &[RgbFrame]) -> f64 {
     let mut out: Option<L2Outputs> = None;
     let mut pass = |p: &mut L2| {
         let t = Instant::now();
-        if v == 7 {
+        if v == 7 || v == 8 {
             let opts = StreamOptions {
                 in_flight: 2,
                 queue: 1,
                 overflow: Overflow::Block,
             };
             let source = frames.iter().map(|f| ((), (f.clone(),)));
-            let mut run = Run::mode(mode).outputs(json);
+            let mut run = match v {
+                7 => Run::mode(mode).outputs(json),
+                _ => Run::mode(mode),
+            };
             p.run_stream_with(&mut run, source, &opts, |r| {
                 std::hint::black_box(r.result.as_ref().expect("frame"));
                 ControlFlow::Continue(())
