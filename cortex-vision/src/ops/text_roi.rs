@@ -411,6 +411,25 @@ impl Scratch {
         boxes: Option<&mut Vec<BBox>>,
     ) -> Result<(), OpsError> {
         check_input(gray, params)?;
+        // Both polarities and the map's bands run on the pool: from a thread
+        // outside it, the node enters it once rather than once per step.
+        if params.parallel
+            && rayon::current_thread_index().is_none()
+            && rayon::current_num_threads() > 1
+        {
+            return rayon::scope(|_| self.run_checked(gray, params, map, boxes));
+        }
+        self.run_checked(gray, params, map, boxes)
+    }
+
+    /// [`Self::run`] once the input is checked.
+    fn run_checked(
+        &mut self,
+        gray: &GrayImage,
+        params: &TextRoiParams,
+        map: &mut ScoreMap,
+        boxes: Option<&mut Vec<BBox>>,
+    ) -> Result<(), OpsError> {
         let (rows, cols) = gray.dim();
         if params.half_resolution && rows >= 6 && cols >= 6 {
             self.detect_half(gray, params)?;
