@@ -26,6 +26,30 @@ use super::intern;
 use super::ops::{Call, OpFn, Ops, Value};
 use super::outputs::DynOutputs;
 
+/// How a frame's waves run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Waves {
+    /// One node after the other.
+    InOrder,
+    /// Each wave's nodes at once on the pool.
+    AtOnce,
+    /// At once, each wave after the pool's pending work had a turn: a
+    /// pipelined frame's second stage, as the generated code runs it
+    /// (`__private::yield_to_first_stage`).
+    SecondStage,
+}
+
+impl Waves {
+    /// At once for the parallel engine, in order otherwise.
+    pub(super) fn of(parallel: bool) -> Waves {
+        if parallel {
+            Waves::AtOnce
+        } else {
+            Waves::InOrder
+        }
+    }
+}
+
 /// Why a run-time graph cannot be built: the macro's diagnostics (a name
 /// that resolves to nothing, a cycle, a mode missing a weight, …) and the
 /// registry's (an op, a constant or an initial value it does not know),
@@ -343,7 +367,8 @@ impl DynPipeline {
         let r = self.begin_frame(&shared, inputs).and_then(|()| {
             let sel = Sel::Mode(mode);
             let read = OutputSet::ALL;
-            self.steps(&shared, frame, sel, w, inputs, parallel, read, observer)
+            let waves = Waves::of(parallel);
+            self.steps(&shared, frame, sel, w, inputs, waves, read, observer)
         });
         observer.frame_end(r.is_ok());
         r
@@ -531,7 +556,16 @@ impl DynPipeline {
     ) -> Result<DynOutputs, PipelineError> {
         self.begin_frame(sh, inputs)?;
         let obs = &mut NoopObserver;
-        self.steps(sh, frame, sel, weights, inputs, parallel, read, obs)
+        self.steps(
+            sh,
+            frame,
+            sel,
+            weights,
+            inputs,
+            Waves::of(parallel),
+            read,
+            obs,
+        )
     }
 
     /// Checks the inputs and forgets which nodes ran last frame.
@@ -556,7 +590,7 @@ impl DynPipeline {
         sel: Sel<'_>,
         weights: &Weights,
         inputs: &[Value],
-        parallel: bool,
+        waves: Waves,
         read: OutputSet,
         obs: &mut dyn Observer,
     ) -> Result<DynOutputs, PipelineError> {
@@ -591,6 +625,9 @@ impl DynPipeline {
                     self.group(sh, frame, *group, lives, weights, inputs, obs)?;
                 }
                 Step::Wave(units) => {
+                    if waves == Waves::SecondStage {
+                        crate::runtime::generated::yield_to_first_stage();
+                    }
                     // A group first (its members read each other), then the
                     // wave's single nodes, which read none of its values.
                     let mut singles: SmallVec<[NodeId; 8]> = SmallVec::new();
@@ -605,7 +642,7 @@ impl DynPipeline {
                             }
                         }
                     }
-                    if parallel && singles.len() > 1 {
+                    if waves != Waves::InOrder && singles.len() > 1 {
                         self.call_wave(sh, &singles, weights, inputs, obs)?;
                     } else {
                         for &node in &singles {

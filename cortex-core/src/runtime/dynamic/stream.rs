@@ -16,7 +16,7 @@ use super::fused::{GroupStep, Groups, Values};
 use crate::runtime::pipelined::{pipelined, Checked, Engine, StreamFrame};
 use crate::runtime::stream::{StreamError, StreamOptions, StreamReport};
 
-use super::engine::{check_inputs, invoke, Sel, Shared};
+use super::engine::{check_inputs, invoke, Sel, Shared, Waves};
 use super::ops::Value;
 use super::outputs::DynOutputs;
 use super::DynPipeline;
@@ -200,7 +200,7 @@ impl DynPipeline {
                     Sel::Mode(mode),
                     weights,
                     inputs,
-                    true,
+                    Waves::SecondStage,
                     OutputSet::ALL,
                     &mut NoopObserver,
                 )?;
