@@ -186,7 +186,8 @@ const SEEN: u8 = 2;
 
 /// [`roi_regions_with`] into a caller-owned result. Its working buffers
 /// are sized to the map on the first call and reused, so steady-state calls
-/// allocate nothing.
+/// allocate nothing for a map in standard layout (a map in another memory
+/// order is copied row-major first).
 ///
 /// # Errors
 /// As [`roi_regions_with`]; `out` is unspecified after an error.
