@@ -532,6 +532,123 @@ fn a_pipelined_run_runs_its_first_stages_groups() {
 /// A rated mode's generated code never fuses the nodes its triggers need
 /// with the rest (the phase is decided between them), and the tools show
 /// the groups it runs.
+/// A run reading some outputs runs its plan cut down to them with the full
+/// graph's groups: fused when the plan runs every member of a group and
+/// what it reads (BALANCED reading the runner's JSON fields), unfused when
+/// the plan leaves a member out (TEXT_FOCUS has no motion) or fusion is
+/// off. The outputs read are bit-identical to the unfused every-output
+/// run's on both engines.
+#[test]
+fn a_run_reading_some_outputs_fuses_the_groups_its_plan_runs_whole() {
+    use cortex::run::{Engine, OutputSet};
+    let ir = L2::ir();
+    let json = OutputSet::named(ir, cortex::runner::l2::RECORD_READS).unwrap();
+    let frames: Vec<RgbFrame> = frames().into_iter().take(30).map(|(_, f)| f).collect();
+    for (mode, whole) in [(L2Mode::Balanced, true), (L2Mode::TextFocus, false)] {
+        for engine in [Engine::Sequential, Engine::Parallel] {
+            for on in [true, false] {
+                let (mut part, mut plain) = (L2::new(), L2::new());
+                part.set_fusion(on);
+                plain.set_fusion(false);
+                let mut got = part.run(mode, &frames[0]).unwrap();
+                plain.run(mode, &frames[0]).unwrap();
+                let mut groups = Groups::default();
+                for (f, frame) in frames.iter().enumerate().skip(1) {
+                    let want = plain.run(mode, frame).unwrap();
+                    let mut run = Run::mode(mode)
+                        .engine(engine)
+                        .outputs(json)
+                        .observed(&mut groups);
+                    part.run_with(&mut run, frame, &mut got).unwrap();
+                    let what = format!("{mode:?} {engine:?} fusion {on}, frame {f}");
+                    assert_eq!(got.blur, want.blur, "{what}");
+                    assert_eq!(got.scene, want.scene, "{what}");
+                    assert_eq!(got.roi, want.roi, "{what}");
+                }
+                let what = format!("{mode:?} {engine:?} fusion {on}");
+                let runs = frames.len() - 1;
+                match (whole, on) {
+                    // Both groups (the five kernels reading `gray`, and
+                    // `fused`) on every frame after the first.
+                    (true, true) => {
+                        assert_eq!((groups.fused, groups.declined), (2 * runs, 0), "{what}")
+                    }
+                    (_, false) => assert_eq!(groups.fused, 0, "{what}"),
+                    // No group of the full graph runs whole: nothing is
+                    // grouped at all.
+                    (false, true) => assert_eq!((groups.fused, groups.declined), (0, 0), "{what}"),
+                }
+            }
+        }
+    }
+}
+
+cortex_graph! {
+    /// Groups reading values computed outside them: one returned by value
+    /// (`gray`), one filled into the pipeline's buffer (`copy`).
+    #[parallel]
+    pipeline OutsideReads {
+        input frame: RgbFrame;
+        node gray = ops::to_gray(frame)?;
+        node copy: GrayImage = ops::to_gray_into(frame, &mut copy)?;
+        #[compilable(strip = InvertStrip)]
+        node inverted: GrayImage = invert_into(gray, &mut inverted)?;
+        #[compilable(strip = InvertStrip)]
+        node back: GrayImage = invert_into(inverted, &mut back)?;
+        #[compilable(strip = InvertStrip)]
+        node other: GrayImage = invert_into(copy, &mut other)?;
+        output inverted: GrayImage, back: GrayImage, other: GrayImage;
+    }
+}
+
+/// A plan-driven run whose groups read values from outside them runs them
+/// fused, reading those values; its outputs are the closed forms
+/// (`255 - gray` and `gray` again) and the unfused run's.
+#[test]
+fn a_plan_driven_group_reads_the_values_computed_outside_it() {
+    use cortex::run::{Engine, OutputSet};
+    let ir = OutsideReads::ir();
+    let clip = SyntheticClip::new(64, 48);
+    for read in [
+        &["back", "other"][..],
+        &["inverted", "back", "other"],
+        &["other"],
+    ] {
+        let set = OutputSet::named(ir, read).unwrap();
+        for engine in [Engine::Sequential, Engine::Parallel] {
+            let (mut part, mut plain) = (OutsideReads::new(), OutsideReads::new());
+            part.set_fusion(true);
+            plain.set_fusion(false);
+            let first = clip.frame(0).mapv(|v| v.max(1));
+            let mut got = part.run(OutsideReadsMode::Full, &first).unwrap();
+            let mut groups = Groups::default();
+            for f in 1..4 {
+                let frame = clip.frame(f).mapv(|v| v.max(1));
+                let want = plain.run(OutsideReadsMode::Full, &frame).unwrap();
+                let mut run = Run::mode(OutsideReadsMode::Full)
+                    .engine(engine)
+                    .outputs(set)
+                    .observed(&mut groups);
+                part.run_with(&mut run, &frame, &mut got).unwrap();
+                let gray = ops::to_gray(&frame).unwrap();
+                let what = format!("reading {read:?}, {engine:?}, frame {f}");
+                if set.contains(1) {
+                    assert_eq!(got.back, gray, "{what}");
+                    assert_eq!(got.back, want.back, "{what}");
+                }
+                assert_eq!(got.other, gray.mapv(|v| 255 - v), "{what}");
+                assert_eq!(got.other, want.other, "{what}");
+            }
+            assert!(
+                groups.fused >= 3,
+                "reading {read:?}, {engine:?}: {} fused",
+                groups.fused
+            );
+            assert_eq!(groups.declined, 0, "reading {read:?}, {engine:?}");
+        }
+    }
+}
+
 #[test]
 fn a_rated_mode_keeps_its_trigger_work_in_groups_of_its_own() {
     use cortex::passes::rates::shown_fusion_plan;

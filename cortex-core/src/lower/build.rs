@@ -346,8 +346,10 @@ fn outputs(ir: &GraphIr) -> Vec<Step> {
         .collect()
 }
 
-/// The full graph's frame for plans chosen at run time: unfused, every call
-/// guarded by the frame's plan, every hold forgotten.
+/// The full graph's frames for plans chosen at run time: every call and
+/// group guarded by the frame's plan, every hold forgotten. The full
+/// graph's fused groups run fused on a frame whose plan runs all their
+/// members; a plan leaving a member out runs the others' own calls.
 fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProgram {
     let full = plan_for_pattern(ir, 0, "full");
     let mut commits = outputs(ir);
@@ -358,22 +360,47 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
     }));
     commits.extend((0..slots.len()).map(|slot| Step::ForgetHold { slot }));
     commits.push(Step::NextFrame);
-    let mut steps: Vec<Step> = full
-        .order
+    let fusion = mode_fusion_plan(ir, &full, None, None);
+    let seq_plan = fused_plan(ir, &full, &fusion);
+    let mut steps: Vec<Step> = units(ir, &full, &fusion)
         .iter()
-        .map(|&node| Step::Call {
-            node,
-            when: When::Plan,
+        .map(|unit| match unit_of(unit, &fusion) {
+            Unit::Group(group) => Step::Group {
+                group,
+                when: When::Plan,
+            },
+            Unit::Call(node) => Step::Call {
+                node,
+                when: When::Plan,
+            },
         })
         .collect();
     steps.extend(commits.iter().cloned());
     let sequential = Frame {
-        plan: full.clone(),
-        fusion: FusionPlan::default(),
+        buffers: BufferPlan::sequential(ir, &seq_plan),
+        plan: seq_plan,
+        fusion: fusion.clone(),
         steps,
-        buffers: BufferPlan::sequential(ir, &full),
     };
-    let parallel = parallel.then(|| {
+    let parallel_frame = parallel.then(|| {
+        let waves = unit_waves(ir, &full, &fusion);
+        let mut at = vec![usize::MAX; ir.nodes.len()];
+        for (w, wave) in waves.iter().enumerate() {
+            for &id in wave.iter().flatten() {
+                at[id as usize] = w;
+            }
+        }
+        let mut steps = wave_steps(&waves, &fusion, None);
+        steps.extend(commits.iter().cloned());
+        Frame {
+            plan: fused_plan(ir, &full, &fusion),
+            buffers: BufferPlan::from_steps(ir, &full, &at),
+            fusion: fusion.clone(),
+            steps,
+        }
+    });
+    // With fusion off, every node its own unit, as a mode's frame.
+    let parallel_unfused = parallel.then(|| {
         let mut steps: Vec<Step> = waves(ir, &full)
             .into_iter()
             .map(|w| Step::Wave(w.into_iter().map(Unit::Call).collect()))
@@ -390,7 +417,7 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
     // over the full graph's waves; the frame's plan skips what it leaves
     // out, and its values live no longer than the full graph's, so these
     // buffers hold.
-    let pipelined = parallel.is_some().then(|| {
+    let pipelined = parallel.then(|| {
         let first_stage = pipelined_first_stage(ir, 0, &full, None);
         let first_steps: Vec<Step> = full
             .order
@@ -432,7 +459,8 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
     RunTimeProgram {
         full,
         sequential,
-        parallel,
+        parallel: parallel_frame,
+        parallel_unfused,
         pipelined,
     }
 }

@@ -107,10 +107,14 @@ pub struct RateStep {
 pub struct RunTimeProgram {
     /// The full graph's plan: any plan runs a subset of it.
     pub full: Plan,
-    /// Its frame, every call guarded by the frame's plan.
+    /// Its frame, every call and group guarded by the frame's plan: a
+    /// group runs fused when the plan runs all its members.
     pub sequential: Frame,
     /// Its frame wave by wave (`#[parallel]` pipelines).
     pub parallel: Option<Frame>,
+    /// Its frame wave by wave with fusion off (`#[parallel]` pipelines):
+    /// every node its own unit.
+    pub parallel_unfused: Option<Frame>,
     /// Its frame in two stages for pipelined runs (`#[parallel]`
     /// pipelines): a stream reading only some outputs runs its mode's plan
     /// cut down to them here.

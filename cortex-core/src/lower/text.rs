@@ -72,6 +72,9 @@ impl Program {
         if let Some(p) = &self.run_time.parallel {
             write_frame(ir, out, "parallel", p)?;
         }
+        if let Some(p) = &self.run_time.parallel_unfused {
+            write_frame(ir, out, "parallel, fusion off", p)?;
+        }
         if let Some(p) = &self.run_time.pipelined {
             write_frame(ir, out, "pipelined, first stage", &p.first)?;
             write_frame(ir, out, "pipelined, second stage", &p.second)?;

@@ -4,7 +4,9 @@
 //! function; a node's call is built in [`super::node`], the outputs and
 //! commits in [`super::commit`].
 
-use cortex_core::ir::{Endpoint, NodeId};
+use cortex_core::ir::{Arg, Endpoint, NodeId};
+use cortex_core::passes::fusion::{Group, ValueRole};
+use cortex_core::plan::Plan;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
@@ -44,6 +46,7 @@ pub(super) fn run_body(
         rated,
         forget,
         obs: local("__obs", Span::call_site()),
+        borrowed: Vec::new(),
     };
     body.generate(parallel, plan_expr, weights_expr)
 }
@@ -325,7 +328,13 @@ impl Body<'_> {
         };
         let order: Vec<NodeId> = match &self.flavor {
             Flavor::Mode(p) => p.order.to_vec(),
-            Flavor::Masked => ir.topo.to_vec(),
+            // The frame's order (each group's members together), then what
+            // only a plan given at run time runs: nothing of the frame's
+            // plan reads it.
+            Flavor::Masked(p) => {
+                let rest = ir.topo.iter().filter(|&&id| !p.is_live(id));
+                p.order.iter().chain(rest).copied().collect()
+            }
         };
         for &id in order.iter() {
             if !self.live(id) || !self.in_part(id) {
@@ -355,8 +364,12 @@ impl Body<'_> {
     /// A fused group's member: its call is the group's unfused path; the
     /// group is emitted once its last member is reached.
     fn group_member(&self, e: &mut Emitted<'_>, id: NodeId, call: Call, f: Fused<'_>, k: usize) {
-        let obs = &self.obs;
-        e.fallbacks[k].push((id, self.inline_call(id, &call)));
+        let own = if self.masked() {
+            self.guarded_call(id, &call, quote!(__plan))
+        } else {
+            self.inline_call(id, &call)
+        };
+        e.fallbacks[k].push((id, own));
         let group = &f.plan.groups[k];
         if group.nodes.last() != Some(&id) {
             return;
@@ -374,28 +387,122 @@ impl Body<'_> {
                 (quote!(#this.__fusion[#i]), quote!(#this.__fusion_on))
             }
         };
-        let live = |id: NodeId| self.live(id);
-        let buffer = |id: NodeId, at: Span| self.buffer(id, at);
-        let is_ref = |id: NodeId| self.is_ref(id);
-        let block = group_block(
-            self.cx,
-            GroupSite {
-                group,
-                slot,
-                on,
-                fallback: std::mem::take(&mut e.fallbacks[k]),
-                this: self.this(Span::call_site()),
-                live: &live,
-                buffer: &buffer,
-                is_ref: &is_ref,
-            },
-            obs,
-        );
+        let own = std::mem::take(&mut e.fallbacks[k]);
+        let block = match self.flavor {
+            Flavor::Masked(full) => self.plan_group(group, (slot, on), full, own),
+            Flavor::Mode(_) => self.group_here(group, (slot, on), own),
+        };
         match e.parallel.as_mut() {
             Some(par) => {
                 par.groups.insert(group.nodes[0], block);
             }
             None => e.stmts.push(block),
+        }
+    }
+
+    /// Group `group`'s block in this body, at its slot (`where_.0`, fused
+    /// when `where_.1`), its members' own calls `own` its unfused path.
+    fn group_here(
+        &self,
+        group: &Group,
+        (slot, on): (TokenStream, TokenStream),
+        own: Vec<(NodeId, TokenStream)>,
+    ) -> TokenStream {
+        let live = |id: NodeId| self.live(id);
+        let buffer = |id: NodeId, at: Span| self.buffer(id, at);
+        let is_ref = |id: NodeId| self.is_ref(id);
+        group_block(
+            self.cx,
+            GroupSite {
+                group,
+                slot,
+                on,
+                fallback: own,
+                this: self.this(Span::call_site()),
+                live: &live,
+                buffer: &buffer,
+                is_ref: &is_ref,
+            },
+            &self.obs,
+        )
+    }
+
+    /// A group of a plan-driven body (`full`: the frame's plan, every node
+    /// of which the plan passed in may leave out). When that plan runs all
+    /// its members and every node value they read from outside the group,
+    /// the group runs as a declared mode's does (those values borrowed, the
+    /// members' values then `Some`); else the members' guarded calls
+    /// `guarded`, one after the other. A plan leaving out a weighted input
+    /// of the group runs it unfused: the group is built with that input.
+    fn plan_group(
+        &self,
+        group: &Group,
+        at: (TokenStream, TokenStream),
+        full: &Plan,
+        guarded: Vec<(NodeId, TokenStream)>,
+    ) -> TokenStream {
+        let (ir, ast) = (self.cx.ir, self.cx.ast);
+        let local = |id: NodeId| node_local(ir, id, ast.nodes[id as usize].name.span());
+        let mut outside: Vec<NodeId> = Vec::new();
+        for &m in &group.nodes {
+            for arg in ir.nodes[m as usize].args.iter() {
+                if let Arg::Value(Endpoint::Node(p)) = arg {
+                    if !group.contains(*p) && !outside.contains(p) {
+                        outside.push(*p);
+                    }
+                }
+            }
+        }
+        let all_run = Body {
+            flavor: Flavor::Mode(full),
+            borrowed: outside.clone(),
+            a_fills: self.a_fills.clone(),
+            obs: self.obs.clone(),
+            ..*self
+        };
+        let own = group
+            .nodes
+            .iter()
+            .map(|&m| (m, all_run.inline_call(m, &all_run.call(m))))
+            .collect();
+        let block = all_run.group_here(group, at, own);
+        let leaving: Vec<Ident> = group
+            .nodes
+            .iter()
+            .zip(&group.values)
+            .filter(|(_, role)| matches!(role, ValueRole::Leaving { .. }))
+            .map(|(&m, _)| local(m))
+            .collect();
+        let runs = group
+            .nodes
+            .iter()
+            .chain(&outside)
+            .map(|id| quote!(__plan.is_live(#id)));
+        let reads = outside.iter().map(|&p| {
+            let v = local(p);
+            if self.fills(p) {
+                quote!(#v)
+            } else {
+                quote!(#v.as_ref())
+            }
+        });
+        let bound = outside.iter().map(|&p| {
+            let v = local(p);
+            quote!(::core::option::Option::Some(#v))
+        });
+        let guarded = guarded.iter().map(|(_, call)| call);
+        quote! {
+            #[allow(unused_mut)]
+            let (#(mut #leaving,)*) = match (true #(&& #runs)*, #(#reads,)*) {
+                (true, #(#bound,)*) => {
+                    #block
+                    (#(::core::option::Option::Some(#leaving),)*)
+                }
+                _ => {
+                    #(#guarded)*
+                    (#(#leaving,)*)
+                }
+            };
         }
     }
 
@@ -545,42 +652,52 @@ impl Body<'_> {
     /// Node `id`'s call on the calling thread: always, or (a node some
     /// frames leave out) when the frame's plan or phase runs it.
     fn sequential_call(&self, e: &mut Emitted<'_>, id: NodeId, call: Call) {
+        if self.masked() {
+            e.stmts.push(self.guarded_call(id, &call, quote!(__plan)));
+        } else if self.rate_of(id).is_some() || self.cond(id) {
+            // Work only some phases run, decided once the triggers are known.
+            e.phase_before();
+            let run = self.guarded(id, &call, quote!(__phase));
+            match self.rate_of(id) {
+                Some(i) => e.stmts.push(self.rated_local(id, i, &call.v, run)),
+                None => {
+                    let v = &call.v;
+                    e.stmts.push(quote!(let #v = #run;));
+                }
+            }
+        } else {
+            e.stmts.push(self.inline_call(id, &call));
+        }
+    }
+
+    /// Node `id`'s call when `plan` (an expression of type `&Plan`) runs
+    /// it, its value bound to its local as an `Option`.
+    fn guarded_call(&self, id: NodeId, call: &Call, plan: TokenStream) -> TokenStream {
+        let v = &call.v;
+        let run = self.guarded(id, call, plan);
+        quote!(let mut #v = #run;)
+    }
+
+    /// Node `id`'s call as an expression: `Some` of its value when `plan`
+    /// (an expression of type `&Plan`) runs it.
+    fn guarded(&self, id: NodeId, call: &Call, plan: TokenStream) -> TokenStream {
         let obs = &self.obs;
         let Call {
             guards,
             compute,
             result,
-            v,
             ..
-        } = &call;
-        // A node some frames leave out: its value is `Some` when `plan`
-        // (an expression of type `&Plan`) runs it.
-        let guarded = |plan: TokenStream| {
-            quote! {
-                if #plan.is_live(#id) {
-                    #(#guards)*
-                    #obs.node_begin(#id);
-                    #compute
-                    #obs.node_end(#id);
-                    ::core::option::Option::Some(#result)
-                } else {
-                    ::core::option::Option::None
-                }
+        } = call;
+        quote! {
+            if #plan.is_live(#id) {
+                #(#guards)*
+                #obs.node_begin(#id);
+                #compute
+                #obs.node_end(#id);
+                ::core::option::Option::Some(#result)
+            } else {
+                ::core::option::Option::None
             }
-        };
-        if self.masked() {
-            let run = guarded(quote!(__plan));
-            e.stmts.push(quote!(let mut #v = #run;));
-        } else if self.rate_of(id).is_some() || self.cond(id) {
-            // Work only some phases run, decided once the triggers are known.
-            e.phase_before();
-            let run = guarded(quote!(__phase));
-            match self.rate_of(id) {
-                Some(i) => e.stmts.push(self.rated_local(id, i, v, run)),
-                None => e.stmts.push(quote!(let #v = #run;)),
-            }
-        } else {
-            e.stmts.push(self.inline_call(id, &call));
         }
     }
 

@@ -193,10 +193,10 @@ impl Body<'_> {
                 let t = take(v);
                 quote!({ let #x = #t; #typed })
             }
-            (Flavor::Masked, true) => {
+            (Flavor::Masked(_), true) => {
                 quote!(match #masked_take { ::core::option::Option::Some(#x) => ::core::option::Option::Some(#typed), ::core::option::Option::None => ::core::option::Option::None })
             }
-            (Flavor::Masked, false) => {
+            (Flavor::Masked(_), false) => {
                 quote!(match #masked_take { ::core::option::Option::Some(#x) => #typed, ::core::option::Option::None => #missing })
             }
         };

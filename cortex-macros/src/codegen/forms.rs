@@ -7,12 +7,11 @@ use quote::{format_ident, quote};
 
 use super::body::run_body;
 use super::plans::Plans;
-use super::shape::{Cx, Flavor, RatedMode, Real, Shape};
+use super::shape::{Cx, Flavor, Fused, RatedMode, Real, Shape};
 use super::stages::{pipelined_call, stage_a_fills, Driven, Part};
 use crate::names::{input_params, local, variant, ItemNames};
 use cortex_core::ir::NodeId;
 use cortex_core::lower::Frame;
-use cortex_core::memory::BufferPlan;
 
 /// What every form's generator reads.
 pub(super) struct Forms<'a> {
@@ -143,12 +142,26 @@ impl<'a> Forms<'a> {
     }
 
     /// The parallel plan-driven function's body (weights and plans chosen at
-    /// run time, `#[parallel]` pipelines): the full graph's waves, each node
-    /// its own unit and skipped when the plan leaves it out.
+    /// run time, `#[parallel]` pipelines): the full graph's waves, each unit
+    /// skipped when the plan leaves it out, a group fused when the plan
+    /// runs all its members; with fusion off every node its own unit.
     pub(super) fn masked_parallel_body(&self) -> Option<TokenStream> {
         let (c, args) = (self.cx.c, &self.args);
-        let frame = self.plans.program.run_time.parallel.as_ref()?;
-        let body = self.masked(&frame.buffers, Some(frame.waves()));
+        let rt = &self.plans.program.run_time;
+        let frame = rt.parallel.as_ref()?;
+        let fused = self.masked(
+            frame,
+            Some(frame.waves()),
+            Part::Whole,
+            self.plans.run_time_fused(),
+        );
+        let body = match &rt.parallel_unfused {
+            Some(plain) => {
+                let plain = self.masked(plain, Some(plain.waves()), Part::Whole, None);
+                quote!(if __fused { #fused } else { #plain })
+            }
+            None => fused,
+        };
         Some(in_pool_or_rerun(
             c,
             body,
@@ -222,33 +235,33 @@ impl<'a> Forms<'a> {
         run_body(self.cx, self.n, shape, quote!(#mode_ty::#v.plan()), weights)
     }
 
-    /// The plan-driven function's body (weights and plans chosen at run time).
+    /// The plan-driven function's body (weights and plans chosen at run
+    /// time): the full graph's units in order, each skipped when the plan
+    /// leaves it out, a group fused when the plan runs all its members.
     pub(super) fn masked_body(&self) -> TokenStream {
-        self.masked(&self.plans.program.run_time.sequential.buffers, None)
+        let frame = &self.plans.program.run_time.sequential;
+        self.masked(frame, None, Part::Whole, self.plans.run_time_fused())
     }
 
-    /// A plan-driven body over `bufs`: unfused, every node guarded by the
-    /// plan passed in (`__plan`), sequential or wave by wave.
-    fn masked(&self, bufs: &BufferPlan, parallel: Option<Vec<Vec<Vec<NodeId>>>>) -> TokenStream {
-        self.masked_part(bufs, parallel, Part::Whole)
-    }
-
-    /// [`Self::masked`] for `part` of the frame (a pipelined stage).
-    pub(super) fn masked_part(
+    /// A plan-driven body of `frame` (the full graph's) or `part` of it (a
+    /// pipelined stage): every node guarded by the plan passed in
+    /// (`__plan`), in order or wave by wave, with `fusion`'s groups.
+    pub(super) fn masked(
         &self,
-        bufs: &BufferPlan,
+        frame: &Frame,
         parallel: Option<Vec<Vec<Vec<NodeId>>>>,
         part: Part<'_>,
+        fusion: Option<Fused<'_>>,
     ) -> TokenStream {
         run_body(
             self.cx,
             self.n,
             Shape {
-                flavor: Flavor::Masked,
-                bufs,
+                flavor: Flavor::Masked(&frame.plan),
+                bufs: &frame.buffers,
                 parallel,
                 part,
-                fusion: None,
+                fusion,
                 rated: None,
                 forget: &self.plans.forget_all,
             },

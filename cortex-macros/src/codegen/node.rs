@@ -199,7 +199,7 @@ impl Body<'_> {
         let optional = self.masked() || self.cond(p);
         let value = match (&self.flavor, weighted) {
             (_, true) if optional => opt_ref,
-            (Flavor::Masked, true) => opt_ref,
+            (Flavor::Masked(_), true) => opt_ref,
             (Flavor::Mode(plan), true) if plan.is_live(p) => {
                 quote_spanned!(sp=> ::core::option::Option::Some(#by_ref))
             }

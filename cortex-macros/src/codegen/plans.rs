@@ -22,6 +22,8 @@ pub(super) struct Plans {
     /// parallel runs, then in its pipelined run.
     slot_bases: Vec<usize>,
     stream_bases: Vec<usize>,
+    /// Where the run-time frames' groups' slots begin.
+    run_time_base: usize,
     /// Fused-group slots in the pipeline, over every mode and run form.
     pub fusion_slots: usize,
 }
@@ -51,7 +53,12 @@ impl Plans {
                 base
             })
             .collect();
+        // The run-time frames' groups (their sequential and parallel frames
+        // share them).
+        let run_time_base = next_slot;
+        next_slot += program.run_time.sequential.fusion.groups.len();
         Plans {
+            run_time_base,
             forget_all: (0..program.hold_slots.len()).collect(),
             program,
             slot_bases,
@@ -87,6 +94,17 @@ impl Plans {
         Some(stream_fused(&p.first, self.stream_bases[m], &p.first_stage))
     }
 
+    /// The full graph's fused groups as the plan-driven functions run
+    /// them, when it has some.
+    pub(super) fn run_time_fused(&self) -> Option<Fused<'_>> {
+        let fusion = &self.program.run_time.sequential.fusion;
+        (!fusion.groups.is_empty()).then_some(Fused {
+            plan: fusion,
+            slot_base: self.run_time_base,
+            stage_a: None,
+        })
+    }
+
     /// Every buffer plan, for the layout of the buffers they share.
     pub(super) fn all_bufs(&self) -> Vec<&BufferPlan> {
         let modes = &self.program.modes;
@@ -111,6 +129,7 @@ impl Plans {
             )
             .chain([&rt.sequential.buffers])
             .chain(rt.parallel.as_ref().map(|f| &f.buffers))
+            .chain(rt.parallel_unfused.as_ref().map(|f| &f.buffers))
             .chain(rt.pipelined.as_ref().map(|p| &p.first.buffers))
             .collect()
     }

@@ -111,9 +111,10 @@ impl Fused<'_> {
 pub enum Flavor<'a> {
     /// A declared mode: only the plan's nodes are emitted, in order.
     Mode(&'a Plan),
-    /// Weights chosen at run time: every node is emitted, guarded by the
-    /// plan passed in, with node values held in `Option`s.
-    Masked,
+    /// Weights or a plan chosen at run time: every node of the frame's
+    /// plan (the full graph's) is emitted in its order, guarded by the plan
+    /// passed in, with node values held in `Option`s.
+    Masked(&'a Plan),
 }
 
 /// The local holding node `id`'s value, reported at `at`.
@@ -138,6 +139,6 @@ pub fn const_arg(e: &syn::Expr) -> TokenStream {
 pub fn state_written(flavor: &Flavor<'_>, state: usize) -> bool {
     match flavor {
         Flavor::Mode(p) => p.writes_state(state as u32),
-        Flavor::Masked => true,
+        Flavor::Masked(_) => true,
     }
 }

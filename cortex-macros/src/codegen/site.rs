@@ -36,6 +36,10 @@ pub(super) struct Body<'a> {
     /// stage fills its own while this frame's second stage still reads
     /// them.
     pub a_fills: Vec<NodeId>,
+    /// Nodes whose locals are references to their values where these
+    /// steps run: the values a group of a plan-driven body reads from
+    /// outside it, borrowed once the plan is seen to run them.
+    pub borrowed: Vec<NodeId>,
 }
 
 impl Body<'_> {
@@ -43,13 +47,13 @@ impl Body<'_> {
     pub(super) fn live(&self, id: NodeId) -> bool {
         match &self.flavor {
             Flavor::Mode(p) => p.is_live(id),
-            Flavor::Masked => true,
+            Flavor::Masked(_) => true,
         }
     }
 
     /// A plan chosen at run time: every node may or may not run.
     pub(super) fn masked(&self) -> bool {
-        matches!(self.flavor, Flavor::Masked)
+        matches!(self.flavor, Flavor::Masked(_))
     }
 
     /// Whether node `id` fills a buffer the pipeline owns.
@@ -78,7 +82,7 @@ impl Body<'_> {
     /// Whether node `id`'s local is a reference to its value (a filled
     /// buffer, or a rated node's value or held value).
     pub(super) fn is_ref(&self, id: NodeId) -> bool {
-        self.fills(id) || self.rate_of(id).is_some()
+        self.fills(id) || self.rate_of(id).is_some() || self.borrowed.contains(&id)
     }
 
     /// The pipeline as this function names it, spanned at `at`: `self` in
