@@ -149,18 +149,15 @@ impl<'a> Forms<'a> {
         let (c, args) = (self.cx.c, &self.args);
         let rt = &self.plans.program.run_time;
         let frame = rt.parallel.as_ref()?;
-        let fused = self.masked(
-            frame,
-            Some(frame.waves()),
-            Part::Whole,
-            self.plans.run_time_fused(),
-        );
-        let body = match &rt.parallel_unfused {
-            Some(plain) => {
+        let groups = self.plans.run_time_fused();
+        let fused = self.masked(frame, Some(frame.waves()), Part::Whole, groups);
+        // Without groups, both frames' waves are the same.
+        let body = match (&rt.parallel_unfused, groups) {
+            (Some(plain), Some(_)) => {
                 let plain = self.masked(plain, Some(plain.waves()), Part::Whole, None);
                 quote!(if __fused { #fused } else { #plain })
             }
-            None => fused,
+            _ => fused,
         };
         Some(in_pool_or_rerun(
             c,
