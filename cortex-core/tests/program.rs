@@ -207,3 +207,44 @@ fn every_frame_calls_exactly_its_plan() {
             .all(|s| !matches!(s, Step::Call { when, .. } if *when != When::Plan)));
     }
 }
+
+/// A plan chosen at run time runs a group of the full graph whole only
+/// when it runs every member and every node whose value they read: L2's
+/// JSON fields under BALANCED keep both groups whole; TEXT_FOCUS (no
+/// `motion`) breaks the big group, which has it as a member, and `fused`'s,
+/// which reads it.
+#[test]
+fn a_run_time_plan_runs_a_group_whole_only_with_its_members_and_reads() {
+    use cortex_core::passes::dce::plan_for_outputs;
+    use cortex_core::OutputSet;
+    let (ir, plans) = compile(&l2_library_spec());
+    let program = lower(&ir, &plans, true);
+    let groups = &program.run_time.sequential.fusion.groups;
+    let names = |ids: &[u32]| -> Vec<String> {
+        ids.iter()
+            .map(|&n| ir.nodes[n as usize].name.to_string())
+            .collect()
+    };
+    assert_eq!(groups.len(), 2);
+    assert_eq!(
+        names(&groups[0].nodes),
+        ["gray", "laplacian", "scene", "center", "motion"]
+    );
+    assert_eq!(names(&groups[0].read_nodes(&ir)), Vec::<String>::new());
+    assert_eq!(names(&groups[1].nodes), ["fused"]);
+    assert_eq!(
+        names(&groups[1].read_nodes(&ir)),
+        ["center", "text", "saliency", "motion"]
+    );
+    let json = OutputSet::named(&ir, &["blur", "scene", "roi"]).unwrap();
+    let cut = |mode: usize| plan_for_outputs(&ir, plans[mode].zero_pattern, json, "json");
+    let (balanced, text_focus) = (cut(0), cut(2));
+    assert!(!balanced.is_live(ir.node_id("regions").unwrap()));
+    for g in groups {
+        assert!(g.runs_whole(&ir, |n| balanced.is_live(n)));
+        assert!(!g.runs_whole(&ir, |n| text_focus.is_live(n)));
+    }
+    // Every member of `fused`'s group runs under TEXT_FOCUS; what it reads
+    // does not.
+    assert!(groups[1].nodes.iter().all(|&n| text_focus.is_live(n)));
+}

@@ -19,7 +19,7 @@
 //! Nothing here panics on a malformed IR: ids out of range are skipped.
 
 use crate::model::access::StripShape;
-use crate::model::ir::{EdgeKind, Endpoint, GraphIr, NodeId};
+use crate::model::ir::{Arg, EdgeKind, Endpoint, GraphIr, NodeId};
 use crate::model::plan::{Plan, Reason};
 use crate::passes::islands::islands;
 
@@ -49,6 +49,45 @@ impl Group {
     /// Whether node `id` is a member.
     pub fn contains(&self, id: NodeId) -> bool {
         self.nodes.contains(&id)
+    }
+
+    /// The nodes outside the group whose values its members read, each
+    /// once, in the order the members read them.
+    pub fn read_nodes(&self, ir: &GraphIr) -> Vec<NodeId> {
+        let mut out: Vec<NodeId> = Vec::new();
+        for &m in &self.nodes {
+            let args = ir
+                .nodes
+                .get(m as usize)
+                .into_iter()
+                .flat_map(|n| n.args.iter());
+            for arg in args {
+                if let Arg::Value(Endpoint::Node(p)) = arg {
+                    if !self.contains(*p) && !out.contains(p) {
+                        out.push(*p);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a frame of a plan chosen at run time (`live`: the nodes it
+    /// runs) runs the group fused: it runs every member and every node
+    /// whose value they read. Otherwise the live members run their own
+    /// calls, as no group. A declared mode's groups, built for its plan,
+    /// need no such check.
+    pub fn runs_whole(&self, ir: &GraphIr, live: impl Fn(NodeId) -> bool) -> bool {
+        // Checked on every frame: no allocation.
+        self.nodes.iter().all(|&m| {
+            live(m)
+                && ir.nodes.get(m as usize).is_some_and(|n| {
+                    n.args.iter().all(|a| match a {
+                        Arg::Value(Endpoint::Node(p)) => self.contains(*p) || live(*p),
+                        _ => true,
+                    })
+                })
+        })
     }
 
     /// The members whose value stays inside the group.

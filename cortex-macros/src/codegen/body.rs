@@ -4,7 +4,7 @@
 //! function; a node's call is built in [`super::node`], the outputs and
 //! commits in [`super::commit`].
 
-use cortex_core::ir::{Arg, Endpoint, NodeId};
+use cortex_core::ir::{Endpoint, NodeId};
 use cortex_core::passes::fusion::{Group, ValueRole};
 use cortex_core::plan::Plan;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -443,16 +443,8 @@ impl Body<'_> {
     ) -> TokenStream {
         let (ir, ast) = (self.cx.ir, self.cx.ast);
         let local = |id: NodeId| node_local(ir, id, ast.nodes[id as usize].name.span());
-        let mut outside: Vec<NodeId> = Vec::new();
-        for &m in &group.nodes {
-            for arg in ir.nodes[m as usize].args.iter() {
-                if let Arg::Value(Endpoint::Node(p)) = arg {
-                    if !group.contains(*p) && !outside.contains(p) {
-                        outside.push(*p);
-                    }
-                }
-            }
-        }
+        // What `Group::runs_whole` checks, as the frame's plan is read.
+        let outside = group.read_nodes(ir);
         let all_run = Body {
             flavor: Flavor::Mode(full),
             borrowed: outside.clone(),

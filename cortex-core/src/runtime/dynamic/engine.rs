@@ -609,6 +609,8 @@ impl DynPipeline {
             Sel::Mode(m) => &sh.program.modes[m].plan,
             Sel::Plan(p) => p,
         };
+        // A plan chosen at run time runs the full graph's groups.
+        let run_time = matches!(sel, Sel::Plan(_));
         let mut phase = plan;
         let mut mask = 0u64;
         let mut outputs: Vec<Option<Value>> = vec![None; sh.ir.outputs.len()];
@@ -621,7 +623,7 @@ impl DynPipeline {
                 }
                 Step::Group { group, when } => {
                     let live = |n: NodeId| *when == When::Always || phase.is_live(n);
-                    let lives = (&live as &dyn Fn(NodeId) -> bool, plan);
+                    let lives = (&live as &dyn Fn(NodeId) -> bool, plan, run_time);
                     self.group(sh, frame, *group, lives, weights, inputs, obs)?;
                 }
                 Step::Wave(units) => {
@@ -637,7 +639,7 @@ impl DynPipeline {
                             Unit::Call(_) => {}
                             Unit::Group(g) => {
                                 let live = |n: NodeId| phase.is_live(n);
-                                let lives = (&live as &dyn Fn(NodeId) -> bool, plan);
+                                let lives = (&live as &dyn Fn(NodeId) -> bool, plan, run_time);
                                 self.group(sh, frame, *g, lives, weights, inputs, obs)?;
                             }
                         }
@@ -785,14 +787,15 @@ impl DynPipeline {
 
     /// Runs fused group `group` of `frame` (or its members' calls), its
     /// members running by `live` and the values outside it planned by
-    /// `plan` (computed or held this frame).
+    /// `plan` (computed or held this frame); `run_time`: `frame` is the
+    /// full graph's, for a plan chosen at run time.
     #[allow(clippy::too_many_arguments)]
     fn group(
         &mut self,
         sh: &Shared,
         frame: &Frame,
         group: usize,
-        (live, plan): (&dyn Fn(NodeId) -> bool, &Plan),
+        (live, plan, run_time): (&dyn Fn(NodeId) -> bool, &Plan, bool),
         weights: &Weights,
         inputs: &[Value],
         obs: &mut dyn Observer,
@@ -818,6 +821,7 @@ impl DynPipeline {
             live,
             planned: &planned,
             on: self.fusion,
+            run_time,
         };
         self.groups.run(&step, &mut vals, obs)
     }

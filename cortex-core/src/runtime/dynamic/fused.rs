@@ -165,6 +165,11 @@ pub(super) struct GroupStep<'a> {
     pub(super) planned: &'a dyn Fn(NodeId) -> bool,
     /// Whether fusion is on.
     pub(super) on: bool,
+    /// The frame is the full graph's, for a plan chosen at run time: a
+    /// group runs only when the plan runs it whole
+    /// ([`Group::runs_whole`]), as generated code's plan-driven functions
+    /// run it.
+    pub(super) run_time: bool,
 }
 
 impl Groups {
@@ -182,6 +187,14 @@ impl Groups {
             return Ok(());
         };
         if !g.nodes.iter().any(|&n| (step.live)(n)) {
+            return Ok(());
+        }
+        if step.run_time && !g.runs_whole(&step.sh.ir, step.live) {
+            for &node in &g.nodes {
+                if (step.live)(node) {
+                    call(step, vals, node, obs)?;
+                }
+            }
             return Ok(());
         }
         let key = (step.frame as *const Frame as usize, step.group);

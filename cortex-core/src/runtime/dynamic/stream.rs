@@ -84,6 +84,7 @@ fn first_stage(
                     live: &live,
                     planned: &live,
                     on: fusion,
+                    run_time: false,
                 };
                 let nothing = |_: Endpoint| None;
                 let mut vals = Values {
