@@ -673,19 +673,11 @@ impl Body<'_> {
     /// Node `id`'s call as an expression: `Some` of its value when `plan`
     /// (an expression of type `&Plan`) runs it.
     fn guarded(&self, id: NodeId, call: &Call, plan: TokenStream) -> TokenStream {
-        let obs = &self.obs;
-        let Call {
-            guards,
-            compute,
-            result,
-            ..
-        } = call;
+        let observed = self.observed(id, call);
+        let result = &call.result;
         quote! {
             if #plan.is_live(#id) {
-                #(#guards)*
-                #obs.node_begin(#id);
-                #compute
-                #obs.node_end(#id);
+                #observed
                 ::core::option::Option::Some(#result)
             } else {
                 ::core::option::Option::None
@@ -696,20 +688,26 @@ impl Body<'_> {
     /// Node `id`'s call on the calling thread, its value bound to its
     /// local.
     fn inline_call(&self, id: NodeId, call: &Call) -> TokenStream {
+        let observed = self.observed(id, call);
+        let (v, result) = (&call.v, &call.result);
+        quote! {
+            #observed
+            let #v = #result;
+        }
+    }
+
+    /// Node `id`'s checked arguments and its call, between the observer's
+    /// `node_begin` and `node_end`: its result in `__value`.
+    fn observed(&self, id: NodeId, call: &Call) -> TokenStream {
         let obs = &self.obs;
         let Call {
-            guards,
-            compute,
-            result,
-            v,
-            ..
+            guards, compute, ..
         } = call;
         quote! {
             #(#guards)*
             #obs.node_begin(#id);
             #compute
             #obs.node_end(#id);
-            let #v = #result;
         }
     }
 
