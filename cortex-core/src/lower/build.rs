@@ -347,9 +347,10 @@ fn outputs(ir: &GraphIr) -> Vec<Step> {
 }
 
 /// The full graph's frames for plans chosen at run time: every call and
-/// group guarded by the frame's plan, every hold forgotten. The full
-/// graph's fused groups run fused on a frame whose plan runs all their
-/// members; a plan leaving a member out runs the others' own calls.
+/// group guarded by the frame's plan, every hold forgotten. A group of the
+/// full graph runs fused on a frame whose plan runs it whole
+/// ([`Group::runs_whole`](crate::passes::fusion::Group::runs_whole)), and
+/// as its live members' own calls otherwise.
 fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProgram {
     let full = plan_for_pattern(ir, 0, "full");
     let mut commits = outputs(ir);
@@ -393,7 +394,7 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
         let mut steps = wave_steps(&waves, &fusion, None);
         steps.extend(commits.iter().cloned());
         Frame {
-            plan: fused_plan(ir, &full, &fusion),
+            plan: sequential.plan.clone(),
             buffers: BufferPlan::from_steps(ir, &full, &at),
             fusion: fusion.clone(),
             steps,

@@ -108,7 +108,8 @@ pub struct RunTimeProgram {
     /// The full graph's plan: any plan runs a subset of it.
     pub full: Plan,
     /// Its frame, every call and group guarded by the frame's plan: a
-    /// group runs fused when the plan runs all its members.
+    /// group runs fused when the plan runs it whole
+    /// ([`Group::runs_whole`](crate::passes::fusion::Group::runs_whole)).
     pub sequential: Frame,
     /// Its frame wave by wave (`#[parallel]` pipelines).
     pub parallel: Option<Frame>,

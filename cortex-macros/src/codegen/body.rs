@@ -400,8 +400,8 @@ impl Body<'_> {
         }
     }
 
-    /// Group `group`'s block in this body, at its slot (`where_.0`, fused
-    /// when `where_.1`), its members' own calls `own` its unfused path.
+    /// Group `group`'s block in this body: its slot `slot`, fused when `on`
+    /// (both expressions), its members' own calls `own` its unfused path.
     fn group_here(
         &self,
         group: &Group,
