@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use tract_onnx::pb::{self, tensor_shape_proto::dimension, type_proto};
 
 use crate::error::{elements, shape_text, Problem};
+use crate::fold::check_folding;
 
 /// The most elements one tensor of a model may have, input or computed:
 /// 2²⁸ (1 GiB of f32). A text detector at 1920×1088 peaks near 2²⁵.
@@ -58,7 +59,8 @@ fn dtype_name(elem_type: i32) -> String {
 ///
 /// # Errors
 /// The first [`Problem`] found, in the order: no graph, external or
-/// oversized weights, arity, element type, rank, shape, size.
+/// oversized weights, arity, element type, rank, shape, size, then what
+/// tract would compute from constants while loading ([`crate::fold`]).
 pub(crate) fn check(
     proto: &pb::ModelProto,
     file_len: usize,
@@ -169,6 +171,9 @@ pub(crate) fn check(
         }
     };
     check_size(&format!("input `{name}`"), &fixed)?;
+    // What tract would compute from constants while loading, bounded now:
+    // tract computes first and weighs afterwards.
+    check_folding(graph, &name, fixed)?;
     Ok((Declared { name }, fixed))
 }
 

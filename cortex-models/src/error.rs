@@ -102,6 +102,42 @@ pub enum Problem {
         /// The limit.
         max: u64,
     },
+    /// A value tract would compute from the model's constants while loading
+    /// it is over the per-tensor limit; refused before tract saw the model.
+    #[error("node `{node}` ({op}) would compute a constant of {elements} elements while loading, over the limit of {max} elements per tensor")]
+    FoldTooLarge {
+        /// The node (its name, else its first output's, else `#index`).
+        node: String,
+        /// Its operator.
+        op: String,
+        /// An upper bound on the constant's elements (saturating).
+        elements: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A node over the model's constants, which tract would compute while
+    /// loading, makes a value whose size the check cannot bound (a size
+    /// taken from values it cannot know before tract runs).
+    #[error("node `{node}` ({op}) computes a constant of a size the load check cannot bound")]
+    FoldUnbounded {
+        /// The node.
+        node: String,
+        /// Its operator.
+        op: String,
+    },
+    /// The constants tract would compute while loading the model add up to
+    /// more than the budget.
+    #[error("the constants computed while loading reach {bytes} bytes at node `{node}` ({op}), over the budget of {max} bytes")]
+    FoldBudget {
+        /// The node at which the sum went over.
+        node: String,
+        /// Its operator.
+        op: String,
+        /// The sum so far (saturating).
+        bytes: u64,
+        /// The budget.
+        max: u64,
+    },
     /// A weight tensor declares more values than the file holds.
     #[error("initializer `{name}` declares shape {shape} but the file holds {bytes} bytes")]
     Initializer {
@@ -145,8 +181,11 @@ pub enum Problem {
     NotBuilt(&'static str),
 }
 
-/// A shape as `1x3x24x40`.
+/// A shape as `1x3x24x40`; rank 0 as `scalar`.
 pub(crate) fn shape_text(dims: &[usize]) -> String {
+    if dims.is_empty() {
+        return "scalar".into();
+    }
     let parts: Vec<String> = dims.iter().map(usize::to_string).collect();
     parts.join("x")
 }

@@ -13,8 +13,9 @@
 //!
 //! Every problem with a model file — unreadable, a FIFO or a folder, too
 //! large, not ONNX, an operator the backend lacks, an input that is not a
-//! rank-4 `f32` tensor, a declared shape over the limits — is one
-//! [`ModelError`] naming the file; nothing panics and no size a file
+//! rank-4 `f32` tensor, a declared shape over the limits, a constant the
+//! engine would compute at load over the limits ([`MAX_FOLD_BYTES`]) — is
+//! one [`ModelError`] naming the file; nothing panics and no size a file
 //! declares is allocated before it is checked.
 //!
 //! [`prep`] turns a frame into a model's tensor (resize, mean/std
@@ -29,6 +30,7 @@ extern crate cortex_core as cortex;
 mod check;
 mod error;
 mod file;
+mod fold;
 pub mod l2;
 mod model;
 mod op;
@@ -41,5 +43,6 @@ mod tract;
 pub use check::{InputShape, MAX_TENSOR_ELEMENTS};
 pub use error::{ModelError, Problem};
 pub use file::MAX_MODEL_BYTES;
+pub use fold::MAX_FOLD_BYTES;
 pub use model::{Engine, Model};
 pub use op::{infer, infer_into, Infer, Output, Tensor4};
