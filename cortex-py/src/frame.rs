@@ -1,18 +1,24 @@
-//! numpy frames in: an `H×W×3` `uint8` array of any strides, copied once
-//! into a frame buffer the pipeline keeps (the pipeline's input is an owned
-//! array, so a view of numpy's memory cannot be handed over as it is).
+//! numpy frames in: an `H×W×3` `uint8` array of any strides, checked
+//! against the frame limits from its shape, then copied once into a frame
+//! buffer the pipeline keeps (the pipeline's input is an owned array, so a
+//! view of numpy's memory cannot be handed over as it is).
 
+use cortex_core::limits::FrameLimits;
 use cortex_vision::ops::RgbFrame;
 use numpy::{PyArray3, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+
+use crate::errors::limit_error;
 
 /// Copies `frame` into `buffer`, reusing its memory when the size is the
 /// same as the last frame's (a steady stream allocates nothing here).
 ///
 /// # Errors
 /// `TypeError` for anything but a `uint8` numpy array, `ValueError` for a
-/// shape other than `H×W×3`.
+/// shape other than `H×W×3`, `cortex_rs.PipelineError` for a frame beyond
+/// the frame limits in effect ([`FrameLimits::current`]); `buffer` is left
+/// as it was on every error.
 pub fn copy_into(frame: &Bound<'_, PyAny>, buffer: &mut RgbFrame) -> PyResult<()> {
     let array = frame.cast::<PyUntypedArray>().map_err(|_| {
         PyTypeError::new_err(format!(
@@ -32,6 +38,15 @@ pub fn copy_into(frame: &Bound<'_, PyAny>, buffer: &mut RgbFrame) -> PyResult<()
             array.dtype()
         ))
     })?;
+    // The limits are checked on the shape alone, before anything is copied
+    // or allocated: numpy's shape need not be backed by memory (a broadcast
+    // array, stride 0, claims any size over three bytes), and the copy of
+    // an oversized one would abort the interpreter on a failed allocation
+    // rather than raise. The nodes check the same limits, but only on the
+    // copy. Zero sides pass: an empty frame is a node's error, as in Rust.
+    FrameLimits::current()
+        .check(shape[1], shape[0])
+        .map_err(limit_error)?;
     let readonly = typed
         .try_readonly()
         .map_err(|e| PyValueError::new_err(format!("the frame is being written elsewhere: {e}")))?;

@@ -98,8 +98,9 @@ impl PyL2 {
     ///
     /// Raises `ValueError` for an unknown mode, a bad weight table or a
     /// frame of the wrong shape, `TypeError` for a frame that is not a
-    /// `uint8` numpy array, `cortex_rs.PipelineError` when a node fails
-    /// (the state stays as it was).
+    /// `uint8` numpy array, `cortex_rs.PipelineError` when a node fails or
+    /// the frame is beyond the frame limits (checked from its shape before
+    /// it is copied); the state stays as it was.
     #[pyo3(signature = (frame, mode = "BALANCED", *, weights = None, parallel = false, fused = false))]
     fn run<'py>(
         &self,

@@ -106,6 +106,25 @@ def test_sources_read_frames_and_refuse_what_they_cannot_open(tmp_path):
         cx.demo_clip(1, 1 << 20, 1 << 20)
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        # The audit's file: a header field starting with a two-byte UTF-8
+        # character, once a panic (`PanicException`) in the header parser.
+        b"YUV4MPEG2 W4 H4 \xd4\x96x\n",
+        # A field of one three-byte character, and bytes that are not UTF-8.
+        b"YUV4MPEG2 W4 H4 \xe2\x82\xac\n",
+        b"YUV4MPEG2 W4 H4 \xff\xfe\n",
+        b"YUV4MPEG2 \xc3\xa9 W4 H4\n",
+    ],
+)
+def test_a_y4m_header_with_non_ascii_fields_is_an_os_error_not_a_panic(tmp_path, header):
+    path = tmp_path / "u.y4m"
+    path.write_bytes(header + b"FRAME\n")
+    with pytest.raises(OSError):
+        list(cx.open(str(path)))
+
+
 def test_a_y4m_file_reads_back_the_frames_it_was_written_from(tmp_path, clip):
     # A 4:4:4 Y4M file written here with BT.601 limited range (what Y4M
     # carries, and what the source converts back from).

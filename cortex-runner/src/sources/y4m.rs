@@ -134,49 +134,58 @@ fn read_header(what: &str, reader: &mut dyn Read) -> Result<Vec<u8>, SourceError
     }
 }
 
+/// The stream header's fields that matter here: the size, the colour space
+/// and the frame rate.
+///
+/// Parsed as bytes, as the `y4m` crate that re-reads it does: the spec
+/// leaves the encoding open, a tag is the first *byte* of a field, and
+/// unknown tags (comments `X…`, or any byte at all) are skipped. Working on
+/// bytes means no field is ever split inside a multi-byte character (a
+/// field that started with one once panicked this parser), and a header the
+/// crate accepts is not refused here for being other than UTF-8.
 fn parse_header(what: &str, header: &[u8]) -> Result<HeaderInfo, SourceError> {
     let bad = |why: String| SourceError::Y4m {
         what: what.to_string(),
         why,
     };
-    let text = std::str::from_utf8(header)
-        .map_err(|_| bad("the stream header is not text".into()))?
-        .trim_end_matches('\n');
-    let mut fields = text.split(' ');
-    if fields.next() != Some("YUV4MPEG2") {
+    let line = header.strip_suffix(b"\n").unwrap_or(header);
+    let mut fields = line.split(|&b| b == b' ');
+    if fields.next() != Some(&b"YUV4MPEG2"[..]) {
         return Err(bad("it does not start with `YUV4MPEG2`".into()));
     }
     let (mut width, mut height, mut fps, mut colorspace) = (None, None, None, None);
-    for field in fields.filter(|f| !f.is_empty()) {
-        let (tag, value) = field.split_at(1);
+    for field in fields {
+        // Empty fields (doubled spaces) are skipped, as by the crate.
+        let Some((&tag, value)) = field.split_first() else {
+            continue;
+        };
         match tag {
-            "W" => {
-                width = Some(parse_dim(value).ok_or_else(|| bad(format!("bad width `{value}`")))?)
+            b'W' => {
+                width = Some(
+                    parse_dim(value).ok_or_else(|| bad(format!("bad width `{}`", shown(value))))?,
+                )
             }
-            "H" => {
-                height = Some(parse_dim(value).ok_or_else(|| bad(format!("bad height `{value}`")))?)
+            b'H' => {
+                height = Some(
+                    parse_dim(value)
+                        .ok_or_else(|| bad(format!("bad height `{}`", shown(value))))?,
+                )
             }
-            "F" => {
-                fps = value.split_once(':').and_then(|(n, d)| {
-                    let (n, d) = (n.parse::<f64>().ok()?, d.parse::<f64>().ok()?);
-                    (n > 0.0 && d > 0.0).then_some(n / d)
-                })
-            }
-            "C" => colorspace = Some(value.to_string()),
+            b'F' => fps = parse_rate(value),
+            b'C' => colorspace = Some(value),
             _ => {}
         }
     }
     let width = width.ok_or_else(|| bad("no width (W)".into()))?;
     let height = height.ok_or_else(|| bad("no height (H)".into()))?;
     // The spec's default colour space is 4:2:0.
-    let colorspace = colorspace.unwrap_or_else(|| "420".to_string());
-    let chroma = match colorspace.as_str() {
-        "420" | "420jpeg" | "420mpeg2" | "420paldv" => Chroma::C420,
-        "444" => Chroma::C444,
-        _ => {
+    let chroma = match colorspace.unwrap_or(b"420") {
+        b"420" | b"420jpeg" | b"420mpeg2" | b"420paldv" => Chroma::C420,
+        b"444" => Chroma::C444,
+        other => {
             return Err(SourceError::UnsupportedColorspace {
                 what: what.to_string(),
-                colorspace,
+                colorspace: shown(other),
             })
         }
     };
@@ -188,12 +197,29 @@ fn parse_header(what: &str, header: &[u8]) -> Result<HeaderInfo, SourceError> {
     })
 }
 
+/// A header value for a message: its bytes as text, any that are not UTF-8
+/// shown as `�`.
+fn shown(value: &[u8]) -> String {
+    String::from_utf8_lossy(value).into_owned()
+}
+
+/// A frame rate `N:D` as frames per second, when both are positive numbers
+/// (a rate is only used for timestamps, so a bad one means none).
+fn parse_rate(value: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(value).ok()?;
+    let (n, d) = text.split_once(':')?;
+    let (n, d) = (n.parse::<f64>().ok()?, d.parse::<f64>().ok()?);
+    (n > 0.0 && d > 0.0).then_some(n / d)
+}
+
 /// A dimension: decimal digits only, at most 9 of them (so it cannot
 /// overflow anything downstream before the size check).
-fn parse_dim(s: &str) -> Option<usize> {
-    (!s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| s.parse().ok())
-        .flatten()
+fn parse_dim(s: &[u8]) -> Option<usize> {
+    if s.is_empty() || s.len() > 9 || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    // At most 999 999 999: no overflow in usize (32 bits or more).
+    Some(s.iter().fold(0, |n, &d| n * 10 + usize::from(d - b'0')))
 }
 
 /// BT.601 limited-range ("studio swing") YCbCr to RGB, one pixel:
@@ -272,27 +298,42 @@ impl FrameSource for Y4mSource {
             frame.get_u_plane(),
             frame.get_v_plane(),
         );
-        let mut rgb = Array3::<u8>::zeros((h, w, 3));
-        let out = rgb
-            .as_slice_mut()
-            .expect("a fresh array is contiguous in standard order");
+        // The crate sized the planes from the header we checked (the same
+        // `W`, `H` and `C`): `w·h` luma samples and, per chroma plane,
+        // `w·h` (4:4:4) or `⌈w/2⌉·⌈h/2⌉` (4:2:0). Iterators and `get` keep a
+        // plane of any other size from panicking: it is an error below.
+        let mut rgb = Vec::with_capacity(w * h * 3);
         match self.chroma {
             Chroma::C444 => {
-                for (i, px) in out.chunks_exact_mut(3).enumerate() {
-                    px.copy_from_slice(&yuv_to_rgb_bt601(yp[i], up[i], vp[i]));
+                for ((&y, &u), &v) in yp.iter().zip(up).zip(vp).take(w * h) {
+                    rgb.extend_from_slice(&yuv_to_rgb_bt601(y, u, v));
                 }
             }
             Chroma::C420 => {
                 let cw = w.div_ceil(2);
-                for (row, line) in out.chunks_exact_mut(3 * w).enumerate() {
-                    let (ys, cs) = (&yp[row * w..(row + 1) * w], (row / 2) * cw);
-                    for (x, px) in line.chunks_exact_mut(3).enumerate() {
+                // `w > 0`: `new` refused an empty frame.
+                for (row, ys) in yp.chunks_exact(w).take(h).enumerate() {
+                    let cs = (row / 2) * cw;
+                    for (x, &y) in ys.iter().enumerate() {
                         let c = cs + x / 2;
-                        px.copy_from_slice(&yuv_to_rgb_bt601(ys[x], up[c], vp[c]));
+                        let (Some(&u), Some(&v)) = (up.get(c), vp.get(c)) else {
+                            break;
+                        };
+                        rgb.extend_from_slice(&yuv_to_rgb_bt601(y, u, v));
                     }
                 }
             }
         }
+        let rgb = match Array3::from_shape_vec((h, w, 3), rgb) {
+            Ok(rgb) => rgb,
+            Err(_) => {
+                self.done = true;
+                return Some(Err(SourceError::Y4m {
+                    what: self.what.clone(),
+                    why: format!("frame {index}: its planes do not hold a {w}x{h} frame"),
+                }));
+            }
+        };
         self.next += 1;
         Some(Ok(Frame {
             index,
@@ -346,5 +387,44 @@ mod tests {
         ));
         assert!(parse_header("t", b"YUV4MPEG2 W99999999999999999999 H2\n").is_err());
         assert!(parse_header("t", b"P6 4 2\n").is_err());
+    }
+
+    /// A tag is a field's first byte; fields of other bytes are skipped
+    /// whatever they hold. Splitting a field after its first byte as text
+    /// once panicked on a non-ASCII first character (the audit's
+    /// `\xd4\x96x`).
+    #[test]
+    fn header_fields_of_any_bytes_never_panic() {
+        for header in [
+            &b"YUV4MPEG2 W4 H4 \xd4\x96x\n"[..],
+            b"YUV4MPEG2 W4 H4 \xe2\x82\xac\n",
+            b"YUV4MPEG2 \xc3\xa9 W4 H4 \xf0\x9f\x98\x80\n",
+            b"YUV4MPEG2 W4 H4 XCOMMENT=caf\xe9 \xff\n",
+            b"YUV4MPEG2  W4   H4 \n",
+        ] {
+            let info = parse_header("t", header).unwrap();
+            assert_eq!((info.width, info.height, info.chroma), (4, 4, Chroma::C420));
+        }
+        for header in [
+            &b"YUV4MPEG2 W\xd4\x96 H4\n"[..],
+            b"YUV4MPEG2 W4 H\xff\n",
+            b"YUV4MPEG2 W4\n",
+            b"\xd4\x96 W4 H4\n",
+            b"",
+            b"\n",
+        ] {
+            assert!(matches!(
+                parse_header("t", header),
+                Err(SourceError::Y4m { .. })
+            ));
+        }
+        assert!(matches!(
+            parse_header("t", b"YUV4MPEG2 W4 H4 C\xd4\x96\n"),
+            Err(SourceError::UnsupportedColorspace { colorspace, .. }) if colorspace == "\u{516}"
+        ));
+        assert_eq!(
+            parse_header("t", b"YUV4MPEG2 W4 H4 F\xd4:1\n").unwrap().fps,
+            None
+        );
     }
 }
