@@ -34,7 +34,7 @@ pub use passes::{check, dce, diag, memory, rates, schedule};
 #[cfg(feature = "runtime")]
 pub use runtime::{
     autotune, dynamic, error, heap, hold, observe, pipeline, plan_cache, profile, run, stream,
-    streams, strip,
+    streams, strip, untrusted,
 };
 pub use tools::{export, viz};
 

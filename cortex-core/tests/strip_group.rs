@@ -1084,7 +1084,14 @@ fn a_member_nothing_reads_declines_alone_and_the_rest_runs_fused() {
         reference.run_unfused(&inputs).unwrap();
         let odd = w % 2 == 1;
         assert_eq!(reference.published(2), !odd, "{w}x{h}");
-        for strips in [Strips::Count(1), Strips::Count(3), Strips::Count(h + 2)] {
+        // More strips than rows, up to a count no list could hold: cut to
+        // one strip a row, the same values.
+        for strips in [
+            Strips::Count(1),
+            Strips::Count(3),
+            Strips::Count(h + 2),
+            Strips::Count(usize::MAX),
+        ] {
             let mut fused = detached();
             fused.run(&inputs, strips).unwrap();
             for k in 0..2 {

@@ -2,11 +2,9 @@
 //! at the path must not hang the load), read only if it is a regular file
 //! and only up to [`MAX_MODEL_BYTES`].
 
-use std::fs;
-use std::io::Read;
 use std::path::Path;
 
-use cortex_core::autotune::file_kind;
+use cortex_core::untrusted::{read_regular, ReadError};
 
 use crate::error::Problem;
 
@@ -22,39 +20,9 @@ pub const MAX_MODEL_BYTES: u64 = 512 << 20;
 /// included), [`Problem::NotAFile`] for anything but a regular file,
 /// [`Problem::FileTooLarge`] past [`MAX_MODEL_BYTES`].
 pub(crate) fn read_model_file(path: &Path) -> Result<Vec<u8>, Problem> {
-    let io = |e: std::io::Error| Problem::Io(e.to_string());
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Opening a FIFO for reading waits for a writer; without blocking the
-        // open returns at once and the type check below refuses it.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path).map_err(io)?;
-    // The type of what was opened, not of what the path names now.
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return Err(Problem::NotAFile(file_kind(&meta.file_type())));
-    }
-    if meta.len() > MAX_MODEL_BYTES {
-        return Err(Problem::FileTooLarge {
-            bytes: meta.len(),
-            max: MAX_MODEL_BYTES,
-        });
-    }
-    // The length can change after the check: read one byte past the bound
-    // to tell a file that grew from one that fits.
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_MODEL_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_MODEL_BYTES {
-        return Err(Problem::FileTooLarge {
-            bytes: bytes.len() as u64,
-            max: MAX_MODEL_BYTES,
-        });
-    }
-    Ok(bytes)
+    read_regular(path, MAX_MODEL_BYTES).map_err(|e| match e {
+        ReadError::Io(e) => Problem::Io(e.to_string()),
+        ReadError::NotAFile(kind) => Problem::NotAFile(kind),
+        ReadError::TooLarge { bytes, max } => Problem::FileTooLarge { bytes, max },
+    })
 }

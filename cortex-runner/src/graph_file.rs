@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cortex_core::dynamic::{DynPipeline, GraphFile, Ops, Value};
+use cortex_core::dynamic::{DynPipeline, GraphFile, LoadError, Ops, Value};
 use cortex_core::pipeline::Pipeline;
 use cortex_core::PipelineError;
 use serde_json::{json, Map};
@@ -219,10 +219,17 @@ fn registry(extra: &Ops) -> Ops {
 /// The pipeline of the file at `path`; a mistake in it is one line per
 /// problem, `path:line: what`.
 fn build(path: &Path, extra: &Ops) -> Result<DynPipeline, RunnerError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| RunnerError::Usage(format!("--graph {}: {e}", path.display())))?;
-    GraphFile::parse(&text)
-        .and_then(|file| file.build(&registry(extra)))
+    let file = match GraphFile::load(path) {
+        Ok(file) => Ok(file),
+        Err(LoadError::Problems(e)) => Err(e),
+        Err(e) => {
+            return Err(RunnerError::Usage(format!(
+                "--graph {}: {e}",
+                path.display()
+            )))
+        }
+    };
+    file.and_then(|file| file.build(&registry(extra)))
         .map_err(|e| {
             let lines: Vec<String> = e
                 .problems

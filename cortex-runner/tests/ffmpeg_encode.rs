@@ -514,7 +514,7 @@ fn a_full_disk_stops_the_encode_at_its_first_write() {
     std::os::unix::fs::symlink("/dev/full", &out).unwrap();
     let p = out.to_str().unwrap();
     let args = [
-        "run", "--json", "-q", "--size", "64x48", "--frames", "400", "--encode", p,
+        "run", "--json", "-q", "--size", "64x48", "--frames", "400", "--encode", p, "--force",
     ];
     let (result, stdout, _) = support::run_captured(app(true), &args);
     let e = result.unwrap_err();
@@ -524,6 +524,77 @@ fn a_full_disk_stops_the_encode_at_its_first_write() {
     // The header is the first write: it fails on the first frame, before
     // that frame's line is printed.
     assert_eq!(stdout, "", "{msg}");
+}
+
+/// Every kind of existing path follows one rule: without `--force` it is
+/// refused at once (a link to a device, a FIFO), with it a device is
+/// written and a FIFO only while a program reads it — never a wait.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_existing_path_of_any_kind_is_refused_unless_forced() {
+    let dir = scratch("kinds");
+    let link = dir.join("null.mkv");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let fifo = dir.join("pipe.mkv");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let base = ["run", "-q", "--size", "64x48", "--frames", "2", "--encode"];
+    for (path, kind) in [
+        (&link, "a symbolic link to a character device"),
+        (&fifo, "a FIFO"),
+    ] {
+        let mut args = base.to_vec();
+        args.push(path.to_str().unwrap());
+        let (result, _) = run(app(true), &args);
+        let e = result.unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!("it exists ({kind}; add --force")),
+            "{msg}"
+        );
+        assert_eq!(e.exit_code(), 2);
+    }
+    // Forced: the device takes the video; the FIFO, with no reader, is
+    // refused at once instead of blocking the run.
+    let forced = |path: &Path| {
+        let mut args = base.to_vec();
+        args.extend([path.to_str().unwrap(), "--force"]);
+        run(app(true), &args)
+    };
+    forced(&link).0.expect("the device takes the video");
+    let e = forced(&fifo).0.unwrap_err();
+    assert!(
+        e.to_string().contains("a FIFO that no program reads"),
+        "{e}"
+    );
+    assert_eq!(e.exit_code(), 2);
+    // With a reader, the whole video comes through the pipe.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    // The reader's open waits for a writer, the check's open for a reader:
+    // retry until the reader is there.
+    let mut tries = 0;
+    let result = loop {
+        let (result, _) = forced(&fifo);
+        match &result {
+            Err(e) if e.to_string().contains("no program reads") && tries < 200 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            _ => break result,
+        }
+    };
+    result.unwrap();
+    let bytes = reader.join().unwrap();
+    let copy = dir.join("copy.mkv");
+    std::fs::write(&copy, &bytes).unwrap();
+    let mut decoded = FfmpegSource::open(copy.to_str().unwrap()).unwrap();
+    assert_eq!(std::iter::from_fn(|| decoded.next_frame()).count(), 2);
 }
 
 /// Box-wise mask of `w × h` from region boxes.

@@ -104,3 +104,151 @@ fn a_mistake_in_the_file_names_its_line_and_node() {
     assert!(e.contains("did you mean `blur_verdict`"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A scratch folder of this test process.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cortex-graph-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// `run --graph PATH` for one frame; its one error line and exit code.
+fn refused(path: &std::path::Path) -> (String, u8) {
+    let p = path.to_str().expect("UTF-8 path");
+    let out = run(
+        l2::app(),
+        &["run", "--graph", p, "--frames", "1", "-q"],
+        Vec::new(),
+    );
+    let code = out.result.as_ref().map_or_else(|e| e.exit_code(), |_| 0);
+    (out.error(), code)
+}
+
+/// A FIFO (with a writer the test holds open, so a blocking read would wait
+/// for ever), a link to a device that never ends and a file past the size
+/// limit are each refused at once, before a byte is read.
+#[cfg(target_os = "linux")]
+#[test]
+fn only_a_regular_file_within_the_limit_is_read() {
+    use cortex::dynamic::MAX_GRAPH_FILE_BYTES;
+    let dir = scratch("kinds");
+    let fifo = dir.join("pipe.json");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    // Holding both ends open: a reader that blocked would wait for an end
+    // of file that never comes.
+    let _held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .expect("open the FIFO");
+    let (e, code) = refused(&fifo);
+    assert!(e.contains("it is a FIFO, not a regular file"), "{e}");
+    assert_eq!(code, 2);
+
+    let zero = dir.join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
+    let (e, code) = refused(&zero);
+    assert!(
+        e.contains("it is a character device, not a regular file"),
+        "{e}"
+    );
+    assert_eq!(code, 2);
+
+    // A sparse file: its length is past the limit without writing it.
+    let big = dir.join("big.json");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(MAX_GRAPH_FILE_BYTES + 1))
+        .expect("sparse file");
+    let (e, code) = refused(&big);
+    assert!(
+        e.contains(&format!(
+            "more than the {MAX_GRAPH_FILE_BYTES} such a file may have"
+        )),
+        "{e}"
+    );
+    assert_eq!(code, 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// What a graph file says is echoed cut short and escaped: a huge op name
+/// or one carrying terminal escapes, a bidirectional override or a NUL
+/// costs one short line that shows them as escapes.
+#[test]
+fn text_from_the_file_is_echoed_short_and_escaped() {
+    let text = std::fs::read_to_string(FILE).expect("the example file");
+    let dir = scratch("echo");
+    let path = dir.join("bad.json");
+    let huge = "x".repeat(4 << 20);
+    let cases = [
+        (huge.as_str(), "longer than 256 characters"),
+        (
+            "gray\\u001b[2J\\u202e\\u0000",
+            "holds a control or invisible formatting character",
+        ),
+    ];
+    for (op, why) in cases {
+        let bad = text.replace(r#""op": "blur_verdict""#, &format!(r#""op": "{op}""#));
+        std::fs::write(&path, bad).expect("write");
+        let (e, code) = refused(&path);
+        assert_eq!(code, 2);
+        assert!(e.contains(why), "{}", &e[..e.len().min(400)]);
+        assert!(e.len() < 1000, "{} bytes", e.len());
+        assert!(
+            !e.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{e:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// An empty file, text that is not JSON and bytes that are not text each
+/// get a line saying so in the library's words.
+#[test]
+fn an_empty_or_unreadable_file_says_what_it_is() {
+    let dir = scratch("empty");
+    let path = dir.join("g.json");
+    for (bytes, says) in [
+        (&b""[..], "the file is empty: a graph file is a JSON object"),
+        (b"  \n", "the file is empty"),
+        (b"L2: gray, blur\n", "not a graph file: expected value"),
+        (b"{\"name\": \"\xff\"}", "it is not UTF-8 text"),
+    ] {
+        std::fs::write(&path, bytes).expect("write");
+        let (e, code) = refused(&path);
+        assert!(e.contains(says), "{e}");
+        assert_eq!(code, 2);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A graph of 100 000 nodes is read in one pass: each declaration's line
+/// is found by a search, not by counting line breaks from the top (which
+/// took 67 s at 10 000 nodes and never ended at 100 000). The last node's
+/// mistake names its own line.
+#[test]
+fn a_long_file_is_read_in_one_pass_and_names_its_last_line() {
+    use cortex::dynamic::GraphFile;
+    let n = 100_000;
+    let mut text = String::from("{\n\"name\": \"Long\",\n\"inputs\": [{\"name\": \"x\", \"type\": \"f64\"}],\n\"nodes\": [\n");
+    for i in 0..n {
+        let from = if i == 0 {
+            "x".to_string()
+        } else {
+            format!("n{}", i - 1)
+        };
+        text.push_str(&format!(
+            "{{\"name\": \"n{i}\", \"op\": \"neg\", \"args\": [\"{from}\"], \"type\": \"f64\"}},\n"
+        ));
+    }
+    text.push_str("{\"name\": \"last\", \"op\": \"neg\", \"oops\": 1}\n],\n\"outputs\": []\n}\n");
+    let e = GraphFile::parse(&text).expect_err("the last node is wrong");
+    assert_eq!(e.problems.len(), 1, "{e}");
+    let (line, message) = &e.problems[0];
+    assert_eq!(*line, n + 5, "{message}");
+    assert!(message.contains("unknown field `oops`"), "{message}");
+}

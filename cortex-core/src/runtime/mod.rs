@@ -4,7 +4,8 @@
 //! control between a frame source and a pipeline ([`stream`]) and the
 //! pipelined loop built on it ([`pipelined`]); many streams on one worker
 //! pool ([`streams`]); the heap size of planned buffers ([`heap`]); decisions
-//! measured on this machine, kept across runs ([`autotune`]).
+//! measured on this machine, kept across runs ([`autotune`]); files and text
+//! from the user read and echoed safely ([`untrusted`]).
 
 pub mod autotune;
 pub mod dispatch;
@@ -23,3 +24,4 @@ pub mod run;
 pub mod stream;
 pub mod streams;
 pub mod strip;
+pub mod untrusted;

@@ -8,6 +8,8 @@ use ff::format::Pixel;
 use ffmpeg_next as ff;
 use std::path::Path;
 
+use cortex_core::untrusted::kind_of;
+
 /// Output time base: milliseconds.
 const TIME_BASE: (i32, i32) = (1, 1000);
 
@@ -35,6 +37,9 @@ pub(crate) struct Encoder {
     /// the encoder leaves without one (MP4's edit list would cut the
     /// last frame otherwise).
     step: i64,
+    /// A FIFO's write end, opened while checking the path and held until
+    /// the output is open.
+    reader_held: Option<std::fs::File>,
 }
 
 struct Opened {
@@ -76,7 +81,7 @@ impl Encoder {
                 path.display()
             )));
         }
-        check_output(&path, args.force)?;
+        let reader_held = check_output(&path, args.force)?;
         Ok(Some(Encoder {
             path,
             codec,
@@ -94,6 +99,7 @@ impl Encoder {
             first_pts: None,
             last_pts: -1,
             step: 33,
+            reader_held,
         }))
     }
 
@@ -112,6 +118,8 @@ impl Encoder {
         let existed = path.exists();
         let octx =
             ff::format::output(&path).map_err(|e| fail(&path, format!("cannot write it: {e}")))?;
+        // The output holds the FIFO's write end now (a file has none).
+        self.reader_held = None;
         let octx = self.octx.insert(octx);
         let started = start_on(octx, self.codec, &self.codec_name, self.crf, (w, h));
         if started.is_err() {
@@ -353,31 +361,73 @@ fn has_muxer(path: &Path) -> bool {
         .is_null()
 }
 
-/// `--encode`'s path before anything runs: an existing file is refused
-/// unless `force` (a run must not overwrite a video silently, as it would
-/// on a mistyped name), a folder always; a device or a FIFO (`/dev/null`,
-/// a pipe to another program) is written to, there is nothing in it to
-/// lose. The folder it goes in must exist (checked here; whether the file
-/// can be created is known when it is, on the first frame).
-fn check_output(path: &Path, force: bool) -> Result<(), RunnerError> {
-    let refuse = |why: &str| {
+/// `--encode`'s path before anything runs. The rule, the same for every
+/// kind of path: without `force` the path must name nothing yet — an
+/// existing file, symbolic link (even one to `/dev/null`), device, FIFO or
+/// socket is refused, so a mistyped name never overwrites a video or
+/// blocks on a pipe. With `force` a regular file is replaced, a device
+/// written to, and a FIFO written to only while a program reads it: it is
+/// opened here without blocking (no reader: refused at once) and the
+/// returned handle is held until the encoder opens its own, so the reader
+/// never sees the pipe's end in between. A folder or a socket is always
+/// refused. The folder the file goes in must exist (checked here; whether
+/// the file can be created is known when it is, on the first frame).
+fn check_output(path: &Path, force: bool) -> Result<Option<std::fs::File>, RunnerError> {
+    let refuse = |why: String| {
         Err(RunnerError::Usage(format!(
             "--encode {}: {why}",
             path.display()
         )))
     };
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return refuse("a folder"),
-        Ok(m) if m.is_file() && !force => {
-            return refuse("the file exists (remove it, or add --force to overwrite it)")
-        }
-        Ok(_) => return Ok(()),
-        Err(_) => {}
+    let Ok(link) = std::fs::symlink_metadata(path) else {
+        return match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(dir) if !dir.is_dir() => Err(fail(path, "cannot write it: no such folder")),
+            _ => Ok(None),
+        };
+    };
+    // What the path leads to; a dangling link leads to a file it creates.
+    let target = std::fs::metadata(path).ok();
+    let kind = target
+        .as_ref()
+        .map_or("a symbolic link to nothing", |m| kind_of(&m.file_type()));
+    let through = if link.file_type().is_symlink() && target.is_some() {
+        format!("a symbolic link to {kind}")
+    } else {
+        kind.to_string()
+    };
+    if target.as_ref().is_some_and(|m| m.is_dir()) || kind == "a socket" {
+        return refuse(format!("it is {through}; --encode writes a file"));
     }
-    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(dir) if !dir.is_dir() => Err(fail(path, "cannot write it: no such folder")),
-        _ => Ok(()),
+    if !force {
+        return refuse(if through == "a regular file" {
+            "the file exists (remove it, or add --force to overwrite it)".to_string()
+        } else {
+            format!("it exists ({through}; add --force to write to it)")
+        });
     }
+    if kind != "a FIFO" {
+        return Ok(None);
+    }
+    open_fifo(path)
+        .map(Some)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => RunnerError::Usage(format!(
+                "--encode {}: it is {through} that no program reads",
+                path.display()
+            )),
+            _ => fail(path, format!("cannot write it: {e}")),
+        })
+}
+
+/// The write end of the FIFO at `path`, if a program holds its read end:
+/// without a reader the open fails at once (ENXIO) instead of waiting for
+/// one.
+fn open_fifo(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
 }
 
 /// Writes out what the muxer buffered for `octx` and returns the first

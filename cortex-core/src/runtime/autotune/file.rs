@@ -7,40 +7,11 @@
 //! that two processes' read-merge-write steps do not interleave.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{CacheError, MAX_FILE_BYTES};
-
-/// What a file type is, for messages that refuse anything but a regular
-/// file ("a FIFO", "a folder", …).
-pub fn kind_of(t: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_dir() {
-        "a folder"
-    } else if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_file() {
-        "a regular file"
-    } else {
-        "something"
-    }
-}
+use crate::runtime::untrusted::{kind_of, read_regular, ReadError};
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> CacheError + '_ {
     move |source| CacheError::Io {
@@ -49,58 +20,22 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> CacheError + '_ {
     }
 }
 
-/// Opens `path` for reading if it is a regular file (following symbolic
-/// links); `None` when nothing is there.
-fn open_regular(path: &Path) -> Result<Option<(fs::File, u64)>, CacheError> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Opening a FIFO for reading waits for a writer; without blocking
-        // the open returns at once and the type check below refuses it.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(path)(e)),
-    };
-    // The type of what was opened, not of what the path names now: a file
-    // swapped in between cannot slip through.
-    let meta = file.metadata().map_err(io(path))?;
-    if !meta.is_file() {
-        return Err(CacheError::NotAFile {
-            path: path.to_path_buf(),
-            kind: kind_of(&meta.file_type()),
-        });
-    }
-    Ok(Some((file, meta.len())))
-}
-
 /// The bytes of `path` (at most [`MAX_FILE_BYTES`]); `None` when nothing is
 /// there.
 pub(super) fn read(path: &Path) -> Result<Option<Vec<u8>>, CacheError> {
-    let Some((file, len)) = open_regular(path)? else {
-        return Ok(None);
-    };
-    let too_large = |size: String| CacheError::Invalid {
-        path: path.to_path_buf(),
-        reason: format!("{size} bytes, larger than a cache file ({MAX_FILE_BYTES} at most)"),
-    };
-    if len > MAX_FILE_BYTES {
-        return Err(too_large(len.to_string()));
+    match read_regular(path, MAX_FILE_BYTES) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(ReadError::Io(e)) => Err(io(path)(e)),
+        Err(ReadError::NotAFile(kind)) => Err(CacheError::NotAFile {
+            path: path.to_path_buf(),
+            kind,
+        }),
+        Err(ReadError::TooLarge { bytes, max }) => Err(CacheError::Invalid {
+            path: path.to_path_buf(),
+            reason: format!("{bytes} bytes, larger than a cache file ({max} at most)"),
+        }),
     }
-    // The length can change after the check: read one byte past the bound
-    // to tell a file that grew from one that fits.
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io(path))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(format!("more than {MAX_FILE_BYTES}")));
-    }
-    Ok(Some(bytes))
 }
 
 /// The file a save writes: `path`, or the regular file a symbolic link at

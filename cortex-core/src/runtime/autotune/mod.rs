@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::runtime::untrusted::{echo, kind_of as file_kind, MAX_ECHO_CHARS};
 pub use cpu::CpuFeature;
-pub use file::kind_of as file_kind;
 
 /// The environment variable that overrides the cache file's location; set
 /// it to `off` (or empty) to keep decisions in memory only.
@@ -36,19 +36,6 @@ pub const FORMAT: u32 = 1;
 /// entry per op and problem shape, a few KB; a larger file is not read and
 /// counts as a corrupt cache.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// The most characters of a value read from a file or the environment that a
-/// warning repeats; longer values are cut and marked with their length.
-pub const MAX_ECHO_CHARS: usize = 80;
-
-/// `text` cut to [`MAX_ECHO_CHARS`] characters for a warning, so that a
-/// hostile value cannot flood the terminal or the log.
-pub fn echo(text: &str) -> String {
-    match text.char_indices().nth(MAX_ECHO_CHARS) {
-        None => text.to_string(),
-        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
-    }
-}
 
 fn shown(path: &Path) -> String {
     echo(&path.to_string_lossy())

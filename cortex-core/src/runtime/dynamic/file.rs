@@ -9,6 +9,8 @@
 //! runner's, it keeps a span for each declaration (`RawValue` borrows the
 //! text, so its offset is its line), and every language writes it.
 
+use std::path::Path;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -18,6 +20,7 @@ use crate::model::spec::{
     WEIGHTS_ARG,
 };
 use crate::passes::diag::{Loc, Severity};
+use crate::runtime::untrusted::{echo, echo_cut, is_hidden, read_regular, ReadError};
 
 use super::engine::DynPipeline;
 use super::ops::Ops;
@@ -37,6 +40,36 @@ fn render(problems: &[(usize, String)]) -> String {
         .map(|(line, m)| format!("line {line}: {m}"))
         .collect();
     lines.join("\n")
+}
+
+/// The largest graph file read: 16 MiB. L2's file is 5 KB and a node
+/// takes about 150 bytes, so this holds some 100 000 nodes; a larger file
+/// (or a device, a FIFO) is refused before it is read.
+pub const MAX_GRAPH_FILE_BYTES: u64 = 16 << 20;
+
+/// The longest name, type, op or constant a graph file may write: 256
+/// characters, none of them control or invisible formatting characters.
+/// Every such string is echoed by some error message, so each is checked
+/// when the file is read.
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// The most characters of one error message about a graph file; the rest is
+/// cut (a message repeats names from the file).
+const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// Why a graph file could not be loaded from a path.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The path could not be read: missing, not a regular file, or larger
+    /// than [`MAX_GRAPH_FILE_BYTES`].
+    #[error("{0}")]
+    Read(#[from] ReadError),
+    /// The bytes are not UTF-8 text.
+    #[error("it is not UTF-8 text (byte {0} is not)")]
+    NotText(usize),
+    /// The text is not a graph file this version reads.
+    #[error("{0}")]
+    Problems(#[from] FileError),
 }
 
 /// A graph file, read: the declaration and where each part was written.
@@ -164,17 +197,42 @@ struct OutputDecl {
 }
 
 impl GraphFile {
+    /// Reads the graph file at `path`: a regular file of at most
+    /// [`MAX_GRAPH_FILE_BYTES`] of UTF-8 text, opened without blocking (a
+    /// FIFO or a device is refused at once), then [`parse`](Self::parse)d.
+    ///
+    /// # Errors
+    /// [`LoadError`]: the file cannot be read, is not text, or is not a
+    /// graph file.
+    pub fn load(path: &Path) -> Result<GraphFile, LoadError> {
+        let bytes = read_regular(path, MAX_GRAPH_FILE_BYTES)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| LoadError::NotText(e.utf8_error().valid_up_to()))?;
+        Ok(GraphFile::parse(&text)?)
+    }
+
     /// Reads a graph file's text. Checks its form only; [`build`](Self::build)
     /// checks the graph.
     pub fn parse(text: &str) -> Result<GraphFile, FileError> {
         let one = |line: usize, message: String| FileError {
             problems: vec![(line, message)],
         };
-        let top: Top<'_> = serde_json::from_str(text).map_err(|e| one(e.line(), e.to_string()))?;
+        if text.trim().is_empty() {
+            return Err(one(
+                1,
+                "the file is empty: a graph file is a JSON object with `name`, `inputs`, \
+                 `nodes` and `outputs`"
+                    .into(),
+            ));
+        }
+        let top: Top<'_> = serde_json::from_str(text)
+            .map_err(|e| one(e.line(), format!("not a graph file: {}", message(&e))))?;
+        // Each declaration's line from its offset, by a search in the
+        // offsets of the text's line breaks, found once.
+        let breaks: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
         let line_of = |raw: &RawValue| {
             let offset = (raw.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
-            text.get(..offset)
-                .map_or(1, |t| t.matches('\n').count() + 1)
+            breaks.partition_point(|&b| b < offset) + 1
         };
         let mut problems = Vec::new();
         let mut spec = GraphSpec {
@@ -191,12 +249,22 @@ impl GraphFile {
             problems: &mut Vec<(usize, String)>,
         ) -> Option<T> {
             serde_json::from_str(raw.get())
-                .map_err(|e| problems.push((line + e.line() - 1, format!("{what}: {e}"))))
+                .map_err(|e| {
+                    problems.push((line + e.line() - 1, format!("{what}: {}", message(&e))))
+                })
                 .ok()
         }
         for raw in top.inputs {
             let line = line_of(raw);
-            if let Some(d) = decl::<InputDecl>(raw, line, "input", &mut problems) {
+            let d = decl::<InputDecl>(raw, line, "input", &mut problems).filter(|d| {
+                fits(
+                    line,
+                    "input",
+                    [("name", &d.name), ("type", &d.ty)],
+                    &mut problems,
+                )
+            });
+            if let Some(d) = d {
                 spec.inputs.push(InputSpec {
                     name: d.name,
                     ty: d.ty,
@@ -206,7 +274,16 @@ impl GraphFile {
         }
         for raw in top.states {
             let line = line_of(raw);
-            if let Some(d) = decl::<StateDecl>(raw, line, "state", &mut problems) {
+            let d = decl::<StateDecl>(raw, line, "state", &mut problems).filter(|d| {
+                let strings = [
+                    ("name", &d.name),
+                    ("type", &d.ty),
+                    ("init", &d.init),
+                    ("from", &d.from),
+                ];
+                fits(line, "state", strings, &mut problems)
+            });
+            if let Some(d) = d {
                 spec.writes.push(WriteSpec {
                     from: d.from,
                     to: d.name.clone(),
@@ -225,6 +302,17 @@ impl GraphFile {
             let Some(d) = decl::<ModeDecl>(raw, line, "mode", &mut problems) else {
                 continue;
             };
+            let strings = std::iter::once(("name", &d.name))
+                .chain(d.weights.keys().map(|k| ("weight", k)))
+                .chain(d.rates.iter().map(|r| ("rate's node", &r.node)))
+                .chain(
+                    d.rates
+                        .iter()
+                        .filter_map(|r| Some(("trigger", r.trigger.as_ref()?))),
+                );
+            if !fits(line, "mode", strings, &mut problems) {
+                continue;
+            }
             let mut weights = Vec::new();
             for (k, v) in d.weights {
                 match v.as_f64() {
@@ -260,6 +348,17 @@ impl GraphFile {
             let Some(d) = decl::<NodeDecl>(raw, line, "node", &mut problems) else {
                 continue;
             };
+            let strings = [("name", &d.name), ("op", &d.op)]
+                .into_iter()
+                .chain(d.ty.iter().map(|t| ("type", t)))
+                .chain(d.weight_key.iter().map(|k| ("weight_key", k)))
+                .chain(d.args.iter().map(|a| match a {
+                    ArgDecl::Name(n) => ("argument", n),
+                    ArgDecl::Const { value } => ("constant", value),
+                }));
+            if !fits(line, "node", strings, &mut problems) {
+                continue;
+            }
             let (compilable, strip) = match d.compilable {
                 Compilable::No | Compilable::Flag(false) => (false, None),
                 Compilable::Flag(true) => (true, None),
@@ -304,7 +403,15 @@ impl GraphFile {
         }
         for raw in top.outputs {
             let line = line_of(raw);
-            if let Some(d) = decl::<OutputDecl>(raw, line, "output", &mut problems) {
+            let d = decl::<OutputDecl>(raw, line, "output", &mut problems).filter(|d| {
+                fits(
+                    line,
+                    "output",
+                    [("name", &d.name), ("type", &d.ty)],
+                    &mut problems,
+                )
+            });
+            if let Some(d) = d {
                 spec.outputs.push(OutputSpec {
                     name: d.name,
                     ty: d.ty,
@@ -330,7 +437,8 @@ impl GraphFile {
                 .filter(|d| d.severity == Severity::Error)
                 .map(|d| {
                     let (line, what) = self.place(d.loc);
-                    (line, format!("{what}: {}", d.render()))
+                    let text = format!("{what}: {}", d.render());
+                    (line, echo_cut(&text, MAX_MESSAGE_CHARS))
                 })
                 .collect(),
         })
@@ -376,4 +484,34 @@ impl GraphFile {
             ),
         }
     }
+}
+
+/// A parser's message about the file, cut and escaped: it may quote the
+/// file's text.
+fn message(e: &serde_json::Error) -> String {
+    echo_cut(&e.to_string(), MAX_MESSAGE_CHARS)
+}
+
+/// Whether each of a declaration's `strings` (field, value) is at most
+/// [`MAX_NAME_CHARS`] visible characters; the first that is not is a
+/// problem at `line`, quoting it cut and escaped.
+fn fits<'s>(
+    line: usize,
+    what: &str,
+    strings: impl IntoIterator<Item = (&'static str, &'s String)>,
+    problems: &mut Vec<(usize, String)>,
+) -> bool {
+    for (field, value) in strings {
+        let long = value.chars().nth(MAX_NAME_CHARS).is_some();
+        if long || value.chars().any(is_hidden) {
+            let why = if long {
+                format!("longer than {MAX_NAME_CHARS} characters")
+            } else {
+                "holds a control or invisible formatting character".to_string()
+            };
+            problems.push((line, format!("{what}: {field} \"{}\" {why}", echo(value))));
+            return false;
+        }
+    }
+    true
 }

@@ -25,7 +25,7 @@ mod outputs;
 mod stream;
 
 pub use engine::{BuildError, DynPipeline};
-pub use file::{FileError, GraphFile};
+pub use file::{FileError, GraphFile, LoadError, MAX_GRAPH_FILE_BYTES, MAX_NAME_CHARS};
 pub use ops::{Call, FormArgs, OpFn, Ops, Value};
 pub use outputs::DynOutputs;
 

@@ -6,8 +6,10 @@ use super::error::StripError;
 /// How a fused run cuts its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strips {
-    /// Exactly this many strips (at least 1; more than rows is allowed, the
-    /// extra ones are empty).
+    /// This many strips (at least 1), and at most one a row: a count
+    /// above the rows is cut to the rows, since the extra strips would be
+    /// empty (and a count from outside could otherwise size a list of
+    /// strips past any memory).
     Count(usize),
     /// Strips of about this many rows of the tallest output.
     Rows(usize),
@@ -23,7 +25,8 @@ impl Strips {
     /// more per-strip overhead, 128-row strips' scratch leaves L2).
     pub const AUTO_ROWS: usize = 32;
 
-    /// The strip count for `rows` rows.
+    /// The strip count for `rows` rows: never more than `rows` (one strip
+    /// for an empty frame).
     ///
     /// # Errors
     /// [`StripError::Group`] for a count or height of 0.
@@ -32,7 +35,7 @@ impl Strips {
             Strips::Count(0) | Strips::Rows(0) => {
                 Err(StripError::Group("a strip count or height of 0".into()))
             }
-            Strips::Count(n) => Ok(n),
+            Strips::Count(n) => Ok(n.min(rows.max(1))),
             Strips::Rows(r) => Ok(rows.div_ceil(r).max(1)),
             Strips::Auto => Ok(Self::auto_count(rows, Self::AUTO_ROWS)),
         }
@@ -60,5 +63,19 @@ impl std::fmt::Display for Strips {
             Strips::Rows(r) => write!(f, "{r}-row strips"),
             Strips::Count(n) => write!(f, "{n} strips"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Strips;
+
+    #[test]
+    fn a_count_is_at_most_one_strip_a_row() {
+        assert_eq!(Strips::Count(3).count(10).unwrap(), 3);
+        assert_eq!(Strips::Count(11).count(10).unwrap(), 10);
+        assert_eq!(Strips::Count(usize::MAX).count(10).unwrap(), 10);
+        assert_eq!(Strips::Count(5).count(0).unwrap(), 1);
+        assert!(Strips::Count(0).count(10).is_err());
     }
 }

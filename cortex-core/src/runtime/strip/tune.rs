@@ -25,6 +25,7 @@ use super::erased::AnyPlane;
 use super::geometry::Geometry;
 use super::strips::Strips;
 use crate::autotune::{self, CacheEntry, CacheKey, Section};
+use crate::limits::FrameLimits;
 
 /// The environment variable forcing the strip policy: `measure` (the
 /// default), `auto` ([`Strips::Auto`] without measuring), `rows:N` (strips
@@ -112,7 +113,9 @@ impl StripPolicy {
     /// Parses [`STRIPS_ENV`]'s syntax.
     ///
     /// # Errors
-    /// A one-line message for anything else, or a count or height of 0.
+    /// A one-line message for anything else, a count or height of 0, or a
+    /// count above the frame limits' longest side
+    /// ([`FrameLimits::max_side`]).
     pub fn parse(text: &str) -> Result<StripPolicy, String> {
         let t = text.trim();
         let number = |n: &str| match n.parse::<usize>() {
@@ -128,7 +131,17 @@ impl StripPolicy {
             "unfused" => Ok(StripPolicy::Unfused),
             _ => match t.split_once(':') {
                 Some(("rows", n)) => Ok(StripPolicy::Fixed(Strips::Rows(number(n)?))),
-                Some(("count", n)) => Ok(StripPolicy::Fixed(Strips::Count(number(n)?))),
+                Some(("count", n)) => {
+                    // More strips than the tallest frame accepted has rows
+                    // is never meant: refused here, before any frame.
+                    let most = FrameLimits::current().max_side;
+                    match number(n)? {
+                        c if c > most => Err(format!(
+                            "`count:{c}` asks for more strips than a frame may have rows ({most})"
+                        )),
+                        c => Ok(StripPolicy::Fixed(Strips::Count(c))),
+                    }
+                }
                 _ => Err(format!(
                     "`{}` is not `measure`, `auto`, `rows:N`, `count:N` or `unfused`",
                     t.chars().take(32).collect::<String>()
@@ -665,6 +678,18 @@ mod tests {
         );
         for bad in ["rows:0", "count:-1", "rows:x", "fast", "", "rows"] {
             assert!(StripPolicy::parse(bad).is_err(), "{bad}");
+        }
+        // More strips than any accepted frame has rows: refused before a
+        // frame could size a list of them.
+        let most = FrameLimits::current().max_side;
+        assert!(StripPolicy::parse(&format!("count:{most}")).is_ok());
+        for bad in [
+            format!("count:{}", most + 1),
+            "count:1000000000000".to_string(),
+            format!("count:{}", usize::MAX),
+        ] {
+            let e = StripPolicy::parse(&bad).unwrap_err();
+            assert!(e.contains("more strips than a frame may have rows"), "{e}");
         }
         let long = "x".repeat(100_000);
         assert!(StripPolicy::parse(&long).unwrap_err().len() < 100);
