@@ -50,6 +50,7 @@
 //! | [`strip`] | `cortex-core` | strip kernels and the executor of fused groups |
 //! | [`tools`] | `cortex-core` | the listing and DCE diff (`viz`), DOT and Mermaid (`export`) |
 //! | [`limits`] | `cortex-core` | the resource policy every kernel and source checks frames against |
+//! | [`untrusted`] | `cortex-core` | reading files and echoing their text as untrusted input: regular files only, bounded; short, escaped echoes |
 //! | `ops`, `registry`, `l2` (with `l2::ops`, `l2::registry`) (feature `ops`, default) | `cortex-vision` | vision kernels, the kernel registry, the L2 region-of-interest pipeline |
 //! | `runner` (with `runner::sources`) (feature `runner`, default) | `cortex-runner` | a command-line program for any pipeline, frame sources |
 //! | `gst` (with `gst::gst_roi_element!`) (feature `gstreamer`) | `cortex-gst` | GStreamer elements and the `gstcortex` plugin |
@@ -61,8 +62,8 @@
 
 pub use cortex_core::run::Run;
 pub use cortex_core::{
-    dynamic, limits, lower, model, passes, stream, streams, strip, tools, ParallelPipeline,
-    Pipeline, PipelineError, Weights,
+    dynamic, limits, lower, model, passes, stream, streams, strip, tools, untrusted,
+    ParallelPipeline, Pipeline, PipelineError, Weights,
 };
 pub use cortex_macros::cortex_graph;
 

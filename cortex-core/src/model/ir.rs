@@ -282,6 +282,21 @@ impl GraphIr {
         h.0
     }
 
+    /// Per node, the edges into it, in `edges` order: built once, so a pass
+    /// over every node reads each edge once instead of scanning all edges
+    /// per node (quadratic on the graphs files can declare).
+    pub fn edges_into(&self) -> Vec<Vec<&Edge>> {
+        let mut into = vec![Vec::new(); self.nodes.len()];
+        for e in self.edges.iter() {
+            if let Endpoint::Node(c) = e.to {
+                if let Some(list) = into.get_mut(c as usize) {
+                    list.push(e);
+                }
+            }
+        }
+        into
+    }
+
     /// Every node `id` reads within a frame, directly or through other
     /// nodes (state reads, which are last frame's values, not included).
     pub fn upstream(&self, id: NodeId) -> Vec<NodeId> {

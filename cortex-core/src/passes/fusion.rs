@@ -465,23 +465,35 @@ pub fn units(ir: &GraphIr, plan: &Plan, fusion: &FusionPlan) -> Vec<Vec<NodeId>>
             }
         }
     }
+    // Kahn's order taking the first unit in plan order whose readers'
+    // producers have all run.
+    let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); members.len()];
+    for (u, ps) in preds.iter().enumerate() {
+        for &p in ps {
+            succs[p].push(u);
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> =
+        (0..members.len()).filter(|&u| waiting[u] == 0).collect();
     let mut done = vec![false; members.len()];
     let mut out = Vec::with_capacity(members.len());
-    while out.len() < members.len() {
-        let Some(next) =
-            (0..members.len()).find(|&u| !done[u] && preds[u].iter().all(|&p| done[p]))
-        else {
-            // Unreachable for convex groups; keep every node rather than loop.
-            out.extend(
-                (0..members.len())
-                    .filter(|&u| !done[u])
-                    .map(|u| members[u].clone()),
-            );
-            break;
-        };
+    while let Some(next) = ready.pop_first() {
         done[next] = true;
         out.push(members[next].clone());
+        for &s in &succs[next] {
+            waiting[s] -= 1;
+            if waiting[s] == 0 {
+                ready.insert(s);
+            }
+        }
     }
+    // Unreachable for convex groups; keep every node rather than drop any.
+    out.extend(
+        (0..members.len())
+            .filter(|&u| !done[u])
+            .map(|u| members[u].clone()),
+    );
     out
 }
 
@@ -512,16 +524,18 @@ pub fn unit_waves_from(
     floor: impl Fn(&[NodeId]) -> usize,
 ) -> Vec<Vec<Vec<NodeId>>> {
     let units = units(ir, plan, fusion);
+    let into = ir.edges_into();
     let n = ir.nodes.len();
     let mut wave_of_node = vec![0usize; n];
     let mut out: Vec<Vec<Vec<NodeId>>> = Vec::new();
     for unit in units {
-        let w = ir
-            .edges
+        let w = unit
             .iter()
-            .filter_map(|e| match (e.kind, e.from, e.to) {
-                (EdgeKind::Data | EdgeKind::Weighted, Endpoint::Node(a), Endpoint::Node(b))
-                    if unit.contains(&b) && !unit.contains(&a) && plan.is_live(a) =>
+            .filter_map(|&b| into.get(b as usize))
+            .flatten()
+            .filter_map(|e| match (e.kind, e.from) {
+                (EdgeKind::Data | EdgeKind::Weighted, Endpoint::Node(a))
+                    if !unit.contains(&a) && plan.is_live(a) =>
                 {
                     wave_of_node.get(a as usize).map(|w| w + 1)
                 }

@@ -3,7 +3,7 @@
 //! through other nodes (pipelined runs start them before the previous
 //! frame's state is committed).
 
-use crate::model::ir::{EdgeKind, Endpoint, GraphIr, NodeId};
+use crate::model::ir::{Edge, EdgeKind, Endpoint, GraphIr, NodeId};
 use crate::model::plan::Plan;
 
 /// The plan's nodes in waves: a node's wave is one more than the latest
@@ -11,10 +11,11 @@ use crate::model::plan::Plan;
 /// nodes of one wave are independent and may run at once. Each wave lists
 /// its nodes in plan order.
 pub fn waves(ir: &GraphIr, plan: &Plan) -> Vec<Vec<NodeId>> {
+    let into = ir.edges_into();
     let mut wave = vec![0usize; ir.nodes.len()];
     let mut out: Vec<Vec<NodeId>> = Vec::new();
     for &id in plan.order.iter() {
-        let w = producers(ir, id)
+        let w = producers(&into, id)
             .filter(|&p| plan.is_live(p))
             .map(|p| wave[p as usize] + 1)
             .max()
@@ -28,16 +29,14 @@ pub fn waves(ir: &GraphIr, plan: &Plan) -> Vec<Vec<NodeId>> {
     out
 }
 
-/// The nodes whose values node `id` reads (data and weighted edges).
-fn producers(ir: &GraphIr, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-    ir.edges
-        .iter()
-        .filter_map(move |e| match (e.from, e.to, e.kind) {
-            (Endpoint::Node(p), Endpoint::Node(c), EdgeKind::Data | EdgeKind::Weighted)
-                if c == id =>
-            {
-                Some(p)
-            }
+/// The nodes whose values node `id` reads (data and weighted edges), from
+/// [`GraphIr::edges_into`].
+fn producers<'a>(into: &'a [Vec<&'a Edge>], id: NodeId) -> impl Iterator<Item = NodeId> + 'a {
+    into.get(id as usize)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| match (e.from, e.kind) {
+            (Endpoint::Node(p), EdgeKind::Data | EdgeKind::Weighted) => Some(p),
             _ => None,
         })
 }
@@ -47,15 +46,14 @@ fn producers(ir: &GraphIr, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
 /// while frame `k` is still running: nothing it reads is written by frame
 /// `k`. The others wait until frame `k` commits its state.
 pub fn state_free(ir: &GraphIr, plan: &Plan) -> Vec<bool> {
+    let into = ir.edges_into();
     let mut free = vec![false; ir.nodes.len()];
     for &id in plan.order.iter() {
-        let reads_state = ir.edges.iter().any(|e| {
-            e.to == Endpoint::Node(id)
-                && match e.from {
-                    Endpoint::State(_) => true,
-                    Endpoint::Node(p) => !free[p as usize],
-                    Endpoint::Input(_) => false,
-                }
+        let mut edges = into.get(id as usize).into_iter().flatten();
+        let reads_state = edges.any(|e| match e.from {
+            Endpoint::State(_) => true,
+            Endpoint::Node(p) => !free[p as usize],
+            Endpoint::Input(_) => false,
         });
         free[id as usize] = !reads_state;
     }

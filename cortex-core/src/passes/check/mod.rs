@@ -203,18 +203,19 @@ fn build_ir(spec: &GraphSpec, r: &Resolved, topo: Vec<u32>) -> GraphIr {
     }
 }
 
-/// Whether a node's argument or a mode's trigger reads `e`.
-pub(crate) fn is_read(r: &Resolved, e: Endpoint) -> bool {
-    let by_node = r
-        .args
+/// Every endpoint a node's argument or a mode's trigger reads, gathered in
+/// one pass so asking about each endpoint costs no scan of the graph.
+pub(crate) fn read_set(r: &Resolved) -> std::collections::HashSet<Endpoint> {
+    let by_node = r.args.iter().flatten().filter_map(|a| match a {
+        Some(Arg::Value(x)) => Some(*x),
+        _ => None,
+    });
+    let by_trigger = r
+        .rates
         .iter()
         .flatten()
-        .any(|a| matches!(a, Some(Arg::Value(x)) if *x == e));
-    by_node
-        || r.rates
-            .iter()
-            .flatten()
-            .any(|rate| rate.trigger.as_ref().is_some_and(|t| t.source == e))
+        .filter_map(|rate| rate.trigger.as_ref().map(|t| t.source));
+    by_node.chain(by_trigger).collect()
 }
 
 /// `input`, `state` or `node`: what kind of name an endpoint is.

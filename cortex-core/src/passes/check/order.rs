@@ -1,7 +1,7 @@
 //! The topological order of the within-frame data edges, and cycles that no
 //! state breaks.
 
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graphmap::DiGraphMap;
 
 use super::Resolved;
@@ -31,7 +31,14 @@ pub(crate) fn topological(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostic
         }
     }
     let mut cyclic = false;
-    for scc in tarjan_scc(&g) {
+    // Kosaraju's search keeps its own stack, so a chain of a hundred
+    // thousand nodes from a graph file cannot overflow the thread's (Tarjan's
+    // in petgraph recurses once per node).
+    let mut sccs = kosaraju_scc(&g);
+    // Reported in declaration order, as the nodes were written.
+    sccs.iter_mut().for_each(|scc| scc.sort_unstable());
+    sccs.sort_unstable_by_key(|scc| scc[0]);
+    for scc in sccs {
         let self_loop = scc.len() == 1 && g.contains_edge(scc[0], scc[0]);
         if scc.len() < 2 && !self_loop {
             continue;
@@ -82,14 +89,15 @@ fn stable_toposort(g: &DiGraphMap<u32, ()>, n: u32) -> Vec<u32> {
     order
 }
 
-/// A simple cycle inside a strongly connected component, starting at its
-/// first-declared node.
+/// A simple cycle inside a strongly connected component (sorted), starting
+/// at its first-declared node.
 fn cycle_path(g: &DiGraphMap<u32, ()>, scc: &[u32]) -> Vec<u32> {
-    let start = *scc.iter().min().unwrap_or(&0);
-    let in_scc = |x: u32| scc.contains(&x);
-    // Depth-first search for a path back to `start` within the component.
+    let start = scc[0];
+    let in_scc = |x: u32| scc.binary_search(&x).is_ok();
+    // Depth-first search for a path back to `start` within the component;
+    // each node is entered once, so a large component costs its size.
     let mut path = vec![start];
-    let mut visited = vec![start];
+    let mut visited = std::collections::HashSet::from([start]);
     let mut stack = vec![g
         .neighbors(start)
         .filter(|&x| in_scc(x))
@@ -97,8 +105,7 @@ fn cycle_path(g: &DiGraphMap<u32, ()>, scc: &[u32]) -> Vec<u32> {
     while let Some(frontier) = stack.last_mut() {
         match frontier.pop() {
             Some(next) if next == start => return path,
-            Some(next) if !visited.contains(&next) => {
-                visited.push(next);
+            Some(next) if visited.insert(next) => {
                 path.push(next);
                 stack.push(g.neighbors(next).filter(|&x| in_scc(x)).collect());
             }

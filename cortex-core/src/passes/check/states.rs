@@ -93,6 +93,7 @@ pub(crate) fn resolve_writes(
 /// state _prev: Gray = Gray::default();   // error: never written (no `x -> _prev;`)
 /// ```
 pub(crate) fn check_written_and_read(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostics) {
+    let read = super::read_set(r);
     for (s, state) in spec.states.iter().enumerate() {
         if r.writers[s].is_none() {
             diags.push(
@@ -103,7 +104,7 @@ pub(crate) fn check_written_and_read(spec: &GraphSpec, r: &Resolved, diags: &mut
                     )),
             );
         }
-        if !super::is_read(r, Endpoint::State(s as u32)) {
+        if !read.contains(&Endpoint::State(s as u32)) {
             diags.push(
                 Diagnostic::error(
                     Loc::State(s),

@@ -15,7 +15,15 @@ use crate::passes::diag::{Diagnostic, Diagnostics, Loc};
 /// node edges = sobel(gray);           // error: node `edges` is never used
 /// ```
 pub(crate) fn check_consumed(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnostics) {
-    let read = |e: Endpoint| super::is_read(r, e);
+    let read_set = super::read_set(r);
+    let read = |e: Endpoint| read_set.contains(&e);
+    let mut kept = vec![false; spec.nodes.len()];
+    let written = r.writes.iter().flatten().map(|&(from, _)| from);
+    for id in written.chain(r.outputs.iter().flatten().copied()) {
+        if let Some(k) = kept.get_mut(id as usize) {
+            *k = true;
+        }
+    }
     for (i, input) in spec.inputs.iter().enumerate() {
         if !read(Endpoint::Input(i as u32)) {
             diags.push(
@@ -29,9 +37,7 @@ pub(crate) fn check_consumed(spec: &GraphSpec, r: &Resolved, diags: &mut Diagnos
     }
     for (n, node) in spec.nodes.iter().enumerate() {
         let id = n as u32;
-        let written = r.writes.iter().flatten().any(|&(from, _)| from == id);
-        let returned = r.outputs.contains(&Some(id));
-        if !read(Endpoint::Node(id)) && !written && !returned {
+        if !read(Endpoint::Node(id)) && !kept[n] {
             diags.push(
                 Diagnostic::error(Loc::Node(n), format!("node `{}` is never used", node.name))
                     .note(
