@@ -26,6 +26,7 @@ use super::geometry::Geometry;
 use super::strips::Strips;
 use crate::autotune::{self, CacheEntry, CacheKey, Section};
 use crate::limits::FrameLimits;
+use crate::runtime::untrusted::{echo, echo_cut};
 
 /// The environment variable forcing the strip policy: `measure` (the
 /// default), `auto` ([`Strips::Auto`] without measuring), `rows:N` (strips
@@ -122,7 +123,7 @@ impl StripPolicy {
             Ok(v) if v > 0 => Ok(v),
             _ => Err(format!(
                 "`{}` is not a positive whole number",
-                n.chars().take(32).collect::<String>()
+                echo_cut(n, 32)
             )),
         };
         match t {
@@ -144,7 +145,7 @@ impl StripPolicy {
                 }
                 _ => Err(format!(
                     "`{}` is not `measure`, `auto`, `rows:N`, `count:N` or `unfused`",
-                    t.chars().take(32).collect::<String>()
+                    echo_cut(t, 32)
                 )),
             },
         }
@@ -419,8 +420,18 @@ pub(crate) fn lookup(group: &str, inputs: &[Geometry], threads: usize) -> Option
         return known;
     }
     let entry = cached(group, &shape(inputs, threads))?;
-    // A setting this version cannot read (or `measure`): measure again.
-    let setting = parse_setting(&entry.kernel)?;
+    // A setting this version cannot read (or `measure`): measure again,
+    // saying why when the entry is not plain `measure` (an edited entry, a
+    // count past the frame limits). The measurement then replaces it.
+    let Some(setting) = parse_setting(&entry.kernel) else {
+        if let Err(e) = StripPolicy::parse(&entry.kernel) {
+            eprintln!(
+                "cortex: autotune cache: group `{}`: {e}; measuring strip heights instead",
+                echo(group)
+            );
+        }
+        return None;
+    };
     let ms = |ns: u64| ns as f64 / 1e6;
     let tried: Vec<(Setting, f64)> = entry
         .median_ns
@@ -692,7 +703,9 @@ mod tests {
             assert!(e.contains("more strips than a frame may have rows"), "{e}");
         }
         let long = "x".repeat(100_000);
-        assert!(StripPolicy::parse(&long).unwrap_err().len() < 100);
+        // Cut to 32 characters, with the length of what was given.
+        let e = StripPolicy::parse(&long).unwrap_err();
+        assert!(e.contains("… (100000 bytes)") && e.len() < 120, "{e}");
     }
 
     #[test]
@@ -809,5 +822,9 @@ mod tests {
         assert_eq!(StripPolicy::Measure.forced(), None);
         assert_eq!(parse_setting("measure"), None);
         assert_eq!(parse_setting("fused"), None);
+        // A cache entry edited past the frame limits is not read (the group
+        // is measured again and the entry replaced), never sized.
+        assert_eq!(parse_setting("count:1000000000000"), None);
+        assert_eq!(parse_setting(&format!("count:{}", usize::MAX)), None);
     }
 }
