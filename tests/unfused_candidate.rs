@@ -104,7 +104,7 @@ fn dyn_key(o: &DynOutputs) -> String {
 fn from_file() -> DynPipeline {
     GraphFile::parse(include_str!("../examples/graphs/l2.json"))
         .expect("reads")
-        .build(&cortex::l2::ops::l2_ops())
+        .build(&cortex::library::vision_ops())
         .expect("builds")
 }
 

@@ -9,7 +9,6 @@
 
 use cortex_core::dynamic::{Call, FormArgs, Ops};
 use cortex_core::error::NodeFailure;
-use serde_json::json;
 
 use crate::l2::{blur_verdict, BlurVerdict};
 use crate::ops::qp_map::{self, QpMap, QpMapParams};
@@ -170,25 +169,8 @@ pub fn register_l2_ops(o: &mut Ops) {
         .constant("GrayImage::zeros((0, 0))", GrayImage::zeros((0, 0)))
         .constant("BlurVerdict::INITIAL", BlurVerdict::INITIAL)
         .flag::<SceneChange>("changed", |s| s.changed);
-    // What the runner shows of each, as the compiled L2's program does.
-    o.show::<BlurVerdict>(|b| {
-        json!({ "sharpness": b.variance, "baseline": b.baseline, "blurry": b.is_blurry, "below_100": b.below_threshold })
-    })
-    .show::<SceneChange>(|s| json!({ "ssim": s.ssim, "cut": s.changed && s.ssim.is_some() }))
-    .show::<EncodedRoi>(|r| {
-        let b = &r.bbox;
-        json!({ "roi": [b.x, b.y, b.width, b.height], "score": f64::from(r.score), "jpeg_bytes": r.jpeg.len() })
-    })
-    .show::<RoiRegions>(|r| {
-        let boxes: Vec<[usize; 4]> = r
-            .regions
-            .iter()
-            .map(|g| [g.bbox.x, g.bbox.y, g.bbox.width, g.bbox.height])
-            .collect();
-        json!({ "regions": boxes, "peak": f64::from(r.peak) })
-    })
-    .show::<ScoreMap>(|m| json!({ "size": [m.ncols(), m.nrows()] }))
-    .show::<QpMap>(|q| json!({ "blocks": [q.cols, q.rows] }));
+    // What the runner shows of each: the library's views.
+    crate::library::register_vision_types(o);
 }
 
 /// The strip forms of L2's fusable ops, as `L2` declares them, and the

@@ -21,4 +21,6 @@ mod heap;
 pub mod l2;
 pub mod l2_ops;
 pub mod l2_registry;
+pub mod library;
 pub mod registry;
+pub mod views;

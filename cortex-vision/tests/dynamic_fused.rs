@@ -1,5 +1,5 @@
 //! L2 read from `examples/graphs/l2.json` and run at run time with its
-//! fused groups on the strip executor (the forms [`l2_ops`] registers)
+//! fused groups on the strip executor (the forms the op library's descriptors declare)
 //! gives bit for bit what the macro-compiled L2 gives with fusion on — in
 //! every mode, sequentially, wave by wave and pipelined, over the
 //! synthetic clip and over OpenCV's `vtest.avi` (768×576) when it and
@@ -18,14 +18,14 @@ use cortex_core::ir::NodeId;
 use cortex_core::observe::Observer;
 use cortex_core::run::Run;
 use cortex_vision::l2::{demo_clip, BlurVerdict, L2Mode, L2Outputs, L2};
-use cortex_vision::l2_ops::l2_ops;
+use cortex_vision::library::vision_ops;
 use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};
 use dynamic_common::{assert_same, compare_streams, vtest_frames, L2_FILE};
 
 fn from_file() -> DynPipeline {
     GraphFile::parse(L2_FILE)
         .expect("reads")
-        .build(&l2_ops())
+        .build(&vision_ops())
         .expect("builds")
 }
 

@@ -15,6 +15,7 @@ use cortex_core::run::Run;
 use cortex_core::Weights;
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
 use cortex_vision::l2_ops::l2_ops;
+use cortex_vision::library::vision_ops;
 use cortex_vision::ops::RgbFrame;
 use dynamic_common::{assert_same, compare_streams, vtest_frames, L2_FILE};
 
@@ -164,11 +165,32 @@ fn the_l2_graph_file_is_the_compiled_l2() {
     use cortex_core::dynamic::GraphFile;
     use cortex_core::lower::lower;
     let file = GraphFile::parse(L2_FILE).expect("reads");
-    let mut from_file = file.build(&l2_ops()).expect("builds");
-    // The same graph (names, types, calls, edges, keys, outputs) and the
-    // same program (fused groups from the strip forms, waves, stages,
-    // buffers) as the macro's.
-    assert_eq!(from_file.ir().fingerprint(), L2::ir().fingerprint());
+    let mut from_file = file.build(&vision_ops()).expect("builds");
+    // The same graph as the macro's — names, types, edges, weight keys,
+    // states, outputs — the file's nodes calling the library's ops where
+    // the macro's call Rust paths; and the same program (fused groups from
+    // the descriptors' strip forms, waves, stages, buffers).
+    let (file_ir, macro_ir) = (from_file.ir(), L2::ir());
+    assert_eq!(file_ir.edges, macro_ir.edges);
+    let states = |ir: &cortex_core::GraphIr| -> Vec<(String, String, u32)> {
+        let s = ir.states.iter();
+        s.map(|s| (s.name.to_string(), s.ty.to_string(), s.writer))
+            .collect()
+    };
+    assert_eq!(states(file_ir), states(macro_ir));
+    assert_eq!(file_ir.outputs, macro_ir.outputs);
+    assert_eq!(file_ir.weight_keys, macro_ir.weight_keys);
+    for (f, m) in file_ir.nodes.iter().zip(macro_ir.nodes.iter()) {
+        assert_eq!(
+            (&f.name, f.kind, f.strip, f.weight_key),
+            (&m.name, m.kind, m.strip, m.weight_key),
+            "node {}",
+            m.name
+        );
+        // The library knows every node's type; the macro the filled ones'.
+        assert!(m.ty.is_none() || f.ty == m.ty, "node {}", m.name);
+        assert_eq!(f.fills_buffer(), m.fills_buffer(), "node {}", m.name);
+    }
     let compiled_program = lower(L2::ir(), &L2::MODE_PLANS, true);
     assert_eq!(
         from_file.program().text(from_file.ir()),
@@ -196,15 +218,19 @@ fn mistakes_in_a_graph_file_name_their_line_and_node() {
             .expect("in file")
             + 1
     };
+    let refused = |bad: &str| {
+        assert_ne!(bad, L2_FILE, "the test's edit applies");
+        GraphFile::parse(bad)
+            .expect("reads")
+            .build(&vision_ops())
+            .expect_err("refused")
+    };
     // An unknown name: the macro's diagnostic, at the node's line.
     let bad = L2_FILE.replace(
-        r#""args": ["laplacian", "scene", "_sharpness"]"#,
-        r#""args": ["laplacian", "scen", "_sharpness"]"#,
+        r#""inputs": ["laplacian", "scene", "_sharpness"]"#,
+        r#""inputs": ["laplacian", "scen", "_sharpness"]"#,
     );
-    let err = GraphFile::parse(&bad)
-        .expect("reads")
-        .build(&l2_ops())
-        .expect_err("refused");
+    let err = refused(&bad);
     let blur = line_of(r#""name": "blur", "op""#);
     assert_eq!(err.problems.len(), 1, "{err}");
     assert_eq!(err.problems[0].0, blur, "{err}");
@@ -212,12 +238,9 @@ fn mistakes_in_a_graph_file_name_their_line_and_node() {
         err.problems[0].1.starts_with("node `blur`: ") && err.problems[0].1.contains("`scene`"),
         "{err}"
     );
-    // An op no registry knows, with the closest one.
-    let bad = L2_FILE.replace("ops::blur_detector", "ops::blur_detect");
-    let err = GraphFile::parse(&bad)
-        .expect("reads")
-        .build(&l2_ops())
-        .expect_err("refused");
+    // An op the library does not have, with the closest one.
+    let err = refused(&L2_FILE.replace("vision.blur_detector", "vision.blur_detect"));
+    assert_eq!(err.problems.len(), 1, "{err}");
     assert_eq!(
         err.problems[0].0,
         line_of(r#""name": "laplacian""#),
@@ -225,9 +248,80 @@ fn mistakes_in_a_graph_file_name_their_line_and_node() {
     );
     assert!(
         err.to_string()
-            .contains("did you mean `ops::blur_detector`"),
+            .contains("did you mean `vision.blur_detector`"),
         "{err}"
     );
+    // Parameters: an unknown name (with the valid ones), a wrong type, a
+    // value out of the op's range — one error each, at the node's line.
+    let text = line_of(r#""name": "text""#);
+    for (params, says) in [
+        (
+            r#"{ "mser.dleta": 3 }"#,
+            "unknown field `dleta`, expected one of `delta`",
+        ),
+        (
+            r#"{ "mser": { "delta": "five" } }"#,
+            "invalid type: string \"five\"",
+        ),
+        (r#"{ "mser.delta": 0 }"#, "delta"),
+        (r#"{ "saturation": -1 }"#, "saturation"),
+    ] {
+        let bad = L2_FILE.replace(
+            r#""inputs": ["gray"], "weight_key": "wt""#,
+            &format!(r#""inputs": ["gray"], "params": {params}, "weight_key": "wt""#),
+        );
+        let err = refused(&bad);
+        assert_eq!(err.problems.len(), 1, "{params}: {err}");
+        assert_eq!(err.problems[0].0, text, "{params}: {err}");
+        assert!(
+            err.problems[0]
+                .1
+                .starts_with("node `text`: params of `vision.text_map`: ")
+                && err.problems[0].1.contains(says),
+            "{params}: {err}"
+        );
+    }
+    // Types, at build time, in the library's names: an input of the wrong
+    // type, an output declared another type, a state of another type.
+    let err = refused(&L2_FILE.replace(
+        r#""inputs": ["gray", "_prev_gray"], "weight_key": "wm""#,
+        r#""inputs": ["gray", "frame"], "weight_key": "wm""#,
+    ));
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert_eq!(err.problems[0].0, line_of(r#""name": "motion""#), "{err}");
+    assert!(
+        err.problems[0].1.contains(
+            "input `previous` of op `vision.motion_map` is a `GrayImage`; `frame` is a `RgbFrame`"
+        ),
+        "{err}"
+    );
+    let err = refused(&L2_FILE.replace(
+        r#"{ "name": "fused", "type": "ScoreMap" }"#,
+        r#"{ "name": "fused", "type": "GrayImage" }"#,
+    ));
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert_eq!(
+        err.problems[0].0,
+        line_of(r#"{ "name": "fused", "type""#),
+        "{err}"
+    );
+    assert!(err.to_string().contains("gives a `ScoreMap`"), "{err}");
+    let err = refused(&L2_FILE.replace(
+        r#""type": "BlurVerdict", "from": "blur""#,
+        r#""type": "BlurReport", "from": "blur""#,
+    ));
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert_eq!(
+        err.problems[0].0,
+        line_of(r#""name": "_sharpness""#),
+        "{err}"
+    );
+    // A weighted node feeding an input read every frame.
+    let err = refused(&L2_FILE.replace(
+        r#""inputs": ["fused", "blur"]"#,
+        r#""inputs": ["text", "blur"]"#,
+    ));
+    assert!(err.to_string().contains("has a weight key"), "{err}");
     // A field of the wrong kind: the line of the value.
     let bad = L2_FILE.replace(
         r#""every": 4, "trigger": "scene.changed" },"#,

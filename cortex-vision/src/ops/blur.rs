@@ -3,9 +3,11 @@
 use super::border::{check_frame, contiguous, reflect101};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError};
+use cortex_core::dynamic::{OpDesc, Params};
 
 /// Parameters of [`blur_detector_with`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct BlurParams {
     /// A frame whose Laplacian variance is below this is blurry. Must be
     /// finite and non-negative. Default `100.0`, the usual value for 8-bit
@@ -165,6 +167,25 @@ multiversion! {
         }
         (sum, sum_sq)
     }
+}
+
+impl Params for BlurParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.blur_detector`: the op as graph files, the runner and Python
+/// name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<BlurParams>(
+        "vision.blur_detector",
+        "variance of the Laplacian, and whether it is under a threshold",
+    )
+    .input::<GrayImage>("gray")
+    .param("threshold", "blurry below this variance; finite, >= 0")
+    .strip(|p: &BlurParams| Some(crate::ops::strip::BlurForm(*p)))
+    .returns(|i, p| Ok(blur_detector_with(i.arg(0)?, p)?))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use super::blur::BlurReport;
 use super::qp_map::Blurriness;
 use super::ssim::SceneChange;
+use cortex_core::dynamic::{NoParams, OpDesc};
 
 /// A frame is blurry (relative rule) when its Laplacian variance is below
 /// this fraction of the clip's sharpness baseline.
@@ -95,6 +96,20 @@ impl Blurriness for BlurVerdict {
     fn is_blurry(&self) -> bool {
         self.is_blurry
     }
+}
+
+/// `vision.blur_verdict`: the op as graph files, the runner and Python
+/// name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<NoParams>(
+        "vision.blur_verdict",
+        "blur decided against the clip's own sharpness, carried frame to frame",
+    )
+    .input::<BlurReport>("report")
+    .input::<SceneChange>("scene")
+    .input::<BlurVerdict>("previous")
+    .compilable()
+    .returns(|i, _| Ok(blur_verdict(i.arg(0)?, i.arg(1)?, i.arg(2)?)))
 }
 
 #[cfg(test)]

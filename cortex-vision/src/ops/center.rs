@@ -3,9 +3,11 @@
 use super::border::{check_frame, prepare_out};
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::types::{GrayImage, OpsError, ScoreMap};
+use cortex_core::dynamic::{OpDesc, Params};
 
 /// Parameters of [`center_crop_with`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CenterParams {
     /// Horizontal σ as a fraction of the width. Finite, `> 0`. Default `0.25`.
     pub sigma_x: f64,
@@ -141,6 +143,32 @@ pub(crate) fn profile_at(i: usize, n: usize, frac: f64) -> f64 {
         return 1.0;
     }
     (-0.5 * d * d / (s * s)).exp()
+}
+
+impl Params for CenterParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.center_crop`: the op as graph files, the runner and Python
+/// name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<CenterParams>(
+        "vision.center_crop",
+        "a Gaussian centre prior the size of the frame",
+    )
+    .input::<GrayImage>("gray")
+    .param(
+        "sigma_x",
+        "horizontal sigma as a fraction of the width; finite, > 0",
+    )
+    .param(
+        "sigma_y",
+        "vertical sigma as a fraction of the height; finite, > 0",
+    )
+    .strip(|p: &CenterParams| Some(crate::ops::strip::CenterForm(*p)))
+    .fills(|i, p, out: &mut ScoreMap| Ok(center_crop_into(i.arg(0)?, p, out)?))
 }
 
 #[cfg(test)]

@@ -23,9 +23,11 @@ use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 pub use super::types::BBox;
 use super::types::{OpsError, RgbFrame, ScoreMap};
+use cortex_core::dynamic::{OpDesc, Params};
 
 /// Parameters of [`encode_roi_with`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct EncoderParams {
     /// The region is the 4-connected set of pixels around the peak of the
     /// score map whose score is at least `rel_threshold × peak`. In `(0, 1]`.
@@ -406,6 +408,32 @@ fn grow(lo: usize, hi: usize, margin: usize, min: usize, n: usize) -> (usize, us
         }
     }
     (s, e)
+}
+
+impl Params for EncoderParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.encode_roi`: the op as graph files, the runner and Python name
+/// it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<EncoderParams>(
+        "vision.encode_roi",
+        "the region around the score peak, cut from the frame as JPEG",
+    )
+    .input::<RgbFrame>("frame")
+    .input::<ScoreMap>("score")
+    .param(
+        "rel_threshold",
+        "region: pixels scoring at least this x peak; in (0, 1]",
+    )
+    .param("min_width", "smallest box width, pixels; >= 1")
+    .param("min_height", "smallest box height, pixels; >= 1")
+    .param("margin", "pixels added on every side")
+    .param("quality", "JPEG quality; 1..=100")
+    .fills(|i, p, out: &mut EncodedRoi| Ok(encode_roi_into(i.arg(0)?, i.arg(1)?, p, out)?))
 }
 
 #[cfg(test)]

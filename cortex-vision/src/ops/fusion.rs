@@ -2,6 +2,7 @@
 
 use super::border::prepare_out;
 use super::types::{OpsError, ScoreMap};
+use cortex_core::dynamic::{NoParams, OpDesc};
 use cortex_core::weights::Weights;
 
 /// The weight keys [`score_fusion`] reads, in summation order: centre, text,
@@ -164,6 +165,25 @@ super::simd::multiversion! {
             *a += w * v;
         }
     }
+}
+
+/// `vision.score_fusion`: the op as graph files, the runner and Python
+/// name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<NoParams>(
+        "vision.score_fusion",
+        "the weighted sum of four score maps (weights wc, wt, ws, wm)",
+    )
+    .optional::<ScoreMap>("center")
+    .optional::<ScoreMap>("text")
+    .optional::<ScoreMap>("saliency")
+    .optional::<ScoreMap>("motion")
+    .weights()
+    .strip(|_| Some(crate::ops::strip::FusionForm))
+    .fills(|i, _, out: &mut ScoreMap| {
+        let m = [i.opt(0)?, i.opt(1)?, i.opt(2)?, i.opt(3)?];
+        Ok(score_fusion_into(m[0], m[1], m[2], m[3], i.weights(), out)?)
+    })
 }
 
 #[cfg(test)]

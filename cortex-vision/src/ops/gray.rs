@@ -3,6 +3,7 @@
 use super::border::{check_frame, prepare_out};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, RgbFrame};
+use cortex_core::dynamic::{NoParams, OpDesc};
 
 // `cv::cvtColor(COLOR_RGB2GRAY)` on 8-bit data: 0.299 R + 0.587 G + 0.114 B in
 // 15-bit fixed point (OpenCV's `RY15`, `GY15`, `BY15`, `gray_shift`; not the
@@ -209,6 +210,17 @@ mod avx2 {
         }
         32 * blocks
     }
+}
+
+/// `vision.to_gray`: the op as graph files, the runner and Python name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<NoParams>(
+        "vision.to_gray",
+        "the luma of an RGB frame (BT.601, as OpenCV)",
+    )
+    .input::<RgbFrame>("frame")
+    .strip(|_| Some(crate::ops::strip::GrayStrip))
+    .fills(|i, _, out: &mut GrayImage| Ok(to_gray_into(i.arg(0)?, out)?))
 }
 
 #[cfg(test)]

@@ -6,9 +6,11 @@ use super::resize::{area_exact, area_general, resize_nearest_f32, AreaScratch};
 use super::scratch::{vec_bytes, with_scratch, Scratch as ScratchT, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
+use cortex_core::dynamic::{OpDesc, Params};
 
 /// Parameters of [`motion_map_with`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct MotionParams {
     /// Grid columns (cells across). At least 1. Default 16.
     pub grid_w: usize,
@@ -155,6 +157,27 @@ multiversion! {
             *s += u32::from(p.abs_diff(q));
         }
     }
+}
+
+impl Params for MotionParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.motion_map`: the op as graph files, the runner and Python name
+/// it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<MotionParams>(
+        "vision.motion_map",
+        "frame difference pooled on a grid, spread to the frame",
+    )
+    .input::<GrayImage>("gray")
+    .input::<GrayImage>("previous")
+    .param("grid_w", "grid columns; >= 1")
+    .param("grid_h", "grid rows; >= 1")
+    .strip(|p: &MotionParams| Some(crate::ops::strip::MotionForm(*p)))
+    .fills(|i, p, out: &mut ScoreMap| Ok(motion_map_into(i.arg(0)?, i.arg(1)?, p, out)?))
 }
 
 #[cfg(test)]

@@ -16,13 +16,16 @@
 //! block scores span less than `min_spread` of their maximum): then no block
 //! deserves more than another.
 
+use crate::ops::blur_verdict::BlurVerdict;
+use cortex_core::dynamic::{OpDesc, Params};
 use cortex_core::heap::HeapBytes;
 
 use super::border::check_frame;
 use super::types::{OpsError, ScoreMap};
 
 /// Parameters of [`qp_map_with`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct QpMapParams {
     /// Block side in pixels (the codec's unit). At least 1. Default 16.
     pub block: usize,
@@ -223,6 +226,30 @@ pub fn qp_map_into<B: Blurriness + ?Sized>(
         *v = (scale * (*v - mean)).clamp(-m, m);
     }
     Ok(())
+}
+
+impl Params for QpMapParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.qp_map`: the op as graph files, the runner and Python name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<QpMapParams>(
+        "vision.qp_map",
+        "per-block quantiser offsets for an encoder, from a score map",
+    )
+    .input::<ScoreMap>("score")
+    .input::<BlurVerdict>("blur")
+    .param("block", "block side, pixels; >= 1")
+    .param("max_offset", "largest offset, QP steps; finite, > 0")
+    .param("strength", "how much of the range is used; in [0, 1]")
+    .param(
+        "min_spread",
+        "flat map below this spread of block scores; in [0, 1]",
+    )
+    .fills(|i, p, out: &mut QpMap| Ok(qp_map_into(i.arg(0)?, i.arg::<BlurVerdict>(1)?, p, out)?))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 use super::border::{check_frame, check_nonempty, prepare_out};
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::types::{GrayImage, OpsError, ScoreMap};
+use cortex_core::dynamic::{OpDesc, Params};
 
 thread_local! {
     /// This thread's working rows of the resizes called as nodes.
@@ -564,6 +565,61 @@ pub(crate) fn resize_nearest_f32(
             *v = src[cx];
         }
     }
+}
+
+/// The parameters of `vision.resize_gray` and `vision.resize_map`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ResizeParams {
+    /// Output width, pixels.
+    pub width: usize,
+    /// Output height, pixels.
+    pub height: usize,
+}
+
+impl Default for ResizeParams {
+    fn default() -> Self {
+        ResizeParams {
+            width: 320,
+            height: 240,
+        }
+    }
+}
+
+impl Params for ResizeParams {
+    fn check(&self) -> Result<(), String> {
+        check_frame("resize output", self.height, self.width).map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.resize_gray`: the op as graph files, the runner and Python
+/// name it.
+pub fn gray_descriptor() -> OpDesc {
+    OpDesc::new::<ResizeParams>(
+        "vision.resize_gray",
+        "a gray image resized bilinearly (OpenCV INTER_LINEAR_EXACT)",
+    )
+    .input::<GrayImage>("gray")
+    .param("width", "output width, pixels; within the frame limits")
+    .param("height", "output height, pixels; within the frame limits")
+    .fills(|i, p: &ResizeParams, out: &mut GrayImage| {
+        Ok(resize_gray_into(i.arg(0)?, (p.height, p.width), out)?)
+    })
+}
+
+/// `vision.resize_map`: the op as graph files, the runner and Python name
+/// it.
+pub fn map_descriptor() -> OpDesc {
+    OpDesc::new::<ResizeParams>(
+        "vision.resize_map",
+        "a score map resized bilinearly (OpenCV INTER_LINEAR)",
+    )
+    .input::<ScoreMap>("map")
+    .param("width", "output width, pixels; within the frame limits")
+    .param("height", "output height, pixels; within the frame limits")
+    .fills(|i, p: &ResizeParams, out: &mut ScoreMap| {
+        Ok(resize_map_into(i.arg(0)?, (p.height, p.width), out)?)
+    })
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! (every pixel is above the threshold, e.g. a flat map), gives no region:
 //! a box over the whole frame tells an encoder nothing.
 
+use cortex_core::dynamic::{OpDesc, Params};
 use cortex_core::heap::HeapBytes;
 
 use super::border::{check_frame, contiguous};
@@ -44,7 +45,8 @@ impl Region {
 }
 
 /// Parameters of [`roi_regions_with`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RegionParams {
     /// At most this many regions, the most important kept. At least 1.
     /// Default 4.
@@ -365,6 +367,33 @@ fn finite_max(values: &[f32]) -> f32 {
         .into_iter()
         .chain(tail)
         .fold(f32::NEG_INFINITY, f32::max)
+}
+
+impl Params for RegionParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.roi_regions`: the op as graph files, the runner and Python name
+/// it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<RegionParams>(
+        "vision.roi_regions",
+        "the most important regions of a score map, as boxes",
+    )
+    .input::<ScoreMap>("score")
+    .param("max_regions", "at most this many regions; >= 1")
+    .param(
+        "rel_threshold",
+        "a region's pixels score at least this x peak; in (0, 1]",
+    )
+    .param(
+        "min_area",
+        "smallest region, fraction of the map; in [0, 1)",
+    )
+    .param("margin", "pixels added on every side of a box")
+    .fills(|i, p, out: &mut RoiRegions| Ok(roi_regions_into(i.arg(0)?, p, out)?))
 }
 
 #[cfg(test)]

@@ -24,12 +24,14 @@ use super::resize::{resize_linear_exact_u8_within, resize_linear_f32_within, Res
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
+use cortex_core::dynamic::{OpDesc, Params};
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 use std::sync::Arc;
 
 /// Parameters of [`saliency_dft_with`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SaliencyParams {
     /// Working width (OpenCV's `setImageWidth`). 1..=4096. Default 64.
     pub width: usize,
@@ -439,6 +441,26 @@ fn gaussian5(img: &mut [f64], tmp: &mut [f64], rc: &[[usize; 5]], rr: &[[usize; 
                 + k[4] * src[4][x];
         }
     }
+}
+
+impl Params for SaliencyParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.saliency_dft`: the op as graph files, the runner and Python
+/// name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<SaliencyParams>(
+        "vision.saliency_dft",
+        "spectral-residual saliency (OpenCV's StaticSaliencySpectralResidual)",
+    )
+    .input::<GrayImage>("gray")
+    .param("width", "working width; 1..=4096")
+    .param("height", "working height; 1..=4096")
+    .compilable()
+    .fills(|i, p, out: &mut ScoreMap| Ok(saliency_dft_into(i.arg(0)?, p, out)?))
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use super::border::{check_frame, check_limits, check_nonempty, contiguous, refle
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError};
+use cortex_core::dynamic::{OpDesc, Params};
 use std::borrow::Cow;
 
 /// `(0.01 · 255)²`.
@@ -31,7 +32,8 @@ pub const C1: f64 = 6.5025;
 pub const C2: f64 = 58.5225;
 
 /// Which SSIM definition [`ssim_with`] computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SsimVariant {
     /// OpenCV `QualitySSIM`: 11×11 Gaussian σ = 1.5, whole-map mean.
     #[default]
@@ -42,7 +44,8 @@ pub enum SsimVariant {
 }
 
 /// Parameters of [`scene_change_with`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SceneParams {
     /// The scene changed when SSIM is below this. Finite, in `[-1, 1]`.
     /// Default `0.5`.
@@ -682,6 +685,55 @@ multiversion! {
         }
         (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
     }
+}
+
+impl Params for SceneParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.scene_change`: the op as graph files, the runner and Python
+/// name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<SceneParams>(
+        "vision.scene_change",
+        "SSIM against the previous frame, and whether the scene cut",
+    )
+    .input::<GrayImage>("gray")
+    .input::<GrayImage>("previous")
+    .param("threshold", "a cut when SSIM is below this; in [-1, 1]")
+    .strip(|p: &SceneParams| Some(crate::ops::strip::SceneForm(*p)))
+    .returns(|i, p| Ok(scene_change_with(i.arg(0)?, i.arg(1)?, p)?))
+}
+
+/// The parameters of `vision.ssim`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SsimParams {
+    /// Which SSIM definition.
+    pub variant: SsimVariant,
+}
+
+impl Params for SsimParams {}
+
+/// `vision.ssim`: the op as graph files, the runner and Python name it.
+pub fn ssim_descriptor() -> OpDesc {
+    OpDesc::new::<SsimParams>(
+        "vision.ssim",
+        "SSIM of two gray images of one size, in [-1, 1]",
+    )
+    .input::<GrayImage>("a")
+    .input::<GrayImage>("b")
+    .param(
+        "variant",
+        "\"gaussian\" (OpenCV QualitySSIM) or \"sk_image\" (scikit-image's defaults)",
+    )
+    .compilable()
+    .returns(|i, p: &SsimParams| {
+        let (a, b) = (i.arg(0)?, i.arg(1)?);
+        Ok(with_ssim_scratch(|s| ssim_with(a, b, p.variant, s))?)
+    })
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@
 //! reuses the output and allocates nothing at all in steady state (see its
 //! docs for the conditions). [`TextRoiDetector`] owns its scratch instead.
 
+use cortex_core::dynamic::{OpDesc, Params};
 use std::cell::Cell;
 
 use density::Density;
@@ -48,7 +49,8 @@ pub use crate::ops::opencv::text_roi_opencv;
 mod density;
 
 /// Parameters of [`text_roi_with`]; see the module docs for the defaults.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TextRoiParams {
     /// MSER parameters (OpenCV's defaults).
     pub mser: MserParams,
@@ -586,4 +588,63 @@ pub(crate) fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<()
         });
     }
     crate::ops::border::check_limits("gray", rows, cols)
+}
+
+impl Params for TextRoiParams {
+    fn check(&self) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// `vision.text_map`: the op as graph files, the runner and Python name it.
+pub fn descriptor() -> OpDesc {
+    OpDesc::new::<TextRoiParams>(
+        "vision.text_map",
+        "text-likeness: MSER regions of text shape, counted and smoothed",
+    )
+    .input::<GrayImage>("gray")
+    .param(
+        "mser.delta",
+        "gray-level step over which stability is measured; >= 1",
+    )
+    .param("mser.min_area", "smallest region, pixels; >= 1")
+    .param("mser.max_area", "largest region, pixels; >= min_area")
+    .param(
+        "mser.max_variation",
+        "largest variation of a kept region; finite, >= 0",
+    )
+    .param(
+        "polarity",
+        "\"both\", \"dark_on_light\" or \"light_on_dark\"",
+    )
+    .param(
+        "parallel",
+        "the two polarities and the map's bands on the pool",
+    )
+    .param(
+        "partitions",
+        "strips per polarity (0: from the pool's threads)",
+    )
+    .param("min_aspect", "smallest width / height of a kept region")
+    .param("max_aspect", "largest width / height of a kept region")
+    .param(
+        "min_height_frac",
+        "smallest region height, fraction of the frame's",
+    )
+    .param(
+        "max_height_frac",
+        "largest region height, fraction of the frame's",
+    )
+    .param("min_extent", "smallest area / box area of a kept region")
+    .param("max_extent", "largest area / box area of a kept region")
+    .param(
+        "smooth_frac",
+        "smoothing radius, fraction of the smaller side; in [0, 1]",
+    )
+    .param("saturation", "smoothed count that scores 1")
+    .param(
+        "half_resolution",
+        "MSER on the frame halved (about 4x less work)",
+    )
+    .fills(|i, p, out: &mut ScoreMap| Ok(text_map_into(i.arg(0)?, p, out)?))
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use cortex_core::dynamic::{DynOutputs, Value};
 use cortex_vision::l2::{BlurVerdict, L2Mode, L2Outputs, L2};
-use cortex_vision::l2_ops::l2_ops;
+use cortex_vision::library::vision_ops;
 use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::RoiRegions;
 use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};
@@ -115,7 +115,7 @@ pub fn compare_streams(frames: &[RgbFrame], mode: L2Mode, fused: bool) {
         .expect("compiled stream");
     let mut dynamic = GraphFile::parse(L2_FILE)
         .expect("reads")
-        .build(&l2_ops())
+        .build(&vision_ops())
         .expect("builds");
     dynamic.set_fusion(fused);
     let mut got = Vec::new();

@@ -212,7 +212,7 @@ impl DynPipeline {
         }
         let mut state_init = Vec::with_capacity(ir.states.len());
         for (i, s) in ir.states.iter().enumerate() {
-            match ops.constant_value(&s.init) {
+            match ops.state_initial(&s.init, &s.ty) {
                 Some(v) => state_init.push(v),
                 None => diagnostics.push(Diagnostic::error(
                     Loc::State(i),
@@ -223,6 +223,7 @@ impl DynPipeline {
                 )),
             }
         }
+        diagnostics.extend(super::typecheck::check_types(&ir, ops));
         if !diagnostics.is_empty() {
             return Err(BuildError { diagnostics });
         }

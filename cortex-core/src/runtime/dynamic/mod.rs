@@ -12,21 +12,33 @@
 //! it any more ([`Call::fill`]), and a state written by a filled value
 //! trades buffers with it, as generated code does.
 //!
+//! An op registered with a descriptor ([`OpDesc`], [`Ops::describe`]) is
+//! declared once: its name (`vision.to_gray`), typed inputs, output and
+//! parameters are what graph files write and what the build checks — a
+//! graph whose edges, outputs or states do not carry the types its ops
+//! declare is refused before the first frame — and what the listing
+//! ([`Ops::listing`]) shows.
+//!
 //! Fused strip groups run through the strip executor when fusion is on
 //! (the default, as for generated pipelines), from the strip forms
 //! registered with [`Ops::strip`], falling back to the members' own calls
 //! when a group declines a frame.
 
+mod desc;
 mod engine;
 mod file;
 mod fused;
+mod inspect;
 mod ops;
 mod outputs;
+mod params;
 mod stream;
+mod typecheck;
 
+pub use desc::{Inputs, NoParams, OpBuilder, OpDesc, Params, Port, TypeRef};
 pub use engine::{BuildError, DynPipeline};
 pub use file::{FileError, GraphFile, LoadError, MAX_GRAPH_FILE_BYTES, MAX_NAME_CHARS};
-pub use ops::{Call, FormArgs, OpFn, Ops, Value};
+pub use ops::{Call, FormArgs, OpFn, Ops, Value, DEFAULT_INIT};
 pub use outputs::DynOutputs;
 
 /// A name that lives as long as the program, for

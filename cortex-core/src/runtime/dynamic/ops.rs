@@ -1,15 +1,18 @@
-//! The registry of what a run-time graph may name: ops (by the path a node
-//! calls), constants (by the expression a node passes or a state starts
-//! from) and the `bool` fields a rate's trigger reads.
+//! The registry of what a run-time graph may name: ops (described ones by
+//! their library name, [`OpDesc`], and plain ones by the path a node
+//! calls), types by name with their initial values, constants (by the
+//! expression a node passes or a state starts from) and the `bool` fields
+//! a rate's trigger reads.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::model::weights::Weights;
 use crate::runtime::error::NodeFailure;
 use crate::runtime::strip::{AnyPlane, PlaneValue, StripError, StripForm};
 
+use super::desc::{Inputs, OpDesc};
 use super::fused::{Form, FormFn, PlaneFn};
 
 /// Makes a node's strip form from its constant arguments.
@@ -51,7 +54,15 @@ pub struct Ops {
     shows: HashMap<TypeId, Arc<ShowFn>>,
     forms: HashMap<String, Arc<MakeForm>>,
     planes: HashMap<TypeId, PlaneFn>,
+    descs: BTreeMap<String, Arc<OpDesc>>,
+    types: BTreeMap<String, TypeId>,
+    type_names: HashMap<TypeId, String>,
+    initials: HashMap<TypeId, Value>,
 }
+
+/// The initial value a state written `"default"` (or with no `init` in a
+/// graph file) starts from: its type's, as registered with [`Ops::ty`].
+pub const DEFAULT_INIT: &str = "default";
 
 impl std::fmt::Debug for Ops {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,6 +70,7 @@ impl std::fmt::Debug for Ops {
         ops.sort();
         f.debug_struct("Ops")
             .field("ops", &ops)
+            .field("types", &self.types.keys().collect::<Vec<_>>())
             .field("constants", &self.constants.len())
             .finish()
     }
@@ -80,6 +92,67 @@ impl Ops {
     ) -> &mut Self {
         self.ops.insert(name.into(), Arc::new(op));
         self
+    }
+
+    /// Registers a described op under its name: how it runs, its strip
+    /// form, and what the build-time checks, graph files' `params` and the
+    /// listing read of it. A later registration under the same name
+    /// replaces it.
+    pub fn describe(&mut self, desc: OpDesc) -> &mut Self {
+        let name = desc.name.clone();
+        self.ops.insert(name.clone(), desc.run.clone());
+        match desc.form.clone() {
+            Some(make) => {
+                let at = desc.inputs.len();
+                let form = move |a: &FormArgs<'_>| {
+                    let p: &(dyn Any + Send + Sync) = &**a.consts.get(at)?.as_ref()?;
+                    make(p)
+                };
+                self.forms.insert(name.clone(), Arc::new(form));
+            }
+            None => {
+                self.forms.remove(&name);
+            }
+        }
+        self.descs.insert(name, Arc::new(desc));
+        self
+    }
+
+    /// Names type `T` for graph files and descriptors' messages (`GrayImage`
+    /// rather than `ndarray::ArrayBase<…>`), with the value a state of
+    /// this type starts from when its file writes no `init`.
+    pub fn ty<T: Any + Send + Sync>(&mut self, name: &str, initial: T) -> &mut Self {
+        let id = TypeId::of::<T>();
+        self.types.insert(name.to_string(), id);
+        self.type_names.insert(id, name.to_string());
+        self.initials.insert(id, Arc::new(initial));
+        self
+    }
+
+    /// The descriptor of op `name`, when it was registered with
+    /// [`describe`](Self::describe).
+    pub fn descriptor(&self, name: &str) -> Option<&OpDesc> {
+        self.descs.get(name).map(|d| &**d)
+    }
+
+    /// Every descriptor, by name.
+    pub fn descriptors(&self) -> impl Iterator<Item = &OpDesc> {
+        self.descs.values().map(|d| &**d)
+    }
+
+    /// The type registered under `name`.
+    pub fn type_named(&self, name: &str) -> Option<TypeId> {
+        self.types.get(name).copied()
+    }
+
+    /// The registered name of a type, when it has one.
+    pub fn name_of(&self, id: TypeId) -> Option<&str> {
+        self.type_names.get(&id).map(String::as_str)
+    }
+
+    /// The registered type names, sorted.
+    pub fn type_names(&self) -> impl Iterator<Item = &str> {
+        self.types.keys().map(String::as_str)
     }
 
     /// Registers how op `name` runs inside a fused strip group: `make`
@@ -127,6 +200,12 @@ impl Ops {
     pub fn constant<T: Any + Send + Sync>(&mut self, text: &str, value: T) -> &mut Self {
         self.constants.insert(constant_key(text), Arc::new(value));
         self
+    }
+
+    /// Registers a constant already made a [`Value`] (a node's parsed
+    /// parameters).
+    pub(crate) fn constant_erased(&mut self, text: &str, value: Value) {
+        self.constants.insert(constant_key(text), value);
     }
 
     /// Registers `field` of values of type `T` as a `bool` a rate's trigger
@@ -190,6 +269,14 @@ impl Ops {
             .extend(other.forms.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.planes
             .extend(other.planes.iter().map(|(k, v)| (*k, *v)));
+        self.descs
+            .extend(other.descs.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.types
+            .extend(other.types.iter().map(|(k, v)| (k.clone(), *v)));
+        self.type_names
+            .extend(other.type_names.iter().map(|(k, v)| (*k, v.clone())));
+        self.initials
+            .extend(other.initials.iter().map(|(k, v)| (*k, v.clone())));
         self
     }
 
@@ -236,6 +323,17 @@ impl Ops {
         }
     }
 
+    /// The initial value of a state of type `ty` written `init`: a
+    /// registered constant, a literal, or — written [`DEFAULT_INIT`] — the
+    /// initial value registered for the type.
+    pub(crate) fn state_initial(&self, init: &str, ty: &str) -> Option<Value> {
+        if init.trim() == DEFAULT_INIT {
+            let id = self.type_named(ty.trim())?;
+            return self.initials.get(&id).cloned();
+        }
+        self.constant_value(init)
+    }
+
     /// Reads `fields` (one field, or none: the value is a `bool`) of `v`.
     pub(crate) fn read_flag(&self, v: &(dyn Any + Send + Sync), fields: &[&str]) -> Option<bool> {
         match fields {
@@ -249,10 +347,28 @@ impl Ops {
     }
 }
 
-/// `text` without spacing and a leading `&`.
+/// `text` without a leading `&` and without spacing outside string
+/// literals (a path in a model's parameters keeps its spaces, so two paths
+/// differing only in spacing stay two constants).
 fn constant_key(text: &str) -> String {
-    let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    t.strip_prefix('&').map_or(t.clone(), str::to_string)
+    let mut key = String::with_capacity(text.len());
+    let (mut quoted, mut escaped) = (false, false);
+    for c in text.chars() {
+        if quoted {
+            key.push(c);
+            match (escaped, c) {
+                (false, '\\') => escaped = true,
+                (false, '"') => quoted = false,
+                _ => escaped = false,
+            }
+        } else if c == '"' {
+            quoted = true;
+            key.push(c);
+        } else if !c.is_whitespace() {
+            key.push(c);
+        }
+    }
+    key.strip_prefix('&').map_or(key.clone(), str::to_string)
 }
 
 /// One node's call: its arguments in call order, the weight table and the
@@ -266,6 +382,16 @@ pub struct Call<'a> {
 }
 
 impl<'a> Call<'a> {
+    /// What the call reads (its arguments and the weight table), apart
+    /// from the buffer it fills.
+    pub fn inputs(&self) -> Inputs<'a> {
+        Inputs {
+            node: self.node,
+            args: self.args,
+            weights: self.weights,
+        }
+    }
+
     /// The node's name.
     pub fn node(&self) -> &str {
         self.node
@@ -274,26 +400,13 @@ impl<'a> Call<'a> {
     /// Argument `i` (a required edge, an input, a state or a constant),
     /// as a `T`.
     pub fn arg<T: Any>(&self, i: usize) -> Result<&'a T, NodeFailure> {
-        match self.args.get(i).copied().flatten() {
-            Some(v) => v.downcast_ref::<T>().ok_or_else(|| {
-                format!(
-                    "argument {i} of `{}` is not a `{}`",
-                    self.node,
-                    std::any::type_name::<T>()
-                )
-                .into()
-            }),
-            None => Err(format!("argument {i} of `{}` has no value", self.node).into()),
-        }
+        self.inputs().arg(i)
     }
 
     /// Argument `i` from a weighted node: `None` when its producer does not
     /// run.
     pub fn opt<T: Any>(&self, i: usize) -> Result<Option<&'a T>, NodeFailure> {
-        match self.args.get(i).copied().flatten() {
-            Some(_) => self.arg(i).map(Some),
-            None => Ok(None),
-        }
+        self.inputs().opt(i)
     }
 
     /// The running weight table (an argument written `weights`).

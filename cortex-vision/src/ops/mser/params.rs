@@ -8,7 +8,8 @@ use crate::ops::OpsError;
 /// OpenCV's `min_diversity`, `max_evolution`, `area_threshold`, `min_margin`
 /// and `edge_blur_size` only affect its colour-image algorithm and are not
 /// represented here.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct MserParams {
     /// Gray-level distance over which stability is measured: the variation of
     /// a region `R` at level `g` is `(|R(g+delta)| - |R(g-delta)|) / |R(g)|`.
@@ -72,7 +73,10 @@ fn invalid(name: &'static str, reason: String) -> OpsError {
 }
 
 /// Which extremal regions to look for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Polarity {
     /// Regions darker than their surroundings (dark text on a bright
     /// background): OpenCV's first pass, thresholding the image itself.

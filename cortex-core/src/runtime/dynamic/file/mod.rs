@@ -1,7 +1,8 @@
 //! Graph files: a pipeline described in JSON — inputs, states (with the
-//! node written into each), modes (weights and rates), nodes (op,
-//! arguments, type, strip form, weight key) and outputs — read into a
-//! [`GraphSpec`] and built into a [`DynPipeline`]. Every error names the
+//! node written into each), modes (weights and rates), nodes (a described
+//! op with its inputs and parameters, or a plain op with its arguments)
+//! and outputs — read into a [`GraphSpec`] and built into a
+//! [`DynPipeline`]. Every error names the
 //! line of the declaration it is about and what is declared there (`node
 //! `gray``), with the diagnostics the macro gives for the same mistake.
 //!
@@ -23,7 +24,9 @@ use crate::passes::diag::{Loc, Severity};
 use crate::runtime::untrusted::{echo, echo_cut, is_hidden, read_regular, ReadError};
 
 use super::engine::DynPipeline;
-use super::ops::Ops;
+use super::ops::{Ops, DEFAULT_INIT};
+
+mod library;
 
 /// Why a graph file cannot be read or built: each problem with the line
 /// it is on (1-based).
@@ -75,8 +78,12 @@ pub enum LoadError {
 /// A graph file, read: the declaration and where each part was written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphFile {
-    /// The pipeline as declared.
+    /// The pipeline as declared; a node calling a described op has its
+    /// inputs as arguments until [`build`](Self::build) resolves its
+    /// parameters.
     pub spec: GraphSpec,
+    /// Per node: the `params` of a node written in the library's form.
+    params: Vec<Option<serde_json::Map<String, serde_json::Value>>>,
     lines: Lines,
 }
 
@@ -122,7 +129,9 @@ struct StateDecl {
     name: String,
     #[serde(rename = "type")]
     ty: String,
-    init: String,
+    /// Its initial value: the type's own when not written.
+    #[serde(default)]
+    init: Option<String>,
     /// The node whose value the state keeps (`from -> name;`).
     from: String,
 }
@@ -151,8 +160,16 @@ struct RateDecl {
 struct NodeDecl {
     name: String,
     op: String,
+    /// The library's form: the nodes, inputs or states read, in the op's
+    /// order.
     #[serde(default)]
-    args: Vec<ArgDecl>,
+    inputs: Option<Vec<String>>,
+    /// The library's form: the op's parameters by name.
+    #[serde(default)]
+    params: Option<serde_json::Map<String, serde_json::Value>>,
+    /// A plain op's form: its arguments as the call writes them.
+    #[serde(default)]
+    args: Option<Vec<ArgDecl>>,
     #[serde(rename = "type", default)]
     ty: Option<String>,
     #[serde(default)]
@@ -240,6 +257,7 @@ impl GraphFile {
             ..GraphSpec::default()
         };
         let mut lines = Lines::default();
+        let mut params = Vec::new();
         // Each declaration parsed alone, so an error in one names its line
         // and the others are still read.
         fn decl<'a, T: Deserialize<'a>>(
@@ -275,13 +293,14 @@ impl GraphFile {
         for raw in top.states {
             let line = line_of(raw);
             let d = decl::<StateDecl>(raw, line, "state", &mut problems).filter(|d| {
-                let strings = [
-                    ("name", &d.name),
-                    ("type", &d.ty),
-                    ("init", &d.init),
-                    ("from", &d.from),
-                ];
-                fits(line, "state", strings, &mut problems)
+                let strings = [("name", &d.name), ("type", &d.ty), ("from", &d.from)];
+                let init = d.init.iter().map(|i| ("init", i));
+                fits(
+                    line,
+                    "state",
+                    strings.into_iter().chain(init),
+                    &mut problems,
+                )
             });
             if let Some(d) = d {
                 spec.writes.push(WriteSpec {
@@ -292,7 +311,7 @@ impl GraphFile {
                 spec.states.push(StateSpec {
                     name: d.name,
                     ty: d.ty,
-                    init: d.init,
+                    init: d.init.unwrap_or_else(|| DEFAULT_INIT.to_string()),
                 });
                 lines.states.push(line);
             }
@@ -352,11 +371,23 @@ impl GraphFile {
                 .into_iter()
                 .chain(d.ty.iter().map(|t| ("type", t)))
                 .chain(d.weight_key.iter().map(|k| ("weight_key", k)))
-                .chain(d.args.iter().map(|a| match a {
+                .chain(d.inputs.iter().flatten().map(|n| ("input", n)))
+                .chain(d.args.iter().flatten().map(|a| match a {
                     ArgDecl::Name(n) => ("argument", n),
                     ArgDecl::Const { value } => ("constant", value),
                 }));
             if !fits(line, "node", strings, &mut problems) {
+                continue;
+            }
+            if d.args.is_some() && (d.inputs.is_some() || d.params.is_some()) {
+                problems.push((
+                    line,
+                    format!(
+                        "node `{}`: `args` (a plain op's arguments) cannot go with `inputs` and \
+                         `params` (a described op's)",
+                        d.name
+                    ),
+                ));
                 continue;
             }
             let (compilable, strip) = match d.compilable {
@@ -376,18 +407,28 @@ impl GraphFile {
                 }
             };
             let own_buffer = format!("&mut {}", d.name);
-            let args = d
-                .args
-                .into_iter()
-                .map(|a| match a {
-                    ArgDecl::Name(n) if n == WEIGHTS_ARG => ArgSpec::Weights,
-                    ArgDecl::Name(n) if n.split_whitespace().eq(own_buffer.split_whitespace()) => {
-                        ArgSpec::Buffer
-                    }
-                    ArgDecl::Name(n) => ArgSpec::Name(n),
-                    ArgDecl::Const { value } => ArgSpec::Const(value),
-                })
-                .collect();
+            let library = d.args.is_none();
+            let args: Vec<ArgSpec> = match d.args {
+                None => d
+                    .inputs
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(ArgSpec::Name)
+                    .collect(),
+                Some(args) => args
+                    .into_iter()
+                    .map(|a| match a {
+                        ArgDecl::Name(n) if n == WEIGHTS_ARG => ArgSpec::Weights,
+                        ArgDecl::Name(n)
+                            if n.split_whitespace().eq(own_buffer.split_whitespace()) =>
+                        {
+                            ArgSpec::Buffer
+                        }
+                        ArgDecl::Name(n) => ArgSpec::Name(n),
+                        ArgDecl::Const { value } => ArgSpec::Const(value),
+                    })
+                    .collect(),
+            };
             let mut node = NodeSpec {
                 compilable,
                 strip,
@@ -399,6 +440,7 @@ impl GraphFile {
             node.args = args;
             node.source = node.dsl_source();
             spec.nodes.push(node);
+            params.push(library.then(|| d.params.unwrap_or_default()));
             lines.nodes.push(line);
         }
         for raw in top.outputs {
@@ -421,16 +463,22 @@ impl GraphFile {
             }
         }
         if problems.is_empty() {
-            Ok(GraphFile { spec, lines })
+            Ok(GraphFile {
+                spec,
+                params,
+                lines,
+            })
         } else {
             Err(FileError { problems })
         }
     }
 
-    /// Checks the graph with the macro's rules and builds it over the ops
-    /// of `ops`; every error (warnings left out) at its line.
+    /// Checks the graph with the macro's rules and the types of its
+    /// described ops, and builds it over the ops of `ops`; every error
+    /// (warnings left out) at its line.
     pub fn build(&self, ops: &Ops) -> Result<DynPipeline, FileError> {
-        DynPipeline::new(&self.spec, ops).map_err(|e| FileError {
+        let (spec, ops) = self.resolve(ops)?;
+        DynPipeline::new(&spec, &ops).map_err(|e| FileError {
             problems: e
                 .diagnostics
                 .iter()

@@ -1,0 +1,108 @@
+//! A graph file's nodes written in the library's form (`"op":
+//! "vision.text_map", "inputs": ["gray"], "params": {"mser.delta": 3}`),
+//! resolved against the ops' descriptors when the file is built: the
+//! parameters parsed and checked (each mistake one error at the node's
+//! line), the call completed as the descriptor says (the parameters as a
+//! constant, the weight table, the node's own buffer), and the node's type
+//! and strip form taken from the descriptor.
+
+use crate::model::spec::{ArgSpec, GraphSpec};
+use crate::passes::diag::did_you_mean;
+use crate::runtime::untrusted::echo_cut;
+
+use super::super::ops::Ops;
+use super::{FileError, GraphFile, MAX_MESSAGE_CHARS};
+
+impl GraphFile {
+    /// The spec with every library-form node's call completed, and `ops`
+    /// with each node's parameters registered as the constant its call
+    /// passes.
+    pub(super) fn resolve(&self, ops: &Ops) -> Result<(GraphSpec, Ops), FileError> {
+        if self.params.iter().flatten().all(|m| m.is_empty())
+            && self
+                .spec
+                .nodes
+                .iter()
+                .all(|n| ops.descriptor(&n.op).is_none())
+        {
+            return Ok((self.spec.clone(), ops.clone()));
+        }
+        let mut spec = self.spec.clone();
+        let mut ops = ops.clone();
+        let mut problems = Vec::new();
+        for (i, node) in spec.nodes.iter_mut().enumerate() {
+            let line = self.lines.nodes.get(i).copied().unwrap_or(1);
+            let mut problem = |m: String| {
+                problems.push((
+                    line,
+                    echo_cut(&format!("node `{}`: {m}", node.name), MAX_MESSAGE_CHARS),
+                ))
+            };
+            let Some(params) = self.params.get(i).and_then(Option::as_ref) else {
+                if ops.descriptor(&node.op).is_some() {
+                    problem(format!(
+                        "op `{}` is described: write its `inputs` and `params`, not `args`",
+                        node.op
+                    ));
+                }
+                continue;
+            };
+            let Some(d) = ops.descriptor(&node.op) else {
+                if ops.contains(&node.op) && params.is_empty() {
+                    // A plain op called with its inputs only.
+                    continue;
+                }
+                let mut m = if ops.contains(&node.op) {
+                    format!(
+                        "op `{}` has no descriptor, so it takes no `params`: write its `args`",
+                        node.op
+                    )
+                } else {
+                    format!("no op `{}` is registered", node.op)
+                };
+                let names: Vec<&str> = ops.descriptors().map(|d| d.name()).collect();
+                if let Some(s) = did_you_mean(&node.op, names) {
+                    m.push_str(&format!(" (did you mean `{s}`?)"));
+                }
+                problem(m);
+                continue;
+            };
+            let value = match d.parse(params) {
+                Ok(v) => v,
+                Err(e) => {
+                    problem(format!("params of `{}`: {e}", d.name()));
+                    continue;
+                }
+            };
+            // The constant's text is the op and the parameters as written:
+            // the same parameters of the same op are one constant.
+            let text = format!(
+                "{}{}",
+                d.name(),
+                serde_json::to_string(params).unwrap_or_default()
+            );
+            let output = ops
+                .name_of(d.output().id)
+                .unwrap_or(d.output().rust)
+                .to_string();
+            node.args.push(ArgSpec::Const(text.clone()));
+            if d.reads_weights() {
+                node.args.push(ArgSpec::Weights);
+            }
+            if d.fills() {
+                node.args.push(ArgSpec::Buffer);
+            }
+            node.ty.get_or_insert(output);
+            node.compilable = d.compilable;
+            node.strip = d.strip();
+            node.fallible = true;
+            node.source = node.dsl_source();
+            ops.constant_erased(&text, value);
+        }
+        if problems.is_empty() {
+            Ok((spec, ops))
+        } else {
+            Err(FileError { problems })
+        }
+    }
+}
