@@ -32,6 +32,7 @@ mod error;
 mod file;
 mod fold;
 pub mod l2;
+pub mod library;
 mod model;
 mod op;
 #[cfg(feature = "opencv")]

@@ -168,13 +168,19 @@ pub(crate) enum Command {
     Plan,
     /// Per-node mean / p50 / p99 times over a run.
     Profile,
+    /// The op library graph files call: every op with its inputs and
+    /// output, or one op in full (parameters, types, defaults).
+    Ops {
+        /// The op to show (`vision.text_map`); all of them when absent.
+        name: Option<String>,
+    },
 }
 
 #[derive(Args, Debug, Default)]
 pub(crate) struct RunArgs {
     /// Run the pipeline described in FILE (JSON) instead of the compiled
-    /// one: its nodes call L2's ops and the program's own; results as JSON
-    /// lines.
+    /// one: its nodes call the op library (`ops` lists it) and the
+    /// program's own; results as JSON lines.
     #[arg(long, value_name = "FILE")]
     pub(crate) graph: Option<PathBuf>,
     /// One JSON object per frame and line instead of a table.

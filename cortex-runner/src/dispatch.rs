@@ -78,6 +78,9 @@ impl<P: Pipeline + 'static> App<P> {
         if let Some(Command::Run(args @ RunArgs { graph: Some(_), .. })) = &cli.command {
             return crate::graph_file::run(&cli.common, args, &self.graph_ops, io);
         }
+        if let Some(Command::Ops { name }) = &cli.command {
+            return crate::library::ops_command(name.as_deref(), &self.graph_ops, io.stdout);
+        }
         // Everything decidable from the command line is checked before the
         // input is opened.
         let choice = Choice::<P::Mode>::from_names(
@@ -104,6 +107,7 @@ impl<P: Pipeline + 'static> App<P> {
             Some(Command::Run(args)) => self.run(common, &choice, &args, io),
             Some(Command::Plan) => self.plan(common, &choice, io),
             Some(Command::Profile) => self.profile(common, &choice, io),
+            Some(Command::Ops { .. }) => Ok(()),
             None => self.tour(common, &choice, io),
         }
     }

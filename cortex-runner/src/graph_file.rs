@@ -1,5 +1,5 @@
 //! `run --graph FILE`: a pipeline described in a JSON file, built at run
-//! time over L2's ops and the program's own ([`App::graph_ops`]), run on
+//! time over the op library and the program's own ([`App::graph_ops`]), run on
 //! the frames of the source in the mode (or with the weights) asked, each
 //! frame's outputs written as a JSON line.
 
@@ -81,7 +81,7 @@ pub(crate) fn run(
         None => Box::new(sources::synthetic(common.size, common.frames)?),
         input => sources::open(input, common.size, io.stdin)?,
     };
-    let ops = registry(extra);
+    let ops = crate::library::library(extra);
     let mut failed = Failed::default();
     // One frame's JSON line, or the frame's error when it stops the run.
     let mut write = |index: u64,
@@ -209,13 +209,6 @@ impl Failed {
     }
 }
 
-/// L2's ops with the program's own on top.
-fn registry(extra: &Ops) -> Ops {
-    let mut ops = cortex_vision::l2_ops::l2_ops();
-    ops.extend(extra);
-    ops
-}
-
 /// The pipeline of the file at `path`; a mistake in it is one line per
 /// problem, `path:line: what`.
 fn build(path: &Path, extra: &Ops) -> Result<DynPipeline, RunnerError> {
@@ -229,7 +222,7 @@ fn build(path: &Path, extra: &Ops) -> Result<DynPipeline, RunnerError> {
             )))
         }
     };
-    file.and_then(|file| file.build(&registry(extra)))
+    file.and_then(|file| file.build(&crate::library::library(extra)))
         .map_err(|e| {
             let lines: Vec<String> = e
                 .problems

@@ -38,6 +38,7 @@ pub mod l2;
 #[cfg(feature = "models")]
 pub mod l2_dnn;
 mod l2_view;
+mod library;
 mod model_arg;
 mod notes;
 mod observer;

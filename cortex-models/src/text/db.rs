@@ -15,7 +15,8 @@ use cortex_vision::ops::BBox;
 use ndarray::ArrayView2;
 
 /// DB's parameters; [`DbParams::PP_OCR`] are PaddleOCR's inference defaults.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DbParams {
     /// Probability above which a pixel is text.
     pub thresh: f32,

@@ -31,6 +31,14 @@ pub trait Params: Serialize + DeserializeOwned + Default + Send + Sync + 'static
     fn check(&self) -> Result<(), String> {
         Ok(())
     }
+
+    /// Loads what the parameters name (a model file), once, when the graph
+    /// is built and after [`check`](Self::check): the loaded resource is
+    /// kept in a field serde skips, and every node passing the same
+    /// parameters to the same op shares it.
+    fn prepare(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The parameters of an op that takes none: `"params"` must be empty.

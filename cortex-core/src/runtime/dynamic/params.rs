@@ -70,11 +70,12 @@ fn flatten(prefix: &str, v: &Json, out: &mut Vec<(String, Json)>) {
 }
 
 /// Reads `params` as a `P`: dotted names nested, then serde, then
-/// [`Params::check`].
+/// [`Params::check`] and [`Params::prepare`].
 pub(crate) fn parse_params<P: Params>(params: &Map<String, Json>) -> Result<Value, String> {
     let nested = nest(params)?;
-    let p: P = serde_json::from_value(Json::Object(nested)).map_err(|e| e.to_string())?;
+    let mut p: P = serde_json::from_value(Json::Object(nested)).map_err(|e| e.to_string())?;
     p.check()?;
+    p.prepare()?;
     Ok(Arc::new(p))
 }
 

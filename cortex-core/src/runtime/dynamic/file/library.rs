@@ -18,15 +18,6 @@ impl GraphFile {
     /// with each node's parameters registered as the constant its call
     /// passes.
     pub(super) fn resolve(&self, ops: &Ops) -> Result<(GraphSpec, Ops), FileError> {
-        if self.params.iter().flatten().all(|m| m.is_empty())
-            && self
-                .spec
-                .nodes
-                .iter()
-                .all(|n| ops.descriptor(&n.op).is_none())
-        {
-            return Ok((self.spec.clone(), ops.clone()));
-        }
         let mut spec = self.spec.clone();
         let mut ops = ops.clone();
         let mut problems = Vec::new();

@@ -485,8 +485,15 @@ impl GraphFile {
                 .filter(|d| d.severity == Severity::Error)
                 .map(|d| {
                     let (line, what) = self.place(d.loc);
+                    // Each line of a diagnostic (its message, then its
+                    // notes) escaped alone: the line breaks are the
+                    // diagnostic's own.
                     let text = format!("{what}: {}", d.render());
-                    (line, echo_cut(&text, MAX_MESSAGE_CHARS))
+                    let lines: Vec<String> = text
+                        .lines()
+                        .map(|l| echo_cut(l, MAX_MESSAGE_CHARS))
+                        .collect();
+                    (line, lines.join("\n"))
                 })
                 .collect(),
         })

@@ -1,0 +1,275 @@
+//! The model op library: a trained model as a node of a graph file, by
+//! descriptor. `model.text_boxes` loads PP-OCR's text detector named by
+//! its `path` once, when the graph is built, and gives the frame's text
+//! boxes; `model.boxes_map` draws boxes as a score map with the MSER map's
+//! contract; `model.frame_tensor` and `model.infer` run any one-input
+//! ONNX model on a frame (normalised per channel, resized to the model's
+//! input).
+//!
+//! ```json
+//! { "name": "boxes", "op": "model.text_boxes", "inputs": ["frame"],
+//!   "params": { "path": "models/ch_PP-OCRv4_det_infer.onnx", "width": 800, "height": 608 } }
+//! ```
+
+use std::sync::Arc;
+
+use cortex_core::dynamic::{NoParams, OpDesc, Ops, Params};
+use cortex_vision::ops::{RgbFrame, ScoreMap};
+use ndarray::{Array4, ArrayD, IxDyn};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::check::InputShape;
+use crate::model::Model;
+use crate::op::{infer_into, Output, Tensor4};
+use crate::prep::{image_to_tensor_into, ChannelOrder, Normalize};
+use crate::text::{boxes_map_into, DbParams, TextBox, TextDetector};
+
+/// Every model op, and the types they give with their views.
+pub fn model_ops() -> Ops {
+    let mut o = Ops::new();
+    register_model_ops(&mut o);
+    o
+}
+
+/// Adds every model op and type to `o`.
+pub fn register_model_ops(o: &mut Ops) {
+    o.describe(text_boxes())
+        .describe(boxes_map())
+        .describe(frame_tensor())
+        .describe(infer());
+    o.ty("TextBoxes", Vec::<TextBox>::new())
+        .ty("Tensor4", Tensor4::zeros((0, 0, 0, 0)))
+        .ty("Tensor", Output::zeros(IxDyn(&[0])))
+        .show(|b: &Vec<TextBox>| {
+            let boxes: Vec<_> = b
+                .iter()
+                .map(|t| json!({ "box": [t.bbox.x, t.bbox.y, t.bbox.width, t.bbox.height], "score": f64::from(t.score) }))
+                .collect();
+            json!({ "boxes": boxes })
+        })
+        .show(|t: &Output| json!({ "shape": t.shape() }));
+}
+
+/// The parameters of `model.text_boxes`: the detector's file, the size it
+/// runs at, DB's post-processing.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TextBoxesParams {
+    /// The ONNX file (PP-OCR's `ch_PP-OCRv4_det_infer.onnx`), from the
+    /// working directory.
+    pub path: String,
+    /// Width the detector runs at, rounded up to a multiple of 32.
+    pub width: usize,
+    /// Height the detector runs at, rounded up to a multiple of 32.
+    pub height: usize,
+    /// DB's post-processing.
+    pub db: DbParams,
+    /// The detector, loaded when the graph is built.
+    #[serde(skip)]
+    detector: Option<Arc<TextDetector>>,
+}
+
+impl Default for TextBoxesParams {
+    fn default() -> Self {
+        TextBoxesParams {
+            path: String::new(),
+            width: 800,
+            height: 608,
+            db: DbParams::PP_OCR,
+            detector: None,
+        }
+    }
+}
+
+impl Params for TextBoxesParams {
+    fn check(&self) -> Result<(), String> {
+        if self.path.is_empty() {
+            return Err("`path` names no file: give the detector's ONNX file".into());
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self) -> Result<(), String> {
+        let d =
+            TextDetector::load(&self.path, self.width, self.height).map_err(|e| e.to_string())?;
+        self.detector = Some(Arc::new(d.with_params(self.db)));
+        Ok(())
+    }
+}
+
+fn text_boxes() -> OpDesc {
+    OpDesc::new::<TextBoxesParams>(
+        "model.text_boxes",
+        "text boxes of a frame by PP-OCR's DB detector (loaded once)",
+    )
+    .input::<RgbFrame>("frame")
+    .param(
+        "path",
+        "the detector's ONNX file, from the working directory",
+    )
+    .param("width", "width it runs at; rounded up to a multiple of 32")
+    .param(
+        "height",
+        "height it runs at; rounded up to a multiple of 32",
+    )
+    .param("db.thresh", "probability above which a pixel is text")
+    .param("db.box_thresh", "smallest mean probability of a kept box")
+    .param("db.unclip_ratio", "how much a box grows")
+    .param("db.min_size", "smallest side of a candidate, map pixels")
+    .param("db.max_candidates", "most candidates per map")
+    .kernels(&["tract", "opencv-dnn"])
+    .fills(|i, p: &TextBoxesParams, out: &mut Vec<TextBox>| {
+        let d = p.detector.as_ref().ok_or("the detector was not loaded")?;
+        Ok(d.detect_into(i.arg(0)?, out)?)
+    })
+}
+
+fn boxes_map() -> OpDesc {
+    OpDesc::new::<NoParams>(
+        "model.boxes_map",
+        "text boxes drawn as a score map of the frame's size (the MSER map's contract)",
+    )
+    .input::<RgbFrame>("frame")
+    .input::<Vec<TextBox>>("boxes")
+    .fills(|i, _, out: &mut ScoreMap| {
+        boxes_map_into(i.arg(0)?, i.arg::<Vec<TextBox>>(1)?, out);
+        Ok(())
+    })
+}
+
+/// The parameters of `model.frame_tensor`: the size and normalisation a
+/// model wants.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TensorParams {
+    /// Tensor width.
+    pub width: usize,
+    /// Tensor height.
+    pub height: usize,
+    /// Channels in BGR order (models trained on OpenCV-decoded images).
+    pub bgr: bool,
+    /// Mean per model channel, on the [0, 1] scale.
+    pub mean: [f32; 3],
+    /// Standard deviation per model channel, on the [0, 1] scale.
+    pub std: [f32; 3],
+}
+
+impl Default for TensorParams {
+    fn default() -> Self {
+        let n = Normalize::PP_OCR;
+        TensorParams {
+            width: 224,
+            height: 224,
+            bgr: n.order == ChannelOrder::Bgr,
+            mean: n.mean,
+            std: n.std,
+        }
+    }
+}
+
+impl Params for TensorParams {
+    fn check(&self) -> Result<(), String> {
+        cortex_core::limits::FrameLimits::DEFAULT
+            .check(self.width, self.height)
+            .map_err(|e| e.to_string())?;
+        if self.std.iter().any(|s| !s.is_finite() || *s <= 0.0) {
+            return Err("`std` must be finite and > 0 per channel".into());
+        }
+        if self.mean.iter().any(|m| !m.is_finite()) {
+            return Err("`mean` must be finite".into());
+        }
+        Ok(())
+    }
+}
+
+fn frame_tensor() -> OpDesc {
+    OpDesc::new::<TensorParams>(
+        "model.frame_tensor",
+        "a frame as a model's 1x3xHxW f32 tensor: resized, normalised per channel",
+    )
+    .input::<RgbFrame>("frame")
+    .param("width", "tensor width, pixels")
+    .param("height", "tensor height, pixels")
+    .param("bgr", "channels in BGR order")
+    .param("mean", "mean per model channel, [0, 1] scale")
+    .param(
+        "std",
+        "standard deviation per model channel, [0, 1] scale; > 0",
+    )
+    .fills(|i, p: &TensorParams, out: &mut Tensor4| {
+        let norm = Normalize {
+            order: if p.bgr {
+                ChannelOrder::Bgr
+            } else {
+                ChannelOrder::Rgb
+            },
+            mean: p.mean,
+            std: p.std,
+        };
+        Ok(image_to_tensor_into(
+            i.arg(0)?,
+            (p.height, p.width),
+            &norm,
+            out,
+        )?)
+    })
+}
+
+/// The parameters of `model.infer`: the model's file and its input shape.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InferParams {
+    /// The ONNX file, from the working directory.
+    pub path: String,
+    /// The input's shape `[n, c, h, w]`; the one the model declares when
+    /// absent.
+    pub input: Option<[usize; 4]>,
+    /// The model, loaded when the graph is built.
+    #[serde(skip)]
+    model: Option<Arc<Model>>,
+}
+
+impl Default for InferParams {
+    fn default() -> Self {
+        InferParams {
+            path: String::new(),
+            input: None,
+            model: None,
+        }
+    }
+}
+
+impl Params for InferParams {
+    fn check(&self) -> Result<(), String> {
+        if self.path.is_empty() {
+            return Err("`path` names no file: give the model's ONNX file".into());
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self) -> Result<(), String> {
+        let shape = self.input.map_or(InputShape::Declared, InputShape::Fixed);
+        let model = Model::load(&self.path, shape).map_err(|e| e.to_string())?;
+        self.model = Some(Arc::new(model));
+        Ok(())
+    }
+}
+
+fn infer() -> OpDesc {
+    OpDesc::new::<InferParams>(
+        "model.infer",
+        "an ONNX model's first output for one f32 NCHW tensor (loaded once)",
+    )
+    .input::<Tensor4>("tensor")
+    .param("path", "the model's ONNX file, from the working directory")
+    .param(
+        "input",
+        "the input's shape [n, c, h, w] (null: as the model declares)",
+    )
+    .kernels(&["tract", "opencv-dnn"])
+    .fills(|i, p: &InferParams, out: &mut ArrayD<f32>| {
+        let m = p.model.as_ref().ok_or("the model was not loaded")?;
+        Ok(infer_into(m, i.arg::<Array4<f32>>(0)?, out)?)
+    })
+}
