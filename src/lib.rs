@@ -158,6 +158,8 @@ mod guide {
     mod compiler {}
     #[doc = include_str!("../docs/program.md")]
     mod program {}
+    #[doc = include_str!("../docs/ops.md")]
+    mod ops {}
 }
 
 /// The models guide, compiled and run with the `models` feature.
