@@ -173,8 +173,8 @@ pub fn register_l2_ops(o: &mut Ops) {
     crate::library::register_vision_types(o);
 }
 
-/// The strip forms of L2's fusable ops, as `L2` declares them, and the
-/// types its groups read as planes. An op taking parameters gets its form
+/// The strip forms of L2's fusable ops, as `L2` declares them (the types
+/// its groups read as planes are the library's). An op taking parameters gets its form
 /// from the node's constant: a node passing parameters of another type
 /// runs its own call.
 fn register_l2_forms(o: &mut Ops) {
@@ -193,10 +193,7 @@ fn register_l2_forms(o: &mut Ops) {
         })
         .strip("ops::score_fusion_into", |_: &FormArgs<'_>| {
             Some(FusionForm)
-        })
-        .plane::<RgbFrame>()
-        .plane::<GrayImage>()
-        .plane::<ScoreMap>();
+        });
 }
 
 /// The four weighted maps of a fusion node: each absent when its producer

@@ -67,6 +67,7 @@ impl Ops {
         let width = params.iter().map(|(p, _, _)| p.len()).max().unwrap_or(0);
         for (path, default, doc) in params {
             let kind = kind_of(&default);
+            let default = shortest(&default);
             let _ = writeln!(s, "  {path:width$}  {kind:7}  default {default}");
             if !doc.is_empty() {
                 let _ = writeln!(s, "  {:width$}  {doc}", "");
@@ -88,6 +89,27 @@ impl Ops {
         self.name_of(d.output.id)
             .unwrap_or(d.output.rust)
             .to_string()
+    }
+}
+
+/// `v` as JSON, a number that is an `f32` widened written as the `f32`
+/// (`0.1`, not `0.10000000149011612`): what the parameter's author wrote.
+fn shortest(v: &Json) -> String {
+    match v {
+        Json::Number(n) if !n.is_i64() && !n.is_u64() => {
+            let x = n.as_f64().unwrap_or_default();
+            let f = x as f32;
+            if f64::from(f) == x {
+                format!("{f:?}")
+            } else {
+                format!("{x:?}")
+            }
+        }
+        Json::Array(items) => {
+            let items: Vec<String> = items.iter().map(shortest).collect();
+            format!("[{}]", items.join(", "))
+        }
+        _ => v.to_string(),
     }
 }
 
