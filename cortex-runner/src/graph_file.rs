@@ -6,7 +6,6 @@
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 use cortex_core::dynamic::{DynPipeline, GraphFile, LoadError, Ops, Value};
 use cortex_core::pipeline::Pipeline;
@@ -16,7 +15,10 @@ use serde_json::{json, Map};
 use crate::app::{App, Io};
 use crate::cli::{parse_weights, Common, Engine, RunArgs};
 use crate::error::RunnerError;
+use crate::observer::RunObserver;
+use crate::sink::TraceFile;
 use crate::sources::{self, FrameSource};
+use cortex_core::observe::Observer;
 
 impl<P: Pipeline> App<P> {
     /// Adds ops (and their constants, trigger fields and JSON views) that
@@ -42,7 +44,6 @@ pub(crate) fn run(
             common.engine == Engine::Pipelined && common.weights.is_some(),
             "--weights with --engine pipelined",
         ),
-        (args.trace.is_some(), "--trace"),
         (args.dump.is_some(), "--dump"),
         (args.encode.is_some(), "--encode"),
     ];
@@ -51,6 +52,7 @@ pub(crate) fn run(
             "--graph runs a mode or weights with JSON lines out; {flag} needs a compiled pipeline"
         )));
     }
+    let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
     let mut pipeline = build(path, extra)?;
     let ir = pipeline.ir().clone();
     if ir.inputs.len() != 1 {
@@ -83,11 +85,28 @@ pub(crate) fn run(
     };
     let ops = crate::library::library(extra);
     let mut failed = Failed::default();
-    // One frame's JSON line, or the frame's error when it stops the run.
-    let mut write = |index: u64,
-                     ms: f64,
+    // The observer names nodes through a graph that lives as long as the
+    // program: this run's, kept for the process's life (one per run).
+    let static_ir: &'static cortex_core::GraphIr = Box::leak(Box::new(ir.clone()));
+    let mut observer = RunObserver::new(static_ir, args.trace.is_some());
+    let labels = match &weights {
+        Some(w) => (
+            serde_json::Value::Null,
+            Some(json!(w
+                .iter()
+                .map(|(k, v)| (k.to_string(), json!(v)))
+                .collect::<Map<_, _>>())),
+        ),
+        None => (json!(ir.modes[mode].name.as_ref()), None),
+    };
+    // One frame's JSON line — the compiled runs' schema — or the frame's
+    // error when it stops the run.
+    let mut write = |meta: &Meta,
+                     node_ms: Option<serde_json::Value>,
+                     held: Option<serde_json::Value>,
                      result: Result<cortex_core::dynamic::DynOutputs, PipelineError>|
      -> Result<(), RunnerError> {
+        let index = meta.index;
         let line = match result {
             Ok(out) => {
                 let mut outputs = Map::new();
@@ -97,7 +116,22 @@ pub(crate) fn run(
                         .map_or(serde_json::Value::Null, |v| ops.to_json(v));
                     outputs.insert(name.clone(), v);
                 }
-                json!({ "frame": index, "ms": ms, "outputs": outputs })
+                let mut m = Map::new();
+                m.insert("frame".into(), json!(index));
+                m.insert("timestamp".into(), json!(meta.timestamp));
+                m.insert("width".into(), json!(meta.size.0));
+                m.insert("height".into(), json!(meta.size.1));
+                m.insert("reset".into(), json!(meta.reset));
+                m.insert("mode".into(), labels.0.clone());
+                if let Some(w) = &labels.1 {
+                    m.insert("weights".into(), w.clone());
+                }
+                m.insert("outputs".into(), serde_json::Value::Object(outputs));
+                m.insert("node_ms".into(), node_ms.unwrap_or_default());
+                if let Some(held) = held {
+                    m.insert("held".into(), held);
+                }
+                serde_json::Value::Object(m)
             }
             Err(e) if args.keep_going => {
                 failed.count(index);
@@ -135,8 +169,14 @@ pub(crate) fn run(
                         return None;
                     }
                     count += 1;
+                    let meta = Meta {
+                        index: frame.index,
+                        timestamp: frame.timestamp,
+                        size: (w, h),
+                        reset: false,
+                    };
                     let input: Vec<Value> = vec![Arc::new(frame.image)];
-                    Some(((frame.index, Instant::now()), input))
+                    Some((meta, input))
                 }
                 Err(e) => {
                     source_error = Some(e.into());
@@ -146,9 +186,9 @@ pub(crate) fn run(
         });
         let mut stopped = None;
         pipeline.run_stream_tagged(mode, frames, &common.stream_options(), |f| {
-            let (index, started) = f.tag;
-            let ms = started.elapsed().as_secs_f64() * 1e3;
-            match write(index, ms, f.result) {
+            // Pipelined frames overlap: no node times, as compiled runs.
+            let held = crate::sink::held_names(&ir, f.held);
+            match write(&f.tag, None, held, f.result) {
                 Ok(()) => ControlFlow::Continue(()),
                 Err(e) => {
                     stopped = Some(e);
@@ -164,22 +204,50 @@ pub(crate) fn run(
         }
     } else {
         let parallel = common.engine == Engine::Parallel;
+        let has_rates = !cortex_core::rates::hold_slots(&ir).is_empty();
+        let mut last_size = None;
         while let Some(frame) = source.next_frame() {
             if common.frames.is_some_and(|n| count >= n) {
                 break;
             }
             let frame = frame?;
             count += 1;
-            let input: [Value; 1] = [Arc::new(frame.image)];
-            let started = Instant::now();
-            let result = match (&weights, parallel) {
-                (Some(w), false) => pipeline.run_weights(w, &input),
-                (Some(w), true) => pipeline.run_weights_parallel(w, &input),
-                (None, false) => pipeline.run(mode, &input),
-                (None, true) => pipeline.run_parallel(mode, &input),
+            // A new resolution starts over, as compiled runs do: the
+            // states hold images of the old size.
+            let size = frame.size();
+            let reset = last_size.is_some_and(|s| s != size);
+            if reset {
+                pipeline.reset();
+            }
+            last_size = Some(size);
+            let meta = Meta {
+                index: frame.index,
+                timestamp: frame.timestamp,
+                size,
+                reset,
             };
-            write(frame.index, started.elapsed().as_secs_f64() * 1e3, result)?;
+            observer.frame = frame.index;
+            let input: [Value; 1] = [Arc::new(frame.image)];
+            let (result, node_ms) = match (&weights, parallel) {
+                (Some(w), false) => (pipeline.run_weights(w, &input), None),
+                (Some(w), true) => (pipeline.run_weights_parallel(w, &input), None),
+                (None, _) => {
+                    let plan = &pipeline.program().modes[mode].plan;
+                    observer.frame_begin(static_ir, plan);
+                    let r = pipeline.run_observed(mode, &input, parallel, &mut observer);
+                    (r, Some(observer.node_ms_json()))
+                }
+            };
+            let held = if has_rates {
+                crate::sink::held_names(&ir, cortex_core::hold::held_mask(pipeline.holds()))
+            } else {
+                None
+            };
+            write(&meta, node_ms, held, result)?;
         }
+    }
+    if let (Some(file), Some(trace)) = (trace_file, &observer.trace) {
+        file.write(&trace.to_json(&ir.name))?;
     }
     let Failed { failed, first } = failed;
     match (failed, count) {
@@ -191,6 +259,15 @@ pub(crate) fn run(
             first,
         }),
     }
+}
+
+/// What a frame's JSON line says besides its results.
+struct Meta {
+    index: u64,
+    timestamp: Option<f64>,
+    size: (usize, usize),
+    /// The resolution changed and the pipeline started over.
+    reset: bool,
 }
 
 /// Frames that failed (with `--keep-going`) and the first of them.

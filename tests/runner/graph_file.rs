@@ -72,6 +72,35 @@ fn the_l2_file_gives_what_the_compiled_l2_gives() {
         for (x, y) in a.iter().zip(&b) {
             assert!(x["outputs"]["score"].is_number(), "{x}");
             assert_eq!(from_graph(y), from_compiled(x), "{extra:?}");
+            // One schema: the same fields around the outputs.
+            for key in [
+                "frame",
+                "timestamp",
+                "width",
+                "height",
+                "reset",
+                "mode",
+                "held",
+            ] {
+                assert_eq!(y[key], x[key], "{key} {extra:?}");
+            }
+            assert_eq!(y.get("weights"), x.get("weights"), "{extra:?}");
+            // Node times of sequential runs by mode (pipelined frames
+            // overlap; the file's weights run is not observed; the
+            // compiled parallel engine's strip tuner may run a group
+            // unfused where the file's runs it fused).
+            if extra.contains(&"--weights") || extra.contains(&"--engine") {
+                continue;
+            }
+            // The compiled program's record reads fewer outputs (its DCE
+            // drops `regions` and `qp_map`): every node it times, the
+            // file's run times too.
+            let (xn, yn) = (&x["node_ms"], &y["node_ms"]);
+            let timed = xn.as_object().expect("node_ms");
+            assert!(
+                timed.keys().all(|k| yn.get(k).is_some_and(|v| v.is_number())),
+                "{extra:?}: {xn} vs {yn}"
+            );
         }
     }
 }
@@ -79,7 +108,10 @@ fn the_l2_file_gives_what_the_compiled_l2_gives() {
 #[test]
 fn a_mistake_in_the_file_names_its_line_and_node() {
     let text = std::fs::read_to_string(FILE).expect("the example file");
-    let bad = text.replace(r#""op": "blur_verdict""#, r#""op": "blur_verdic""#);
+    let bad = text.replace(
+        r#""op": "vision.blur_verdict""#,
+        r#""op": "vision.blur_verdic""#,
+    );
     let dir = std::env::temp_dir().join(format!("cortex-graph-file-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("bad.json");
@@ -93,16 +125,70 @@ fn a_mistake_in_the_file_names_its_line_and_node() {
     assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2);
     let line = text
         .lines()
-        .position(|l| l.contains(r#""op": "blur_verdict""#))
+        .position(|l| l.contains(r#""op": "vision.blur_verdict""#))
         .expect("in file")
         + 1;
     let e = out.error();
     assert!(
-        e.starts_with(&format!("{p}:{line}: node `blur`: no op `blur_verdic`")),
+        e.starts_with(&format!(
+            "{p}:{line}: node `blur`: no op `vision.blur_verdic`"
+        )),
         "{e}"
     );
-    assert!(e.contains("did you mean `blur_verdict`"), "{e}");
+    assert!(e.contains("did you mean `vision.blur_verdict`"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_graph_run_writes_a_trace() {
+    let dir = scratch("trace");
+    let trace = dir.join("t.json");
+    let t = trace.to_str().expect("UTF-8 path");
+    let out = run(
+        l2::app(),
+        &[
+            "run", "--graph", FILE, "--frames", "3", "--size", "96x64", "--trace", t, "-q",
+        ],
+        Vec::new(),
+    );
+    out.ok();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("written")).expect("JSON");
+    let events = json["traceEvents"].as_array().expect("events");
+    assert!(
+        events.iter().any(|e| e["name"] == "text"),
+        "a slice per node: {json}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn ops_lists_the_library_and_shows_one_op() {
+    let out = run(l2::app(), &["ops"], Vec::new());
+    out.ok();
+    for op in [
+        "vision.to_gray",
+        "vision.text_map",
+        "vision.resize_gray",
+        "vision.score_fusion",
+    ] {
+        assert!(out.stdout.contains(op), "{op}: {}", out.stdout);
+    }
+    let out = run(l2::app(), &["ops", "vision.text_map"], Vec::new());
+    out.ok();
+    assert!(
+        out.stdout
+            .contains("mser.delta          integer  default 5"),
+        "{}",
+        out.stdout
+    );
+    let out = run(l2::app(), &["ops", "vision.txt_map"], Vec::new());
+    assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2);
+    assert!(
+        out.error().contains("did you mean `vision.text_map`"),
+        "{}",
+        out.error()
+    );
 }
 
 /// A scratch folder of this test process.
@@ -192,7 +278,8 @@ fn text_from_the_file_is_echoed_short_and_escaped() {
         ),
     ];
     for (op, why) in cases {
-        let bad = text.replace(r#""op": "blur_verdict""#, &format!(r#""op": "{op}""#));
+        let bad = text.replace(r#""op": "vision.blur_verdict""#, &format!(r#""op": "{op}""#));
+        assert_ne!(bad, text);
         std::fs::write(&path, bad).expect("write");
         let (e, code) = refused(&path);
         assert_eq!(code, 2);
