@@ -1,7 +1,8 @@
 //! What a graph built at run time costs against the compiled pipeline of
 //! the same graph: the 20-node chain of cheap nodes (`benches/chain`), the
 //! per-node overhead of type-erased values and interpreted steps; and L2 at
-//! 640×480 in BALANCED, run time against compiled, each with fusion off
+//! 640×480 in BALANCED, its graph file (`examples/graphs/l2.json`, over the
+//! op library, parameters set by name) against the compiled L2, each with fusion off
 //! (the same whole-frame calls) and on (the same fused groups on the strip
 //! executor), sequential and parallel. Rounds interleave the variants,
 //! after a warm-up long enough for every group's strip height to be
@@ -15,9 +16,9 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cortex::dynamic::{Call, DynPipeline, Ops, Value};
-use cortex::l2::ops::l2_ops;
+use cortex::dynamic::{Call, DynPipeline, GraphFile, Ops, Value};
 use cortex::l2::{demo_clip, L2Mode, L2};
+use cortex::library::vision_ops;
 use cortex::run::error::NodeFailure;
 use cortex::Run;
 
@@ -147,8 +148,19 @@ fn main() {
     unfused.set_fusion(false);
     let mut fused = L2::new();
     let mut fused_par = L2::new();
-    let ops = l2_ops();
-    let l2 = || DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &ops).expect("L2 ops");
+    // The run-time L2 is the graph file, over the op library, with two
+    // parameters of its text node set by name (to their defaults).
+    let file = include_str!("../examples/graphs/l2.json").replace(
+        r#""op": "vision.text_map", "inputs": ["gray"],"#,
+        r#""op": "vision.text_map", "inputs": ["gray"], "params": { "mser.delta": 5, "mser.min_area": 60 },"#,
+    );
+    let ops = vision_ops();
+    let l2 = || {
+        GraphFile::parse(&file)
+            .expect("reads")
+            .build(&ops)
+            .expect("builds")
+    };
     let mut dyn_unfused = l2();
     dyn_unfused.set_fusion(false);
     let mut dyn_seq = l2();

@@ -99,7 +99,7 @@ impl Params for TextBoxesParams {
 }
 
 fn text_boxes() -> OpDesc {
-    OpDesc::new::<TextBoxesParams>(
+    OpDesc::builder::<TextBoxesParams>(
         "model.text_boxes",
         "text boxes of a frame by PP-OCR's DB detector (loaded once)",
     )
@@ -126,7 +126,7 @@ fn text_boxes() -> OpDesc {
 }
 
 fn boxes_map() -> OpDesc {
-    OpDesc::new::<NoParams>(
+    OpDesc::builder::<NoParams>(
         "model.boxes_map",
         "text boxes drawn as a score map of the frame's size (the MSER map's contract)",
     )
@@ -184,7 +184,7 @@ impl Params for TensorParams {
 }
 
 fn frame_tensor() -> OpDesc {
-    OpDesc::new::<TensorParams>(
+    OpDesc::builder::<TensorParams>(
         "model.frame_tensor",
         "a frame as a model's 1x3xHxW f32 tensor: resized, normalised per channel",
     )
@@ -217,7 +217,7 @@ fn frame_tensor() -> OpDesc {
 }
 
 /// The parameters of `model.infer`: the model's file and its input shape.
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct InferParams {
     /// The ONNX file, from the working directory.
@@ -228,16 +228,6 @@ pub struct InferParams {
     /// The model, loaded when the graph is built.
     #[serde(skip)]
     model: Option<Arc<Model>>,
-}
-
-impl Default for InferParams {
-    fn default() -> Self {
-        InferParams {
-            path: String::new(),
-            input: None,
-            model: None,
-        }
-    }
 }
 
 impl Params for InferParams {
@@ -257,7 +247,7 @@ impl Params for InferParams {
 }
 
 fn infer() -> OpDesc {
-    OpDesc::new::<InferParams>(
+    OpDesc::builder::<InferParams>(
         "model.infer",
         "an ONNX model's first output for one f32 NCHW tensor (loaded once)",
     )

@@ -122,6 +122,8 @@ pub struct App<P: Pipeline> {
     pub(crate) notes: Option<crate::notes::NotesFn>,
     /// The outputs each consumer reads ([`App::reads`]).
     pub(crate) reads: Reads,
+    /// What `--help` says of `--model` ([`App::model_help`]).
+    pub(crate) model_help: Option<String>,
 }
 
 /// The standard streams a run uses; [`App::main`] passes the process's, tests
@@ -167,7 +169,16 @@ impl<P: Pipeline + 'static> App<P> {
             graph_ops: cortex_core::dynamic::Ops::new(),
             notes: None,
             reads: Reads::default(),
+            model_help: None,
         }
+    }
+
+    /// Shows `--model NAME=PATH` in `--help` with this description: for a
+    /// program that takes the option out of its arguments itself
+    /// ([`take_models`](crate::take_models)) before they are parsed.
+    pub fn model_help(mut self, help: impl Into<String>) -> Self {
+        self.model_help = Some(help.into());
+        self
     }
 
     /// A one-line description shown by `--help`.

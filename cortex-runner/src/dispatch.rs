@@ -122,6 +122,18 @@ impl<P: Pipeline + 'static> App<P> {
         if let Some(about) = &self.about {
             cmd = cmd.about(about.clone());
         }
+        if let Some(help) = &self.model_help {
+            // Taken out of the arguments before they get here: declared for
+            // `--help` only.
+            cmd = cmd.arg(
+                clap::Arg::new("model")
+                    .long("model")
+                    .value_name("NAME=PATH")
+                    .help(help.clone())
+                    .action(clap::ArgAction::Append)
+                    .global(true),
+            );
+        }
         let matches = cmd.try_get_matches_from(args)?;
         <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
     }

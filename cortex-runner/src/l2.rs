@@ -65,9 +65,13 @@ pub fn main() -> ExitCode {
 
 /// The program: `app().main()` is the whole command.
 pub fn app() -> App<L2> {
-    App::<L2>::new(NAME, record)
-        .about("The L2 region-of-interest pipeline: blur, scene cuts, ROI score and crop")
-        .dump(dump)
+    let app = App::<L2>::new(NAME, record)
+        .about("The L2 region-of-interest pipeline: blur, scene cuts, ROI score and crop");
+    #[cfg(feature = "models")]
+    let app = app.model_help(
+        "L2 with the DNN text map of this trained text detector (`--model text=PATH.onnx`)",
+    );
+    app.dump(dump)
         .encode_regions(|out: &L2Outputs| out.regions.regions.clone())
         .encode_qp_map(|out: &L2Outputs| &out.qp_map)
         .reads(Reader::Record, RECORD_READS)

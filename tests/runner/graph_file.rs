@@ -98,7 +98,9 @@ fn the_l2_file_gives_what_the_compiled_l2_gives() {
             let (xn, yn) = (&x["node_ms"], &y["node_ms"]);
             let timed = xn.as_object().expect("node_ms");
             assert!(
-                timed.keys().all(|k| yn.get(k).is_some_and(|v| v.is_number())),
+                timed
+                    .keys()
+                    .all(|k| yn.get(k).is_some_and(|v| v.is_number())),
                 "{extra:?}: {xn} vs {yn}"
             );
         }
@@ -278,7 +280,10 @@ fn text_from_the_file_is_echoed_short_and_escaped() {
         ),
     ];
     for (op, why) in cases {
-        let bad = text.replace(r#""op": "vision.blur_verdict""#, &format!(r#""op": "{op}""#));
+        let bad = text.replace(
+            r#""op": "vision.blur_verdict""#,
+            &format!(r#""op": "{op}""#),
+        );
         assert_ne!(bad, text);
         std::fs::write(&path, bad).expect("write");
         let (e, code) = refused(&path);

@@ -178,7 +178,7 @@ impl Params for BlurParams {
 /// `vision.blur_detector`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<BlurParams>(
+    OpDesc::builder::<BlurParams>(
         "vision.blur_detector",
         "variance of the Laplacian, and whether it is under a threshold",
     )

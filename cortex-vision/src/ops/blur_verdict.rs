@@ -101,7 +101,7 @@ impl Blurriness for BlurVerdict {
 /// `vision.blur_verdict`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<NoParams>(
+    OpDesc::builder::<NoParams>(
         "vision.blur_verdict",
         "blur decided against the clip's own sharpness, carried frame to frame",
     )

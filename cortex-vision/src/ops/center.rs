@@ -154,7 +154,7 @@ impl Params for CenterParams {
 /// `vision.center_crop`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<CenterParams>(
+    OpDesc::builder::<CenterParams>(
         "vision.center_crop",
         "a Gaussian centre prior the size of the frame",
     )

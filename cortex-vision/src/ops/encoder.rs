@@ -419,7 +419,7 @@ impl Params for EncoderParams {
 /// `vision.encode_roi`: the op as graph files, the runner and Python name
 /// it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<EncoderParams>(
+    OpDesc::builder::<EncoderParams>(
         "vision.encode_roi",
         "the region around the score peak, cut from the frame as JPEG",
     )

@@ -170,7 +170,7 @@ super::simd::multiversion! {
 /// `vision.score_fusion`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<NoParams>(
+    OpDesc::builder::<NoParams>(
         "vision.score_fusion",
         "the weighted sum of four score maps (weights wc, wt, ws, wm)",
     )

@@ -214,7 +214,7 @@ mod avx2 {
 
 /// `vision.to_gray`: the op as graph files, the runner and Python name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<NoParams>(
+    OpDesc::builder::<NoParams>(
         "vision.to_gray",
         "the luma of an RGB frame (BT.601, as OpenCV)",
     )

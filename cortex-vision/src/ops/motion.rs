@@ -168,7 +168,7 @@ impl Params for MotionParams {
 /// `vision.motion_map`: the op as graph files, the runner and Python name
 /// it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<MotionParams>(
+    OpDesc::builder::<MotionParams>(
         "vision.motion_map",
         "frame difference pooled on a grid, spread to the frame",
     )

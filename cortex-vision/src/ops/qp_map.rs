@@ -236,7 +236,7 @@ impl Params for QpMapParams {
 
 /// `vision.qp_map`: the op as graph files, the runner and Python name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<QpMapParams>(
+    OpDesc::builder::<QpMapParams>(
         "vision.qp_map",
         "per-block quantiser offsets for an encoder, from a score map",
     )

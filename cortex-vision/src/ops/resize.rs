@@ -595,7 +595,7 @@ impl Params for ResizeParams {
 /// `vision.resize_gray`: the op as graph files, the runner and Python
 /// name it.
 pub fn gray_descriptor() -> OpDesc {
-    OpDesc::new::<ResizeParams>(
+    OpDesc::builder::<ResizeParams>(
         "vision.resize_gray",
         "a gray image resized bilinearly (OpenCV INTER_LINEAR_EXACT)",
     )
@@ -610,7 +610,7 @@ pub fn gray_descriptor() -> OpDesc {
 /// `vision.resize_map`: the op as graph files, the runner and Python name
 /// it.
 pub fn map_descriptor() -> OpDesc {
-    OpDesc::new::<ResizeParams>(
+    OpDesc::builder::<ResizeParams>(
         "vision.resize_map",
         "a score map resized bilinearly (OpenCV INTER_LINEAR)",
     )

@@ -378,7 +378,7 @@ impl Params for RegionParams {
 /// `vision.roi_regions`: the op as graph files, the runner and Python name
 /// it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<RegionParams>(
+    OpDesc::builder::<RegionParams>(
         "vision.roi_regions",
         "the most important regions of a score map, as boxes",
     )

@@ -452,7 +452,7 @@ impl Params for SaliencyParams {
 /// `vision.saliency_dft`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<SaliencyParams>(
+    OpDesc::builder::<SaliencyParams>(
         "vision.saliency_dft",
         "spectral-residual saliency (OpenCV's StaticSaliencySpectralResidual)",
     )

@@ -696,7 +696,7 @@ impl Params for SceneParams {
 /// `vision.scene_change`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<SceneParams>(
+    OpDesc::builder::<SceneParams>(
         "vision.scene_change",
         "SSIM against the previous frame, and whether the scene cut",
     )
@@ -719,7 +719,7 @@ impl Params for SsimParams {}
 
 /// `vision.ssim`: the op as graph files, the runner and Python name it.
 pub fn ssim_descriptor() -> OpDesc {
-    OpDesc::new::<SsimParams>(
+    OpDesc::builder::<SsimParams>(
         "vision.ssim",
         "SSIM of two gray images of one size, in [-1, 1]",
     )

@@ -598,7 +598,7 @@ impl Params for TextRoiParams {
 
 /// `vision.text_map`: the op as graph files, the runner and Python name it.
 pub fn descriptor() -> OpDesc {
-    OpDesc::new::<TextRoiParams>(
+    OpDesc::builder::<TextRoiParams>(
         "vision.text_map",
         "text-likeness: MSER regions of text shape, counted and smoothed",
     )

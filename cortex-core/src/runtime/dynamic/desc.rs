@@ -81,7 +81,7 @@ pub struct Port {
     pub optional: bool,
 }
 
-/// An op, declared once; made with [`OpDesc::new`].
+/// An op, declared once; made with [`OpDesc::builder`].
 pub struct OpDesc {
     pub(crate) name: String,
     pub(crate) summary: String,
@@ -115,7 +115,7 @@ impl OpDesc {
     /// Starts the descriptor of op `name` (`"vision.to_gray"`: a family, a
     /// dot, the op) taking parameters `P` ([`NoParams`] for none);
     /// `summary` is its one line in the listing.
-    pub fn new<P: Params>(name: impl Into<String>, summary: impl Into<String>) -> OpBuilder<P> {
+    pub fn builder<P: Params>(name: impl Into<String>, summary: impl Into<String>) -> OpBuilder<P> {
         OpBuilder {
             name: name.into(),
             summary: summary.into(),
