@@ -3,7 +3,7 @@
 //! types graph files name with their initial values and views, the values
 //! fused groups read as planes, and the `bool` fields rates trigger on.
 
-use cortex_core::dynamic::Ops;
+use cortex_core::dynamic::{Ops, Params};
 
 use crate::l2::BlurVerdict;
 use crate::ops::qp_map::{self, QpMap};
@@ -12,6 +12,30 @@ use crate::ops::{
     self, text_roi, BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap,
 };
 use crate::views;
+
+/// The vision ops' parameters are checked by their own `validate`, the
+/// rule the kernels apply.
+macro_rules! checked_by_validate {
+    ($($params:ty),* $(,)?) => {$(
+        impl Params for $params {
+            fn check(&self) -> Result<(), String> {
+                self.validate().map_err(|e| e.to_string())
+            }
+        }
+    )*};
+}
+
+checked_by_validate!(
+    ops::BlurParams,
+    ops::SceneParams,
+    ops::CenterParams,
+    text_roi::TextRoiParams,
+    ops::SaliencyParams,
+    ops::MotionParams,
+    ops::EncoderParams,
+    roi_regions::RegionParams,
+    qp_map::QpMapParams,
+);
 
 /// Every vision op, type, view and trigger field.
 pub fn vision_ops() -> Ops {

@@ -3,7 +3,7 @@
 use super::border::{check_frame, contiguous, reflect101};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError};
-use cortex_core::dynamic::{OpDesc, Params};
+use cortex_core::dynamic::OpDesc;
 
 /// Parameters of [`blur_detector_with`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -166,12 +166,6 @@ multiversion! {
             start = end;
         }
         (sum, sum_sq)
-    }
-}
-
-impl Params for BlurParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
     }
 }
 

@@ -3,7 +3,7 @@
 use super::border::{check_frame, prepare_out};
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::types::{GrayImage, OpsError, ScoreMap};
-use cortex_core::dynamic::{OpDesc, Params};
+use cortex_core::dynamic::OpDesc;
 
 /// Parameters of [`center_crop_with`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -143,12 +143,6 @@ pub(crate) fn profile_at(i: usize, n: usize, frac: f64) -> f64 {
         return 1.0;
     }
     (-0.5 * d * d / (s * s)).exp()
-}
-
-impl Params for CenterParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
-    }
 }
 
 /// `vision.center_crop`: the op as graph files, the runner and Python

@@ -23,7 +23,7 @@ use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 pub use super::types::BBox;
 use super::types::{OpsError, RgbFrame, ScoreMap};
-use cortex_core::dynamic::{OpDesc, Params};
+use cortex_core::dynamic::OpDesc;
 
 /// Parameters of [`encode_roi_with`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -408,12 +408,6 @@ fn grow(lo: usize, hi: usize, margin: usize, min: usize, n: usize) -> (usize, us
         }
     }
     (s, e)
-}
-
-impl Params for EncoderParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
-    }
 }
 
 /// `vision.encode_roi`: the op as graph files, the runner and Python name

@@ -6,7 +6,7 @@ use super::resize::{area_exact, area_general, resize_nearest_f32, AreaScratch};
 use super::scratch::{vec_bytes, with_scratch, Scratch as ScratchT, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
-use cortex_core::dynamic::{OpDesc, Params};
+use cortex_core::dynamic::OpDesc;
 
 /// Parameters of [`motion_map_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -156,12 +156,6 @@ multiversion! {
         for ((s, &p), &q) in acc.iter_mut().zip(a).zip(b) {
             *s += u32::from(p.abs_diff(q));
         }
-    }
-}
-
-impl Params for MotionParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
     }
 }
 

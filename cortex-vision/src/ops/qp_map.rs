@@ -17,7 +17,7 @@
 //! deserves more than another.
 
 use crate::ops::blur_verdict::BlurVerdict;
-use cortex_core::dynamic::{OpDesc, Params};
+use cortex_core::dynamic::OpDesc;
 use cortex_core::heap::HeapBytes;
 
 use super::border::check_frame;
@@ -226,12 +226,6 @@ pub fn qp_map_into<B: Blurriness + ?Sized>(
         *v = (scale * (*v - mean)).clamp(-m, m);
     }
     Ok(())
-}
-
-impl Params for QpMapParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
-    }
 }
 
 /// `vision.qp_map`: the op as graph files, the runner and Python name it.

@@ -14,7 +14,7 @@
 //! (every pixel is above the threshold, e.g. a flat map), gives no region:
 //! a box over the whole frame tells an encoder nothing.
 
-use cortex_core::dynamic::{OpDesc, Params};
+use cortex_core::dynamic::OpDesc;
 use cortex_core::heap::HeapBytes;
 
 use super::border::{check_frame, contiguous};
@@ -367,12 +367,6 @@ fn finite_max(values: &[f32]) -> f32 {
         .into_iter()
         .chain(tail)
         .fold(f32::NEG_INFINITY, f32::max)
-}
-
-impl Params for RegionParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
-    }
 }
 
 /// `vision.roi_regions`: the op as graph files, the runner and Python name

@@ -24,7 +24,7 @@ use super::resize::{resize_linear_exact_u8_within, resize_linear_f32_within, Res
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
-use cortex_core::dynamic::{OpDesc, Params};
+use cortex_core::dynamic::OpDesc;
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 use std::sync::Arc;
@@ -440,12 +440,6 @@ fn gaussian5(img: &mut [f64], tmp: &mut [f64], rc: &[[usize; 5]], rr: &[[usize; 
                 + k[3] * src[3][x]
                 + k[4] * src[4][x];
         }
-    }
-}
-
-impl Params for SaliencyParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
     }
 }
 

@@ -687,12 +687,6 @@ multiversion! {
     }
 }
 
-impl Params for SceneParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
-    }
-}
-
 /// `vision.scene_change`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {

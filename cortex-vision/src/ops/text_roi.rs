@@ -29,7 +29,7 @@
 //! reuses the output and allocates nothing at all in steady state (see its
 //! docs for the conditions). [`TextRoiDetector`] owns its scratch instead.
 
-use cortex_core::dynamic::{OpDesc, Params};
+use cortex_core::dynamic::OpDesc;
 use std::cell::Cell;
 
 use density::Density;
@@ -588,12 +588,6 @@ pub(crate) fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<()
         });
     }
     crate::ops::border::check_limits("gray", rows, cols)
-}
-
-impl Params for TextRoiParams {
-    fn check(&self) -> Result<(), String> {
-        self.validate().map_err(|e| e.to_string())
-    }
 }
 
 /// `vision.text_map`: the op as graph files, the runner and Python name it.
