@@ -344,3 +344,12 @@ fn a_long_file_is_read_in_one_pass_and_names_its_last_line() {
     assert_eq!(*line, n + 5, "{message}");
     assert!(message.contains("unknown field `oops`"), "{message}");
 }
+
+/// `--model` is taken out of the arguments before they are parsed; `--help`
+/// still shows it in a build that has models.
+#[cfg(feature = "models")]
+#[test]
+fn help_shows_the_model_option() {
+    let out = run(l2::app(), &["--help"], Vec::new());
+    assert!(out.ok().contains("--model <NAME=PATH>"), "{}", out.stdout);
+}
