@@ -206,7 +206,7 @@ pub struct OpBuilder<P> {
 }
 
 impl<P: Params> OpBuilder<P> {
-    /// Adds an input of type `T`, read with [`Inputs::arg`].
+    /// Adds an input of type `T`, read with [`CallArgs::arg`].
     pub fn input<T: Any>(mut self, name: &str) -> Self {
         self.inputs.push(Port {
             name: name.into(),
@@ -217,7 +217,7 @@ impl<P: Params> OpBuilder<P> {
     }
 
     /// Adds an input of type `T` that may be absent (its producer is a
-    /// weighted node the plan does not run), read with [`Inputs::opt`].
+    /// weighted node the plan does not run), read with [`CallArgs::opt`].
     pub fn optional<T: Any>(mut self, name: &str) -> Self {
         self.inputs.push(Port {
             name: name.into(),
@@ -227,7 +227,7 @@ impl<P: Params> OpBuilder<P> {
         self
     }
 
-    /// The op reads the running mode's weight table ([`Inputs::weights`]).
+    /// The op reads the running mode's weight table ([`CallArgs::weights`]).
     pub fn weights(mut self) -> Self {
         self.weights = true;
         self
@@ -275,11 +275,11 @@ impl<P: Params> OpBuilder<P> {
     /// Finishes an op that returns a new `T` each call.
     pub fn returns<T: Any + Send + Sync>(
         self,
-        run: impl Fn(&Inputs<'_>, &P) -> Result<T, NodeFailure> + Send + Sync + 'static,
+        run: impl Fn(&CallArgs<'_>, &P) -> Result<T, NodeFailure> + Send + Sync + 'static,
     ) -> OpDesc {
         let at = self.inputs.len();
         let op = move |c: &mut Call<'_>| -> Result<(), NodeFailure> {
-            let ins = c.inputs();
+            let ins = c.args();
             let v = run(&ins, ins.arg::<P>(at)?)?;
             c.put(v);
             Ok(())
@@ -292,11 +292,11 @@ impl<P: Params> OpBuilder<P> {
     /// it held.
     pub fn fills<T: Any + Send + Sync + Default>(
         self,
-        run: impl Fn(&Inputs<'_>, &P, &mut T) -> Result<(), NodeFailure> + Send + Sync + 'static,
+        run: impl Fn(&CallArgs<'_>, &P, &mut T) -> Result<(), NodeFailure> + Send + Sync + 'static,
     ) -> OpDesc {
         let at = self.inputs.len();
         let op = move |c: &mut Call<'_>| -> Result<(), NodeFailure> {
-            let ins = c.inputs();
+            let ins = c.args();
             let p = ins.arg::<P>(at)?;
             run(&ins, p, c.fill::<T>()?)
         };
@@ -324,13 +324,13 @@ impl<P: Params> OpBuilder<P> {
 /// What a described op reads of one call: its inputs, in the order the
 /// descriptor declares them, and the weight table.
 #[derive(Clone, Copy)]
-pub struct Inputs<'a> {
+pub struct CallArgs<'a> {
     pub(crate) node: &'a str,
     pub(crate) args: &'a [Option<&'a Value>],
     pub(crate) weights: &'a Weights,
 }
 
-impl<'a> Inputs<'a> {
+impl<'a> CallArgs<'a> {
     /// Input `i` as a `T`.
     ///
     /// # Errors

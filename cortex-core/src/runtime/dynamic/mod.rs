@@ -35,7 +35,7 @@ mod params;
 mod stream;
 mod typecheck;
 
-pub use desc::{Inputs, NoParams, OpBuilder, OpDesc, Params, Port, TypeRef};
+pub use desc::{CallArgs, NoParams, OpBuilder, OpDesc, Params, Port, TypeRef};
 pub use engine::{BuildError, DynPipeline};
 pub use file::{FileError, GraphFile, LoadError, MAX_GRAPH_FILE_BYTES, MAX_NAME_CHARS};
 pub use ops::{Call, FormArgs, OpFn, Ops, Value, DEFAULT_INIT};

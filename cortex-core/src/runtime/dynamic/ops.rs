@@ -12,7 +12,7 @@ use crate::model::weights::Weights;
 use crate::runtime::error::NodeFailure;
 use crate::runtime::strip::{AnyPlane, PlaneValue, StripError, StripForm};
 
-use super::desc::{Inputs, OpDesc};
+use super::desc::{CallArgs, OpDesc};
 use super::fused::{Form, FormFn, PlaneFn};
 
 /// Makes a node's strip form from its constant arguments.
@@ -384,8 +384,8 @@ pub struct Call<'a> {
 impl<'a> Call<'a> {
     /// What the call reads (its arguments and the weight table), apart
     /// from the buffer it fills.
-    pub fn inputs(&self) -> Inputs<'a> {
-        Inputs {
+    pub fn args(&self) -> CallArgs<'a> {
+        CallArgs {
             node: self.node,
             args: self.args,
             weights: self.weights,
@@ -400,13 +400,13 @@ impl<'a> Call<'a> {
     /// Argument `i` (a required edge, an input, a state or a constant),
     /// as a `T`.
     pub fn arg<T: Any>(&self, i: usize) -> Result<&'a T, NodeFailure> {
-        self.inputs().arg(i)
+        self.args().arg(i)
     }
 
     /// Argument `i` from a weighted node: `None` when its producer does not
     /// run.
     pub fn opt<T: Any>(&self, i: usize) -> Result<Option<&'a T>, NodeFailure> {
-        self.inputs().opt(i)
+        self.args().opt(i)
     }
 
     /// The running weight table (an argument written `weights`).
