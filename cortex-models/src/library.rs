@@ -51,6 +51,15 @@ pub fn register_model_ops(o: &mut Ops) {
         .show(|t: &Output| json!({ "shape": t.shape() }));
 }
 
+/// A model op's `path` must name a file; loading it says what else is
+/// wrong with it.
+fn names_a_file(path: &str, whose: &str) -> Result<(), String> {
+    if path.is_empty() {
+        return Err(format!("`path` names no file: give {whose} ONNX file"));
+    }
+    Ok(())
+}
+
 /// The parameters of `model.text_boxes`: the detector's file, the size it
 /// runs at, DB's post-processing.
 #[derive(Clone, Serialize, Deserialize)]
@@ -84,10 +93,7 @@ impl Default for TextBoxesParams {
 
 impl Params for TextBoxesParams {
     fn check(&self) -> Result<(), String> {
-        if self.path.is_empty() {
-            return Err("`path` names no file: give the detector's ONNX file".into());
-        }
-        Ok(())
+        names_a_file(&self.path, "the detector's")
     }
 
     fn prepare(&mut self) -> Result<(), String> {
@@ -232,10 +238,7 @@ pub struct InferParams {
 
 impl Params for InferParams {
     fn check(&self) -> Result<(), String> {
-        if self.path.is_empty() {
-            return Err("`path` names no file: give the model's ONNX file".into());
-        }
-        Ok(())
+        names_a_file(&self.path, "the model's")
     }
 
     fn prepare(&mut self) -> Result<(), String> {
