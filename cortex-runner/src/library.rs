@@ -1,7 +1,6 @@
 //! The ops a graph file run by this program may call, and the `ops`
 //! command that lists them: the vision library, the model library (feature
-//! `models`), L2's ops under the Rust paths of older graph files, and the
-//! program's own ([`App::graph_ops`](crate::App::graph_ops)).
+//! `models`) and the program's own ([`App::graph_ops`](crate::App::graph_ops)).
 
 use std::io::Write;
 
@@ -13,9 +12,6 @@ use crate::error::RunnerError;
 /// Every op a graph file may call here, `extra` on top.
 pub(crate) fn library(extra: &Ops) -> Ops {
     let mut ops = cortex_vision::library::vision_ops();
-    // The paths graph files wrote before the library (`ops::to_gray_into`
-    // with `args`): read for one more version.
-    ops.extend(&cortex_vision::l2_ops::l2_ops());
     #[cfg(feature = "models")]
     ops.extend(&cortex_models::library::model_ops());
     ops.extend(extra);

@@ -19,7 +19,6 @@ pub mod ops;
 pub mod clip;
 mod heap;
 pub mod l2;
-pub mod l2_ops;
 pub mod l2_registry;
 pub mod library;
 pub mod registry;

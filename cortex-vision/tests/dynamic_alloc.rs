@@ -10,10 +10,9 @@
 
 use std::sync::Arc;
 
-use cortex_core::dynamic::{DynPipeline, Value};
+use cortex_core::dynamic::{GraphFile, Value};
 use cortex_testkit::{thread_allocs, thread_bytes};
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
-use cortex_vision::l2_ops::l2_ops;
 
 #[global_allocator]
 static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
@@ -54,8 +53,9 @@ fn a_run_time_frame_makes_no_filled_value_anew() {
                 .run_into(mode, &frames[i], &mut out)
                 .expect("compiled");
         });
-        let mut dynamic =
-            DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &l2_ops()).expect("ops");
+        let ops = cortex_vision::library::vision_ops();
+        let file = GraphFile::from_ir(L2::ir(), &ops).expect("exports");
+        let mut dynamic = file.build(&ops).expect("builds");
         let d = per_frame(frames.len(), |i| {
             drop(
                 dynamic

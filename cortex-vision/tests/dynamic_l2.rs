@@ -1,6 +1,6 @@
-//! L2 built at run time — its compiled graph (`L2::ir()`) and the same
-//! graph declared with the builder, each lowered to a program and run by
-//! [`DynPipeline`] over the ops of [`l2_ops`] — gives bit for bit what the
+//! L2 built at run time — its compiled graph (`L2::ir()`) written out as a
+//! graph file over the op library and the file in `examples/graphs`, each
+//! lowered to a program and run by [`DynPipeline`] — gives bit for bit what the
 //! macro-compiled L2 gives, on every mode, on mode switches (held values
 //! forgotten and recomputed), on run-time weights and after a failing
 //! frame, sequentially and wave by wave; over the synthetic clip, and over the first frames of OpenCV's
@@ -10,18 +10,21 @@ mod dynamic_common;
 
 use std::sync::Arc;
 
-use cortex_core::dynamic::{DynPipeline, Value};
+use cortex_core::dynamic::{DynPipeline, GraphFile, Value};
 use cortex_core::run::Run;
 use cortex_core::Weights;
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
-use cortex_vision::l2_ops::l2_ops;
 use cortex_vision::library::vision_ops;
 use cortex_vision::ops::RgbFrame;
 use dynamic_common::{assert_same, compare_streams, vtest_frames, L2_FILE};
 
+/// The compiled L2 written out as a graph file and built over the library.
 fn run_time_l2() -> DynPipeline {
-    DynPipeline::from_ir(L2::ir().clone(), &L2::MODE_PLANS, &l2_ops())
-        .expect("every L2 op is registered")
+    let ops = vision_ops();
+    GraphFile::from_ir(L2::ir(), &ops)
+        .expect("every L2 call is a library op")
+        .build(&ops)
+        .expect("builds")
 }
 
 /// Runs `modes[i % len]` on frame `i` in both, comparing every frame's
@@ -161,8 +164,21 @@ fn every_mode_matches_the_compiled_l2_on_vtest() {
 }
 
 #[test]
+fn the_l2_graph_file_is_written_from_the_compiled_l2() {
+    // `examples/graphs/l2.json` is what `cortex graph --format json`
+    // writes of the compiled L2, byte for byte: the graph is declared once
+    // (the `cortex_graph!` in `cortex-vision/src/l2.rs`) and the file is
+    // regenerated from it.
+    let written = GraphFile::export(L2::ir(), &vision_ops()).expect("exports");
+    assert_eq!(
+        written, L2_FILE,
+        "examples/graphs/l2.json is stale: regenerate it with \
+         `cargo run -p cortex-runner -- graph --format json > examples/graphs/l2.json`"
+    );
+}
+
+#[test]
 fn the_l2_graph_file_is_the_compiled_l2() {
-    use cortex_core::dynamic::GraphFile;
     use cortex_core::lower::lower;
     let file = GraphFile::parse(L2_FILE).expect("reads");
     let mut from_file = file.build(&vision_ops()).expect("builds");

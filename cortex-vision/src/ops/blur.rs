@@ -176,6 +176,7 @@ pub fn descriptor() -> OpDesc {
         "vision.blur_detector",
         "variance of the Laplacian, and whether it is under a threshold",
     )
+    .calls(&["blur_detector"])
     .input::<GrayImage>("gray")
     .param("threshold", "blurry below this variance; finite, >= 0")
     .strip(|p: &BlurParams| Some(crate::ops::strip::BlurForm(*p)))

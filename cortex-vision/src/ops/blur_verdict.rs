@@ -105,6 +105,7 @@ pub fn descriptor() -> OpDesc {
         "vision.blur_verdict",
         "blur decided against the clip's own sharpness, carried frame to frame",
     )
+    .calls(&["blur_verdict"])
     .input::<BlurReport>("report")
     .input::<SceneChange>("scene")
     .input::<BlurVerdict>("previous")

@@ -152,6 +152,7 @@ pub fn descriptor() -> OpDesc {
         "vision.center_crop",
         "a Gaussian centre prior the size of the frame",
     )
+    .calls(&["center_crop", "center_crop_into"])
     .input::<GrayImage>("gray")
     .param(
         "sigma_x",

@@ -417,6 +417,7 @@ pub fn descriptor() -> OpDesc {
         "vision.encode_roi",
         "the region around the score peak, cut from the frame as JPEG",
     )
+    .calls(&["encode_roi", "encode_roi_into"])
     .input::<RgbFrame>("frame")
     .input::<ScoreMap>("score")
     .param(

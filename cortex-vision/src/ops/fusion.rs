@@ -174,6 +174,7 @@ pub fn descriptor() -> OpDesc {
         "vision.score_fusion",
         "the weighted sum of four score maps (weights wc, wt, ws, wm)",
     )
+    .calls(&["score_fusion", "score_fusion_into"])
     .optional::<ScoreMap>("center")
     .optional::<ScoreMap>("text")
     .optional::<ScoreMap>("saliency")

@@ -218,6 +218,7 @@ pub fn descriptor() -> OpDesc {
         "vision.to_gray",
         "the luma of an RGB frame (BT.601, as OpenCV)",
     )
+    .calls(&["to_gray", "to_gray_into"])
     .input::<RgbFrame>("frame")
     .strip(|_| Some(crate::ops::strip::GrayStrip))
     .fills(|i, _, out: &mut GrayImage| Ok(to_gray_into(i.arg(0)?, out)?))

@@ -166,6 +166,7 @@ pub fn descriptor() -> OpDesc {
         "vision.motion_map",
         "frame difference pooled on a grid, spread to the frame",
     )
+    .calls(&["motion_map", "motion_map_into"])
     .input::<GrayImage>("gray")
     .input::<GrayImage>("previous")
     .param("grid_w", "grid columns; >= 1")

@@ -234,6 +234,7 @@ pub fn descriptor() -> OpDesc {
         "vision.qp_map",
         "per-block quantiser offsets for an encoder, from a score map",
     )
+    .calls(&["qp_map", "qp_map_into"])
     .input::<ScoreMap>("score")
     .input::<BlurVerdict>("blur")
     .param("block", "block side, pixels; >= 1")

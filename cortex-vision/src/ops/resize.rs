@@ -599,6 +599,7 @@ pub fn gray_descriptor() -> OpDesc {
         "vision.resize_gray",
         "a gray image resized bilinearly (OpenCV INTER_LINEAR_EXACT)",
     )
+    .calls(&["resize_gray_into"])
     .input::<GrayImage>("gray")
     .param("width", "output width, pixels; within the frame limits")
     .param("height", "output height, pixels; within the frame limits")
@@ -614,6 +615,7 @@ pub fn map_descriptor() -> OpDesc {
         "vision.resize_map",
         "a score map resized bilinearly (OpenCV INTER_LINEAR)",
     )
+    .calls(&["resize_map_into"])
     .input::<ScoreMap>("map")
     .param("width", "output width, pixels; within the frame limits")
     .param("height", "output height, pixels; within the frame limits")

@@ -376,6 +376,7 @@ pub fn descriptor() -> OpDesc {
         "vision.roi_regions",
         "the most important regions of a score map, as boxes",
     )
+    .calls(&["roi_regions", "roi_regions_into"])
     .input::<ScoreMap>("score")
     .param("max_regions", "at most this many regions; >= 1")
     .param(

@@ -450,6 +450,7 @@ pub fn descriptor() -> OpDesc {
         "vision.saliency_dft",
         "spectral-residual saliency (OpenCV's StaticSaliencySpectralResidual)",
     )
+    .calls(&["saliency_dft", "saliency_dft_into"])
     .input::<GrayImage>("gray")
     .param("width", "working width; 1..=4096")
     .param("height", "working height; 1..=4096")

@@ -694,6 +694,7 @@ pub fn descriptor() -> OpDesc {
         "vision.scene_change",
         "SSIM against the previous frame, and whether the scene cut",
     )
+    .calls(&["scene_change"])
     .input::<GrayImage>("gray")
     .input::<GrayImage>("previous")
     .param("threshold", "a cut when SSIM is below this; in [-1, 1]")
@@ -717,6 +718,7 @@ pub fn ssim_descriptor() -> OpDesc {
         "vision.ssim",
         "SSIM of two gray images of one size, in [-1, 1]",
     )
+    .calls(&["ssim"])
     .input::<GrayImage>("a")
     .input::<GrayImage>("b")
     .param(

@@ -596,6 +596,7 @@ pub fn descriptor() -> OpDesc {
         "vision.text_map",
         "text-likeness: MSER regions of text shape, counted and smoothed",
     )
+    .calls(&["text_map", "text_map_into"])
     .input::<GrayImage>("gray")
     .param(
         "mser.delta",

@@ -93,6 +93,7 @@ pub struct OpDesc {
     pub(crate) strip: Option<StripShape>,
     pub(crate) params: ParamsDesc,
     pub(crate) kernels: Vec<String>,
+    pub(crate) calls: Vec<String>,
     pub(crate) run: Arc<OpFn>,
     pub(crate) form: Option<Arc<MakeTypedForm>>,
 }
@@ -125,6 +126,7 @@ impl OpDesc {
             strip: None,
             docs: Vec::new(),
             kernels: Vec::new(),
+            calls: Vec::new(),
             form: None,
             params: PhantomData,
         }
@@ -171,6 +173,25 @@ impl OpDesc {
         &self.kernels
     }
 
+    /// The Rust functions a compiled graph calls for it, by name
+    /// (`to_gray_into`, `to_gray`): what writes a `cortex_graph!` pipeline
+    /// out as a graph file ([`GraphFile::from_ir`](super::GraphFile::from_ir)).
+    pub fn calls(&self) -> &[String] {
+        &self.calls
+    }
+
+    /// Whether `text`, a compiled call's constant argument, is this op's
+    /// default parameters as Rust writes them: `&P::DEFAULT` or
+    /// `P::default()`, `P` the parameters' type by its last path segment.
+    pub(crate) fn is_default_params(&self, text: &str) -> bool {
+        let text: String = text.split_whitespace().collect();
+        let text = text.trim_start_matches('&');
+        let ty = self.params.type_name;
+        [format!("{ty}::DEFAULT"), format!("{ty}::default()")]
+            .iter()
+            .any(|spelling| text == spelling || text.ends_with(&format!("::{spelling}")))
+    }
+
     /// Each parameter (dotted path for a nested one), its default as JSON
     /// and its documentation.
     pub fn params(&self) -> Vec<(String, serde_json::Value, &str)> {
@@ -201,6 +222,7 @@ pub struct OpBuilder<P> {
     strip: Option<StripShape>,
     docs: Vec<(String, String)>,
     kernels: Vec<String>,
+    calls: Vec<String>,
     form: Option<Arc<MakeTypedForm>>,
     params: PhantomData<fn() -> P>,
 }
@@ -237,6 +259,15 @@ impl<P: Params> OpBuilder<P> {
     /// nested one): what it means and its valid range, for the listing.
     pub fn param(mut self, path: &str, doc: &str) -> Self {
         self.docs.push((path.into(), doc.into()));
+        self
+    }
+
+    /// Names the Rust functions a compiled graph calls for this op (the
+    /// last segment of the path: `"to_gray_into"`, `"to_gray"`), so a
+    /// `cortex_graph!` pipeline calling them can be written out as a graph
+    /// file over this op.
+    pub fn calls(mut self, names: &[&str]) -> Self {
+        self.calls = names.iter().map(|s| s.to_string()).collect();
         self
     }
 
@@ -315,6 +346,7 @@ impl<P: Params> OpBuilder<P> {
             strip: self.strip,
             params: ParamsDesc::new::<P>(self.docs, parse_params::<P>),
             kernels: self.kernels,
+            calls: self.calls,
             run,
             form: self.form,
         }

@@ -37,7 +37,9 @@ mod typecheck;
 
 pub use desc::{CallArgs, NoParams, OpBuilder, OpDesc, Params, Port, TypeRef};
 pub use engine::{BuildError, DynPipeline};
-pub use file::{FileError, GraphFile, LoadError, MAX_GRAPH_FILE_BYTES, MAX_NAME_CHARS};
+pub use file::{
+    ExportError, FileError, GraphFile, LoadError, MAX_GRAPH_FILE_BYTES, MAX_NAME_CHARS,
+};
 pub use ops::{Call, FormArgs, OpFn, Ops, Value, DEFAULT_INIT};
 pub use outputs::DynOutputs;
 

@@ -135,6 +135,15 @@ impl Ops {
         self.descs.get(name).map(|d| &**d)
     }
 
+    /// The descriptor naming `path`'s function (`ops::to_gray_into`, by
+    /// its last segment) among the Rust functions a compiled graph calls
+    /// for it ([`OpDesc::calls`]).
+    pub fn descriptor_calling(&self, path: &str) -> Option<&OpDesc> {
+        let last = path.rsplit("::").next().unwrap_or(path).trim();
+        self.descriptors()
+            .find(|d| d.calls().iter().any(|c| c == last))
+    }
+
     /// Every descriptor, by name.
     pub fn descriptors(&self) -> impl Iterator<Item = &OpDesc> {
         self.descs.values().map(|d| &**d)

@@ -17,6 +17,8 @@ pub(crate) struct ParamsDesc {
     defaults: Json,
     /// `(dotted path, documentation)`, in the order documented.
     docs: Vec<(String, String)>,
+    /// The parameters' type, by the last segment of its path.
+    pub(crate) type_name: &'static str,
     /// Reads a node's `params`.
     pub(crate) parse: fn(&Map<String, Json>) -> Result<Value, String>,
 }
@@ -28,6 +30,7 @@ impl ParamsDesc {
     ) -> ParamsDesc {
         ParamsDesc {
             defaults: serde_json::to_value(P::default()).unwrap_or(Json::Null),
+            type_name: short_name(std::any::type_name::<P>()),
             docs,
             parse,
         }
@@ -49,6 +52,12 @@ impl ParamsDesc {
             })
             .collect()
     }
+}
+
+/// The last segment of a type's path (`CenterParams` of
+/// `cortex_vision::ops::center::CenterParams`).
+fn short_name(path: &'static str) -> &'static str {
+    path.rsplit("::").next().unwrap_or(path)
 }
 
 /// The leaves of `v` with their dotted paths.

@@ -35,6 +35,19 @@ impl GraphFile {
                         "op `{}` is described: write its `inputs` and `params`, not `args`",
                         node.op
                     ));
+                } else if let Some(d) = ops.descriptor_calling(&node.op) {
+                    if !ops.contains(&node.op) {
+                        // A file written before the library, naming the
+                        // kernel's Rust path.
+                        problem(format!(
+                            "`{}` is a Rust function: graph files call the library's op `{}` \
+                             (`\"op\": \"{}\"` with `inputs` and `params`; `ops {}` shows them)",
+                            node.op,
+                            d.name(),
+                            d.name(),
+                            d.name()
+                        ));
+                    }
                 }
                 continue;
             };

@@ -26,7 +26,10 @@ use crate::runtime::untrusted::{echo, echo_cut, is_hidden, read_regular, ReadErr
 use super::engine::DynPipeline;
 use super::ops::{Ops, DEFAULT_INIT};
 
+mod export;
 mod library;
+
+pub use export::ExportError;
 
 /// Why a graph file cannot be read or built: each problem with the line
 /// it is on (1-based).
