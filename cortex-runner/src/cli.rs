@@ -42,6 +42,12 @@ pub(crate) struct Common {
     /// pipeline on one worker pool; results carry their stream.
     #[arg(long, short, global = true, value_name = "INPUT", action = clap::ArgAction::Append)]
     pub(crate) input: Vec<String>,
+    /// The pipeline described in FILE (JSON) instead of the compiled one,
+    /// for `run` (results as JSON lines), `graph`, `plan` and `profile`:
+    /// its nodes call the op library (`ops` lists it) and the program's
+    /// own.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) graph: Option<PathBuf>,
     /// Size of the synthetic clip, WIDTHxHEIGHT.
     #[arg(long, global = true, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub(crate) size: (usize, usize),
@@ -96,6 +102,42 @@ pub(crate) struct Common {
     /// frame [default: 2G]
     #[arg(long, global = true, value_name = "BYTES", value_parser = parse_bytes, help_heading = "Engine")]
     pub(crate) memory_budget: Option<u64>,
+    /// Network inputs (URLs): reopen one that stalls, fails or closes
+    /// instead of ending its stream, waiting INTERVAL (doubling up to
+    /// MAX-INTERVAL) between attempts; give up after ATTEMPTS in a row or
+    /// GIVE-UP away. Frames missed meanwhile are counted. POLICY:
+    /// `attempts=N,interval=T,max-interval=T,give-up=T` (T in seconds, or
+    /// `500ms`) [default: attempts=0 (no limit), interval=0.5,
+    /// max-interval=8, give-up=300]
+    #[arg(long, global = true, value_name = "POLICY", num_args = 0..=1, default_missing_value = "", value_parser = parse_reconnect, help_heading = "Network inputs")]
+    pub(crate) reconnect: Option<crate::sources::ReconnectPolicy>,
+    /// Network inputs: a read waiting longer than T seconds fails (with
+    /// --reconnect, the input is reopened); 0 waits forever [default: 10]
+    #[arg(long, global = true, value_name = "T", value_parser = parse_duration, help_heading = "Network inputs")]
+    pub(crate) read_timeout: Option<std::time::Duration>,
+}
+
+impl Common {
+    /// How network inputs are read.
+    pub(crate) fn network(&self) -> crate::sources::NetworkOptions {
+        let d = crate::sources::NetworkOptions::default();
+        crate::sources::NetworkOptions {
+            read_timeout: match self.read_timeout {
+                None => d.read_timeout,
+                Some(t) if t.is_zero() => None,
+                Some(t) => Some(t),
+            },
+            reconnect: self.reconnect,
+        }
+    }
+}
+
+fn parse_reconnect(s: &str) -> Result<crate::sources::ReconnectPolicy, String> {
+    crate::sources::ReconnectPolicy::parse(s)
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    crate::sources::reconnect_duration(s)
 }
 
 /// `--engine`.
@@ -157,7 +199,8 @@ impl Common {
 pub(crate) enum Command {
     /// Frames in, per-frame results out (a table, or JSON lines).
     Run(RunArgs),
-    /// The graph: a listing, or DOT / Mermaid (with --mode's plan shown).
+    /// The graph: a listing, DOT / Mermaid (with --mode's plan shown), or
+    /// a graph file (`--format json`).
     Graph {
         /// Output format.
         #[arg(long, value_enum, default_value_t = GraphFormat::Listing)]
@@ -178,11 +221,6 @@ pub(crate) enum Command {
 
 #[derive(Args, Debug, Default)]
 pub(crate) struct RunArgs {
-    /// Run the pipeline described in FILE (JSON) instead of the compiled
-    /// one: its nodes call the op library (`ops` lists it) and the
-    /// program's own; results as JSON lines.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) graph: Option<PathBuf>,
     /// One JSON object per frame and line instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
@@ -235,6 +273,23 @@ pub(crate) struct RunArgs {
     /// file is refused before anything runs).
     #[arg(long, help_heading = "Encoding")]
     pub(crate) force: bool,
+    /// Also send each frame's JSON line (as --json prints it) to an MQTT
+    /// broker, QoS 1, topic PREFIX/<stream>/results (default prefix
+    /// `cortex`); user and password from CORTEX_MQTT_USERNAME and
+    /// CORTEX_MQTT_PASSWORD; `mqtts://` with TLS (feature mqtt-tls) checks
+    /// the broker against the CA file in CORTEX_MQTT_CA. The run never
+    /// waits for the broker (feature mqtt).
+    #[arg(long, value_name = "mqtt://HOST:PORT/PREFIX", help_heading = "Publishing")]
+    pub(crate) publish: Option<String>,
+    /// --publish: messages waiting while the broker is slow or away, 1 to
+    /// 1000000; when full, the oldest is dropped and counted [default:
+    /// 1000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Publishing")]
+    pub(crate) publish_queue: Option<u64>,
+    /// The publisher of --publish, started once the command line is
+    /// checked.
+    #[arg(skip)]
+    pub(crate) publisher: Option<crate::sink::Publisher>,
 }
 
 /// `--roi`.
@@ -269,6 +324,9 @@ pub(crate) enum GraphFormat {
     Listing,
     Dot,
     Mermaid,
+    /// The pipeline as a graph file over the op library (what `--graph`
+    /// reads).
+    Json,
 }
 
 fn parse_size(s: &str) -> Result<(usize, usize), String> {

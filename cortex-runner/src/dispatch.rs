@@ -6,7 +6,9 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use cortex_core::dynamic::{GraphFile, Ops};
 use cortex_core::export::{to_dot_with, to_mermaid_with, Overlay};
+use cortex_core::GraphIr;
 use cortex_core::outputs::OutputSet;
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::islands::{islands, Island};
@@ -75,8 +77,8 @@ impl<P: Pipeline + 'static> App<P> {
             Ok(cli) => cli,
             Err(e) => return clap_error(e, io.stdout),
         };
-        if let Some(Command::Run(args @ RunArgs { graph: Some(_), .. })) = &cli.command {
-            return crate::graph_file::run(&cli.common, args, &self.graph_ops, io);
+        if cli.common.graph.is_some() {
+            return self.graph_file_command(cli, io);
         }
         if let Some(Command::Ops { name }) = &cli.command {
             return crate::library::ops_command(name.as_deref(), &self.graph_ops, io.stdout);
@@ -102,13 +104,50 @@ impl<P: Pipeline + 'static> App<P> {
         let common = &cli.common;
         match cli.command {
             Some(Command::Graph { format }) => {
-                graph::<P>(common, format, &self.notes_of(P::ir()), io)
+                let plan = match common.mode.as_deref() {
+                    Some(name) => Some(mode_named::<P::Mode>(Some(name))?.plan()),
+                    None => None,
+                };
+                let ops = crate::library::library(&self.graph_ops);
+                let text = draw(P::ir(), plan, format, &self.notes_of(P::ir()), &ops)?;
+                write_out(io.stdout, &text)
             }
-            Some(Command::Run(args)) => self.run(common, &choice, &args, io),
+            Some(Command::Run(mut args)) => {
+                args.publisher = crate::sink::start_publisher(&args)?;
+                self.run(common, &choice, &args, io)
+            }
             Some(Command::Plan) => self.plan(common, &choice, io),
             Some(Command::Profile) => self.profile(common, &choice, io),
             Some(Command::Ops { .. }) => Ok(()),
             None => self.tour(common, &choice, io),
+        }
+    }
+
+    /// A subcommand on `--graph FILE` rather than the compiled pipeline.
+    fn graph_file_command(&self, cli: Cli, io: Io<'_>) -> Result<(), RunnerError> {
+        let common = &cli.common;
+        let extra = &self.graph_ops;
+        match &cli.command {
+            Some(Command::Run(args)) => {
+                if args.publish.is_some() || common.reconnect.is_some() {
+                    return Err(RunnerError::Usage(
+                        "--publish and --reconnect run compiled pipelines; not with --graph"
+                            .into(),
+                    ));
+                }
+                crate::graph_file::run(common, args, extra, io)
+            }
+            Some(Command::Graph { format }) => {
+                crate::graph_tools::graph(common, *format, extra, io)
+            }
+            Some(Command::Plan) => crate::graph_tools::plan(common, extra, io),
+            Some(Command::Profile) => crate::graph_tools::profile(common, extra, io),
+            Some(Command::Ops { name }) => {
+                crate::library::ops_command(name.as_deref(), extra, io.stdout)
+            }
+            None => Err(RunnerError::Usage(
+                "--graph FILE goes with a command: run, graph, plan or profile".into(),
+            )),
         }
     }
 
@@ -152,24 +191,34 @@ impl<P: Pipeline + 'static> App<P> {
         } else {
             Sink::Table(record::Table::default(), false)
         };
-        if common.input.len() > 1 {
-            return self.run_streams(common, choice, sink, args, io);
-        }
-        let reads = self.outputs_read(args)?;
-        let (obs, summary) = self.run_frames(
-            common,
-            choice,
-            reads,
-            sink,
-            args,
-            io.stdin,
-            io.stdout,
-            io.progress,
-        )?;
-        if !common.quiet {
-            summarize(io.stderr, &obs, &summary)?;
-        }
-        Ok(())
+        let Io {
+            stdin,
+            stdout,
+            stderr,
+            progress,
+        } = io;
+        let result = if common.input.len() > 1 {
+            let io = Io {
+                stdin,
+                stdout,
+                stderr: &mut *stderr,
+                progress,
+            };
+            self.run_streams(common, choice, sink, args, io)
+        } else {
+            self.outputs_read(args).and_then(|reads| {
+                let (obs, summary) = self.run_frames(
+                    common, choice, reads, sink, args, stdin, stdout, progress,
+                )?;
+                if !common.quiet {
+                    summarize(&mut *stderr, &obs, &summary)?;
+                }
+                Ok(())
+            })
+        };
+        // The broker's summary also when the run failed: what reached it.
+        crate::sink::close_publisher(args.publisher.as_ref(), common.quiet, stderr)?;
+        result
     }
 
     /// `plan`: what the mode or the weights eliminate, priced with times
@@ -367,23 +416,19 @@ fn overlay<'a>(
     }
 }
 
-/// `graph`: the listing, or DOT / Mermaid with `--mode`'s plan shown.
-fn graph<P: Pipeline>(
-    common: &Common,
+/// `graph`'s text for `ir`: the listing, DOT or Mermaid with `plan` (a
+/// mode's) shown, or the graph file over `ops`.
+pub(crate) fn draw(
+    ir: &GraphIr,
+    plan: Option<&Plan>,
     format: GraphFormat,
     notes: &[Option<String>],
-    io: Io<'_>,
-) -> Result<(), RunnerError> {
-    let ir = P::ir();
-    // `--mode`'s plan, also beside `--weights`.
-    let plan = match common.mode.as_deref() {
-        Some(name) => Some(mode_named::<P::Mode>(Some(name))?.plan()),
-        None => None,
-    };
+    ops: &Ops,
+) -> Result<String, RunnerError> {
     // With a mode: its islands and their fused groups framed.
     let isl = plan.map(|p| islands(ir, Some(p))).unwrap_or_default();
     let fusion = plan.map(|p| shown_fusion_plan(ir, p));
-    let text = match format {
+    Ok(match format {
         GraphFormat::Listing => listing(
             ir,
             &Noted {
@@ -393,8 +438,8 @@ fn graph<P: Pipeline>(
         ),
         GraphFormat::Dot => to_dot_with(ir, &overlay(plan, &isl, fusion.as_ref(), notes)),
         GraphFormat::Mermaid => to_mermaid_with(ir, &overlay(plan, &isl, fusion.as_ref(), notes)),
-    };
-    write_out(io.stdout, &text)
+        GraphFormat::Json => GraphFile::export(ir, ops)?,
+    })
 }
 
 /// Help and version go to stdout with success; anything else is a

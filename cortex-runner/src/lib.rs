@@ -34,6 +34,7 @@ mod encode;
 mod error;
 mod frames;
 mod graph_file;
+mod graph_tools;
 pub mod l2;
 #[cfg(feature = "models")]
 pub mod l2_dnn;
@@ -43,6 +44,8 @@ mod model_arg;
 mod notes;
 mod observer;
 mod pipelined;
+#[cfg(feature = "mqtt")]
+pub mod publish;
 mod reads;
 mod record;
 mod run;

@@ -53,7 +53,7 @@ impl<P: Pipeline + 'static> App<P> {
         let mut source: Box<dyn FrameSource + Send> = match common.input.first().map(String::as_str)
         {
             None => Box::new(sources::synthetic(common.size, limit)?),
-            input => sources::open(input, common.size, stdin)?,
+            input => sources::open_with(input, common.size, stdin, &common.network())?,
         };
         let total = match (source.len_hint(), limit) {
             (Some(n), Some(l)) => Some(n.min(l)),
@@ -82,6 +82,7 @@ impl<P: Pipeline + 'static> App<P> {
             }),
             stdout,
             bar: &bar,
+            publish: args.publisher.as_ref(),
         };
         let mut stream_report = None;
         let mut done = 0u64;

@@ -121,6 +121,98 @@ pub(crate) struct FrameOut<'a, 'w, P: Pipeline> {
     pub(crate) encode: Option<(&'a mut Encoder, RoiFrom<'a, P>)>,
     pub(crate) stdout: &'w mut dyn Write,
     pub(crate) bar: &'a indicatif::ProgressBar,
+    /// `--publish`: each frame's JSON line to the broker as well.
+    pub(crate) publish: Option<&'a Publisher>,
+}
+
+/// The broker publisher of `--publish` (feature `mqtt`).
+#[cfg(feature = "mqtt")]
+pub(crate) use crate::publish::Publisher;
+
+/// A build without `mqtt` has no publisher (`--publish` is refused).
+#[cfg(not(feature = "mqtt"))]
+#[derive(Debug)]
+pub(crate) enum Publisher {}
+
+#[cfg(feature = "mqtt")]
+fn publish(publisher: &Publisher, stream: u32, line: String) {
+    publisher.publish(stream, line.into_bytes());
+}
+
+#[cfg(not(feature = "mqtt"))]
+fn publish(publisher: &Publisher, _: u32, _: String) {
+    match *publisher {}
+}
+
+/// Starts the publisher `run --publish` asks for (none without the flag).
+#[cfg(feature = "mqtt")]
+pub(crate) fn start_publisher(
+    args: &crate::cli::RunArgs,
+) -> Result<Option<Publisher>, RunnerError> {
+    use crate::publish::{PublishError, PublishOptions, Target};
+    let Some(url) = &args.publish else {
+        if args.publish_queue.is_some() {
+            return Err(RunnerError::Usage("--publish-queue needs --publish".into()));
+        }
+        return Ok(None);
+    };
+    let mut options = PublishOptions::default();
+    if let Some(n) = args.publish_queue {
+        options.queue = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    let started = Target::parse(url).and_then(|t| Publisher::start(t, options));
+    match started {
+        Ok(p) => Ok(Some(p)),
+        Err(PublishError::Thread(source)) => Err(RunnerError::Io {
+            what: "--publish".into(),
+            source,
+        }),
+        Err(e) => Err(RunnerError::Usage(e.to_string())),
+    }
+}
+
+/// A build without `mqtt` refuses `--publish`.
+#[cfg(not(feature = "mqtt"))]
+pub(crate) fn start_publisher(
+    args: &crate::cli::RunArgs,
+) -> Result<Option<Publisher>, RunnerError> {
+    match (&args.publish, args.publish_queue) {
+        (None, None) => Ok(None),
+        _ => Err(RunnerError::Usage(
+            "--publish needs a build with `--features mqtt`".into(),
+        )),
+    }
+}
+
+/// Ends `--publish` once the run is over: waits (bounded) for the queue to
+/// drain, and writes the publisher's summary line unless `quiet`.
+#[cfg(feature = "mqtt")]
+pub(crate) fn close_publisher(
+    publisher: Option<&Publisher>,
+    quiet: bool,
+    stderr: &mut dyn Write,
+) -> Result<(), RunnerError> {
+    let Some(p) = publisher else {
+        return Ok(());
+    };
+    let stats = p.close();
+    if quiet {
+        return Ok(());
+    }
+    write_out(stderr, &format!("{}\n", stats.line(p.target())))
+}
+
+/// A build without `mqtt` has no publisher to close.
+#[cfg(not(feature = "mqtt"))]
+pub(crate) fn close_publisher(
+    publisher: Option<&Publisher>,
+    _: bool,
+    _: &mut dyn Write,
+) -> Result<(), RunnerError> {
+    match publisher {
+        None => Ok(()),
+        Some(p) => match *p {},
+    }
 }
 
 impl<P: Pipeline> FrameOut<'_, '_, P> {
@@ -133,9 +225,15 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
         let size = frame.size();
         let rec = (self.record)(outputs);
         let mut lines = String::new();
+        let mut json_line: Option<String> = None;
         match &mut *self.sink {
             Sink::Silent => {}
             Sink::Table(table, started) => {
+                if frame.missed_before > 0 {
+                    let n = frame.missed_before;
+                    let s = if n == 1 { "" } else { "s" };
+                    lines.push_str(&format!("# {n} frame{s} missed (input away)\n"));
+                }
                 if shown.dropped_before > 0 {
                     let n = shown.dropped_before;
                     let s = if n == 1 { "" } else { "s" };
@@ -170,33 +268,17 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
                 lines.push('\n');
             }
             Sink::Json => {
-                let mut m = Map::new();
-                if let Some(stream) = shown.stream {
-                    m.insert("stream".into(), json!(stream));
+                json_line.get_or_insert_with(|| self.json(shown, &rec));
+                if let Some(line) = &json_line {
+                    lines.push_str(line);
+                    lines.push('\n');
                 }
-                m.insert("frame".into(), json!(frame.index));
-                m.insert("timestamp".into(), json!(frame.timestamp));
-                m.insert("width".into(), json!(size.0));
-                m.insert("height".into(), json!(size.1));
-                m.insert("reset".into(), json!(shown.resized_from.is_some()));
-                m.insert("mode".into(), self.labels.mode.clone());
-                if let Some(w) = &self.labels.weights {
-                    m.insert("weights".into(), w.clone());
-                }
-                if shown.dropped_before > 0 {
-                    m.insert("dropped_before".into(), json!(shown.dropped_before));
-                }
-                m.insert("outputs".into(), rec.to_json());
-                m.insert(
-                    "node_ms".into(),
-                    shown.node_ms.clone().unwrap_or(Value::Null),
-                );
-                if let Some(held) = &shown.held {
-                    m.insert("held".into(), held.clone());
-                }
-                lines.push_str(&Value::Object(m).to_string());
-                lines.push('\n');
             }
+        }
+        if let Some(publisher) = self.publish {
+            // The very line `--json` prints, one message per frame.
+            let line = json_line.unwrap_or_else(|| self.json(shown, &rec));
+            publish(publisher, shown.stream.unwrap_or(0), line);
         }
         if let Some((dir, dump)) = self.dump {
             if !self.dir_made {
@@ -227,6 +309,41 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
 }
 
 impl<P: Pipeline> FrameOut<'_, '_, P> {
+    /// A frame's JSON line (without its newline): what `--json` prints and
+    /// `--publish` sends.
+    fn json(&self, shown: &Shown<'_>, rec: &Record) -> String {
+        let frame = shown.frame;
+        let size = frame.size();
+        let mut m = Map::new();
+        if let Some(stream) = shown.stream {
+            m.insert("stream".into(), json!(stream));
+        }
+        m.insert("frame".into(), json!(frame.index));
+        m.insert("timestamp".into(), json!(frame.timestamp));
+        m.insert("width".into(), json!(size.0));
+        m.insert("height".into(), json!(size.1));
+        m.insert("reset".into(), json!(shown.resized_from.is_some()));
+        m.insert("mode".into(), self.labels.mode.clone());
+        if let Some(w) = &self.labels.weights {
+            m.insert("weights".into(), w.clone());
+        }
+        if shown.dropped_before > 0 {
+            m.insert("dropped_before".into(), json!(shown.dropped_before));
+        }
+        if frame.missed_before > 0 {
+            m.insert("missed_before".into(), json!(frame.missed_before));
+        }
+        m.insert("outputs".into(), rec.to_json());
+        m.insert(
+            "node_ms".into(),
+            shown.node_ms.clone().unwrap_or(Value::Null),
+        );
+        if let Some(held) = &shown.held {
+            m.insert("held".into(), held.clone());
+        }
+        Value::Object(m).to_string()
+    }
+
     /// A frame skipped by `--keep-going`, in the output itself: a `# frame
     /// N: failed: …` line in the table, a `{"frame": N, "error": …}` line
     /// in JSON, so a reader of either sees which frames are missing and why.

@@ -160,6 +160,7 @@ where
                         index: 0,
                         timestamp: None,
                         image: RgbFrame::zeros((0, 0, 3)),
+                        missed_before: 0,
                     },
                 );
                 // The receiver is gone only when the run already failed.
@@ -404,7 +405,9 @@ impl<P: Pipeline + 'static> App<P> {
             };
             let (label, size) = (input.clone(), common.size);
             let input = input.clone();
-            let open: Opener = Box::new(move || sources::open(Some(&input), size, stdin));
+            let network = common.network();
+            let open: Opener =
+                Box::new(move || sources::open_with(Some(&input), size, stdin, &network));
             inputs.push((label, open));
         }
         let mut trace = args.trace.is_some().then(TraceLog::new);
@@ -419,6 +422,7 @@ impl<P: Pipeline + 'static> App<P> {
             encode: None,
             stdout: io.stdout,
             bar: &bar,
+            publish: args.publisher.as_ref(),
         };
         let report = session_fn(
             mode,

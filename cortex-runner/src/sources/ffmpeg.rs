@@ -30,6 +30,8 @@ pub struct FfmpegSource {
     stream: usize,
     time_base: ff::Rational,
     frames_hint: Option<u64>,
+    /// The stream's average frame rate, when it declares one.
+    rate: Option<f64>,
     /// The packets of the video stream an MP4's index lists (see `open`).
     indexed: Option<u64>,
     decoder: ff::decoder::Video,
@@ -66,6 +68,17 @@ impl FfmpegSource {
     /// accepts), picks its best video stream and opens a decoder for it with
     /// FFmpeg's automatic thread count.
     pub fn open(input: &str) -> Result<Self, SourceError> {
+        Self::open_with(input, None)
+    }
+
+    /// [`FfmpegSource::open`] with a read timeout: a network read (or the
+    /// opening) that waits longer fails, so a camera gone silent is
+    /// noticed (FFmpeg's `rw_timeout`, and `timeout` for the protocols
+    /// that read that one: RTSP, HTTP, TCP, UDP).
+    pub fn open_with(
+        input: &str,
+        read_timeout: Option<std::time::Duration>,
+    ) -> Result<Self, SourceError> {
         let fail = |why: String| SourceError::Video {
             what: input.to_string(),
             why,
@@ -75,8 +88,14 @@ impl FfmpegSource {
         // (decoders log a damaged packet even at the `fatal` level); decode
         // errors are counted and reported instead.
         ff::log::set_level(ff::log::Level::Quiet);
-        let ictx =
-            ff::format::input(&input).map_err(|e| fail(format!("FFmpeg cannot open it: {e}")))?;
+        let mut options = ff::Dictionary::new();
+        if let Some(t) = read_timeout {
+            let micros = t.as_micros().max(1).to_string();
+            options.set("rw_timeout", &micros);
+            options.set("timeout", &micros);
+        }
+        let ictx = ff::format::input_with_dictionary(&input, options)
+            .map_err(|e| fail(format!("FFmpeg cannot open it: {e}")))?;
         let stream = ictx
             .streams()
             .best(ff::media::Type::Video)
@@ -84,6 +103,9 @@ impl FfmpegSource {
         let index = stream.index();
         let time_base = stream.time_base();
         let frames_hint = u64::try_from(stream.frames()).ok().filter(|&n| n > 0);
+        let rate = stream.avg_frame_rate();
+        let rate = (rate.numerator() > 0 && rate.denominator() > 0)
+            .then(|| f64::from(rate.numerator()) / f64::from(rate.denominator()));
         // An MP4's (QuickTime's) index lists every sample, each read as one
         // packet: fewer packets than that, and the file was cut short (the
         // demuxer reads past the cut as the end, without an error). Other
@@ -112,6 +134,7 @@ impl FfmpegSource {
             stream: index,
             time_base,
             frames_hint,
+            rate,
             indexed: frames_hint.filter(|_| indexed),
             decoder,
             decoded: ff::frame::Video::empty(),
@@ -293,6 +316,7 @@ impl FfmpegSource {
             index,
             timestamp,
             image,
+            missed_before: 0,
         })
     }
 }
@@ -312,6 +336,10 @@ impl FrameSource for FfmpegSource {
 
     fn describe(&self) -> String {
         format!("{} (FFmpeg)", self.what)
+    }
+
+    fn frame_rate(&self) -> Option<f64> {
+        self.rate
     }
 
     fn notes(&self) -> Vec<String> {

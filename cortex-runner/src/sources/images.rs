@@ -222,6 +222,7 @@ impl FrameSource for ImageSource {
             index,
             timestamp: None,
             image,
+            missed_before: 0,
         }))
     }
 

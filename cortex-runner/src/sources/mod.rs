@@ -28,6 +28,7 @@ mod ffmpeg;
 mod images;
 #[cfg(feature = "opencv")]
 mod opencv;
+mod reconnect;
 mod synthetic;
 mod y4m;
 
@@ -40,6 +41,8 @@ use cortex_vision::ops::RgbFrame;
 #[cfg(feature = "ffmpeg")]
 pub use ffmpeg::FfmpegSource;
 pub use images::ImageSource;
+pub(crate) use reconnect::duration as reconnect_duration;
+pub use reconnect::{ReconnectPolicy, Reconnecting, Reopen};
 #[cfg(feature = "opencv")]
 pub use opencv::VideoSource;
 pub use synthetic::{SyntheticClip, SyntheticLayout};
@@ -55,6 +58,10 @@ pub struct Frame {
     pub timestamp: Option<f64>,
     /// The pixels, `height × width × 3` RGB.
     pub image: RgbFrame,
+    /// Frames the input missed just before this one: a network input that
+    /// reconnected ([`Reconnecting`]) counts the frames it would have
+    /// delivered while it was away (its index skips them too); 0 otherwise.
+    pub missed_before: u64,
 }
 
 impl Frame {
@@ -181,6 +188,12 @@ pub trait FrameSource {
     /// A short description for messages, e.g. the path.
     fn describe(&self) -> String;
 
+    /// Frames a second, when the input says (a video stream's average
+    /// rate): what a reconnecting input counts missed frames by.
+    fn frame_rate(&self) -> Option<f64> {
+        None
+    }
+
     /// What the run's summary should tell about the input once it is read
     /// (e.g. packets that failed to decode and were skipped).
     fn notes(&self) -> Vec<String> {
@@ -197,6 +210,9 @@ impl<S: FrameSource + ?Sized> FrameSource for Box<S> {
     }
     fn describe(&self) -> String {
         (**self).describe()
+    }
+    fn frame_rate(&self) -> Option<f64> {
+        (**self).frame_rate()
     }
     fn notes(&self) -> Vec<String> {
         (**self).notes()
@@ -306,6 +322,44 @@ pub fn open(
     synthetic_size: (usize, usize),
     stdin: Box<dyn Read + Send>,
 ) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    open_with(input, synthetic_size, stdin, &NetworkOptions::default())
+}
+
+/// How network inputs (URLs) are read: their read timeout, and whether
+/// they are reopened when they stall, fail or close.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NetworkOptions {
+    /// A read that waits longer fails (a silent camera is noticed);
+    /// `None`: wait forever. Default: 10 s.
+    pub read_timeout: Option<std::time::Duration>,
+    /// Reopen the input under this policy instead of ending its stream.
+    pub reconnect: Option<ReconnectPolicy>,
+}
+
+impl Default for NetworkOptions {
+    fn default() -> Self {
+        NetworkOptions {
+            read_timeout: Some(std::time::Duration::from_secs(10)),
+            reconnect: None,
+        }
+    }
+}
+
+/// Whether an `--input` value is a network input (a URL other than
+/// `file:`), which [`NetworkOptions`] apply to.
+pub fn is_network(input: &str) -> bool {
+    input.contains("://") && !input.starts_with("file:")
+}
+
+/// [`open`], with `network` for a network input: its read timeout, and
+/// with a reconnect policy a [`Reconnecting`] source (opened under that
+/// policy: an input not up yet is waited for).
+pub fn open_with(
+    input: Option<&str>,
+    synthetic_size: (usize, usize),
+    stdin: Box<dyn Read + Send>,
+    network: &NetworkOptions,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
     let Some(input) = input else {
         return Ok(Box::new(synthetic(synthetic_size, None)?));
     };
@@ -319,8 +373,35 @@ pub fn open(
             })?;
             Ok(Box::new(Y4mSource::new(input, Box::new(file))?))
         }
-        Input::Video(open) => open(input),
+        Input::Video(open) if !is_network(input) => open(input),
+        Input::Video(_) => {
+            let timeout = network.read_timeout;
+            let url = input.to_string();
+            let mut reopen: Reopen = Box::new(move || open_url(&url, timeout));
+            match network.reconnect {
+                None => reopen(),
+                Some(policy) => Ok(Box::new(Reconnecting::open(input, policy, reopen)?)),
+            }
+        }
     }
+}
+
+#[cfg(feature = "ffmpeg")]
+fn open_url(
+    input: &str,
+    read_timeout: Option<std::time::Duration>,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    Ok(Box::new(FfmpegSource::open_with(input, read_timeout)?))
+}
+
+/// Without FFmpeg a URL is refused when it is classified; this is never
+/// reached.
+#[cfg(not(feature = "ffmpeg"))]
+fn open_url(
+    input: &str,
+    _: Option<std::time::Duration>,
+) -> Result<Box<dyn FrameSource + Send>, SourceError> {
+    url_opener(input).and_then(|open| open(input))
 }
 
 /// The synthetic clip of `width × height` ([`SyntheticLayout::DEFAULT`]),

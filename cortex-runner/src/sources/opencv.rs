@@ -97,6 +97,7 @@ impl VideoSource {
             index,
             timestamp: ms.map(|t| t / 1e3),
             image: rgb,
+            missed_before: 0,
         }))
     }
 }

@@ -13,6 +13,7 @@ impl FrameSource for SyntheticClip {
             index,
             timestamp: Some(index as f64 / 30.0),
             image,
+            missed_before: 0,
         }))
     }
 

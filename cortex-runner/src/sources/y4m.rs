@@ -339,6 +339,7 @@ impl FrameSource for Y4mSource {
             index,
             timestamp: self.fps.map(|f| index as f64 / f),
             image: rgb,
+            missed_before: 0,
         }))
     }
 
