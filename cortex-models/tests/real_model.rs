@@ -226,3 +226,169 @@ fn opencv_agrees_with_tract_on_a_photograph() {
         }
     }
 }
+
+/// The Python that has OpenCV and pyclipper for `scripts/db_reference.py`.
+fn python_with_db_reference(test: &str) -> Option<String> {
+    let python = std::env::var("CORTEX_MODELS_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&python)
+        .args(["-c", "import cv2, pyclipper, numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        Some(python)
+    } else {
+        println!("{test}: skipped: `{python}` cannot import cv2 and pyclipper (pip install opencv-python-headless pyclipper; set CORTEX_MODELS_PYTHON)");
+        None
+    }
+}
+
+/// The eleven scene-text photographs of `opencv-doc`.
+const PHOTOGRAPHS: [&str; 11] = [
+    "scenetext01.jpg",
+    "scenetext02.jpg",
+    "scenetext03.jpg",
+    "scenetext04.jpg",
+    "scenetext05.jpg",
+    "scenetext06.jpg",
+    "scenetext_segmented_word01.jpg",
+    "scenetext_segmented_word02.jpg",
+    "scenetext_segmented_word03.jpg",
+    "scenetext_segmented_word04.jpg",
+    "scenetext_segmented_word05.jpg",
+];
+
+/// A box as PaddleOCR's reference gives it.
+struct RefBox {
+    quad: [[f32; 2]; 4],
+    score: f32,
+    /// A corner of its scored rectangle is a float32 hair off an integer,
+    /// so its score counts pixels a row or column away from the exact
+    /// rectangle's.
+    ambiguous: bool,
+}
+
+fn reference_boxes(
+    python: &str,
+    map: &ndarray::Array2<f32>,
+    (fw, fh): (usize, usize),
+) -> Vec<RefBox> {
+    let dir = std::env::temp_dir().join(format!("cortex-models-db-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("prob.f32");
+    write_f32(&path, map.iter().copied());
+    let (h, w) = map.dim();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/db_reference.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg("post")
+        .arg(&path)
+        .args([h, w, fw, fh].map(|d| d.to_string()))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let q = &b["quad"];
+            let p = |i: usize, j: usize| q[i][j].as_f64().unwrap() as f32;
+            RefBox {
+                quad: std::array::from_fn(|i| [p(i, 0), p(i, 1)]),
+                score: b["score"].as_f64().unwrap() as f32,
+                ambiguous: b["ambiguous"].as_bool().unwrap(),
+            }
+        })
+        .collect()
+}
+
+/// How far a corner may be from the reference's, in map pixels: pyclipper
+/// offsets PaddleOCR's rectangle with its corners truncated to integers
+/// (under 1 pixel each way) and gives integer points (0.5), where cortex
+/// grows the exact rectangle; both round the scaled corner (0.5).
+const CORNER_TOLERANCE: f32 = 2.0;
+
+/// How far a score may be from the reference's: OpenCV rasterises the
+/// rectangle's edges by its own fixed-point rule, cortex takes the pixel
+/// centres inside; a border row or column of a box of tens of pixels.
+const SCORE_TOLERANCE: f32 = 0.02;
+
+#[test]
+fn db_boxes_match_paddleocrs_rules_on_photographs() {
+    let test = "db_boxes_match_paddleocrs_rules_on_photographs";
+    let (Some(path), Some(python)) = (model_or_skip(test), python_with_db_reference(test)) else {
+        return;
+    };
+    let params = text::DbParams::PP_OCR;
+    let (mut total, mut tilted, mut ambiguous) = (0, 0, 0);
+    for name in PHOTOGRAPHS {
+        let Some(frame) = image_or_skip(test, name) else {
+            return;
+        };
+        let (h, w, _) = frame.dim();
+        let detector = TextDetector::load(&path, w, h).unwrap();
+        let mut map = ndarray::Array2::zeros((0, 0));
+        detector.probability_into(&frame, &mut map).unwrap();
+        let mut ours = Vec::new();
+        text::db::db_boxes_into(
+            map.view(),
+            (w, h),
+            &params,
+            &mut text::DbScratch::default(),
+            &mut ours,
+        );
+        let reference = reference_boxes(&python, &map, (w, h));
+        let (sx, sy) = (w as f32 / map.dim().1 as f32, h as f32 / map.dim().0 as f32);
+        let near = |a: &[[f32; 2]; 4], b: &[[f32; 2]; 4]| {
+            a.iter().zip(b).all(|(p, q)| {
+                (p[0] - q[0]).abs() <= CORNER_TOLERANCE * sx + 0.5
+                    && (p[1] - q[1]).abs() <= CORNER_TOLERANCE * sy + 0.5
+            })
+        };
+        // A box whose score is within the tolerance of the threshold may
+        // fall on either side of it.
+        let certain = |s: f32| (s - params.box_thresh).abs() > SCORE_TOLERANCE;
+        for r in reference.iter().filter(|r| certain(r.score)) {
+            let m = ours.iter().find(|o| near(&o.quad, &r.quad));
+            let Some(m) = m else {
+                panic!(
+                    "{name}: reference box {:?} ({}) not found in {:?}",
+                    r.quad, r.score, ours
+                );
+            };
+            assert!(
+                r.ambiguous || (m.score - r.score).abs() <= SCORE_TOLERANCE,
+                "{name}: score {} vs {}",
+                m.score,
+                r.score
+            );
+            ambiguous += usize::from(r.ambiguous);
+        }
+        for o in ours.iter().filter(|o| certain(o.score)) {
+            assert!(
+                reference.iter().any(|r| near(&o.quad, &r.quad)),
+                "{name}: box {:?} ({}) is not the reference's",
+                o.quad,
+                o.score
+            );
+        }
+        tilted += ours.iter().filter(|o| o.quad[0][1] != o.quad[1][1]).count();
+        total += ours.len();
+        println!(
+            "{test}: {name}: {} boxes, reference {}",
+            ours.len(),
+            reference.len()
+        );
+    }
+    println!(
+        "{test}: {total} boxes on the {} photographs, {tilted} tilted, {ambiguous} scored by the reference a pixel off",
+        PHOTOGRAPHS.len()
+    );
+    assert!(tilted > 0, "some lines on these photographs are tilted");
+}

@@ -9,6 +9,7 @@
 //! (the highest where boxes overlap).
 
 pub mod db;
+mod geom;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -22,7 +23,7 @@ use crate::error::{shape_text, ModelError, Problem};
 use crate::model::Model;
 use crate::op::{infer_into, Output, Tensor4};
 use crate::prep::{frame_tensor_into, Normalize};
-pub use db::{DbParams, DbScratch, TextBox};
+pub use db::{DbParams, DbScratch, Quad, TextBox};
 
 /// The file name of PP-OCRv4's detector, as `scripts/fetch-models.sh`
 /// places it.
