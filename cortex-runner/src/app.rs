@@ -181,6 +181,13 @@ impl<P: Pipeline + 'static> App<P> {
         self
     }
 
+    /// Renames the program: the name its `--help` and its error lines
+    /// show (one program installed under two names).
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
     /// A one-line description shown by `--help`.
     pub fn about(mut self, about: impl Into<String>) -> Self {
         self.about = Some(about.into());

@@ -279,7 +279,11 @@ pub(crate) struct RunArgs {
     /// CORTEX_MQTT_PASSWORD; `mqtts://` with TLS (feature mqtt-tls) checks
     /// the broker against the CA file in CORTEX_MQTT_CA. The run never
     /// waits for the broker (feature mqtt).
-    #[arg(long, value_name = "mqtt://HOST:PORT/PREFIX", help_heading = "Publishing")]
+    #[arg(
+        long,
+        value_name = "mqtt://HOST:PORT/PREFIX",
+        help_heading = "Publishing"
+    )]
     pub(crate) publish: Option<String>,
     /// --publish: messages waiting while the broker is slow or away, 1 to
     /// 1000000; when full, the oldest is dropped and counted [default:

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use cortex_core::dynamic::{GraphFile, Ops};
 use cortex_core::export::{to_dot_with, to_mermaid_with, Overlay};
-use cortex_core::GraphIr;
 use cortex_core::outputs::OutputSet;
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::islands::{islands, Island};
@@ -17,6 +16,7 @@ use cortex_core::pipeline::{Pipeline, PipelineMode};
 use cortex_core::plan::Plan;
 use cortex_core::runtime::dispatch::{mode_named, Choice};
 use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing, Noted};
+use cortex_core::GraphIr;
 
 use crate::app::{App, Io};
 use crate::cli::{first_line, Cli, Command, Common, Engine, GraphFormat, RunArgs};
@@ -131,8 +131,7 @@ impl<P: Pipeline + 'static> App<P> {
             Some(Command::Run(args)) => {
                 if args.publish.is_some() || common.reconnect.is_some() {
                     return Err(RunnerError::Usage(
-                        "--publish and --reconnect run compiled pipelines; not with --graph"
-                            .into(),
+                        "--publish and --reconnect run compiled pipelines; not with --graph".into(),
                     ));
                 }
                 crate::graph_file::run(common, args, extra, io)
@@ -207,9 +206,8 @@ impl<P: Pipeline + 'static> App<P> {
             self.run_streams(common, choice, sink, args, io)
         } else {
             self.outputs_read(args).and_then(|reads| {
-                let (obs, summary) = self.run_frames(
-                    common, choice, reads, sink, args, stdin, stdout, progress,
-                )?;
+                let (obs, summary) =
+                    self.run_frames(common, choice, reads, sink, args, stdin, stdout, progress)?;
                 if !common.quiet {
                     summarize(&mut *stderr, &obs, &summary)?;
                 }

@@ -90,6 +90,10 @@ pub enum RunnerError {
     /// The pipelined engine could not run the stream.
     #[error("--engine pipelined: {0}")]
     Stream(#[from] StreamError),
+    /// `graph --format json`: the pipeline cannot be written as a graph
+    /// file.
+    #[error("--format json: {0}")]
+    Export(#[from] cortex_core::dynamic::ExportError),
 }
 
 impl RunnerError {

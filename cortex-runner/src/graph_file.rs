@@ -1,14 +1,16 @@
 //! `run --graph FILE`: a pipeline described in a JSON file, built at run
 //! time over the op library and the program's own ([`App::graph_ops`]), run on
 //! the frames of the source in the mode (or with the weights) asked, each
-//! frame's outputs written as a JSON line.
+//! frame's outputs written as a JSON line; and the frame loop `profile`
+//! and `plan` time a graph file with ([`tools`](crate::graph_tools)).
 
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
-use cortex_core::dynamic::{DynPipeline, GraphFile, LoadError, Ops, Value};
+use cortex_core::dynamic::{DynPipeline, FileError, GraphFile, LoadError, Ops, Value};
 use cortex_core::pipeline::Pipeline;
+use cortex_core::weights::Weights;
 use cortex_core::PipelineError;
 use serde_json::{json, Map};
 
@@ -29,16 +31,14 @@ impl<P: Pipeline> App<P> {
     }
 }
 
-/// Runs the graph file of `args` on the frames `common` selects.
+/// Runs the graph file of `common.graph` on the frames `common` selects,
+/// each frame's results a JSON line.
 pub(crate) fn run(
     common: &Common,
     args: &RunArgs,
     extra: &Ops,
     io: Io<'_>,
 ) -> Result<(), RunnerError> {
-    let Some(path) = args.graph.as_deref() else {
-        return Err(RunnerError::Usage("--graph: no file given".into()));
-    };
     let unsupported = [
         (
             common.engine == Engine::Pipelined && common.weights.is_some(),
@@ -53,15 +53,22 @@ pub(crate) fn run(
         )));
     }
     let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
-    let mut pipeline = build(path, extra)?;
-    let ir = pipeline.ir().clone();
-    if ir.inputs.len() != 1 {
-        return Err(RunnerError::Usage(format!(
-            "--graph {}: the runner feeds one input, the frame; the graph declares {}",
-            path.display(),
-            ir.inputs.len()
-        )));
+    let mut pipeline = build(common, extra)?;
+    let (mode, weights) = selection(common, &pipeline)?;
+    let observer = frames(common, args, &mut pipeline, mode, weights, extra, io, true)?;
+    if let (Some(file), Some(trace)) = (trace_file, &observer.trace) {
+        file.write(&trace.to_json(&pipeline.ir().name))?;
     }
+    Ok(())
+}
+
+/// The mode `common` names (the first when none) and the weights over its
+/// table.
+pub(crate) fn selection(
+    common: &Common,
+    pipeline: &DynPipeline,
+) -> Result<(usize, Option<Weights>), RunnerError> {
+    let ir = pipeline.ir();
     let mode = match &common.mode {
         Some(m) => pipeline.mode(m).ok_or_else(|| RunnerError::UnknownMode {
             given: m.clone(),
@@ -78,7 +85,33 @@ pub(crate) fn run(
         (Some(spec), Some(base)) => Some(parse_weights(spec, &ir.weight_keys, base)?),
         _ => None,
     };
+    Ok((mode, weights))
+}
+
+/// Runs `pipeline` on the frames `common` selects in `mode` (or with
+/// `weights`), each frame's results a JSON line when `lines`; the observer
+/// holds the node times.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn frames(
+    common: &Common,
+    args: &RunArgs,
+    pipeline: &mut DynPipeline,
+    mode: usize,
+    weights: Option<Weights>,
+    extra: &Ops,
+    io: Io<'_>,
+    lines: bool,
+) -> Result<RunObserver, RunnerError> {
+    let ir = pipeline.ir().clone();
+    if ir.inputs.len() != 1 {
+        return Err(RunnerError::Usage(format!(
+            "--graph {}: the runner feeds one input, the frame; the graph declares {}",
+            graph_path(common)?.display(),
+            ir.inputs.len()
+        )));
+    }
     pipeline.set_rates(!common.no_rates);
+    pipeline.set_fusion(!common.no_fusion);
     let mut source: Box<dyn FrameSource + Send> = match common.input.first().map(String::as_str) {
         None => Box::new(sources::synthetic(common.size, common.frames)?),
         input => sources::open(input, common.size, io.stdin)?,
@@ -144,6 +177,9 @@ pub(crate) fn run(
                 })
             }
         };
+        if !lines {
+            return Ok(());
+        }
         writeln!(io.stdout, "{line}").map_err(|source| RunnerError::Io {
             what: "writing results".into(),
             source,
@@ -246,13 +282,10 @@ pub(crate) fn run(
             write(&meta, node_ms, held, result)?;
         }
     }
-    if let (Some(file), Some(trace)) = (trace_file, &observer.trace) {
-        file.write(&trace.to_json(&ir.name))?;
-    }
     let Failed { failed, first } = failed;
     match (failed, count) {
         (0, 0) => Err(RunnerError::NoFrames(source.describe())),
-        (0, _) => Ok(()),
+        (0, _) => Ok(observer),
         _ => Err(RunnerError::FramesFailed {
             failed,
             frames: count,
@@ -286,26 +319,41 @@ impl Failed {
     }
 }
 
-/// The pipeline of the file at `path`; a mistake in it is one line per
-/// problem, `path:line: what`.
-fn build(path: &Path, extra: &Ops) -> Result<DynPipeline, RunnerError> {
-    let file = match GraphFile::load(path) {
+/// The file `--graph` names.
+fn graph_path(common: &Common) -> Result<&Path, RunnerError> {
+    common
+        .graph
+        .as_deref()
+        .ok_or_else(|| RunnerError::Usage("--graph: no file given".into()))
+}
+
+/// The pipeline of the file `--graph` names; a mistake in it is one line
+/// per problem, `path:line: what`.
+pub(crate) fn build(common: &Common, extra: &Ops) -> Result<DynPipeline, RunnerError> {
+    let path = graph_path(common)?;
+    let file = load(path)?;
+    file.build(&crate::library::library(extra))
+        .map_err(|e| problems(path, &e))
+}
+
+/// The graph file at `path`, read.
+pub(crate) fn load(path: &Path) -> Result<GraphFile, RunnerError> {
+    match GraphFile::load(path) {
         Ok(file) => Ok(file),
-        Err(LoadError::Problems(e)) => Err(e),
-        Err(e) => {
-            return Err(RunnerError::Usage(format!(
-                "--graph {}: {e}",
-                path.display()
-            )))
-        }
-    };
-    file.and_then(|file| file.build(&crate::library::library(extra)))
-        .map_err(|e| {
-            let lines: Vec<String> = e
-                .problems
-                .iter()
-                .map(|(line, m)| format!("{}:{line}: {m}", path.display()))
-                .collect();
-            RunnerError::Usage(lines.join("\n"))
-        })
+        Err(LoadError::Problems(e)) => Err(problems(path, &e)),
+        Err(e) => Err(RunnerError::Usage(format!(
+            "--graph {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// A graph file's problems, one line each: `path:line: what`.
+fn problems(path: &Path, e: &FileError) -> RunnerError {
+    let lines: Vec<String> = e
+        .problems
+        .iter()
+        .map(|(line, m)| format!("{}:{line}: {m}", path.display()))
+        .collect();
+    RunnerError::Usage(lines.join("\n"))
 }

@@ -36,13 +36,16 @@ pub fn dump(sink: &DumpSink<'_>, frame: &Frame, out: &L2Outputs) -> Result<(), D
     dump_maps(sink, frame, &out.fused, &out.roi)
 }
 
-/// The `cortex-l2` command: L2 on the process's arguments, or with
-/// `--model text=PATH` (feature `models`) L2 with the DNN text map from that
-/// file. A mistake on the command line or in the model is one line on
-/// stderr and exit code 2.
+/// The `cortex` command (also installed as `cortex-l2`): graph files over
+/// the op library (`--graph FILE`, `ops`), and the compiled L2 on the
+/// process's arguments, or with `--model text=PATH` (feature `models`) L2
+/// with the DNN text map from that file. A mistake on the command line or
+/// in the model is one line on stderr and exit code 2; messages carry the
+/// name the program was started under.
 pub fn main() -> ExitCode {
+    let name = program_name();
     let fail = |e: RunnerError| {
-        eprintln!("{NAME}: {e}");
+        eprintln!("{name}: {e}");
         ExitCode::from(e.exit_code())
     };
     let (args, models) = match take_models(std::env::args_os()) {
@@ -50,17 +53,30 @@ pub fn main() -> ExitCode {
         Err(e) => return fail(e),
     };
     if models.is_empty() {
-        return app().main_with(args);
+        return app().named(name.clone()).main_with(args);
     }
     #[cfg(feature = "models")]
     match crate::l2_dnn::app(&models, crate::l2_dnn::size_arg(&args)) {
-        Ok(app) => app.main_with(args),
+        Ok(app) => app.named(name.clone()).main_with(args),
         Err(e) => fail(e),
     }
     #[cfg(not(feature = "models"))]
     fail(RunnerError::Usage(format!(
-        "--model: this {NAME} was built without trained models (cargo feature `models`)"
+        "--model: this {name} was built without trained models (cargo feature `models`)"
     )))
+}
+
+/// The name the program was started under (`cortex` or `cortex-l2`), or
+/// [`NAME`].
+fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|a| {
+            let stem = std::path::Path::new(&a).file_stem()?.to_str()?.to_string();
+            Some(stem)
+        })
+        .filter(|s| s == "cortex" || s == NAME)
+        .unwrap_or_else(|| NAME.to_string())
 }
 
 /// The program: `app().main()` is the whole command.

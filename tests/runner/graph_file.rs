@@ -353,3 +353,134 @@ fn help_shows_the_model_option() {
     let out = run(l2::app(), &["--help"], Vec::new());
     assert!(out.ok().contains("--model <NAME=PATH>"), "{}", out.stdout);
 }
+
+#[test]
+fn graph_writes_the_compiled_l2_as_its_graph_file_and_reads_it_back() {
+    // The compiled pipeline written out is the file in `examples/graphs`,
+    // byte for byte; the file written back out through `--graph` is the
+    // file again.
+    let want = std::fs::read_to_string(FILE).expect("the L2 file");
+    let out = run(l2::app(), &["graph", "--format", "json"], Vec::new());
+    out.ok();
+    assert_eq!(out.stdout, want);
+    let out = run(
+        l2::app(),
+        &["graph", "--graph", FILE, "--format", "json"],
+        Vec::new(),
+    );
+    out.ok();
+    assert_eq!(out.stdout, want);
+    // Parameters set by name survive the round trip.
+    let dir = scratch("roundtrip");
+    let path = dir.join("l2.json");
+    let edited = want.replace(
+        r#""op": "vision.text_map", "inputs": ["gray"]"#,
+        r#""op": "vision.text_map", "inputs": ["gray"], "params": { "mser.delta": 3 }"#,
+    );
+    assert_ne!(edited, want, "the test's edit applies");
+    std::fs::write(&path, &edited).expect("write");
+    let p = path.to_str().expect("UTF-8 path");
+    let out = run(
+        l2::app(),
+        &["graph", "--graph", p, "--format", "json"],
+        Vec::new(),
+    );
+    out.ok();
+    assert_eq!(out.stdout, edited);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn graph_plan_and_profile_read_a_graph_file_as_the_compiled_pipeline() {
+    let size = ["--size", "96x64", "--frames", "4"];
+    // The listing and the drawings are the compiled L2's.
+    for format in ["listing", "dot", "mermaid"] {
+        let args = ["graph", "--format", format, "--mode", "POWER_SAVE"];
+        let compiled = run(l2::app(), &args, Vec::new());
+        compiled.ok();
+        let mut with_file = args.to_vec();
+        with_file.extend(["--graph", FILE]);
+        let file = run(l2::app(), &with_file, Vec::new());
+        file.ok();
+        if format == "listing" {
+            assert_eq!(file.stdout, compiled.stdout);
+        } else {
+            // The nodes' labels name the library's ops where the compiled
+            // ones name Rust paths; the edges, the plan and the fused
+            // groups are the same.
+            let shape = |text: &str| -> Vec<String> {
+                text.lines()
+                    .filter(|l| l.contains("->") || l.contains("group") || l.contains("island"))
+                    .map(str::to_string)
+                    .collect()
+            };
+            assert_eq!(shape(&file.stdout), shape(&compiled.stdout), "{format}");
+            assert!(shape(&file.stdout).len() > 20, "{format}: {}", file.stdout);
+            let removed = |t: &str| t.matches("REMOVED").count();
+            assert_eq!(removed(&file.stdout), removed(&compiled.stdout), "{format}");
+        }
+    }
+    // What POWER_SAVE removes, priced on the full graph.
+    let mut args = vec!["plan", "--graph", FILE, "--mode", "POWER_SAVE"];
+    args.extend(size);
+    let out = run(l2::app(), &args, Vec::new());
+    out.ok();
+    for want in [
+        "REMOVED  saliency",
+        "REMOVED  motion",
+        "its weight `ws` is 0",
+        "text every 4 or scene.changed",
+        "fused groups (POWER_SAVE)",
+    ] {
+        assert!(out.stdout.contains(want), "{want}: {}", out.stdout);
+    }
+    // Per-node times of every node the mode runs.
+    let mut args = vec!["profile", "--graph", FILE];
+    args.extend(size);
+    let out = run(l2::app(), &args, Vec::new());
+    out.ok();
+    assert!(
+        out.stdout.contains("Profile: L2 (4 frames)"),
+        "{}",
+        out.stdout
+    );
+    for node in ["text", "saliency", "regions", "qp_map"] {
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.starts_with(node) && l.contains(" 4 ")),
+            "{node} ran 4 times: {}",
+            out.stdout
+        );
+    }
+    // A graph file with no command, or --weights to `plan`: usage errors.
+    for args in [
+        vec!["--graph", FILE],
+        vec!["plan", "--graph", FILE, "--weights", "wc=1"],
+    ] {
+        let out = run(l2::app(), &args, Vec::new());
+        assert_eq!(out.result.as_ref().unwrap_err().exit_code(), 2, "{args:?}");
+    }
+}
+
+#[test]
+fn a_file_naming_rust_functions_is_told_the_library_op() {
+    let dir = scratch("old-form");
+    let path = dir.join("old.json");
+    let want = std::fs::read_to_string(FILE).expect("the L2 file");
+    let old = want.replace(
+        r#""op": "vision.center_crop", "inputs": ["gray"]"#,
+        r#""op": "ops::center_crop_into", "args": ["gray", {"const": "&CenterParams::DEFAULT"}, "&mut center"]"#,
+    );
+    assert_ne!(old, want, "the test's edit applies");
+    std::fs::write(&path, &old).expect("write");
+    let (e, code) = refused(&path);
+    assert_eq!(code, 2);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("node `center`: `ops::center_crop_into` is a Rust function")
+            && e.contains("the library's op `vision.center_crop`"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,8 +1,8 @@
 //! A compiled pipeline written out as a graph file: each node calling a
 //! function an op's descriptor names ([`OpDesc::calls`]) becomes a node of
 //! the library's form (`"op": "vision.center_crop", "inputs": ["gray"]`),
-//! any other node keeps its call as a plain op's `args`. Reading the text
-//! back ([`GraphFile::parse`]) and building it over the same ops gives the
+//! any other node keeps its call as a plain op's `args`; a graph file's own
+//! pipeline writes back as it was read. Reading the text back ([`GraphFile::parse`]) and building it over the same ops gives the
 //! compiled pipeline's program, so the two forms convert both ways.
 
 use serde_json::{json, Map, Value as Json};
@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value as Json};
 use crate::model::access::StripShape;
 use crate::model::ir::{Arg, GraphIr, NodeIr, NodeKind};
 
-use super::super::ops::Ops;
+use super::super::ops::{Ops, DEFAULT_INIT};
+use super::library::params_of_constant;
 use super::{FileError, GraphFile};
 
 /// Why a compiled pipeline cannot be written as a graph file.
@@ -179,7 +180,10 @@ fn node(ir: &GraphIr, n: &NodeIr, ops: &Ops) -> Result<Json, ExportError> {
             _ => None,
         })
         .collect();
-    match ops.descriptor_calling(&n.op) {
+    // A node of a graph file calls its op by the library's name; a
+    // compiled one, by a Rust function the descriptor names.
+    let library = ops.descriptor(&n.op);
+    match library.or_else(|| ops.descriptor_calling(&n.op)) {
         Some(d) => {
             m.insert("op".into(), json!(d.name()));
             if values.len() != d.inputs().len() {
@@ -192,15 +196,19 @@ fn node(ir: &GraphIr, n: &NodeIr, ops: &Ops) -> Result<Json, ExportError> {
             }
             m.insert("inputs".into(), json!(values));
             for a in n.args.iter() {
-                if let Arg::Const(text) = a {
-                    if !d.is_default_params(text) {
-                        return Err(ExportError::Params {
-                            node: n.name.to_string(),
-                            op: d.name().to_string(),
-                            text: text.to_string(),
-                            default: format!("&{}::DEFAULT", d.params.type_name),
-                        });
+                let Arg::Const(text) = a else { continue };
+                if library.is_some() {
+                    let params = params_of_constant(d.name(), text).unwrap_or_default();
+                    if !params.is_empty() {
+                        m.insert("params".into(), Json::Object(params));
                     }
+                } else if !d.is_default_params(text) {
+                    return Err(ExportError::Params {
+                        node: n.name.to_string(),
+                        op: d.name().to_string(),
+                        text: text.to_string(),
+                        default: format!("&{}::DEFAULT", d.params.type_name),
+                    });
                 }
             }
         }
@@ -240,9 +248,10 @@ fn node(ir: &GraphIr, n: &NodeIr, ops: &Ops) -> Result<Json, ExportError> {
     Ok(Json::Object(m))
 }
 
-/// Whether a compiled state's initial value `init` is its type's own:
-/// `T::default()`, `T::INITIAL`, `T::DEFAULT`, `Default::default()` or an
-/// empty array (`T::zeros((0, 0))`), spacing aside.
+/// Whether a state's initial value `init` is its type's own: a graph
+/// file's [`DEFAULT_INIT`], or as Rust writes it, `T::default()`,
+/// `T::INITIAL`, `T::DEFAULT`, `Default::default()` or an empty array
+/// (`T::zeros((0, 0))`), spacing aside.
 fn is_initial(ty: &str, init: &str) -> bool {
     let init: String = init.split_whitespace().collect();
     let ty: String = ty.split_whitespace().collect();
@@ -259,7 +268,7 @@ fn is_initial(ty: &str, init: &str) -> bool {
                 .ok()
         })
         .is_some_and(|dims| dims.contains(&0));
-    named || init == "Default::default()" || empty
+    named || init == "Default::default()" || init == DEFAULT_INIT || empty
 }
 
 /// `v` on one line with a space after each `:` and `,` and inside braces,

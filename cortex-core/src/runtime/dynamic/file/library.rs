@@ -78,13 +78,7 @@ impl GraphFile {
                     continue;
                 }
             };
-            // The constant's text is the op and the parameters as written:
-            // the same parameters of the same op are one constant.
-            let text = format!(
-                "{}{}",
-                d.name(),
-                serde_json::to_string(params).unwrap_or_default()
-            );
+            let text = params_constant(d.name(), params);
             let output = ops
                 .name_of(d.output().id)
                 .unwrap_or(d.output().rust)
@@ -109,4 +103,19 @@ impl GraphFile {
             Err(FileError { problems })
         }
     }
+}
+
+/// The constant a library node's call passes: the op and its parameters
+/// as written, so the same parameters of the same op are one constant.
+fn params_constant(op: &str, params: &serde_json::Map<String, serde_json::Value>) -> String {
+    format!("{op}{}", serde_json::to_string(params).unwrap_or_default())
+}
+
+/// The parameters a library node of `op` was written with, from the
+/// constant its call passes ([`params_constant`]).
+pub(super) fn params_of_constant(
+    op: &str,
+    text: &str,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    serde_json::from_str(text.strip_prefix(op)?).ok()
 }
