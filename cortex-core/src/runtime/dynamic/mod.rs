@@ -24,6 +24,7 @@
 //! registered with [`Ops::strip`], falling back to the members' own calls
 //! when a group declines a frame.
 
+mod any_args;
 mod desc;
 mod engine;
 mod file;
