@@ -1,15 +1,42 @@
-//! numpy frames in: an `H×W×3` `uint8` array of any strides, checked
-//! against the frame limits from its shape, then copied once into a frame
-//! buffer the pipeline keeps (the pipeline's input is an owned array, so a
-//! view of numpy's memory cannot be handed over as it is).
+//! numpy arrays in: an `H×W×3` `uint8` frame, an `H×W` `uint8` gray image
+//! or an `H×W` `float32` score map, of any strides, checked against the
+//! frame limits from its shape, then copied once into a buffer the
+//! pipeline keeps (the pipeline's values are owned arrays, so a view of
+//! numpy's memory cannot be handed over as it is).
 
 use cortex_core::limits::FrameLimits;
 use cortex_vision::ops::RgbFrame;
-use numpy::{PyArray3, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use ndarray::{Array, Dimension};
+use numpy::{
+    Element, PyArray, PyArray3, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::errors::limit_error;
+
+/// What an array must be: its element type and its shape's rule, in the
+/// words its errors use.
+#[derive(Debug, Clone, Copy)]
+pub struct Wanted {
+    /// What the value is, for messages (`"a frame"`).
+    pub what: &'static str,
+    /// The shape it must have, for messages (`"H×W×3"`).
+    pub shape: &'static str,
+    /// The element type, for messages (`"uint8"`).
+    pub dtype: &'static str,
+    /// Whether the array is a colour frame (three dimensions, three
+    /// channels) rather than a plane (two dimensions).
+    pub rgb: bool,
+}
+
+/// An RGB frame: `H×W×3` `uint8`.
+pub const FRAME: Wanted = Wanted {
+    what: "a frame",
+    shape: "H×W×3",
+    dtype: "uint8",
+    rgb: true,
+};
 
 /// Copies `frame` into `buffer`, reusing its memory when the size is the
 /// same as the last frame's (a steady stream allocates nothing here).
@@ -20,27 +47,54 @@ use crate::errors::limit_error;
 /// the frame limits in effect ([`FrameLimits::current`]); `buffer` is left
 /// as it was on every error.
 pub fn copy_into(frame: &Bound<'_, PyAny>, buffer: &mut RgbFrame) -> PyResult<()> {
-    let array = frame.cast::<PyUntypedArray>().map_err(|_| {
+    copy_array(frame, FRAME, buffer)
+}
+
+/// Copies the numpy array `value`, which must be as `wanted` says, into
+/// `buffer`, reusing its memory when the shape is the same.
+///
+/// # Errors
+/// As [`copy_into`], in `wanted`'s words; `buffer` is left as it was.
+pub fn copy_array<T, D>(
+    value: &Bound<'_, PyAny>,
+    wanted: Wanted,
+    buffer: &mut Array<T, D>,
+) -> PyResult<()>
+where
+    T: Element + Copy,
+    D: Dimension,
+{
+    let Wanted {
+        what,
+        shape: rule,
+        dtype,
+        rgb,
+    } = wanted;
+    let array = value.cast::<PyUntypedArray>().map_err(|_| {
         PyTypeError::new_err(format!(
-            "a frame must be a numpy array (H×W×3, uint8), not {}",
-            type_name(frame)
+            "{what} must be a numpy array ({rule}, {dtype}), not {}",
+            type_name(value)
         ))
     })?;
     let shape = array.shape();
-    if shape.len() != 3 || shape[2] != 3 {
+    let fits = match rgb {
+        true => shape.len() == 3 && shape[2] == 3,
+        false => shape.len() == 2,
+    };
+    if !fits || shape.len() != D::NDIM.unwrap_or(0) {
         return Err(PyValueError::new_err(format!(
-            "a frame must have the shape H×W×3 (RGB), not {shape:?}"
+            "{what} must have the shape {rule}, not {shape:?}"
         )));
     }
-    let typed = array.cast::<PyArray3<u8>>().map_err(|_| {
+    let typed = array.cast::<PyArray<T, D>>().map_err(|_| {
         PyTypeError::new_err(format!(
-            "a frame must be a uint8 array, not {}",
+            "{what} must be a {dtype} array, not {}",
             array.dtype()
         ))
     })?;
     // The limits are checked on the shape alone, before anything is copied
     // or allocated: numpy's shape need not be backed by memory (a broadcast
-    // array, stride 0, claims any size over three bytes), and the copy of
+    // array, stride 0, claims any size over a few bytes), and the copy of
     // an oversized one would abort the interpreter on a failed allocation
     // rather than raise. The nodes check the same limits, but only on the
     // copy. Zero sides pass: an empty frame is a node's error, as in Rust.
@@ -49,7 +103,7 @@ pub fn copy_into(frame: &Bound<'_, PyAny>, buffer: &mut RgbFrame) -> PyResult<()
         .map_err(limit_error)?;
     let readonly = typed
         .try_readonly()
-        .map_err(|e| PyValueError::new_err(format!("the frame is being written elsewhere: {e}")))?;
+        .map_err(|e| PyValueError::new_err(format!("{what} is being written elsewhere: {e}")))?;
     let view = readonly.as_array();
     if buffer.dim() == view.dim() {
         buffer.assign(&view);
@@ -64,7 +118,8 @@ pub fn to_numpy<'py>(py: Python<'py>, frame: &RgbFrame) -> Bound<'py, PyArray3<u
     PyArray3::from_array(py, frame)
 }
 
-fn type_name(value: &Bound<'_, PyAny>) -> String {
+/// The name of `value`'s type, for messages.
+pub fn type_name(value: &Bound<'_, PyAny>) -> String {
     value
         .get_type()
         .name()

@@ -1,12 +1,19 @@
 //! `cortex_rs._native`: the Python extension module. L2 on numpy frames,
-//! its results as plain Python objects, sources and tools; the GIL is
-//! released while a frame runs.
+//! pipelines built at run time from the op library and Python callables,
+//! many streams on one pool, their results as plain Python objects,
+//! sources and tools; the GIL is released while a frame runs.
 
 mod errors;
 mod frame;
+mod graph;
 mod l2;
+mod library;
+mod pyop;
 mod results;
 mod sources;
+mod streams;
+mod tools;
+mod values;
 
 use pyo3::prelude::*;
 
@@ -14,9 +21,15 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PipelineError", m.py().get_type::<errors::PipelineError>())?;
+    m.add("GraphError", m.py().get_type::<errors::GraphError>())?;
     m.add_class::<l2::PyL2>()?;
+    m.add_class::<graph::PyPipeline>()?;
     m.add_class::<sources::PySource>()?;
     m.add_function(wrap_pyfunction!(sources::demo_clip, m)?)?;
     m.add_function(wrap_pyfunction!(sources::open, m)?)?;
+    m.add_function(wrap_pyfunction!(library::ops, m)?)?;
+    m.add_function(wrap_pyfunction!(library::inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(streams::run_streams, m)?)?;
+    m.add("MODELS", cfg!(feature = "models"))?;
     Ok(())
 }

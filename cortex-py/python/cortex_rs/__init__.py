@@ -1,4 +1,5 @@
-"""cortex from Python: the L2 region-of-interest pipeline on numpy frames.
+"""cortex from Python: pipelines built from the op library and your own
+numpy functions, and the L2 region-of-interest pipeline, on numpy frames.
 
 Frames are ``H×W×3`` ``uint8`` RGB numpy arrays; results are plain dicts.
 Each frame runs in Rust with the GIL released, so Python threads can feed
@@ -14,9 +15,58 @@ several pipelines at once.
 
 from typing import Dict, Iterable, Iterator, Optional
 
-from ._native import L2, PipelineError, Source, demo_clip, open
+from ._native import (
+    MODELS,
+    L2,
+    GraphError,
+    Pipeline,
+    PipelineError,
+    Source,
+    demo_clip,
+    inspect,
+    open,
+    ops,
+    run_streams,
+)
+from .graph import (
+    GrayImage,
+    Graph,
+    PyObject,
+    Rate,
+    RgbFrame,
+    ScoreMap,
+    State,
+    Value,
+    every,
+    load_graph,
+)
+from .l2_graph import l2_graph
 
-__all__ = ["L2", "PipelineError", "Source", "demo_clip", "open", "stream"]
+__all__ = [
+    "MODELS",
+    "L2",
+    "Graph",
+    "GraphError",
+    "GrayImage",
+    "Pipeline",
+    "PipelineError",
+    "PyObject",
+    "Rate",
+    "RgbFrame",
+    "ScoreMap",
+    "Source",
+    "State",
+    "Value",
+    "demo_clip",
+    "every",
+    "inspect",
+    "l2_graph",
+    "load_graph",
+    "open",
+    "ops",
+    "run_streams",
+    "stream",
+]
 
 
 def stream(

@@ -1,6 +1,6 @@
 """Type stubs of the ``cortex_rs._native`` extension module."""
 
-from typing import Iterator, List, Optional, Sequence, Tuple, TypedDict
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -10,6 +10,64 @@ Box = Tuple[int, int, int, int]
 
 class PipelineError(RuntimeError):
     """A frame failed in one of the pipeline's nodes; the state is as it was."""
+
+class GraphError(ValueError):
+    """A graph that cannot be built: every mistake, one per line."""
+    problems: List[Tuple[int, str]]
+
+MODELS: bool
+
+class Pipeline:
+    """A pipeline built at run time from the op library and Python callables."""
+
+    def __init__(
+        self,
+        text: Optional[str] = ...,
+        *,
+        path: Optional[str] = ...,
+        functions: Optional[Dict[str, Callable[..., Any]]] = ...,
+        profile: bool = ...,
+    ) -> None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def modes(self) -> List[str]: ...
+    @property
+    def inputs(self) -> List[str]: ...
+    @property
+    def outputs(self) -> List[str]: ...
+    @property
+    def frame_index(self) -> int: ...
+    def mode_weights(self, mode: str) -> List[Tuple[str, float]]: ...
+    def run(
+        self,
+        inputs: Any,
+        mode: Optional[str] = ...,
+        *,
+        weights: Optional[Dict[str, float]] = ...,
+        parallel: bool = ...,
+    ) -> Dict[str, Any]: ...
+    def stream(
+        self,
+        frames: Iterable[Any],
+        mode: Optional[str] = ...,
+        *,
+        on_result: Optional[Callable[[Any], None]] = ...,
+        in_flight: int = ...,
+    ) -> Optional[List[Any]]: ...
+    def reset(self) -> None: ...
+    def set_rates(self, on: bool) -> None: ...
+    def set_fusion(self, on: bool) -> None: ...
+    def listing(self) -> str: ...
+    def dce_diff(self, mode: str) -> str: ...
+    def program(self) -> str: ...
+    def dot(self, mode: Optional[str] = ...) -> str: ...
+    def mermaid(self, mode: Optional[str] = ...) -> str: ...
+    def profile_report(self) -> str: ...
+
+def ops() -> List[Dict[str, Any]]: ...
+def inspect(name: Optional[str] = ...) -> str: ...
+def run_streams(streams: Sequence[Tuple[Any, ...]], threads: int = ...) -> List[List[Any]]: ...
 
 class Blur(TypedDict):
     variance: float

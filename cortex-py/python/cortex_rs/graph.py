@@ -1,0 +1,291 @@
+"""Graphs declared in Python: inputs, states, nodes calling the op library
+or your own Python callables, modes with weights and node rates, outputs.
+
+``Graph`` writes the same JSON a graph file holds (``Graph.to_json``), and
+``Graph.build`` builds it exactly as ``load_graph`` builds a file: the same
+checks (each mistake one error, naming the node), the same engines. A
+Python callable becomes an op of the pipeline's own op table.
+"""
+
+import inspect
+import json
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _native
+
+RgbFrame = "RgbFrame"
+"""An ``H×W×3`` ``uint8`` RGB frame."""
+GrayImage = "GrayImage"
+"""An ``H×W`` ``uint8`` image."""
+ScoreMap = "ScoreMap"
+"""An ``H×W`` ``float32`` map."""
+PyObject = "PyObject"
+"""Any Python object, passed between Python nodes as it is."""
+
+
+class Rate:
+    """A node rate in a mode: run every ``every``-th frame, and on any
+    frame where ``trigger`` (``"node.field"``, a ``bool``) is true; hold
+    the last value in between."""
+
+    def __init__(self, every: int, trigger: Optional[str] = None):
+        self.every = every
+        self.trigger = trigger
+
+    def __repr__(self) -> str:
+        return f"cortex_rs.every({self.every!r}, trigger={self.trigger!r})"
+
+
+def every(n: int, trigger: Optional[str] = None) -> Rate:
+    """A node rate: every ``n``-th frame, and whenever ``trigger``
+    (``"scene.changed"``) is true."""
+    return Rate(n, trigger)
+
+
+class Value:
+    """A value of the graph (an input, a state or a node), to pass to
+    later nodes and to ``Graph.outputs``."""
+
+    def __init__(self, graph: "Graph", name: str, type: str):
+        self.graph = graph
+        self.name = name
+        self.type = type
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}: {self.type or '?'}>"
+
+
+class State(Value):
+    """A state: last frame's value of the node it keeps (``keeps``), the
+    type's initial value before the first frame."""
+
+    def keeps(self, node: Value) -> "State":
+        """The node whose value this state holds for the next frame (for a
+        state read by a node declared before its writer)."""
+        self.graph._writes[self.name] = _name(node)
+        return self
+
+
+Input = Union[Value, str]
+
+
+def _name(v: Input) -> str:
+    return v if isinstance(v, str) else v.name
+
+
+def _caller() -> str:
+    """``file:line`` of the user's call (the first frame outside this
+    module)."""
+    frame = inspect.currentframe()
+    here = os.path.abspath(__file__)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename) == here:
+        frame = frame.f_back
+    if frame is None:
+        return "?"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+_OUTPUTS: Optional[Dict[str, str]] = None
+
+
+def _op_output(op: str) -> str:
+    """The type op ``op`` gives ('' for an op the library does not have:
+    the build reports it)."""
+    global _OUTPUTS
+    if _OUTPUTS is None:
+        _OUTPUTS = {d["name"]: d["output"] for d in _native.ops()}
+    return _OUTPUTS.get(op, "")
+
+
+class Graph:
+    """A pipeline being declared. Each method records one declaration;
+    ``build`` checks them all and gives a ``Pipeline``."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._inputs: List[Tuple[dict, str]] = []
+        self._states: List[Tuple[dict, str]] = []
+        self._writes: Dict[str, str] = {}
+        self._modes: List[Tuple[dict, str]] = []
+        self._nodes: List[Tuple[dict, str]] = []
+        self._outputs: List[Tuple[dict, str]] = []
+        self._types: Dict[str, str] = {}
+        self._functions: Dict[str, Callable] = {}
+
+    def input(self, name: str, type: str) -> Value:
+        """An input of each frame, of ``type`` (``cortex_rs.RgbFrame``…)."""
+        self._inputs.append(({"name": name, "type": type}, _caller()))
+        self._types[name] = type
+        return Value(self, name, type)
+
+    def state(
+        self,
+        name: str,
+        type: str,
+        keeps: Optional[Value] = None,
+        *,
+        init: Optional[str] = None,
+    ) -> State:
+        """A state of ``type``: last frame's value of node ``keeps`` (or of
+        the node given later to ``State.keeps``); ``init`` names a
+        registered constant, the type's own initial value when not given."""
+        decl: Dict[str, Any] = {"name": name, "type": type}
+        if init is not None:
+            decl["init"] = init
+        self._states.append((decl, _caller()))
+        self._types[name] = type
+        s = State(self, name, type)
+        if keeps is not None:
+            s.keeps(keeps)
+        return s
+
+    def node(
+        self,
+        name: str,
+        op: Union[str, Callable],
+        *inputs: Input,
+        weight: Optional[str] = None,
+        returns: Optional[str] = None,
+        params: Optional[Dict[str, Any]] = None,
+        **more_params: Any,
+    ) -> Value:
+        """A node computing ``op`` from ``inputs`` (in the op's order).
+
+        ``op`` names a library op (``"vision.text_map"``; ``cortex_rs.ops()``
+        lists them) whose parameters are given by name — as keywords
+        (``delta=5``, a nested one as a dict: ``mser={"delta": 5}``) or in
+        ``params`` (``{"mser.delta": 5}``) — or is a Python callable, called
+        with the inputs' values and returning a ``returns``
+        (``cortex_rs.ScoreMap``…; ``cortex_rs.PyObject``, any object, by
+        default). ``weight`` makes it a weighted node of that key: a mode
+        whose weight is 0 does not run it.
+        """
+        decl: Dict[str, Any] = {"name": name}
+        if callable(op):
+            if params or more_params:
+                raise TypeError(
+                    f"node `{name}`: a Python callable takes no parameters here; "
+                    "bind them first (functools.partial)"
+                )
+            op_name = f"py.{name}"
+            self._functions[op_name] = op
+            ty = returns or PyObject
+            decl.update(op=op_name, inputs=[_name(i) for i in inputs], type=ty, fallible=True)
+        else:
+            if returns is not None:
+                raise TypeError(
+                    f"node `{name}`: `returns` is for Python callables; "
+                    f"op `{op}` gives what its descriptor says"
+                )
+            decl.update(op=op, inputs=[_name(i) for i in inputs])
+            merged = dict(params or {})
+            merged.update(more_params)
+            if merged:
+                decl["params"] = merged
+            ty = _op_output(op)
+        if weight is not None:
+            decl["weight_key"] = weight
+        self._nodes.append((decl, _caller()))
+        self._types[name] = ty
+        return Value(self, name, ty)
+
+    def mode(
+        self,
+        name: str,
+        rates: Optional[Dict[Input, Rate]] = None,
+        **weights: float,
+    ) -> None:
+        """A mode: its weight per key (``wt=0.3``) and the node rates it
+        runs (``{"text": cortex_rs.every(4, trigger="scene.changed")}``)."""
+        decl: Dict[str, Any] = {"name": name, "weights": weights}
+        if rates:
+            decl["rates"] = [
+                {"node": _name(n), "every": r.every, **({"trigger": r.trigger} if r.trigger else {})}
+                for n, r in rates.items()
+            ]
+        self._modes.append((decl, _caller()))
+
+    def outputs(self, *values: Value, optional: Sequence[Value] = ()) -> None:
+        """The values each frame returns, by their names; those in
+        ``optional`` may be absent (a mode that does not compute them)."""
+        where = _caller()
+        opt = {_name(v) for v in optional}
+        for v in list(values) + [v for v in optional if v not in values]:
+            n = _name(v)
+            decl: Dict[str, Any] = {"name": n, "type": self._types.get(n, "")}
+            if n in opt:
+                decl["optional"] = True
+            self._outputs.append((decl, where))
+
+    def _lines(self) -> Tuple[str, Dict[int, str]]:
+        """The graph file's text, one declaration a line, and the Python
+        place of each declaration's line."""
+        lines = ["{", f'  "name": {json.dumps(self.name)},']
+        where: Dict[int, str] = {}
+        states = []
+        for decl, at in self._states:
+            d = dict(decl)
+            if d["name"] in self._writes:
+                d["from"] = self._writes[d["name"]]
+            else:
+                d["from"] = ""
+            states.append((d, at))
+        sections = [
+            ("inputs", self._inputs),
+            ("states", states),
+            ("modes", self._modes),
+            ("nodes", self._nodes),
+            ("outputs", self._outputs),
+        ]
+        for s, (key, decls) in enumerate(sections):
+            lines.append(f'  "{key}": [')
+            for i, (decl, at) in enumerate(decls):
+                where[len(lines) + 1] = at
+                comma = "," if i + 1 < len(decls) else ""
+                lines.append("    " + json.dumps(decl) + comma)
+            lines.append("  ]" + ("," if s + 1 < len(sections) else ""))
+        lines.append("}")
+        return "\n".join(lines) + "\n", where
+
+    def to_json(self) -> str:
+        """The graph as a graph file's text (what ``load_graph`` reads;
+        Python nodes name their callables as ops ``py.<node>``, which
+        ``load_graph(..., functions=...)`` supplies)."""
+        return self._lines()[0]
+
+    def functions(self) -> Dict[str, Callable]:
+        """The Python callables of the graph, by the op names its nodes
+        call."""
+        return dict(self._functions)
+
+    def build(self, *, profile: bool = False) -> "_native.Pipeline":
+        """Checks the graph and builds it. Raises ``cortex_rs.GraphError``
+        (a ``ValueError``) listing every mistake, each at the Python line
+        that declared it."""
+        text, where = self._lines()
+        try:
+            return _native.Pipeline(text, functions=self._functions, profile=profile)
+        except _native.GraphError as e:
+            problems = getattr(e, "problems", [])
+            if not problems:
+                raise
+            lines = [
+                f"{where[line]}: {message}" if line in where else message
+                for line, message in problems
+            ]
+            err = _native.GraphError("\n".join(lines))
+            err.problems = problems
+            raise err from None
+
+
+def load_graph(
+    path: Union[str, "os.PathLike[str]"],
+    *,
+    functions: Optional[Dict[str, Callable]] = None,
+    profile: bool = False,
+) -> "_native.Pipeline":
+    """Builds the graph file at ``path`` over the op library and
+    ``functions`` (op name → Python callable, for nodes whose ``op`` is
+    that name; each returns its node's declared ``type``)."""
+    return _native.Pipeline(path=os.fspath(path), functions=functions or {}, profile=profile)
