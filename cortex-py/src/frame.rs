@@ -7,9 +7,7 @@
 use cortex_core::limits::FrameLimits;
 use cortex_vision::ops::RgbFrame;
 use ndarray::{Array, Dimension};
-use numpy::{
-    Element, PyArray, PyArray3, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
-};
+use numpy::{Element, PyArray, PyArray3, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 

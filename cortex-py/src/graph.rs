@@ -191,7 +191,10 @@ impl PyPipeline {
     ) -> PyResult<Bound<'py, PyDict>> {
         let selection = match weights {
             Some(w) => {
-                let table: Vec<(String, f64)> = w.iter().map(|(k, v)| Ok((k.extract()?, v.extract()?))).collect::<PyResult<_>>()?;
+                let table: Vec<(String, f64)> = w
+                    .iter()
+                    .map(|(k, v)| Ok((k.extract()?, v.extract()?)))
+                    .collect::<PyResult<_>>()?;
                 Selection::Weights(table.into_iter().collect())
             }
             None => Selection::Mode(self.mode_index(mode)?),
@@ -243,7 +246,10 @@ impl PyPipeline {
                     }
                 };
                 let mut slots = vec![None; self.input_kinds.len()];
-                match self.read_inputs(&next, &mut slots).and_then(|()| present(&slots)) {
+                match self
+                    .read_inputs(&next, &mut slots)
+                    .and_then(|()| present(&slots))
+                {
                     Ok(values) => Some(values),
                     Err(e) => {
                         *feed_error.lock().ok()? = Some(e);
@@ -255,32 +261,30 @@ impl PyPipeline {
         let results = Mutex::new(Vec::new());
         let callback_error: Mutex<Option<PyErr>> = Mutex::new(None);
         let report = py.detach(|| {
-            inner
-                .pipeline
-                .run_stream(m, source, &options, |frame| {
-                    Python::attach(|py| {
-                        let item = match frame.result {
-                            Ok(out) => self.results(py, &out, frame.index).map(|d| d.into_any()),
-                            Err(e) => Ok(pipeline_error(e).into_value(py).into_bound(py).into_any()),
-                        };
-                        let delivered = item.and_then(|item| match &on_result {
-                            Some(f) => f.bind(py).call1((item,)).map(drop),
-                            None => {
-                                results.lock().map_err(|_| poisoned())?.push(item.unbind());
-                                Ok(())
-                            }
-                        });
-                        match delivered {
-                            Ok(()) => ControlFlow::Continue(()),
-                            Err(e) => {
-                                if let Ok(mut slot) = callback_error.lock() {
-                                    *slot = Some(e);
-                                }
-                                ControlFlow::Break(())
-                            }
+            inner.pipeline.run_stream(m, source, &options, |frame| {
+                Python::attach(|py| {
+                    let item = match frame.result {
+                        Ok(out) => self.results(py, &out, frame.index).map(|d| d.into_any()),
+                        Err(e) => Ok(pipeline_error(e).into_value(py).into_bound(py).into_any()),
+                    };
+                    let delivered = item.and_then(|item| match &on_result {
+                        Some(f) => f.bind(py).call1((item,)).map(drop),
+                        None => {
+                            results.lock().map_err(|_| poisoned())?.push(item.unbind());
+                            Ok(())
                         }
-                    })
+                    });
+                    match delivered {
+                        Ok(()) => ControlFlow::Continue(()),
+                        Err(e) => {
+                            if let Ok(mut slot) = callback_error.lock() {
+                                *slot = Some(e);
+                            }
+                            ControlFlow::Break(())
+                        }
+                    }
                 })
+            })
         });
         report.map_err(|e| PyValueError::new_err(e.to_string()))?;
         for slot in [callback_error, feed_error] {
@@ -356,13 +360,13 @@ impl PyPipeline {
     /// when given.
     #[pyo3(signature = (mode = None))]
     fn dot(&self, py: Python<'_>, mode: Option<&str>) -> PyResult<String> {
-        self.with_plan(py, mode, |ir, plan| to_dot(ir, plan))
+        self.with_plan(py, mode, to_dot)
     }
 
     /// The graph as a Mermaid flowchart, like `dot`.
     #[pyo3(signature = (mode = None))]
     fn mermaid(&self, py: Python<'_>, mode: Option<&str>) -> PyResult<String> {
-        self.with_plan(py, mode, |ir, plan| to_mermaid(ir, plan))
+        self.with_plan(py, mode, to_mermaid)
     }
 
     /// The profiler's report (per-node and per-frame times), when built
@@ -472,9 +476,9 @@ impl PyPipeline {
             self.input_kinds
                 .iter()
                 .map(|(name, _)| {
-                    by_name.remove(name).ok_or_else(|| {
-                        PyValueError::new_err(format!("input `{name}` is missing"))
-                    })
+                    by_name
+                        .remove(name)
+                        .ok_or_else(|| PyValueError::new_err(format!("input `{name}` is missing")))
                 })
                 .collect::<PyResult<_>>()?
         } else if n != 1 || inputs.is_instance_of::<PyTuple>() {
@@ -555,8 +559,15 @@ fn returns_of(file: &GraphFile, name: &str) -> PyResult<Kind> {
             format!("function `{name}`: no node calls it"),
         )]));
     };
-    let ty = first.ty.as_deref().map(str::trim).unwrap_or(crate::values::PY_OBJECT);
-    if let Some(other) = nodes.iter().find(|n| n.ty.as_deref().map(str::trim) != Some(ty) && !(n.ty.is_none() && ty == crate::values::PY_OBJECT)) {
+    let ty = first
+        .ty
+        .as_deref()
+        .map(str::trim)
+        .unwrap_or(crate::values::PY_OBJECT);
+    if let Some(other) = nodes.iter().find(|n| {
+        n.ty.as_deref().map(str::trim) != Some(ty)
+            && !(n.ty.is_none() && ty == crate::values::PY_OBJECT)
+    }) {
         return Err(graph_error(&[(
             0,
             format!(

@@ -48,9 +48,10 @@ fn format_exception(py: Python<'_>, err: &PyErr) -> PyResult<String> {
     if let Some(tb) = err.traceback(py) {
         value.setattr("__traceback__", tb)?;
     }
-    let lines = py
-        .import("traceback")?
-        .call_method1("format_exception", (err.get_type(py), value, err.traceback(py)))?;
+    let lines = py.import("traceback")?.call_method1(
+        "format_exception",
+        (err.get_type(py), value, err.traceback(py)),
+    )?;
     let lines: Vec<String> = lines.extract()?;
     Ok(lines.concat().trim_end().to_string())
 }
@@ -71,17 +72,19 @@ pub fn register(ops: &mut Ops, name: &str, func: Py<PyAny>, returns: Kind, views
             }
             let objs = PyTuple::new(py, objs).map_err(|e| Raised::new(py, e))?;
             let out = func.bind(py).call1(objs).map_err(|e| Raised::new(py, e))?;
-            returns.put(&out, call).map_err(|e| match e.downcast::<PyErr>() {
-                Ok(err) => {
-                    let node = call.node();
-                    let err = pyo3::exceptions::PyTypeError::new_err(format!(
-                        "the callable of node `{node}` must return {}: {err}",
-                        returns.name()
-                    ));
-                    Box::new(Raised::new(py, err)) as NodeFailure
-                }
-                Err(other) => other,
-            })
+            returns
+                .put(&out, call)
+                .map_err(|e| match e.downcast::<PyErr>() {
+                    Ok(err) => {
+                        let node = call.node();
+                        let err = pyo3::exceptions::PyTypeError::new_err(format!(
+                            "the callable of node `{node}` must return {}: {err}",
+                            returns.name()
+                        ));
+                        Box::new(Raised::new(py, err)) as NodeFailure
+                    }
+                    Err(other) => other,
+                })
         })
     };
     ops.op(name, op);

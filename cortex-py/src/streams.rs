@@ -69,7 +69,10 @@ impl Job<'_> {
         };
         Python::attach(|py| {
             let item = match out {
-                Ok(out) => self.pipe.results(py, &out, index).map(|d| d.into_any().unbind()),
+                Ok(out) => self
+                    .pipe
+                    .results(py, &out, index)
+                    .map(|d| d.into_any().unbind()),
                 Err(e) => Ok(pipeline_error(e).into_value(py).into_any()),
             };
             match item {

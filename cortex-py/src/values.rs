@@ -127,9 +127,12 @@ impl Kind {
             Kind::Rgb => copy_array(obj, FRAME, call.fill::<RgbFrame>()?).map_err(as_failure),
             Kind::Gray => copy_array(obj, GRAY, call.fill::<GrayImage>()?).map_err(as_failure),
             Kind::Map => copy_array(obj, MAP, call.fill::<ScoreMap>()?).map_err(as_failure),
-            Kind::F64 => Ok(call.put(as_f64(obj).map_err(as_failure)?)),
-            Kind::Bool => Ok(call.put(as_bool(obj).map_err(as_failure)?)),
-            Kind::Object => Ok(call.put(PyValue(Some(obj.clone().unbind())))),
+            Kind::F64 => as_f64(obj).map(|x| call.put(x)).map_err(as_failure),
+            Kind::Bool => as_bool(obj).map(|b| call.put(b)).map_err(as_failure),
+            Kind::Object => {
+                call.put(PyValue(Some(obj.clone().unbind())));
+                Ok(())
+            }
         }
     }
 }
