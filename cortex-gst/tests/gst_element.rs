@@ -259,9 +259,14 @@ fn posts_one_message_per_frame_when_enabled() {
             let r = run.buffers[i].rois[0];
             (r.0, r.1, r.2, r.3)
         });
-        assert!(m.get::<f64>("blur-variance").unwrap() >= 0.0);
+        // The views' fields, as the runner's JSON lines show them.
+        assert!(m.get::<f64>("sharpness").unwrap() >= 0.0);
+        // No baseline (null in the view, absent here) on the first frame.
+        assert_eq!(m.has_field("baseline"), i > 0, "frame {i}");
         m.get::<bool>("blurry").unwrap();
-        m.get::<bool>("scene-changed").unwrap();
+        m.get::<bool>("below_100").unwrap();
+        m.get::<bool>("cut").unwrap();
+        assert!(m.get::<u64>("jpeg_bytes").unwrap() > 0);
         assert!(m.get::<f64>("run-ms").unwrap() > 0.0);
         // The first frame has no previous frame to compare with.
         assert_eq!(m.has_field("ssim"), i > 0, "frame {i}");

@@ -4,6 +4,7 @@
 
 use cortex_vision::l2::BlurVerdict;
 use cortex_vision::ops::{EncodedRoi, SceneChange, ScoreMap};
+use cortex_vision::views;
 
 use crate::sources::Frame;
 use crate::{draw_box, DumpError, DumpSink, Record};
@@ -12,20 +13,24 @@ use crate::{draw_box, DumpError, DumpSink, Record};
 pub const NAME: &str = "cortex-l2";
 
 /// The columns of L2's outputs, shared by every graph of L2 (the DNN text
-/// map's too).
+/// map's too): the fields of the blur verdict's, the scene change's and the
+/// region's views ([`cortex_vision::views`]), which graph files' JSON lines
+/// and the GStreamer element's messages show too.
 pub(crate) fn fields(blur: &BlurVerdict, scene: &SceneChange, roi: &EncodedRoi) -> Record {
-    let b = &roi.bbox;
-    Record::new()
-        .field("sharpness", blur.variance)
-        .field("baseline", blur.baseline)
-        .field("blurry", blur.is_blurry)
-        .field("below_100", blur.below_threshold)
-        .field("ssim", scene.ssim)
-        // A first frame has nothing to compare with: not a cut.
-        .field("cut", scene.changed && scene.ssim.is_some())
-        .field("roi", vec![b.x, b.y, b.width, b.height])
-        .field("score", f64::from(roi.score))
-        .field("jpeg_bytes", roi.jpeg.len())
+    let mut record = Record::new();
+    let shown = [
+        views::blur_verdict(blur),
+        views::scene_change(scene),
+        views::encoded_roi(roi),
+    ];
+    for view in shown {
+        if let serde_json::Value::Object(m) = view {
+            for (name, value) in m {
+                record.push(name, value);
+            }
+        }
+    }
+    record
 }
 
 /// The pictures of L2's outputs, shared by every graph of L2.

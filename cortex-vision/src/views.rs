@@ -1,7 +1,8 @@
 //! What each output type means to a reader, as JSON: one view per type,
-//! shown by the runner's JSON lines for run-time graphs and registered
-//! with the op library ([`crate::library`]); the compiled L2's columns use
-//! the same names.
+//! registered with the op library ([`crate::library`]) and read by
+//! everything that shows results — the runner's JSON lines and table
+//! (graph files and the compiled L2's columns), the GStreamer element's
+//! messages and Python's result dicts.
 
 use serde_json::{json, Value as Json};
 

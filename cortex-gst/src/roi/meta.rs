@@ -270,10 +270,10 @@ pub fn message_structure(
     }
     for (name, value) in &report.fields {
         match value {
-            FieldValue::Bool(b) => s.set(*name, *b),
-            FieldValue::F64(f) => s.set(*name, *f),
-            FieldValue::U64(u) => s.set(*name, *u),
-            FieldValue::Str(t) => s.set(*name, t.as_str()),
+            FieldValue::Bool(b) => s.set(name.as_ref(), *b),
+            FieldValue::F64(f) => s.set(name.as_ref(), *f),
+            FieldValue::U64(u) => s.set(name.as_ref(), *u),
+            FieldValue::Str(t) => s.set(name.as_ref(), t.as_str()),
         }
     }
     let mut nodes = gst::Structure::new_empty("node-ms");

@@ -66,6 +66,7 @@ use cortex_core::pipeline::Pipeline;
 use cortex_vision::l2::{L2Outputs, L2};
 use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
+use cortex_vision::views;
 
 /// The element's debug category (`GST_DEBUG=cortex:5`).
 pub(crate) static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
@@ -101,9 +102,10 @@ pub struct RoiReport {
     pub roi: Option<RoiBox>,
     /// The box's score (the meta's `score` parameter).
     pub score: f64,
-    /// Extra fields of the element message, e.g. `("blurry", Bool(true))`.
-    /// Names must be valid GstStructure field names (letters first).
-    pub fields: Vec<(&'static str, FieldValue)>,
+    /// Extra fields of the element message, e.g. `("blurry".into(),
+    /// Bool(true))`. Names must be valid GstStructure field names (letters
+    /// first).
+    pub fields: Vec<(std::borrow::Cow<'static, str>, FieldValue)>,
     /// The regions an encoder should spend bits on, most important first:
     /// each becomes a meta with `roi/vaapi` and `roi/msdk` `delta-qp`.
     pub regions: Vec<Region>,
@@ -119,6 +121,37 @@ impl RoiReport {
             regions: Vec::new(),
         }
     }
+
+    /// Adds the fields of an output's JSON view (`cortex::views`), the same
+    /// names and values the runner's JSON lines show: booleans, numbers and
+    /// strings; a `null` (a value the frame does not have) is left out, as
+    /// are arrays and objects (the box is the meta's).
+    pub fn view(mut self, view: serde_json::Value) -> Self {
+        if let serde_json::Value::Object(m) = view {
+            for (name, v) in m {
+                if let Some(v) = FieldValue::from_json(&v) {
+                    self.fields.push((name.into(), v));
+                }
+            }
+        }
+        self
+    }
+}
+
+impl FieldValue {
+    /// A JSON scalar as a field: `None` for `null`, arrays and objects.
+    pub fn from_json(v: &serde_json::Value) -> Option<FieldValue> {
+        use serde_json::Value as J;
+        match v {
+            J::Bool(b) => Some(FieldValue::Bool(*b)),
+            J::Number(n) => n
+                .as_u64()
+                .map(FieldValue::U64)
+                .or_else(|| n.as_f64().map(FieldValue::F64)),
+            J::String(s) => Some(FieldValue::Str(s.clone())),
+            J::Null | J::Array(_) | J::Object(_) => None,
+        }
+    }
 }
 
 /// A pipeline the element can run: one [`RgbFrame`] in, a box and a score
@@ -129,25 +162,18 @@ pub trait RoiPipeline: for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)> + Send + '
 }
 
 impl RoiPipeline for L2 {
-    /// The JPEG region's box and peak score; message fields
-    /// `blur-variance`, `blurry`, `scene-changed`, `ssim` (when there was a
-    /// comparable previous frame) and `jpeg-bytes`.
+    /// The JPEG region's box and peak score; message fields from the views
+    /// of the blur verdict, the scene change and the region, as the
+    /// runner's JSON lines show them: `sharpness`, `baseline`, `blurry`,
+    /// `below_100`, `ssim` (when there was a comparable previous frame),
+    /// `cut`, `score` and `jpeg_bytes`.
     fn report(out: &L2Outputs) -> RoiReport {
-        let mut fields = vec![
-            ("blur-variance", FieldValue::F64(out.blur.variance)),
-            ("blurry", FieldValue::Bool(out.blur.is_blurry)),
-            ("scene-changed", FieldValue::Bool(out.scene.changed)),
-            ("jpeg-bytes", FieldValue::U64(out.roi.byte_size() as u64)),
-        ];
-        if let Some(ssim) = out.scene.ssim {
-            fields.push(("ssim", FieldValue::F64(ssim)));
-        }
-        RoiReport {
-            roi: Some(out.roi.bbox),
-            score: f64::from(out.roi.score),
-            fields,
-            regions: out.regions.regions.clone(),
-        }
+        let mut report = RoiReport::new(Some(out.roi.bbox), f64::from(out.roi.score))
+            .view(views::blur_verdict(&out.blur))
+            .view(views::scene_change(&out.scene))
+            .view(views::encoded_roi(&out.roi));
+        report.regions = out.regions.regions.clone();
+        report
     }
 }
 
