@@ -321,3 +321,28 @@ def test_a_graph_file_with_a_python_function(tmp_path, clip):
         cx.load_graph(path)
     with pytest.raises(cx.GraphError, match="no node calls it"):
         cx.load_graph(path, functions={"py.dark": inverted, "py.other": inverted})
+
+
+@pytest.mark.skipif(not cx.MODELS, reason="the wheel was built without `models`")
+def test_a_model_node_and_a_python_node_read_its_boxes(monkeypatch):
+    """PP-OCR's detector as a node declared in Python gives the boxes of
+    `examples/graphs/l2_dnn.json` (checked against the compiled L2Dnn in
+    Rust); a Python node reads the boxes' view, and its text map is a
+    ScoreMap of the frame's size."""
+    monkeypatch.chdir(REPO)
+    g = cx.Graph("Dnn")
+    frame = g.input("frame", cx.RgbFrame)
+    boxes = g.node(
+        "boxes", "model.text_boxes", frame,
+        path="models/ch_PP-OCRv4_det_infer.onnx", width=640, height=480,
+    )
+    text = g.node("text", "model.boxes_map", frame, boxes)
+    count = g.node("count", lambda b: len(b["boxes"]), boxes)
+    g.outputs(boxes, text, count)
+    mine = g.build()
+    ref = cx.load_graph(REPO / "examples" / "graphs" / "l2_dnn.json")
+    for f in cx.demo_clip(2, 640, 480):
+        a, b = mine.run(f), ref.run(f, "BALANCED")
+        assert a["boxes"] == b["boxes"] and a["boxes"]["boxes"]
+        assert a["count"] == len(a["boxes"]["boxes"])
+        assert a["text"].shape == (480, 640) and a["text"].dtype == np.float32
