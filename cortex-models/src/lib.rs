@@ -6,7 +6,9 @@
 //! built) optimises it. A node runs it with [`infer_into`] (or [`infer`]):
 //! an `f32` [`Tensor4`] in, the model's first output ([`Output`]) out,
 //! through the kernel registry, whose `infer` op ([`Infer`]) has one kernel
-//! per backend — tract, and OpenCV's DNN module with feature `opencv` —
+//! per backend — tract, OpenCV's DNN module with feature `opencv`, and
+//! ONNX Runtime (loaded at run time, [`onnxruntime`]) with feature
+//! `onnxruntime` —
 //! chosen per model and input shape, measured when both are candidates,
 //! with fallback. [`Model::last_engine`] and the registry's report say which
 //! backend ran.
@@ -19,9 +21,12 @@
 //! declares is allocated before it is checked.
 //!
 //! [`prep`] turns a frame into a model's tensor (resize, mean/std
-//! normalisation, channel order, HWC → NCHW); [`text`] is PP-OCR's text
-//! detector on top (DB post-processing to boxes, and a text score map with
-//! the MSER map's contract); [`l2`] is L2 with that map as its text node.
+//! normalisation, channel order, HWC → NCHW); [`regions`] runs a model on
+//! a list of regions of a frame (crop, upright, resize, batch: the second
+//! stage of detect → recognise); [`text`] is PP-OCR's text detector on top
+//! (DB post-processing to boxes, and a text score map with the MSER map's
+//! contract) and its recogniser on the boxes ([`text::rec`]); [`l2`] is L2
+//! with that map as its text node.
 
 // The pipelines generated here name the engine as `cortex`, the facade's
 // name for it.
@@ -34,10 +39,13 @@ mod fold;
 pub mod l2;
 pub mod library;
 mod model;
+#[cfg(feature = "onnxruntime")]
+pub mod onnxruntime;
 mod op;
 #[cfg(feature = "opencv")]
 mod opencv;
 pub mod prep;
+pub mod regions;
 pub mod text;
 mod tract;
 

@@ -1,10 +1,17 @@
 //! The model op library: a trained model as a node of a graph file, by
 //! descriptor. `model.text_boxes` loads PP-OCR's text detector named by
 //! its `path` once, when the graph is built, and gives the frame's text
-//! boxes; `model.boxes_map` draws boxes as a score map with the MSER map's
+//! boxes; `model.read_text` reads each box with PP-OCR's recogniser;
+//! `model.boxes_map` draws boxes as a score map with the MSER map's
 //! contract; `model.frame_tensor` and `model.infer` run any one-input
 //! ONNX model on a frame (normalised per channel, resized to the model's
-//! input).
+//! input), `model.infer_regions` on each box of a frame (cropped, resized,
+//! batched).
+//!
+//! A model node runs on its backend's own threads (`threads`: 0 for the
+//! cores the process may use), not on the engine's workers: on the
+//! parallel and pipelined engines give it fewer when other nodes run
+//! beside it.
 //!
 //! ```json
 //! { "name": "boxes", "op": "model.text_boxes", "inputs": ["frame"],
@@ -23,7 +30,8 @@ use crate::check::InputShape;
 use crate::model::Model;
 use crate::op::{infer_into, Output, Tensor4};
 use crate::prep::{image_to_tensor_into, ChannelOrder, Normalize};
-use crate::text::{boxes_map_into, DbParams, TextBox, TextDetector};
+use crate::regions::{RegionPrep, RegionRunner};
+use crate::text::{boxes_map_into, DbParams, TextBox, TextDetector, TextLine, TextRecognizer};
 
 /// Every model op, and the types they give with their views.
 pub fn model_ops() -> Ops {
@@ -35,20 +43,42 @@ pub fn model_ops() -> Ops {
 /// Adds every model op and type to `o`.
 pub fn register_model_ops(o: &mut Ops) {
     o.describe(text_boxes())
+        .describe(read_text())
         .describe(boxes_map())
         .describe(frame_tensor())
-        .describe(infer());
+        .describe(infer())
+        .describe(infer_regions());
     o.ty("TextBoxes", Vec::<TextBox>::new())
+        .ty("TextLines", Vec::<TextLine>::new())
         .ty("Tensor4", Tensor4::zeros((0, 0, 0, 0)))
         .ty("Tensor", Output::zeros(IxDyn(&[0])))
+        .ty("Tensors", Vec::<Output>::new())
         .show(|b: &Vec<TextBox>| {
             let boxes: Vec<_> = b
                 .iter()
-                .map(|t| json!({ "box": [t.bbox.x, t.bbox.y, t.bbox.width, t.bbox.height], "score": f64::from(t.score) }))
+                .map(|t| json!({ "box": [t.bbox.x, t.bbox.y, t.bbox.width, t.bbox.height], "quad": quad(&t.quad), "score": f64::from(t.score) }))
                 .collect();
             json!({ "boxes": boxes })
         })
-        .show(|t: &Output| json!({ "shape": t.shape() }));
+        .show(|l: &Vec<TextLine>| {
+            let lines: Vec<_> = l
+                .iter()
+                .map(|t| json!({ "box": [t.bbox.x, t.bbox.y, t.bbox.width, t.bbox.height], "quad": quad(&t.quad), "score": f64::from(t.score), "text": t.text, "confidence": f64::from(t.confidence) }))
+                .collect();
+            json!({ "lines": lines })
+        })
+        .show(|t: &Output| json!({ "shape": t.shape() }))
+        .show(|t: &Vec<Output>| {
+            let shapes: Vec<_> = t.iter().map(|o| o.shape().to_vec()).collect();
+            json!({ "shapes": shapes })
+        });
+}
+
+/// A quadrilateral as JSON: four `[x, y]`.
+fn quad(q: &crate::text::Quad) -> serde_json::Value {
+    q.iter()
+        .map(|p| json!([f64::from(p[0]), f64::from(p[1])]))
+        .collect()
 }
 
 /// A model op's `path` must name a file; loading it says what else is
@@ -58,6 +88,13 @@ fn names_a_file(path: &str, whose: &str) -> Result<(), String> {
         return Err(format!("`path` names no file: give {whose} ONNX file"));
     }
     Ok(())
+}
+
+/// A model's threads: `threads`, or the backend's default for 0.
+fn set_threads(model: &Model, threads: usize) {
+    if threads > 0 {
+        model.set_threads(threads);
+    }
 }
 
 /// The parameters of `model.text_boxes`: the detector's file, the size it
@@ -74,6 +111,8 @@ pub struct TextBoxesParams {
     pub height: usize,
     /// DB's post-processing.
     pub db: DbParams,
+    /// Threads the detector runs on (0: the cores the process may use).
+    pub threads: usize,
     /// The detector, loaded when the graph is built.
     #[serde(skip)]
     detector: Option<Arc<TextDetector>>,
@@ -86,6 +125,7 @@ impl Default for TextBoxesParams {
             width: 800,
             height: 608,
             db: DbParams::PP_OCR,
+            threads: 0,
             detector: None,
         }
     }
@@ -99,6 +139,7 @@ impl Params for TextBoxesParams {
     fn prepare(&mut self) -> Result<(), String> {
         let d =
             TextDetector::load(&self.path, self.width, self.height).map_err(|e| e.to_string())?;
+        set_threads(d.model(), self.threads);
         self.detector = Some(Arc::new(d.with_params(self.db)));
         Ok(())
     }
@@ -124,7 +165,11 @@ fn text_boxes() -> OpDesc {
     .param("db.unclip_ratio", "how much a box grows")
     .param("db.min_size", "smallest side of a candidate, map pixels")
     .param("db.max_candidates", "most candidates per map")
-    .kernels(&["tract", "opencv-dnn"])
+    .param(
+        "threads",
+        "threads it runs on (0: the cores the process may use)",
+    )
+    .kernels(&["tract", "opencv-dnn", "onnxruntime"])
     .fills(|i, p: &TextBoxesParams, out: &mut Vec<TextBox>| {
         let d = p.detector.as_ref().ok_or("the detector was not loaded")?;
         Ok(d.detect_into(i.arg(0)?, out)?)
@@ -231,6 +276,8 @@ pub struct InferParams {
     /// The input's shape `[n, c, h, w]`; the one the model declares when
     /// absent.
     pub input: Option<[usize; 4]>,
+    /// Threads it runs on (0: the cores the process may use).
+    pub threads: usize,
     /// The model, loaded when the graph is built.
     #[serde(skip)]
     model: Option<Arc<Model>>,
@@ -244,6 +291,7 @@ impl Params for InferParams {
     fn prepare(&mut self) -> Result<(), String> {
         let shape = self.input.map_or(InputShape::Declared, InputShape::Fixed);
         let model = Model::load(&self.path, shape).map_err(|e| e.to_string())?;
+        set_threads(&model, self.threads);
         self.model = Some(Arc::new(model));
         Ok(())
     }
@@ -260,9 +308,225 @@ fn infer() -> OpDesc {
         "input",
         "the input's shape [n, c, h, w] (null: as the model declares)",
     )
-    .kernels(&["tract", "opencv-dnn"])
+    .param(
+        "threads",
+        "threads it runs on (0: the cores the process may use)",
+    )
+    .kernels(&["tract", "opencv-dnn", "onnxruntime"])
     .fills(|i, p: &InferParams, out: &mut ArrayD<f32>| {
         let m = p.model.as_ref().ok_or("the model was not loaded")?;
         Ok(infer_into(m, i.arg::<Array4<f32>>(0)?, out)?)
+    })
+}
+
+/// The parameters of `model.read_text`: the recogniser's file, its batch
+/// and width.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReadTextParams {
+    /// The ONNX file (PP-OCR's `ch_PP-OCRv4_rec_infer.onnx`), from the
+    /// working directory.
+    pub path: String,
+    /// Boxes read per run: the batch size limit.
+    pub batch: usize,
+    /// Widest box at height 48; wider ones are squeezed.
+    pub width: usize,
+    /// Threads it runs on (0: the cores the process may use).
+    pub threads: usize,
+    /// The recogniser, loaded when the graph is built.
+    #[serde(skip)]
+    recognizer: Option<Arc<TextRecognizer>>,
+}
+
+impl Default for ReadTextParams {
+    fn default() -> Self {
+        ReadTextParams {
+            path: String::new(),
+            batch: 6,
+            width: 320,
+            threads: 0,
+            recognizer: None,
+        }
+    }
+}
+
+/// The largest batch a region op takes: a batch tensor is allocated once,
+/// `batch × 3 × h × w`, and checked against the tensor limit at load.
+const MAX_BATCH: usize = 1024;
+
+fn check_batch(batch: usize) -> Result<(), String> {
+    if batch == 0 || batch > MAX_BATCH {
+        return Err(format!("`batch` is {batch}; give 1 to {MAX_BATCH}"));
+    }
+    Ok(())
+}
+
+impl Params for ReadTextParams {
+    fn check(&self) -> Result<(), String> {
+        names_a_file(&self.path, "the recogniser's")?;
+        check_batch(self.batch)?;
+        if self.width < 8 || self.width > 8192 {
+            return Err(format!("`width` is {}; give 8 to 8192", self.width));
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self) -> Result<(), String> {
+        let r =
+            TextRecognizer::load(&self.path, self.batch, self.width).map_err(|e| e.to_string())?;
+        set_threads(r.model(), self.threads);
+        self.recognizer = Some(Arc::new(r));
+        Ok(())
+    }
+}
+
+fn read_text() -> OpDesc {
+    OpDesc::builder::<ReadTextParams>(
+        "model.read_text",
+        "the string in each text box, by PP-OCR's recogniser (CTC greedy decoding; loaded once)",
+    )
+    .input::<RgbFrame>("frame")
+    .input::<Vec<TextBox>>("boxes")
+    .param(
+        "path",
+        "the recogniser's ONNX file, from the working directory",
+    )
+    .param(
+        "batch",
+        "boxes read per run (the batch size limit), 1 to 1024",
+    )
+    .param(
+        "width",
+        "widest box at height 48, pixels; wider ones are squeezed",
+    )
+    .param(
+        "threads",
+        "threads it runs on (0: the cores the process may use)",
+    )
+    .kernels(&["tract", "opencv-dnn", "onnxruntime"])
+    .fills(|i, p: &ReadTextParams, out: &mut Vec<TextLine>| {
+        let r = p
+            .recognizer
+            .as_ref()
+            .ok_or("the recogniser was not loaded")?;
+        Ok(r.read_into(i.arg(0)?, i.arg::<Vec<TextBox>>(1)?, out)?)
+    })
+}
+
+/// The parameters of `model.infer_regions`: the model, its batch input
+/// shape, and how a region becomes an image of it.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegionsParams {
+    /// The ONNX file, from the working directory.
+    pub path: String,
+    /// The input's shape `[batch, 3, h, w]`: `batch` regions a run.
+    pub input: [usize; 4],
+    /// Channels in BGR order.
+    pub bgr: bool,
+    /// Mean per model channel, on the [0, 1] scale.
+    pub mean: [f32; 3],
+    /// Standard deviation per model channel, on the [0, 1] scale.
+    pub std: [f32; 3],
+    /// Keep each region's aspect ratio (resize to the height, pad the
+    /// width with 0); else stretch it to the input.
+    pub keep_aspect: bool,
+    /// Threads it runs on (0: the cores the process may use).
+    pub threads: usize,
+    /// The model and its buffers, made when the graph is built.
+    #[serde(skip)]
+    loaded: Option<Arc<(Model, std::sync::Mutex<RegionRunner>)>>,
+}
+
+impl Default for RegionsParams {
+    fn default() -> Self {
+        let n = Normalize::PP_OCR;
+        RegionsParams {
+            path: String::new(),
+            input: [8, 3, 224, 224],
+            bgr: n.order == ChannelOrder::Bgr,
+            mean: n.mean,
+            std: n.std,
+            keep_aspect: false,
+            threads: 0,
+            loaded: None,
+        }
+    }
+}
+
+impl Params for RegionsParams {
+    fn check(&self) -> Result<(), String> {
+        names_a_file(&self.path, "the model's")?;
+        let [n, c, h, w] = self.input;
+        check_batch(n)?;
+        if c != 3 {
+            return Err(format!(
+                "`input` has {c} channels; a region is a 3-channel image"
+            ));
+        }
+        cortex_core::limits::FrameLimits::DEFAULT
+            .check(w, h)
+            .map_err(|e| e.to_string())?;
+        if self.std.iter().any(|s| !s.is_finite() || *s <= 0.0) {
+            return Err("`std` must be finite and > 0 per channel".into());
+        }
+        if self.mean.iter().any(|m| !m.is_finite()) {
+            return Err("`mean` must be finite".into());
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self) -> Result<(), String> {
+        let model =
+            Model::load(&self.path, InputShape::Fixed(self.input)).map_err(|e| e.to_string())?;
+        set_threads(&model, self.threads);
+        self.loaded = Some(Arc::new((
+            model,
+            std::sync::Mutex::new(RegionRunner::default()),
+        )));
+        Ok(())
+    }
+}
+
+fn infer_regions() -> OpDesc {
+    OpDesc::builder::<RegionsParams>(
+        "model.infer_regions",
+        "an ONNX model's output for each box of a frame: cropped upright, resized, batched (loaded once)",
+    )
+    .input::<RgbFrame>("frame")
+    .input::<Vec<TextBox>>("boxes")
+    .param("path", "the model's ONNX file, from the working directory")
+    .param("input", "the input's shape [batch, 3, h, w]; batch 1 to 1024")
+    .param("bgr", "channels in BGR order")
+    .param("mean", "mean per model channel, [0, 1] scale")
+    .param("std", "standard deviation per model channel, [0, 1] scale; > 0")
+    .param("keep_aspect", "resize to the height and pad, rather than stretch")
+    .param("threads", "threads it runs on (0: the cores the process may use)")
+    .kernels(&["tract", "opencv-dnn", "onnxruntime"])
+    .fills(|i, p: &RegionsParams, out: &mut Vec<Output>| {
+        let loaded = p.loaded.as_ref().ok_or("the model was not loaded")?;
+        let (model, runner) = &**loaded;
+        let prep = RegionPrep {
+            norm: Normalize {
+                order: if p.bgr { ChannelOrder::Bgr } else { ChannelOrder::Rgb },
+                mean: p.mean,
+                std: p.std,
+            },
+            keep_aspect: p.keep_aspect,
+            pad: 0.0,
+        };
+        let boxes = i.arg::<Vec<TextBox>>(1)?;
+        out.truncate(boxes.len());
+        out.resize_with(boxes.len(), || Output::zeros(IxDyn(&[0])));
+        let mut runner = runner.lock().unwrap_or_else(|e| e.into_inner());
+        runner.run(i.arg(0)?, boxes.iter().map(|b| &b.quad), model, &prep, |k, _, row| {
+            let o = &mut out[k];
+            if o.shape() != row.shape() {
+                *o = Output::zeros(IxDyn(row.shape()));
+            }
+            o.assign(&row);
+            Ok(())
+        })?;
+        Ok(())
     })
 }

@@ -23,6 +23,8 @@ pub enum Engine {
     Tract,
     /// OpenCV's DNN module (feature `opencv`).
     OpenCvDnn,
+    /// ONNX Runtime, loaded at run time (feature `onnxruntime`).
+    OnnxRuntime,
 }
 
 impl Engine {
@@ -31,6 +33,7 @@ impl Engine {
         match self {
             Engine::Tract => crate::tract::NAME,
             Engine::OpenCvDnn => "opencv-dnn",
+            Engine::OnnxRuntime => "onnxruntime",
         }
     }
 
@@ -38,6 +41,7 @@ impl Engine {
         match self {
             Engine::Tract => 1,
             Engine::OpenCvDnn => 2,
+            Engine::OnnxRuntime => 3,
         }
     }
 
@@ -45,6 +49,7 @@ impl Engine {
         match c {
             1 => Some(Engine::Tract),
             2 => Some(Engine::OpenCvDnn),
+            3 => Some(Engine::OnnxRuntime),
             _ => None,
         }
     }
@@ -65,13 +70,22 @@ pub struct Model {
     sha256: [u8; 32],
     input_name: String,
     shape: [usize; 4],
+    /// The file's `metadata_props`, key and value.
+    metadata: Vec<(String, String)>,
     tag: &'static str,
     tract: TractEngine,
     /// The model's bytes, for the backends built on first use.
-    #[cfg_attr(not(feature = "opencv"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "opencv", feature = "onnxruntime")),
+        allow(dead_code)
+    )]
     bytes: Vec<u8>,
     #[cfg(feature = "opencv")]
     opencv: OnceLock<Result<Mutex<crate::opencv::OpenCvEngine>, Problem>>,
+    /// The ONNX Runtime session at the model's thread count, or why there
+    /// is none (kept: a refusal is not retried every frame).
+    #[cfg(feature = "onnxruntime")]
+    ort: Mutex<Option<Result<crate::onnxruntime::OrtEngine, Problem>>>,
     last: AtomicU8,
 }
 
@@ -141,16 +155,24 @@ impl Model {
         let sha256: [u8; 32] = Sha256::digest(&bytes).into();
         let hex = hex(&sha256);
         let tag = intern(format!("model {} {}", &hex[..16], shape_text(&fixed)));
+        let metadata = proto
+            .metadata_props
+            .iter()
+            .map(|p| (p.key.clone(), p.value.clone()))
+            .collect();
         Ok(Model {
             name,
             sha256,
             input_name: declared.name,
             shape: fixed,
+            metadata,
             tag,
             tract,
             bytes,
             #[cfg(feature = "opencv")]
             opencv: OnceLock::new(),
+            #[cfg(feature = "onnxruntime")]
+            ort: Mutex::new(None),
             last: AtomicU8::new(0),
         })
     }
@@ -175,6 +197,15 @@ impl Model {
         self.shape
     }
 
+    /// The value the file's metadata gives `key` (e.g. a recogniser's
+    /// `character` list), if any.
+    pub fn metadata(&self, key: &str) -> Option<&str> {
+        self.metadata
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// The input's name in the model.
     pub fn input_name(&self) -> &str {
         &self.input_name
@@ -186,15 +217,16 @@ impl Model {
         self.tag
     }
 
-    /// The threads the pure-Rust backend runs a frame on: the cores the
+    /// The threads tract and ONNX Runtime run a frame on: the cores the
     /// process may use unless [`Model::set_threads`] said otherwise.
     pub fn threads(&self) -> usize {
         self.tract.threads()
     }
 
-    /// Runs the pure-Rust backend on `threads` threads from the next frame
+    /// Runs tract and ONNX Runtime on `threads` threads from the next frame
     /// on (0 or 1: on the calling thread only, e.g. when frames already run
-    /// in parallel). OpenCV DNN keeps OpenCV's own, process-wide setting.
+    /// in parallel; ONNX Runtime's session is built again at the new
+    /// count). OpenCV DNN keeps OpenCV's own, process-wide setting.
     pub fn set_threads(&self, threads: usize) {
         self.tract.set_threads(threads);
     }
@@ -237,6 +269,7 @@ impl Model {
         match engine {
             Engine::Tract => self.tract.run(input, out).map_err(err)?,
             Engine::OpenCvDnn => self.run_opencv(input, out).map_err(err)?,
+            Engine::OnnxRuntime => self.run_ort(input, out).map_err(err)?,
         }
         self.last.store(engine.code(), Ordering::Relaxed);
         Ok(())
@@ -252,6 +285,27 @@ impl Model {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .run(input, out)
+    }
+
+    #[cfg(feature = "onnxruntime")]
+    fn run_ort(&self, input: ArrayView4<'_, f32>, out: &mut ArrayD<f32>) -> Result<(), Problem> {
+        use crate::onnxruntime::OrtEngine;
+        let threads = self.threads();
+        let mut slot = self.ort.lock().unwrap_or_else(|p| p.into_inner());
+        let stale = matches!(&*slot, Some(Ok(e)) if e.threads() != threads);
+        if slot.is_none() || stale {
+            *slot = Some(OrtEngine::new(&self.bytes, &self.input_name, threads));
+        }
+        match slot.as_mut() {
+            Some(Ok(engine)) => engine.run(input, out),
+            Some(Err(p)) => Err(p.clone()),
+            None => Err(Problem::NotBuilt(Engine::OnnxRuntime.name())),
+        }
+    }
+
+    #[cfg(not(feature = "onnxruntime"))]
+    fn run_ort(&self, _: ArrayView4<'_, f32>, _: &mut ArrayD<f32>) -> Result<(), Problem> {
+        Err(Problem::NotBuilt(Engine::OnnxRuntime.name()))
     }
 
     #[cfg(not(feature = "opencv"))]

@@ -1,5 +1,6 @@
 //! A model as a registry op: `infer`, whose kernels are the inference
-//! backends (tract always, OpenCV DNN with feature `opencv`). The registry
+//! backends (tract always, OpenCV DNN with feature `opencv`, ONNX Runtime
+//! with feature `onnxruntime`). The registry
 //! chooses per model and input shape — the shape's tag carries the model
 //! file's hash, so autotune decisions are kept per model — measures when
 //! several backends are candidates, and falls back to the next backend when
@@ -64,6 +65,12 @@ impl Op for Infer {
             kernel(Engine::OpenCvDnn, Backend::OpenCv, |a, out| {
                 on(Engine::OpenCvDnn, a, out)
             }),
+            #[cfg(feature = "onnxruntime")]
+            kernel(
+                Engine::OnnxRuntime,
+                Backend::Other(Engine::OnnxRuntime.name()),
+                |a, out| on(Engine::OnnxRuntime, a, out),
+            ),
         ])
     }
 }

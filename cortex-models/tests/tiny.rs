@@ -1,5 +1,5 @@
 //! The tiny test model on the pure-Rust backend (and on OpenCV's DNN with
-//! feature `opencv`): loading from a path and from bytes, fixing the free
+//! feature `opencv`, on ONNX Runtime with feature `onnxruntime`): loading from a path and from bytes, fixing the free
 //! dimensions at two shapes, outputs against ONNX Runtime's, the registry's
 //! choice and report, and a frame of the wrong shape.
 
@@ -118,8 +118,8 @@ fn the_registry_runs_the_model_and_says_which_backend() {
     assert_eq!(decision.kernel, ran.name());
     let report = reg.report();
     assert!(report.contains("infer"), "{report}");
-    // Without OpenCV, tract is the only candidate.
-    #[cfg(not(feature = "opencv"))]
+    // Without another backend, tract is the only candidate.
+    #[cfg(not(any(feature = "opencv", feature = "onnxruntime")))]
     assert_eq!(ran, Engine::Tract);
 }
 
@@ -148,4 +148,83 @@ fn a_frame_of_another_shape_is_refused_by_every_backend() {
     // The input was at fault: no backend is disabled, the next frame runs.
     with_registry(&reg, || infer_into(&model, &tiny_input(H, W), &mut out)).unwrap();
     assert!(max_abs_diff(&out, &tiny_expected()) <= TOLERANCE);
+}
+
+/// ONNX Runtime through cortex (feature `onnxruntime`), when its library is
+/// found (`ORT_DYLIB_PATH`, or `libonnxruntime.so` on the loader's path);
+/// each test says why it skips otherwise.
+#[cfg(feature = "onnxruntime")]
+mod onnxruntime {
+    use super::*;
+
+    /// The backend's output of the tiny model, or `None` (printed) when
+    /// the library cannot be loaded.
+    fn run_or_skip(test: &str, model: &Model, out: &mut Output) -> Option<()> {
+        match model.run_on(Engine::OnnxRuntime, tiny_input(H, W).view(), out) {
+            Ok(()) => Some(()),
+            Err(e) if std::env::var_os("ORT_DYLIB_PATH").is_none() => {
+                println!("{test}: skipped: {e}");
+                None
+            }
+            Err(e) => panic!("{test}: ORT_DYLIB_PATH is set but: {e}"),
+        }
+    }
+
+    #[test]
+    fn onnxruntime_through_cortex_matches_its_python_output_and_tract() {
+        let test = "onnxruntime_through_cortex_matches_its_python_output_and_tract";
+        let model = tiny();
+        let (mut ort, mut tr) = (Output::zeros(IxDyn(&[0])), Output::zeros(IxDyn(&[0])));
+        let Some(()) = run_or_skip(test, &model, &mut ort) else {
+            return;
+        };
+        assert_eq!(model.last_engine(), Some(Engine::OnnxRuntime));
+        model
+            .run_on(Engine::Tract, tiny_input(H, W).view(), &mut tr)
+            .unwrap();
+        // The same library, single-threaded from Python when the reference
+        // was written: the same sums in the same order.
+        let d_ref = max_abs_diff(&ort, &tiny_expected());
+        let d_tract = max_abs_diff(&ort, &tr);
+        println!("{test}: vs onnxruntime (Python) {d_ref:.1e}, vs tract {d_tract:.1e}");
+        assert!(d_ref <= TOLERANCE && d_tract <= TOLERANCE);
+        // Another thread count builds the session again; same output.
+        let first = ort.clone();
+        model.set_threads(1);
+        run_or_skip(test, &model, &mut ort).unwrap();
+        assert!(max_abs_diff(&ort, &first) <= TOLERANCE);
+        // A frame of another shape is refused before the library sees it.
+        let err = model
+            .run_on(Engine::OnnxRuntime, tiny_input(H + 1, W).view(), &mut ort)
+            .unwrap_err();
+        assert!(matches!(err.problem, Problem::InputShape { .. }), "{err}");
+    }
+
+    #[test]
+    fn the_registry_measures_onnxruntime_with_the_others() {
+        let test = "the_registry_measures_onnxruntime_with_the_others";
+        let probe = tiny();
+        if run_or_skip(test, &probe, &mut Output::zeros(IxDyn(&[0]))).is_none() {
+            return;
+        }
+        let reg = Arc::new(Registry::in_memory());
+        let model = tiny();
+        let mut out = Output::zeros(IxDyn(&[0]));
+        with_registry(&reg, || infer_into(&model, &tiny_input(H, W), &mut out)).unwrap();
+        assert!(max_abs_diff(&out, &tiny_expected()) <= TOLERANCE);
+        let d = reg
+            .decisions()
+            .into_iter()
+            .find(|d| d.op == "infer")
+            .unwrap();
+        assert!(
+            matches!(d.reason, cortex_vision::registry::Reason::Measured(_)),
+            "{:?}",
+            d.reason
+        );
+        assert_eq!(Some(d.kernel), model.last_engine().map(Engine::name));
+        let report = reg.report();
+        assert!(report.contains("onnxruntime"), "{report}");
+        println!("{test}: picked {}\n{report}", d.kernel);
+    }
 }

@@ -10,6 +10,7 @@
 
 pub mod db;
 mod geom;
+pub mod rec;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -24,6 +25,7 @@ use crate::model::Model;
 use crate::op::{infer_into, Output, Tensor4};
 use crate::prep::{frame_tensor_into, Normalize};
 pub use db::{DbParams, DbScratch, Quad, TextBox};
+pub use rec::{TextLine, TextRecognizer};
 
 /// The file name of PP-OCRv4's detector, as `scripts/fetch-models.sh`
 /// places it.
