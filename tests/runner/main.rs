@@ -34,4 +34,8 @@ mod cli;
 mod engine;
 mod examples;
 mod graph_file;
+#[cfg(feature = "mqtt")]
+mod publish;
+#[cfg(feature = "ffmpeg")]
+mod reconnect;
 mod streams;

@@ -306,58 +306,6 @@ fn a_stream_whose_frames_change_size_starts_over_as_a_single_run_does() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Stdout shared with the test while a run goes on: the test waits until
-/// the lines it expects are out.
-#[derive(Clone, Default)]
-struct Watched(std::sync::Arc<(std::sync::Mutex<Vec<u8>>, std::sync::Condvar)>);
-
-impl std::io::Write for Watched {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let (bytes, changed) = &*self.0;
-        bytes.lock().unwrap().extend_from_slice(buf);
-        changed.notify_all();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Watched {
-    /// Waits until `enough` holds of the JSON lines printed so far. Only a
-    /// guard against a hang (the defect this catches would wait forever):
-    /// a generous deadline, never a measure of speed.
-    fn wait_until(&self, what: &str, enough: impl Fn(&[Value]) -> bool) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-        let (bytes, changed) = &*self.0;
-        let mut b = bytes.lock().unwrap();
-        loop {
-            let text = String::from_utf8_lossy(&b);
-            let lines: Vec<Value> = text
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-            if enough(&lines) {
-                return;
-            }
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            assert!(
-                !left.is_zero(),
-                "still waiting for {what}; printed:\n{text}"
-            );
-            b = changed.wait_timeout(b, left).unwrap().0;
-        }
-    }
-
-    fn lines(&self) -> Vec<Value> {
-        let b = self.0 .0.lock().unwrap();
-        String::from_utf8_lossy(&b)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-}
-
 /// A FIFO at `path` (`mkfifo`).
 #[cfg(unix)]
 fn fifo(path: &std::path::Path) {
@@ -366,28 +314,6 @@ fn fifo(path: &std::path::Path) {
         .status()
         .unwrap();
     assert!(made.success());
-}
-
-/// Runs L2 with `args` on a thread of its own (the test goes on beside
-/// it), its stdout `out`; returns the result and stderr.
-fn run_beside(
-    args: Vec<String>,
-    out: Watched,
-) -> std::thread::JoinHandle<(Result<(), String>, String)> {
-    std::thread::spawn(move || {
-        let mut stdout = out;
-        let mut stderr = Vec::new();
-        let io = cortex::runner::Io {
-            stdin: Box::new(std::io::empty()),
-            stdout: &mut stdout,
-            stderr: &mut stderr,
-            progress: false,
-        };
-        let mut full = vec!["prog".to_string()];
-        full.extend(args);
-        let r = l2::app().run_with(full, io).map_err(|e| e.to_string());
-        (r, String::from_utf8(stderr).unwrap())
-    })
 }
 
 #[cfg(unix)]
@@ -438,7 +364,7 @@ fn a_stalled_input_and_one_not_yet_open_cost_the_others_no_frame() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let running = run_beside(args, out.clone());
+    let running = run_beside(args, Box::new(std::io::empty()), out.clone());
     out.wait_until("every frame of the good input", |lines| {
         of_stream(lines, 1).len() == 24 && of_stream(lines, 0).len() == 5
     });

@@ -120,7 +120,10 @@ mod tests {
         let t = Target::parse("mqtt://127.0.0.1").unwrap();
         assert_eq!((t.port, t.prefix.as_str()), (1883, "cortex"));
         let t = Target::parse("mqtts://[::1]/x/").unwrap();
-        assert_eq!((t.host.as_str(), t.port, t.prefix.as_str()), ("::1", 8883, "x"));
+        assert_eq!(
+            (t.host.as_str(), t.port, t.prefix.as_str()),
+            ("::1", 8883, "x")
+        );
         for bad in [
             "http://h",
             "mqtt://",

@@ -41,10 +41,10 @@ use cortex_vision::ops::RgbFrame;
 #[cfg(feature = "ffmpeg")]
 pub use ffmpeg::FfmpegSource;
 pub use images::ImageSource;
-pub(crate) use reconnect::duration as reconnect_duration;
-pub use reconnect::{ReconnectPolicy, Reconnecting, Reopen};
 #[cfg(feature = "opencv")]
 pub use opencv::VideoSource;
+pub(crate) use reconnect::duration as reconnect_duration;
+pub use reconnect::{ReconnectPolicy, Reconnecting, Reopen};
 pub use synthetic::{SyntheticClip, SyntheticLayout};
 pub use y4m::{yuv_to_rgb_bt601, Y4mSource};
 

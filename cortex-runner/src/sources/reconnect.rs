@@ -47,9 +47,9 @@ impl ReconnectPolicy {
     pub fn parse(spec: &str) -> Result<ReconnectPolicy, String> {
         let mut p = ReconnectPolicy::default();
         for part in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| format!("`{part}`: expected KEY=VALUE (attempts, interval, max-interval, give-up)"))?;
+            let (k, v) = part.split_once('=').ok_or_else(|| {
+                format!("`{part}`: expected KEY=VALUE (attempts, interval, max-interval, give-up)")
+            })?;
             match k.trim() {
                 "attempts" => {
                     let n: u32 = v
@@ -93,7 +93,9 @@ pub(crate) fn duration(v: &str) -> Result<Duration, String> {
         .map(|n| n * scale)
         .filter(|s| s.is_finite() && (0.0..=86_400.0).contains(s))
         .map(Duration::from_secs_f64)
-        .ok_or_else(|| format!("`{v}` is not a duration (seconds, e.g. 2, 0.5s, 500ms; at most a day)"))
+        .ok_or_else(|| {
+            format!("`{v}` is not a duration (seconds, e.g. 2, 0.5s, 500ms; at most a day)")
+        })
 }
 
 /// A source reopened under a [`ReconnectPolicy`]; see the module
@@ -257,11 +259,7 @@ impl FrameSource for Reconnecting {
     }
 
     fn notes(&self) -> Vec<String> {
-        let mut notes = self
-            .current
-            .as_ref()
-            .map(|s| s.notes())
-            .unwrap_or_default();
+        let mut notes = self.current.as_ref().map(|s| s.notes()).unwrap_or_default();
         if self.reconnects > 0 {
             notes.push(format!(
                 "{}: reconnected {} time{}, {} frames missed while away (from the time away at {}; last loss: {})",
@@ -292,7 +290,15 @@ mod tests {
         assert_eq!(p.give_up, None);
         let p = ReconnectPolicy::parse("interval=2s,max-interval=1").unwrap();
         assert_eq!(p.max_interval, Duration::from_secs(2));
-        for bad in ["attempts", "attempts=-1", "interval=0", "interval=x", "give-up=2d", "wait=1", "interval=1e9"] {
+        for bad in [
+            "attempts",
+            "attempts=-1",
+            "interval=0",
+            "interval=x",
+            "give-up=2d",
+            "wait=1",
+            "interval=1e9",
+        ] {
             assert!(ReconnectPolicy::parse(bad).is_err(), "{bad}");
         }
     }
@@ -348,7 +354,11 @@ mod tests {
         assert!(t3 >= 0.2 + 0.2 - 1e-9, "{t3}");
         assert_eq!(r.reconnects(), 1);
         assert_eq!(r.missed(), missed);
-        assert!(r.notes()[0].contains("reconnected 1 time,"), "{:?}", r.notes());
+        assert!(
+            r.notes()[0].contains("reconnected 1 time,"),
+            "{:?}",
+            r.notes()
+        );
     }
 
     #[test]
@@ -360,8 +370,14 @@ mod tests {
             attempts: Some(3),
             give_up: None,
         };
-        let e = Reconnecting::open("cam", policy, reopen).err().unwrap().to_string();
-        assert!(e.starts_with("cam: gave up reconnecting after 3 attempts"), "{e}");
+        let e = Reconnecting::open("cam", policy, reopen)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("cam: gave up reconnecting after 3 attempts"),
+            "{e}"
+        );
         assert!(e.ends_with("(last error: refused)"), "{e}");
     }
 }

@@ -167,3 +167,85 @@ pub fn l2_record_plan(plan: &cortex::model::plan::Plan) -> cortex::model::plan::
     let reads = cortex::run::OutputSet::named(ir, cortex::runner::l2::RECORD_READS).unwrap();
     cortex::passes::dce::plan_for_outputs(ir, plan.zero_pattern, reads, "record")
 }
+
+/// Stdout shared with the test while a run goes on: the test waits until
+/// the lines it expects are out.
+#[derive(Clone, Default)]
+pub struct Watched(std::sync::Arc<(std::sync::Mutex<Vec<u8>>, std::sync::Condvar)>);
+
+impl std::io::Write for Watched {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let (bytes, changed) = &*self.0;
+        bytes.lock().unwrap().extend_from_slice(buf);
+        changed.notify_all();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Watched {
+    /// Waits until `enough` holds of the JSON lines printed so far. Only a
+    /// guard against a hang (the defect this catches would wait forever):
+    /// a generous deadline, never a measure of speed.
+    pub fn wait_until(&self, what: &str, enough: impl Fn(&[serde_json::Value]) -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+        let (bytes, changed) = &*self.0;
+        let mut b = bytes.lock().unwrap();
+        loop {
+            let text = String::from_utf8_lossy(&b);
+            let lines: Vec<serde_json::Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            if enough(&lines) {
+                return;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(
+                !left.is_zero(),
+                "still waiting for {what}; printed:\n{text}"
+            );
+            b = changed.wait_timeout(b, left).unwrap().0;
+        }
+    }
+
+    /// Everything printed so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0 .0.lock().unwrap()).into_owned()
+    }
+
+    pub fn lines(&self) -> Vec<serde_json::Value> {
+        let b = self.0 .0.lock().unwrap();
+        String::from_utf8_lossy(&b)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// Runs L2 with `args` on a thread of its own (the test goes on beside
+/// it), its stdin `stdin` and stdout `out`; returns the result and stderr.
+pub fn run_beside(
+    args: Vec<String>,
+    stdin: Box<dyn std::io::Read + Send>,
+    out: Watched,
+) -> std::thread::JoinHandle<(Result<(), String>, String)> {
+    std::thread::spawn(move || {
+        let mut stdout = out;
+        let mut stderr = Vec::new();
+        let io = cortex::runner::Io {
+            stdin,
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+            progress: false,
+        };
+        let mut full = vec!["prog".to_string()];
+        full.extend(args);
+        let r = crate::l2::app()
+            .run_with(full, io)
+            .map_err(|e| e.to_string());
+        (r, String::from_utf8(stderr).unwrap())
+    })
+}
