@@ -20,11 +20,16 @@ use std::ops::ControlFlow;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use cortex::l2::{L2Fresh, L2FreshMode, L2Mode, L2};
+use cortex::l2::{L2Mode, L2};
 use cortex::ops::RgbFrame;
 use cortex::run::{Engine, Run};
 use cortex::runner::sources::SyntheticClip;
 use cortex::stream::{Overflow, StreamOptions};
+use l2_fresh::{L2Fresh, L2FreshMode};
+
+// The value-returning L2, the tests' reference.
+#[path = "../tests/engines/common/l2_fresh.rs"]
+mod l2_fresh;
 
 #[global_allocator]
 static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;

@@ -670,7 +670,7 @@ fn a_rated_mode_keeps_its_trigger_work_in_groups_of_its_own() {
 
 #[test]
 fn run_weights_with_a_modes_zero_pattern_runs_that_modes_fused_groups() {
-    use cortex::l2::L2Fresh;
+    use crate::common::l2_fresh::L2Fresh;
     let table = |wc: f64, wt: f64, ws: f64, wm: f64| {
         Weights::new()
             .with("wc", wc)

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cortex_testkit::thread_allocs_during;
-use cortex_vision::l2::{demo_clip, L2Fresh, L2Mode, L2};
+use cortex_vision::l2::{demo_clip, L2Mode, L2};
 use cortex_vision::l2_registry::{RegL2, RegL2Mode};
 use cortex_vision::registry::{self, Config, Preference, Registry};
 
@@ -78,14 +78,12 @@ fn nodes_calling_kernels_directly_are_not_annotated() {
     assert!(reg.kernel_for("registry::ops::to_gray").is_some());
     assert!(reg.kernel_for("registry::ops::to_gray_into").is_some());
     // Every op has decisions now, yet the same ops called directly
-    // (`ops::to_gray_into` in L2, `ops::to_gray` in L2Fresh) are not the
-    // registry's.
+    // (`ops::to_gray_into` in L2, `ops::to_gray`) are not the registry's.
     assert_eq!(reg.kernel_for("ops::to_gray"), None);
-    for ir in [L2::ir(), L2Fresh::ir()] {
-        assert!(ir.nodes.iter().any(|n| n.op.starts_with("ops::to_gray")));
-        for (node, note) in ir.nodes.iter().zip(reg.annotate(ir)) {
-            assert!(note.is_none(), "{} ({}): {note:?}", node.name, node.op);
-        }
+    let ir = L2::ir();
+    assert!(ir.nodes.iter().any(|n| n.op.starts_with("ops::to_gray")));
+    for (node, note) in ir.nodes.iter().zip(reg.annotate(ir)) {
+        assert!(note.is_none(), "{} ({}): {note:?}", node.name, node.op);
     }
 }
 

@@ -5,6 +5,8 @@
 
 use cortex::Weights;
 
+pub mod l2_fresh;
+
 /// A tiny "frame": pixel values.
 pub type Frame = Vec<u8>;
 /// A gray image.
