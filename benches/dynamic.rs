@@ -1,7 +1,8 @@
 //! What a graph built at run time costs against the compiled pipeline of
 //! the same graph: the 20-node chain of cheap nodes (`benches/chain`), the
-//! per-node overhead of type-erased values and interpreted steps; and L2 at
-//! 640×480 in BALANCED, its graph file (`examples/graphs/l2.json`, over the
+//! per-node overhead of type-erased values and interpreted steps; and L2 in
+//! BALANCED on a recorded clip (`CORTEX_BENCH_Y4M`, see `benches/clip`) or
+//! the synthetic one at 640×480, its graph file (`examples/graphs/l2.json`, over the
 //! op library, parameters set by name) against the compiled L2, each with fusion off
 //! (the same whole-frame calls) and on (the same fused groups on the strip
 //! executor), sequential and parallel. Rounds interleave the variants,
@@ -10,6 +11,7 @@
 //!
 //! ```text
 //! cargo bench --bench dynamic --features runner
+//! CORTEX_BENCH_Y4M=vtest.y4m BENCH_FRAMES=60 cargo bench --bench dynamic
 //! ```
 
 use std::hint::black_box;
@@ -17,7 +19,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cortex::dynamic::{Call, DynPipeline, GraphFile, Ops, Value};
-use cortex::l2::{demo_clip, L2Mode, L2};
+use cortex::l2::{L2Mode, L2};
 use cortex::library::vision_ops;
 use cortex::run::error::NodeFailure;
 use cortex::Run;
@@ -25,6 +27,7 @@ use cortex::Run;
 // The hand-written chain is `pipeline_count`'s, not this bench's.
 #[allow(dead_code)]
 mod chain;
+mod clip;
 
 use chain::{Chain, ChainMode, V};
 
@@ -138,8 +141,15 @@ fn main() {
     println!("  run time   {:8.2}   ×{:.2}", m[1], m[1] / m[0]);
     println!("  overhead per node: {:.0} ns", (m[1] - m[0]) * 1e3 / 20.0);
 
-    // L2 at 640×480, BALANCED.
-    let frames = demo_clip(8, 640, 480);
+    // L2 in BALANCED: a recorded clip's frames (CORTEX_BENCH_Y4M) or the
+    // synthetic clip's at 640×480.
+    let (frames, what) = clip::frames(
+        std::env::var("BENCH_FRAMES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(8),
+        (640, 480),
+    );
     let inputs: Vec<Value> = frames
         .iter()
         .map(|f| Arc::new(f.clone()) as Value)
@@ -217,7 +227,7 @@ fn main() {
     // Warm-up: buffers grown, every group's strip height measured.
     measure(1, 40, &mut variants);
     let m = measure(15, 4, &mut variants);
-    println!("\nL2 BALANCED 640x480, 12 nodes (median ms per frame)");
+    println!("\nL2 BALANCED, {what}, 12 nodes (median ms per frame)");
     for (i, (n, v)) in names.iter().zip(&m).enumerate() {
         // Run time against compiled of the same engine and fusion.
         let pair = if i % 2 == 1 {

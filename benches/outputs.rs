@@ -19,7 +19,8 @@ use cortex::ops::RgbFrame;
 use cortex::run::OutputSet;
 use cortex::run::Run;
 use cortex::runner::l2::RECORD_READS;
-use cortex::runner::sources::{FrameSource, SyntheticClip, Y4mSource};
+
+mod clip;
 
 const VARIANTS: [&str; 6] = [
     "run_into, every output",
@@ -77,33 +78,12 @@ fn load() -> String {
         .unwrap_or_default()
 }
 
-/// The frames: a Y4M file's (`CORTEX_BENCH_Y4M`) or the synthetic clip's.
-fn frames(n: usize) -> (Vec<RgbFrame>, String) {
-    if let Ok(path) = std::env::var("CORTEX_BENCH_Y4M") {
-        let file = std::fs::File::open(&path).expect("CORTEX_BENCH_Y4M opens");
-        let mut src = Y4mSource::new(&path, Box::new(file)).expect("a Y4M file");
-        let mut v = Vec::new();
-        while let Some(f) = src.next_frame() {
-            v.push(f.expect("a whole frame").image);
-            if v.len() == n {
-                break;
-            }
-        }
-        let (h, w, _) = v[0].dim();
-        return (v, format!("{path}, {w}x{h}"));
-    }
-    let c = SyntheticClip::new(768, 576);
-    (
-        (0..n as u64).map(|f| c.frame(f)).collect(),
-        "synthetic clip, 768x576".into(),
-    )
-}
-
 fn main() {
     // `cargo test --benches` runs a short smoke run.
     let smoke = !std::env::args().any(|a| a == "--bench");
     let rounds = if smoke { 1 } else { env("BENCH_ROUNDS", 7) };
-    let (frames, what) = frames(if smoke { 3 } else { env("BENCH_FRAMES", 30) });
+    let n = if smoke { 3 } else { env("BENCH_FRAMES", 30) };
+    let (frames, what) = clip::frames(n, (768, 576));
     let json = OutputSet::named(L2::ir(), RECORD_READS).expect("L2's outputs");
     let before = load();
     let mut pipes: Vec<(L2, L2Outputs)> = (0..VARIANTS.len())
