@@ -329,8 +329,10 @@ pub struct ReadTextParams {
     pub path: String,
     /// Boxes read per run: the batch size limit.
     pub batch: usize,
-    /// Widest box at height 48; wider ones are squeezed.
+    /// Least batch width at height 48 (PaddleOCR's 320).
     pub width: usize,
+    /// Widest batch at height 48; wider boxes are squeezed.
+    pub max_width: usize,
     /// Threads it runs on (0: the cores the process may use).
     pub threads: usize,
     /// The recogniser, loaded when the graph is built.
@@ -344,6 +346,7 @@ impl Default for ReadTextParams {
             path: String::new(),
             batch: 6,
             width: 320,
+            max_width: 1600,
             threads: 0,
             recognizer: None,
         }
@@ -368,13 +371,21 @@ impl Params for ReadTextParams {
         if self.width < 8 || self.width > 8192 {
             return Err(format!("`width` is {}; give 8 to 8192", self.width));
         }
+        if self.max_width < self.width || self.max_width > 8192 {
+            return Err(format!(
+                "`max_width` is {}; give `width` ({}) to 8192",
+                self.max_width, self.width
+            ));
+        }
         Ok(())
     }
 
     fn prepare(&mut self) -> Result<(), String> {
-        let r =
-            TextRecognizer::load(&self.path, self.batch, self.width).map_err(|e| e.to_string())?;
-        set_threads(r.model(), self.threads);
+        let r = TextRecognizer::load(&self.path, self.batch, self.width, self.max_width)
+            .map_err(|e| e.to_string())?;
+        if self.threads > 0 {
+            r.set_threads(self.threads);
+        }
         self.recognizer = Some(Arc::new(r));
         Ok(())
     }

@@ -74,11 +74,8 @@ pub struct Model {
     metadata: Vec<(String, String)>,
     tag: &'static str,
     tract: TractEngine,
-    /// The model's bytes, for the backends built on first use.
-    #[cfg_attr(
-        not(any(feature = "opencv", feature = "onnxruntime")),
-        allow(dead_code)
-    )]
+    /// The model's bytes, for the backends built on first use and the
+    /// model at other shapes.
     bytes: Vec<u8>,
     #[cfg(feature = "opencv")]
     opencv: OnceLock<Result<Mutex<crate::opencv::OpenCvEngine>, Problem>>,
@@ -175,6 +172,17 @@ impl Model {
             ort: Mutex::new(None),
             last: AtomicU8::new(0),
         })
+    }
+
+    /// The same model fixed at another input shape (a recogniser's wider
+    /// batch), from the bytes it was loaded from, at the same thread count.
+    ///
+    /// # Errors
+    /// As [`Model::from_bytes`].
+    pub fn with_shape(&self, shape: InputShape) -> Result<Model, ModelError> {
+        let m = Model::from_bytes(self.name.clone(), self.bytes.clone(), shape)?;
+        m.set_threads(self.threads());
+        Ok(m)
     }
 
     /// Its name: the file's path, or the name given to its bytes.

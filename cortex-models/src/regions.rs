@@ -54,6 +54,27 @@ fn dist(a: [f32; 2], b: [f32; 2]) -> f32 {
     (a[0] - b[0]).hypot(a[1] - b[1])
 }
 
+/// A region's crop as PaddleOCR sizes it — its longer top or bottom side
+/// by its longer left or right side, in whole pixels (at least 1) — and
+/// whether it is turned a quarter (at least 1.5 times taller than wide).
+fn crop_size(quad: &Quad) -> (f32, f32, bool) {
+    let [tl, tr, br, bl] = *quad;
+    let cw = dist(tl, tr).max(dist(bl, br)).trunc().max(1.0);
+    let ch = dist(tl, bl).max(dist(tr, br)).trunc().max(1.0);
+    (cw, ch, ch / cw >= 1.5)
+}
+
+/// The width over the height of a region once cropped and upright: what
+/// decides the columns it fills at the model's height.
+pub fn upright_ratio(quad: &Quad) -> f32 {
+    let (cw, ch, turned) = crop_size(quad);
+    if turned {
+        ch / cw
+    } else {
+        cw / ch
+    }
+}
+
 /// Bilinear sample of channel `c` at `(x, y)`, the frame's border
 /// replicated.
 fn sample(frame: &RgbFrame, x: f32, y: f32, c: usize) -> f32 {
@@ -109,10 +130,7 @@ pub fn region_into_slot(
         });
     }
     let [tl, tr, br, bl] = *quad;
-    // The crop's size, as PaddleOCR takes it (whole pixels, at least 1).
-    let cw = dist(tl, tr).max(dist(bl, br)).trunc().max(1.0);
-    let chh = dist(tl, bl).max(dist(tr, br)).trunc().max(1.0);
-    let turned = chh / cw >= 1.5;
+    let (cw, chh, turned) = crop_size(quad);
     // The upright crop's size.
     let (uw, uh) = if turned { (chh, cw) } else { (cw, chh) };
     let used = if prep.keep_aspect {

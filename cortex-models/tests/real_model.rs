@@ -392,3 +392,167 @@ fn db_boxes_match_paddleocrs_rules_on_photographs() {
     );
     assert!(tilted > 0, "some lines on these photographs are tilted");
 }
+
+/// The Python that has RapidOCR (`rapidocr-onnxruntime`).
+fn python_with_rapidocr(test: &str) -> Option<String> {
+    let python = std::env::var("CORTEX_MODELS_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&python)
+        .args(["-c", "import rapidocr_onnxruntime"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        Some(python)
+    } else {
+        println!("{test}: skipped: `{python}` cannot import rapidocr_onnxruntime (pip install rapidocr-onnxruntime==1.4.4; set CORTEX_MODELS_PYTHON)");
+        None
+    }
+}
+
+/// The axis-aligned box around a quadrilateral: x0, y0, x1, y1.
+fn extent(q: &[[f32; 2]; 4]) -> [f32; 4] {
+    let xs = q.map(|p| p[0]);
+    let ys = q.map(|p| p[1]);
+    let lo = |v: [f32; 4]| v.into_iter().fold(f32::MAX, f32::min);
+    let hi = |v: [f32; 4]| v.into_iter().fold(f32::MIN, f32::max);
+    [lo(xs), lo(ys), hi(xs), hi(ys)]
+}
+
+fn iou(a: [f32; 4], b: [f32; 4]) -> f32 {
+    let w = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
+    let h = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
+    let inter = w * h;
+    let area = |r: [f32; 4]| (r[2] - r[0]) * (r[3] - r[1]);
+    inter / (area(a) + area(b) - inter)
+}
+
+/// Detect → recognise on the photographs against RapidOCR's own pipeline
+/// (same models, ONNX Runtime, its own pre- and post-processing): the
+/// share of its lines cortex finds at IoU ≥ 0.5, and of those the share
+/// read identically.
+#[test]
+fn ocr_reads_like_rapidocr() {
+    let test = "ocr_reads_like_rapidocr";
+    let rec_path = text::rec::rec_model_path(&repo());
+    let (Some(det_path), Some(python)) = (model_or_skip(test), python_with_rapidocr(test)) else {
+        return;
+    };
+    if !rec_path.is_file() {
+        println!(
+            "{test}: skipped: no recogniser at {} (scripts/fetch-models.sh)",
+            rec_path.display()
+        );
+        return;
+    }
+    let images: Vec<PathBuf> = PHOTOGRAPHS
+        .iter()
+        .map(|n| Path::new(SCENETEXT).join(n))
+        .collect();
+    if !images.iter().all(|p| p.is_file()) {
+        println!("{test}: skipped: no photographs in {SCENETEXT} (package opencv-doc)");
+        return;
+    }
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/rapidocr_run.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .args(&images)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reference: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recognizer = text::TextRecognizer::load(&rec_path, 6, 320, 1600).unwrap();
+    let (mut theirs, mut matched, mut same) = (0, 0, 0);
+    let mut same_on_their_boxes = 0;
+    for (name, path) in PHOTOGRAPHS.iter().zip(&images) {
+        let frame = image_or_skip(test, name).unwrap();
+        let (h, w, _) = frame.dim();
+        let detector = TextDetector::load(&det_path, w, h).unwrap();
+        let mut boxes = Vec::new();
+        detector.detect_into(&frame, &mut boxes).unwrap();
+        let mut lines = Vec::new();
+        recognizer.read_into(&frame, &boxes, &mut lines).unwrap();
+        assert_eq!(lines.len(), boxes.len());
+        let refs: Vec<([[f32; 2]; 4], &str)> = reference[path.to_str().unwrap()]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let q = &r["quad"];
+                let p = |i: usize, j: usize| q[i][j].as_f64().unwrap() as f32;
+                (
+                    std::array::from_fn(|i| [p(i, 0), p(i, 1)]),
+                    r["text"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        // The recogniser alone: on RapidOCR's own boxes.
+        let their_boxes: Vec<TextBox> = refs
+            .iter()
+            .map(|(q, _)| {
+                let [x0, y0, x1, y1] = extent(q);
+                let bbox = cortex_vision::ops::BBox::from_corners(
+                    x0 as usize,
+                    y0 as usize,
+                    x1 as usize,
+                    y1 as usize,
+                );
+                TextBox {
+                    quad: *q,
+                    ..TextBox::upright(bbox, 1.0)
+                }
+            })
+            .collect();
+        let mut read = Vec::new();
+        recognizer
+            .read_into(&frame, &their_boxes, &mut read)
+            .unwrap();
+        for ((_, text), l) in refs.iter().zip(&read) {
+            same_on_their_boxes += usize::from(l.text == *text);
+            if l.text != *text {
+                println!(
+                    "{test}: {name}: on RapidOCR's box: {text:?} / cortex {:?}",
+                    l.text
+                );
+            }
+        }
+        for &(quad, text) in &refs {
+            theirs += 1;
+            let best = lines
+                .iter()
+                .map(|l| (iou(extent(&l.quad), extent(&quad)), l))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            match best {
+                Some((o, l)) if o >= 0.5 => {
+                    matched += 1;
+                    same += usize::from(l.text == text);
+                    println!(
+                        "{test}: {name}: {text:?} / cortex {:?} ({:.2}, IoU {o:.2})",
+                        l.text, l.confidence
+                    );
+                }
+                _ => println!("{test}: {name}: {text:?} / cortex: no box at IoU >= 0.5"),
+            }
+        }
+    }
+    let found = matched as f64 / theirs.max(1) as f64;
+    let identical = same as f64 / matched.max(1) as f64;
+    let recognised = same_on_their_boxes as f64 / theirs.max(1) as f64;
+    println!(
+        "{test}: RapidOCR read {theirs} lines; on its boxes cortex reads {same_on_their_boxes} identically ({:.0} %); with cortex's own boxes (PaddleOCR's DB defaults) it finds {matched} ({:.0} %), {same} read identically ({:.0} % of those)",
+        recognised * 100.0,
+        found * 100.0,
+        identical * 100.0
+    );
+    assert!(theirs > 20, "the photographs have text");
+    assert!(
+        recognised >= 0.9,
+        "strings identical on RapidOCR's boxes: {recognised}"
+    );
+    // RapidOCR's detector runs at a short side of 736 with its own
+    // normalisation and DB settings (box_thresh 0.5, unclip 1.6, dilation):
+    // its boxes are other crops, and some strings differ with them.
+    assert!(found >= 0.8, "boxes found: {found}");
+}

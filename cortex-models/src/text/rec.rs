@@ -1,7 +1,7 @@
 //! A text recogniser on the detector's boxes: PP-OCR's CRNN recogniser
 //! (`ch_PP-OCRv4_rec_infer.onnx`) run on each box ([`crate::regions`]:
-//! cropped upright, height 48, aspect kept, padded to the model's width,
-//! batched), its per-column character probabilities decoded by CTC greedy
+//! cropped upright, height 48, aspect kept, padded to the batch's width,
+//! batched by aspect ratio), its per-column character probabilities decoded by CTC greedy
 //! decoding — the most probable class per column, repeats merged, blanks
 //! dropped — into a string and a confidence (the mean probability of the
 //! kept characters), as PaddleOCR's `CTCLabelDecode` does. The character
@@ -17,7 +17,7 @@ use ndarray::ArrayViewD;
 use crate::check::InputShape;
 use crate::error::{ModelError, Problem};
 use crate::model::Model;
-use crate::regions::{RegionError, RegionPrep, RegionRunner};
+use crate::regions::{upright_ratio, RegionError, RegionPrep, RegionRunner};
 use crate::text::{Quad, TextBox};
 
 /// The file name of PP-OCRv4's recogniser, as `scripts/fetch-models.sh`
@@ -53,20 +53,42 @@ pub struct TextLine {
     pub confidence: f32,
 }
 
-/// A CTC recogniser: the model fixed at `[batch, 3, 48, width]`, its
-/// character list, and the buffers every frame reuses.
+/// Widths between the model's buckets: a batch runs at the narrowest
+/// multiple of this (from the least width) that holds its widest box.
+pub const WIDTH_STEP: usize = 160;
+
+/// A CTC recogniser: the model fixed at `[batch, 3, 48, width]` for each
+/// width a batch needs (from the least width, in steps of
+/// [`WIDTH_STEP`], up to the greatest; each loaded on its first batch),
+/// its character list, and the buffers every frame reuses.
 pub struct TextRecognizer {
-    model: Model,
+    base: Model,
+    max_width: usize,
     /// Class index → character: blank, the model's list, space.
     chars: Vec<String>,
     prep: RegionPrep,
-    runner: Mutex<RegionRunner>,
+    work: Mutex<Work>,
+}
+
+/// One width's model (none: the base model) and buffers.
+struct Run {
+    width: usize,
+    model: Option<Model>,
+    runner: RegionRunner,
+}
+
+struct Work {
+    runs: Vec<Run>,
+    /// The boxes' indices, by upright aspect ratio.
+    order: Vec<usize>,
+    threads: Option<usize>,
 }
 
 impl std::fmt::Debug for TextRecognizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TextRecognizer")
-            .field("model", &self.model)
+            .field("model", &self.base)
+            .field("max_width", &self.max_width)
             .field("classes", &self.chars.len())
             .finish_non_exhaustive()
     }
@@ -74,8 +96,10 @@ impl std::fmt::Debug for TextRecognizer {
 
 impl TextRecognizer {
     /// Loads the recogniser at `path` to read `batch` boxes a run (the
-    /// batch size limit), each at most `width` pixels wide at height 48
-    /// (wider boxes are squeezed; PaddleOCR's default is 320).
+    /// batch size limit), each `min_width` to `max_width` pixels wide at
+    /// height 48: a batch runs as wide as its widest box needs (PaddleOCR
+    /// sizes its batches so, from 320), and boxes wider than `max_width`
+    /// are squeezed.
     ///
     /// # Errors
     /// As [`Model::load`], and [`Problem::Prepare`] when the model has no
@@ -83,14 +107,16 @@ impl TextRecognizer {
     pub fn load(
         path: impl AsRef<Path>,
         batch: usize,
-        width: usize,
+        min_width: usize,
+        max_width: usize,
     ) -> Result<TextRecognizer, ModelError> {
-        let shape = InputShape::Fixed([batch, 3, REC_HEIGHT, width]);
-        TextRecognizer::new(Model::load(path, shape)?)
+        let shape = InputShape::Fixed([batch, 3, REC_HEIGHT, min_width]);
+        Ok(TextRecognizer::new(Model::load(path, shape)?)?.with_max_width(max_width))
     }
 
     /// A recogniser over a loaded model (`[n, 3, h, w]` in, `[n, columns,
-    /// classes]` out, its character list in the metadata's `character`).
+    /// classes]` out, its character list in the metadata's `character`),
+    /// at its input's width only.
     ///
     /// # Errors
     /// [`Problem::Prepare`] when the metadata has no character list.
@@ -107,17 +133,45 @@ impl TextRecognizer {
         let mut chars = vec![String::new()];
         chars.extend(list.lines().map(str::to_string));
         chars.push(" ".into());
+        let width = model.input_shape()[3];
         Ok(TextRecognizer {
-            model,
+            base: model,
+            max_width: width,
             chars,
             prep: RegionPrep::PP_OCR_REC,
-            runner: Mutex::new(RegionRunner::default()),
+            work: Mutex::new(Work {
+                runs: vec![Run {
+                    width,
+                    model: None,
+                    runner: RegionRunner::default(),
+                }],
+                order: Vec::new(),
+                threads: None,
+            }),
         })
     }
 
-    /// Its model.
+    /// The same recogniser running batches up to `max_width` wide (at
+    /// least its model's width).
+    pub fn with_max_width(mut self, max_width: usize) -> TextRecognizer {
+        self.max_width = max_width.max(self.base.input_shape()[3]);
+        self
+    }
+
+    /// Its model at the least width.
     pub fn model(&self) -> &Model {
-        &self.model
+        &self.base
+    }
+
+    /// Runs every width's model on `threads` threads (see
+    /// [`Model::set_threads`]).
+    pub fn set_threads(&self, threads: usize) {
+        self.base.set_threads(threads);
+        let mut work = self.work.lock().unwrap_or_else(|p| p.into_inner());
+        work.threads = Some(threads);
+        for r in work.runs.iter().filter_map(|r| r.model.as_ref()) {
+            r.set_threads(threads);
+        }
     }
 
     /// The classes it decodes (blank and space included).
@@ -125,8 +179,18 @@ impl TextRecognizer {
         self.chars.len()
     }
 
+    /// The width a batch whose widest box has upright aspect `ratio` runs
+    /// at.
+    fn width_for(&self, ratio: f32) -> usize {
+        let least = self.base.input_shape()[3];
+        let need = (REC_HEIGHT as f32 * ratio).ceil() as usize;
+        let steps = need.saturating_sub(least).div_ceil(WIDTH_STEP);
+        (least + steps * WIDTH_STEP).min(self.max_width)
+    }
+
     /// Reads each of `boxes` in `frame` into `out` (one line per box, in
-    /// order; its strings' allocations reused).
+    /// order; its strings' allocations reused). Boxes are batched by
+    /// aspect ratio, as PaddleOCR does.
     ///
     /// # Errors
     /// [`RegionError`]; `out` is then unspecified.
@@ -146,20 +210,56 @@ impl TextRecognizer {
                 confidence: 0.0,
             });
         }
-        let mut runner = self.runner.lock().unwrap_or_else(|p| p.into_inner());
-        runner.run(
-            frame,
-            boxes.iter().map(|b| &b.quad),
-            &self.model,
-            &self.prep,
-            |i, _, row| {
-                let line = &mut out[i];
-                let b = &boxes[i];
-                (line.bbox, line.quad, line.score) = (b.bbox, b.quad, b.score);
-                line.confidence = self.decode(row, &mut line.text)?;
-                Ok(())
-            },
-        )
+        let mut guard = self.work.lock().unwrap_or_else(|p| p.into_inner());
+        let work = &mut *guard;
+        work.order.clear();
+        work.order.extend(0..boxes.len());
+        let ratio = |i: usize| upright_ratio(&boxes[i].quad);
+        work.order.sort_by(|&a, &b| ratio(a).total_cmp(&ratio(b)));
+        let batch = self.base.input_shape()[0].max(1);
+        for chunk in work.order.chunks(batch) {
+            let widest = chunk.iter().map(|&i| ratio(i)).fold(0.0, f32::max);
+            let width = self.width_for(widest);
+            let k = match work.runs.iter().position(|r| r.width == width) {
+                Some(k) => k,
+                None => {
+                    let [n, c, h, _] = self.base.input_shape();
+                    let model = self
+                        .base
+                        .with_shape(InputShape::Fixed([n, c, h, width]))
+                        .map_err(|e| RegionError::Model {
+                            model: self.base.name().to_string(),
+                            reason: e.problem.to_string(),
+                        })?;
+                    if let Some(t) = work.threads {
+                        model.set_threads(t);
+                    }
+                    work.runs.push(Run {
+                        width,
+                        model: Some(model),
+                        runner: RegionRunner::default(),
+                    });
+                    work.runs.len() - 1
+                }
+            };
+            let run = &mut work.runs[k];
+            let model = run.model.as_ref().unwrap_or(&self.base);
+            run.runner.run(
+                frame,
+                chunk.iter().map(|&i| &boxes[i].quad),
+                model,
+                &self.prep,
+                |j, _, row| {
+                    let i = chunk[j];
+                    let line = &mut out[i];
+                    let b = &boxes[i];
+                    (line.bbox, line.quad, line.score) = (b.bbox, b.quad, b.score);
+                    line.confidence = self.decode(row, &mut line.text)?;
+                    Ok(())
+                },
+            )?;
+        }
+        Ok(())
     }
 
     /// CTC greedy decoding of one `[columns, classes]` row into `text`;
@@ -168,7 +268,7 @@ impl TextRecognizer {
         let shape = row.shape();
         if shape.len() != 2 || shape[1] != self.chars.len() {
             return Err(RegionError::Model {
-                model: self.model.name().to_string(),
+                model: self.base.name().to_string(),
                 reason: format!(
                     "gives {shape:?} per box; a CTC recogniser over its {} classes gives [columns, {}]",
                     self.chars.len(),
