@@ -118,6 +118,23 @@ pub(crate) struct Common {
 }
 
 impl Common {
+    /// `--reconnect` and `--read-timeout` apply to network inputs: given
+    /// without one, they are a usage error.
+    pub(crate) fn check_network(&self) -> Result<(), RunnerError> {
+        let network = self.input.iter().any(|i| crate::sources::is_network(i));
+        for (flag, given) in [
+            ("--reconnect", self.reconnect.is_some()),
+            ("--read-timeout", self.read_timeout.is_some()),
+        ] {
+            if given && !network {
+                return Err(RunnerError::Usage(format!(
+                    "{flag} applies to network inputs (rtsp://, http://, udp://, srt://, …), and no --input is one"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// How network inputs are read.
     pub(crate) fn network(&self) -> crate::sources::NetworkOptions {
         let d = crate::sources::NetworkOptions::default();

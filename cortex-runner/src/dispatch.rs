@@ -93,6 +93,7 @@ impl<P: Pipeline + 'static> App<P> {
         self.check_engine(&cli)?;
         self.check_dump(&cli)?;
         self.check_streams(&cli)?;
+        cli.common.check_network()?;
         if let Some(Command::Run(args)) = &cli.command {
             crate::encode::check_args(
                 args,

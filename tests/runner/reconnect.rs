@@ -1,6 +1,6 @@
 //! `--reconnect`: a live network input served by a real server (the
-//! `ffmpeg` program streaming a clip over HTTP at its frame rate, on a
-//! loopback port the test picks) is killed mid-run and started again: the
+//! `ffmpeg` program streaming a recorded clip over HTTP at its frame rate,
+//! on a loopback port the test picks) is killed mid-run and started again: the
 //! stream goes on, the frames missed while it was away are counted in the
 //! JSON and the summary, and the frames before the loss are those the
 //! same clip gives read from its file.
@@ -24,20 +24,24 @@ fn ffmpeg() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Where Debian's opencv-doc keeps its recorded surveillance clip.
+const VTEST: &str = "/usr/share/doc/opencv-doc/examples/data/vtest.avi";
+
 /// An MPEG-2 clip in MPEG-TS (what a camera's stream is like) of
-/// `seconds`, made by FFmpeg from its moving test pattern.
+/// `seconds` at [`RATE`]: the first seconds of vtest.avi (real recorded
+/// video) scaled down when opencv-doc is installed, else FFmpeg's moving
+/// test pattern.
 fn make_clip(exe: &Path, path: &Path, seconds: u32) {
-    let made = Command::new(exe)
-        .args([
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-        ])
-        .arg(format!("testsrc2=size=160x120:rate={RATE}"))
+    let mut cmd = Command::new(exe);
+    cmd.args(["-hide_banner", "-loglevel", "error", "-y"]);
+    if Path::new(VTEST).is_file() {
+        cmd.args(["-i", VTEST, "-vf"])
+            .arg(format!("fps={RATE},scale=192:144"));
+    } else {
+        cmd.args(["-f", "lavfi", "-i"])
+            .arg(format!("testsrc2=size=160x120:rate={RATE}"));
+    }
+    let made = cmd
         .args([
             "-t",
             &seconds.to_string(),
