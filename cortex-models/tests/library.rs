@@ -78,7 +78,7 @@ fn a_wrong_model_file_or_parameter_is_one_error_at_the_node() {
         .expect_err("refused");
     assert!(
         err.to_string()
-            .contains("unknown field `inptu`, expected `path` or `input`"),
+            .contains("unknown field `inptu`, expected one of `path`, `input`, `threads`"),
         "{err}"
     );
 }
@@ -148,5 +148,79 @@ fn l2_dnn_as_a_graph_file_is_the_compiled_l2_dnn() {
         );
         let roi = got.get::<EncodedRoi>("roi").expect("roi");
         assert_eq!(roi, &want.roi, "frame {f}: roi");
+    }
+}
+
+/// `examples/graphs/ocr.json` — detect, then read each box — on a
+/// photograph, on the sequential, parallel and pipelined engines: the same
+/// lines on each, and the words RapidOCR reads there.
+#[test]
+fn the_ocr_graph_reads_a_photograph_on_every_engine() {
+    let test = "the_ocr_graph_reads_a_photograph_on_every_engine";
+    let (det, rec) = (
+        text::model_path(&repo()),
+        text::rec::rec_model_path(&repo()),
+    );
+    if !det.is_file() || !rec.is_file() {
+        println!("{test}: skipped: no models in models/ (run scripts/fetch-models.sh)");
+        return;
+    }
+    let image = "/usr/share/doc/opencv-doc/examples/text/scenetext_segmented_word05.jpg";
+    let Ok(img) = image::open(image) else {
+        println!("{test}: skipped: no {image} (package opencv-doc)");
+        return;
+    };
+    let rgb = img.to_rgb8();
+    let (w, h) = rgb.dimensions();
+    assert_eq!((w, h), (640, 480), "the graph runs the detector at 640x480");
+    let frame: Value = Arc::new(
+        cortex_vision::ops::RgbFrame::from_shape_vec((h as usize, w as usize, 3), rgb.into_raw())
+            .unwrap(),
+    );
+    let file = std::fs::read_to_string(repo().join("examples/graphs/ocr.json"))
+        .unwrap()
+        .replace(
+            "\"models/ch_PP-OCRv4_det_infer.onnx\"",
+            &format!("{:?}", det.display().to_string()),
+        )
+        .replace(
+            "\"models/ch_PP-OCRv4_rec_infer.onnx\"",
+            &format!("{:?}", rec.display().to_string()),
+        );
+    let mut p = GraphFile::parse(&file)
+        .expect("reads")
+        .build(&library())
+        .expect("builds");
+    let texts = |out: &cortex_core::dynamic::DynOutputs| -> Vec<String> {
+        out.get::<Vec<text::TextLine>>("lines")
+            .expect("lines")
+            .iter()
+            .map(|l| l.text.clone())
+            .collect()
+    };
+    let sequential = texts(&p.run(0, std::slice::from_ref(&frame)).expect("sequential"));
+    let parallel = texts(
+        &p.run_parallel(0, std::slice::from_ref(&frame))
+            .expect("parallel"),
+    );
+    let mut pipelined = Vec::new();
+    p.run_stream(
+        0,
+        (0..2).map(|_| vec![frame.clone()]),
+        &cortex_core::stream::StreamOptions::default(),
+        |f| {
+            pipelined.push(texts(&f.result.expect("pipelined")));
+            std::ops::ControlFlow::Continue(())
+        },
+    )
+    .expect("streams");
+    println!("{test}: {sequential:?}");
+    assert_eq!(parallel, sequential);
+    assert_eq!(pipelined, vec![sequential.clone(), sequential.clone()]);
+    for word in ["MULTIMEDIA PROJECTOR", "SANYO"] {
+        assert!(
+            sequential.iter().any(|t| t == word),
+            "{word} in {sequential:?}"
+        );
     }
 }
