@@ -8,7 +8,9 @@
 //! keys) nothing is ever evicted, so after warm-up the look-up is a hash-map
 //! hit; beyond that the least recently used plan is dropped, so a stream of
 //! ever-new patterns cannot grow memory without bound. A run reading only
-//! some outputs keys its plan by the pattern and that set.
+//! some outputs keys its plan by the pattern and that set. Generated
+//! pipelines and run-time ones (`cortex::dynamic`) keep their plans by this
+//! one rule.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,20 +24,18 @@ use crate::passes::dce;
 #[derive(Debug, Clone)]
 pub struct PlanCache {
     ir: &'static GraphIr,
-    plans: HashMap<(u64, OutputSet), (Arc<Plan>, u64)>,
-    tick: u64,
+    plans: PatternPlans,
 }
 
 impl PlanCache {
     /// How many plans are kept: every pattern of up to 8 weight keys.
-    pub const CAPACITY: usize = 256;
+    pub const CAPACITY: usize = PatternPlans::CAPACITY;
 
     /// An empty cache for `ir`.
     pub fn new(ir: &'static GraphIr) -> Self {
         PlanCache {
             ir,
-            plans: HashMap::new(),
-            tick: 0,
+            plans: PatternPlans::default(),
         }
     }
 
@@ -50,13 +50,42 @@ impl PlanCache {
     /// fixed set of outputs looks its plan up here on every frame without
     /// allocating.
     pub fn get_for(&mut self, pattern: u64, outputs: OutputSet) -> Arc<Plan> {
-        let keys = self.ir.weight_keys.len();
+        self.plans.get_for(self.ir, pattern, outputs)
+    }
+
+    /// How many plans are cached.
+    pub fn len(&self) -> usize {
+        self.plans.len()
+    }
+
+    /// Whether no plan is cached.
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty()
+    }
+}
+
+/// The cache's rule, for a graph the owner passes on each look-up (a
+/// run-time pipeline owns its graph; a generated one's is `'static`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PatternPlans {
+    plans: HashMap<(u64, OutputSet), (Arc<Plan>, u64)>,
+    tick: u64,
+}
+
+impl PatternPlans {
+    /// How many plans are kept: every pattern of up to 8 weight keys.
+    pub(crate) const CAPACITY: usize = 256;
+
+    /// The plan of `pattern` computing `outputs` over `ir`, computed on
+    /// first use; the least recently used one dropped when full.
+    pub(crate) fn get_for(&mut self, ir: &GraphIr, pattern: u64, outputs: OutputSet) -> Arc<Plan> {
+        let keys = ir.weight_keys.len();
         let pattern = if keys >= 64 {
             pattern
         } else {
             pattern & ((1u64 << keys) - 1)
         };
-        let outputs = outputs.of(self.ir);
+        let outputs = outputs.of(ir);
         let key = (pattern, outputs);
         self.tick += 1;
         if let Some((plan, used)) = self.plans.get_mut(&key) {
@@ -74,21 +103,19 @@ impl PlanCache {
             }
         }
         let mut label = dce::pattern_label(pattern, keys);
-        if !outputs.covers(self.ir) {
-            label = format!("{label} reading {}", outputs.names(self.ir).join(", "));
+        if !outputs.covers(ir) {
+            label = format!("{label} reading {}", outputs.names(ir).join(", "));
         }
-        let plan = Arc::new(dce::plan_for_outputs(self.ir, pattern, outputs, label));
+        let plan = Arc::new(dce::plan_for_outputs(ir, pattern, outputs, label));
         self.plans.insert(key, (Arc::clone(&plan), self.tick));
         plan
     }
 
-    /// How many plans are cached.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.plans.len()
     }
 
-    /// Whether no plan is cached.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.plans.is_empty()
     }
 }

@@ -3,7 +3,6 @@
 //! states, held values and the frame count committed only once the whole
 //! frame succeeded.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
@@ -15,11 +14,11 @@ use crate::model::plan::Plan;
 use crate::model::spec::GraphSpec;
 use crate::model::weights::Weights;
 use crate::passes::check::check;
-use crate::passes::dce::{pattern_label, plan_for_outputs};
 use crate::passes::diag::{did_you_mean, Diagnostic, Loc, Severity};
 use crate::runtime::error::PipelineError;
 use crate::runtime::hold::Hold;
 use crate::runtime::observe::{NoopObserver, Observer};
+use crate::runtime::plan_cache::PatternPlans;
 
 use super::fused::{FormFn, GroupStep, Groups, Values};
 use super::intern;
@@ -124,7 +123,7 @@ pub struct DynPipeline {
     /// Per node: the held-value slot its consumers read this frame.
     holding: Vec<Option<usize>>,
     /// Plans of weight patterns met at run time.
-    plans: HashMap<(u64, OutputSet), Arc<Plan>>,
+    plans: PatternPlans,
     /// Whether fused groups run through the strip executor.
     fusion: bool,
     /// The fused groups, built on first use.
@@ -285,7 +284,7 @@ impl DynPipeline {
             values: vec![None; n],
             ran: vec![false; n],
             holding: vec![None; n],
-            plans: HashMap::new(),
+            plans: PatternPlans::default(),
             fusion: true,
             groups: Groups::default(),
             shared: Arc::new(shared),
@@ -464,8 +463,8 @@ impl DynPipeline {
 
     /// Runs one frame of declared mode `mode` computing only the outputs in
     /// `read`: the mode's plan cut down to their ancestors (the DCE pass's
-    /// [`plan_for_outputs`], computed once per mode pattern and set, then
-    /// cached), sequentially or wave by wave (`parallel`). An output not
+    /// `plan_for_outputs`, computed once per mode pattern and set, then
+    /// cached by the generated pipelines' rule, a bounded LRU), sequentially or wave by wave (`parallel`). An output not
     /// read is absent from the result. A rated mode runs as
     /// [`run`](Self::run) does, its outputs not read absent all the same.
     pub fn run_reading(
@@ -527,19 +526,12 @@ impl DynPipeline {
     ) -> Result<Arc<Plan>, PipelineError> {
         let ir = &self.shared.ir;
         let pattern = weights.zero_pattern(&ir.weight_keys)?;
-        let read = read.of(ir);
-        if let Some(p) = self.plans.get(&(pattern, read)) {
-            return Ok(p.clone());
-        }
-        let label = pattern_label(pattern, ir.weight_keys.len());
-        let plan = plan_for_outputs(ir, pattern, read, label);
+        let plan = self.plans.get_for(ir, pattern, read);
         if let Some(&o) = plan.missing_outputs.first() {
             return Err(PipelineError::OutputEliminated {
                 output: self.shared.names[o as usize],
             });
         }
-        let plan = Arc::new(plan);
-        self.plans.insert((pattern, read), plan.clone());
         Ok(plan)
     }
 
