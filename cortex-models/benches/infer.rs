@@ -8,8 +8,11 @@
 //! setting, repeated); min, median, the ratio to ONNX Runtime at the same
 //! thread count, and the load average.
 //!
-//! `cargo bench -p cortex-models --bench infer [--features opencv]`; needs
-//! the model (`scripts/fetch-models.sh`). `CORTEX_BENCH_SIZE=WxH` (default
+//! `cargo bench -p cortex-models --bench infer [--features opencv,onnxruntime]`;
+//! needs the model (`scripts/fetch-models.sh`); with `onnxruntime`, ONNX
+//! Runtime through cortex too (`ORT_DYLIB_PATH`). `CORTEX_BENCH_PROFILE=N`
+//! also prints tract's time per operator at one thread (N runs) beside ONNX
+//! Runtime's own profiler's at one thread. `CORTEX_BENCH_SIZE=WxH` (default
 //! 800x576), `CORTEX_BENCH_ROUNDS` (default 15), `CORTEX_BENCH_THREADS`
 //! (default: the cores the process may use).
 
@@ -116,6 +119,19 @@ fn bench(what: &str, path: &Path, tensor: &Tensor4, threads: usize, rounds: usiz
             threads,
         ));
     }
+    if cfg!(feature = "onnxruntime") {
+        all.push((
+            format!("onnxruntime (cortex), {threads} threads"),
+            How::On(Engine::OnnxRuntime),
+            threads,
+        ));
+        all.push((
+            "onnxruntime (cortex), 1 thread".to_string(),
+            How::On(Engine::OnnxRuntime),
+            1,
+        ));
+        all.push(("registry's pick, 1 thread".to_string(), How::Registry, 1));
+    }
     #[cfg(feature = "opencv")]
     opencv::core::set_num_threads(threads as i32).unwrap();
     let mut out = Output::zeros(IxDyn(&[0]));
@@ -208,6 +224,76 @@ fn bench(what: &str, path: &Path, tensor: &Tensor4, threads: usize, rounds: usiz
     }
     for r in refused {
         println!("{r}");
+    }
+    let profile_rounds: usize = std::env::var("CORTEX_BENCH_PROFILE")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0);
+    if profile_rounds > 0 {
+        profile(&python, &script, path, &input, dir, tensor, profile_rounds);
+    }
+}
+
+/// tract's time per operator at one thread against ONNX Runtime's (its
+/// profiler, from Python), each op kind's mean ms per run.
+fn profile(
+    python: &str,
+    script: &Path,
+    path: &Path,
+    input: &Path,
+    dir: &Path,
+    tensor: &Tensor4,
+    rounds: usize,
+) {
+    let [_, _, h, w] = tensor.shape() else {
+        unreachable!()
+    };
+    let model = Model::load(path, InputShape::image(3, *h, *w)).unwrap();
+    model.set_threads(1);
+    let ops = model.profile_tract(tensor.view(), rounds).unwrap();
+    let total: f64 = ops.iter().map(|o| o.ms).sum();
+    println!();
+    println!("tract per operator, 1 thread, mean of {rounds} runs (total {total:.1} ms):");
+    println!("| tract op | nodes | ms | share |");
+    println!("|---|---|---|---|");
+    for o in &ops {
+        println!(
+            "| {} | {} | {:.2} | {:.0} % |",
+            o.op,
+            o.nodes,
+            o.ms,
+            o.ms / total * 100.0
+        );
+    }
+    let out = Command::new(python)
+        .arg(script)
+        .arg(path)
+        .arg(input)
+        .args(["1", "3", &h.to_string(), &w.to_string()])
+        .arg(dir.join("y.f32"))
+        .args(["--threads", "1", "--profile", &rounds.to_string()])
+        .output();
+    let Ok(out) = out else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("op ")).collect();
+    if lines.is_empty() {
+        return;
+    }
+    println!();
+    println!("onnxruntime per operator type, 1 thread, mean of {rounds} runs (its profiler):");
+    println!("| onnxruntime op | nodes | ms |");
+    println!("|---|---|---|");
+    for l in lines {
+        let mut it = l.split_whitespace().skip(1);
+        let op = it.next().unwrap_or("?");
+        let ms = it.next().and_then(|m| m.strip_prefix("ms=")).unwrap_or("?");
+        let nodes = it
+            .next()
+            .and_then(|n| n.strip_prefix("nodes="))
+            .unwrap_or("?");
+        println!("| {op} | {nodes} | {ms} |");
     }
 }
 

@@ -53,5 +53,5 @@ pub use check::{InputShape, MAX_TENSOR_ELEMENTS};
 pub use error::{ModelError, Problem};
 pub use file::MAX_MODEL_BYTES;
 pub use fold::MAX_FOLD_BYTES;
-pub use model::{Engine, Model};
+pub use model::{Engine, Model, OpTime};
 pub use op::{infer, infer_into, Infer, Output, Tensor4};

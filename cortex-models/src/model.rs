@@ -61,6 +61,19 @@ impl fmt::Display for Engine {
     }
 }
 
+/// The time tract spends in one kind of operator per run
+/// ([`Model::profile_tract`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpTime {
+    /// The operator, as tract names it once optimised (a convolution is a
+    /// matrix product over im2col patches, `OptMatMul`, and its helpers).
+    pub op: String,
+    /// Mean milliseconds a run spends in it.
+    pub ms: f64,
+    /// How many nodes of the plan it is.
+    pub nodes: usize,
+}
+
 /// An ONNX model ready to run as a node: one f32 NCHW input fixed at one
 /// shape, the first output returned. Load it once (at pipeline construction
 /// or before the first frame) and pass it to the node by reference; it is
@@ -237,6 +250,24 @@ impl Model {
     /// count). OpenCV DNN keeps OpenCV's own, process-wide setting.
     pub fn set_threads(&self, threads: usize) {
         self.tract.set_threads(threads);
+    }
+
+    /// tract's time per operator on `input` (of the fixed shape), the mean
+    /// of `rounds` runs after one unmeasured, at the model's thread count:
+    /// where the pure-Rust backend's time goes.
+    ///
+    /// # Errors
+    /// [`Problem::InputShape`] for a tensor of another shape, and tract's
+    /// failure on the frame.
+    pub fn profile_tract(
+        &self,
+        input: ArrayView4<'_, f32>,
+        rounds: usize,
+    ) -> Result<Vec<OpTime>, ModelError> {
+        self.check_input(&input)?;
+        self.tract
+            .profile(input, rounds)
+            .map_err(|p| ModelError::new(&self.name, p))
     }
 
     /// The backend that ran the last frame, if any ran.

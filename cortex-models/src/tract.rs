@@ -175,6 +175,64 @@ impl TractEngine {
         }
     }
 
+    /// Runs `input` `rounds` times (after one unmeasured run), timing each
+    /// operator: per operator name, the mean milliseconds a run spends in
+    /// it and how many nodes it is, the costliest first.
+    ///
+    /// # Errors
+    /// [`Problem::Run`] with tract's message.
+    pub(crate) fn profile(
+        &self,
+        input: ArrayView4<'_, f32>,
+        rounds: usize,
+    ) -> Result<Vec<crate::model::OpTime>, Problem> {
+        use std::collections::HashMap;
+        use std::time::Instant;
+        let run_err = |message: String| Problem::Run {
+            backend: NAME,
+            message: brief(&message),
+        };
+        let tensor: Tensor =
+            tract_ndarray::Array4::from_shape_vec(input.dim(), input.iter().copied().collect())
+                .map_err(|e| run_err(e.to_string()))?
+                .into();
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let executor = self
+            .pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .executor();
+        let mut times: HashMap<String, (f64, std::collections::HashSet<usize>)> = HashMap::new();
+        for round in 0..=rounds {
+            let value = TValue::from_const(Arc::new(tensor.clone()));
+            let outputs = multithread_tract_scope(executor.clone(), || {
+                state.run_plan_with_eval(tvec!(value), |ctx, op_state, node, inputs| {
+                    let t = Instant::now();
+                    let r = tract_onnx::tract_core::plan::eval(ctx, op_state, node, inputs);
+                    if round > 0 {
+                        let e = times.entry(node.op().name().to_string()).or_default();
+                        e.0 += t.elapsed().as_secs_f64() * 1e3;
+                        e.1.insert(node.id);
+                    }
+                    r
+                })
+            })
+            .map_err(|e| run_err(format!("{e:#}")))?;
+            drop(outputs);
+            state.reset_turn().map_err(|e| run_err(format!("{e:#}")))?;
+        }
+        let mut out: Vec<crate::model::OpTime> = times
+            .into_iter()
+            .map(|(op, (ms, nodes))| crate::model::OpTime {
+                op,
+                ms: ms / rounds.max(1) as f64,
+                nodes: nodes.len(),
+            })
+            .collect();
+        out.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+        Ok(out)
+    }
+
     /// Runs one frame: `input` (of the fixed shape, checked by the caller)
     /// in, the first output written into `out` (reusing its buffer when the
     /// shape is unchanged).
