@@ -160,6 +160,21 @@ pub enum Problem {
         /// Its message.
         message: String,
     },
+    /// The backend cannot run the model at the shape asked for, but can
+    /// with its height and width rounded up to a multiple of `stride`.
+    #[error("cannot run at {requested}: its height and width must be multiples of {stride} (e.g. {nearest}); {backend} said: {message}")]
+    SideMultiple {
+        /// The shape asked for.
+        requested: String,
+        /// What the sides must be multiples of.
+        stride: usize,
+        /// The shape asked for, its sides rounded up.
+        nearest: String,
+        /// The backend that refused.
+        backend: &'static str,
+        /// Its message, cut short.
+        message: String,
+    },
     /// A frame's tensor is not of the shape the model was fixed at.
     #[error("was given a {got} tensor; it runs on {want}")]
     InputShape {

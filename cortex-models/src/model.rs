@@ -161,7 +161,9 @@ impl Model {
         })
         .map_err(|m| err(Problem::Parse(brief(&m))))?;
         let (declared, fixed) = check(&proto, bytes.len(), shape).map_err(err)?;
-        let tract = TractEngine::new(&proto, fixed).map_err(err)?;
+        let tract = TractEngine::new(&proto, fixed)
+            .map_err(|p| side_multiple(&proto, bytes.len(), fixed, p))
+            .map_err(err)?;
         let sha256: [u8; 32] = Sha256::digest(&bytes).into();
         let hex = hex(&sha256);
         let tag = intern(format!("model {} {}", &hex[..16], shape_text(&fixed)));
@@ -351,6 +353,44 @@ impl Model {
     fn run_opencv(&self, _: ArrayView4<'_, f32>, _: &mut ArrayD<f32>) -> Result<(), Problem> {
         Err(Problem::NotBuilt(Engine::OpenCvDnn.name()))
     }
+}
+
+/// A model that tract cannot prepare at `shape` but can with its sides
+/// rounded up to a multiple of a power of two (a network whose stages
+/// halve and double the image, as PP-OCR's detector by 32) is told in
+/// those terms; any other refusal is `problem` unchanged. Probing builds
+/// the model again (each candidate checked as a load is), only on this
+/// error path.
+fn side_multiple(
+    proto: &tract_onnx::pb::ModelProto,
+    len: usize,
+    shape: [usize; 4],
+    problem: Problem,
+) -> Problem {
+    let Problem::Prepare { backend, message } = &problem else {
+        return problem;
+    };
+    let [n, c, h, w] = shape;
+    for stride in [2, 4, 8, 16, 32, 64, 128] {
+        let (h2, w2) = (h.div_ceil(stride) * stride, w.div_ceil(stride) * stride);
+        if (h2, w2) == (h, w) {
+            continue;
+        }
+        let candidate = [n, c, h2, w2];
+        let fits = check(proto, len, InputShape::Fixed(candidate)).is_ok()
+            && TractEngine::new(proto, candidate).is_ok();
+        if fits {
+            return Problem::SideMultiple {
+                requested: shape_text(&shape),
+                stride,
+                nearest: shape_text(&candidate),
+                backend,
+                // The engine's internals matter less once the rule is said.
+                message: brief(&message.chars().take(120).collect::<String>()),
+            };
+        }
+    }
+    problem
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -556,3 +556,32 @@ fn ocr_reads_like_rapidocr() {
     // its boxes are other crops, and some strings differ with them.
     assert!(found >= 0.8, "boxes found: {found}");
 }
+
+/// PP-OCRv4's detector asked to run at 100×100: tract cannot (its stages
+/// halve the image five times and double it back); the error says what the
+/// model needs, in the user's terms, and what was asked.
+#[test]
+fn a_size_the_detector_cannot_take_is_said_in_its_terms() {
+    let test = "a_size_the_detector_cannot_take_is_said_in_its_terms";
+    let Some(path) = model_or_skip(test) else {
+        return;
+    };
+    let err = cortex_models::Model::load(&path, cortex_models::InputShape::image(3, 100, 100))
+        .unwrap_err();
+    let text = err.to_string();
+    println!("{test}: {text} ({} characters)", text.chars().count());
+    assert!(
+        matches!(
+            err.problem,
+            cortex_models::Problem::SideMultiple { stride: 32, .. }
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("1x3x100x100")
+            && text.contains("multiples of 32")
+            && text.contains("1x3x128x128"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1);
+}
