@@ -89,7 +89,7 @@ pub fn image_to_tensor_into(
             reason: format!("{:?} must be finite and non-zero", norm.std),
         });
     }
-    if out.dim() != (1, 3, h, w) {
+    if out.dim() != (1, 3, h, w) || !out.is_standard_layout() {
         *out = Array4::zeros((1, 3, h, w));
     }
     // Model channel c reads frame channel `src[c]`.
@@ -99,16 +99,44 @@ pub fn image_to_tensor_into(
     };
     let scale: [f32; 3] = std::array::from_fn(|c| 1.0 / (255.0 * norm.std[c]));
     let offset: [f32; 3] = std::array::from_fn(|c| norm.mean[c] / norm.std[c]);
+    // Rows of the frame as slices (a frame not in standard layout is read
+    // through indexing): the per-element bounds checks of 2-D indexing
+    // cost more than the arithmetic.
+    let Some(pixels) = frame.as_slice() else {
+        for y in 0..h {
+            let (y0, y1, wy) = tap(y, fh, h);
+            for x in 0..w {
+                let (x0, x1, wx) = tap(x, fw, w);
+                for (c, &s) in src.iter().enumerate() {
+                    let p = |yy: usize, xx: usize| f32::from(frame[[yy, xx, s]]);
+                    let top = p(y0, x0) + (p(y0, x1) - p(y0, x0)) * wx;
+                    let bottom = p(y1, x0) + (p(y1, x1) - p(y1, x0)) * wx;
+                    let v = top + (bottom - top) * wy;
+                    out[[0, c, y, x]] = v * scale[c] - offset[c];
+                }
+            }
+        }
+        return Ok(());
+    };
+    let Some(dst) = out.as_slice_mut() else {
+        // Made in standard layout just above.
+        return Ok(());
+    };
+    let (plane, stride) = (h * w, fw * 3);
     for y in 0..h {
         let (y0, y1, wy) = tap(y, fh, h);
+        let (r0, r1) = (
+            &pixels[y0 * stride..(y0 + 1) * stride],
+            &pixels[y1 * stride..(y1 + 1) * stride],
+        );
         for x in 0..w {
             let (x0, x1, wx) = tap(x, fw, w);
             for (c, &s) in src.iter().enumerate() {
-                let p = |yy: usize, xx: usize| f32::from(frame[[yy, xx, s]]);
-                let top = p(y0, x0) + (p(y0, x1) - p(y0, x0)) * wx;
-                let bottom = p(y1, x0) + (p(y1, x1) - p(y1, x0)) * wx;
+                let p = |r: &[u8], xx: usize| f32::from(r[xx * 3 + s]);
+                let top = p(r0, x0) + (p(r0, x1) - p(r0, x0)) * wx;
+                let bottom = p(r1, x0) + (p(r1, x1) - p(r1, x0)) * wx;
                 let v = top + (bottom - top) * wy;
-                out[[0, c, y, x]] = v * scale[c] - offset[c];
+                dst[c * plane + y * w + x] = v * scale[c] - offset[c];
             }
         }
     }
