@@ -276,21 +276,63 @@ impl TextRecognizer {
                 ),
             });
         }
-        text.clear();
-        let (mut sum, mut n, mut prev) = (0.0f32, 0usize, usize::MAX);
-        for col in row.outer_iter() {
-            let (best, p) =
-                col.iter().enumerate().fold(
-                    (0, f32::MIN),
-                    |(bi, bp), (i, &p)| if p > bp { (i, p) } else { (bi, bp) },
-                );
-            if best != 0 && best != prev {
-                text.push_str(&self.chars[best]);
-                sum += p;
-                n += 1;
+        Ok(ctc_greedy(row, &self.chars, text))
+    }
+}
+
+/// CTC greedy decoding of `[columns, classes]` probabilities over `chars`
+/// (class 0 the blank) into `text`: the most probable class per column (the
+/// first on a tie), a class repeated in the next column merged, blanks
+/// dropped; the mean probability of the kept characters (0 for none).
+fn ctc_greedy(row: ArrayViewD<'_, f32>, chars: &[String], text: &mut String) -> f32 {
+    text.clear();
+    let (mut sum, mut n, mut prev) = (0.0f32, 0usize, usize::MAX);
+    for col in row.outer_iter() {
+        let (best, p) =
+            col.iter().enumerate().fold(
+                (0, f32::MIN),
+                |(bi, bp), (i, &p)| if p > bp { (i, p) } else { (bi, bp) },
+            );
+        if best != 0 && best != prev {
+            if let Some(c) = chars.get(best) {
+                text.push_str(c);
             }
-            prev = best;
+            sum += p;
+            n += 1;
         }
-        Ok(if n == 0 { 0.0 } else { sum / n as f32 })
+        prev = best;
+    }
+    if n == 0 {
+        0.0
+    } else {
+        sum / n as f32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greedy_decoding_merges_repeats_and_drops_blanks() {
+        let chars: Vec<String> = ["", "a", "b", " "].iter().map(|s| s.to_string()).collect();
+        // Columns: a a blank a b b space blank → "aab ".
+        let best = [1, 1, 0, 1, 2, 2, 3, 0];
+        let row = ndarray::Array2::from_shape_fn((best.len(), 4), |(t, c)| {
+            if c == best[t] {
+                0.7 + 0.01 * t as f32
+            } else {
+                0.1
+            }
+        });
+        let mut text = String::from("old");
+        let conf = ctc_greedy(row.view().into_dyn(), &chars, &mut text);
+        assert_eq!(text, "aab ");
+        // Kept: columns 0, 3, 4, 6.
+        let want = (0.70 + 0.73 + 0.74 + 0.76) / 4.0;
+        assert!((conf - want).abs() < 1e-6, "{conf}");
+        let blank = ndarray::Array2::from_shape_fn((3, 4), |(_, c)| if c == 0 { 0.9 } else { 0.0 });
+        assert_eq!(ctc_greedy(blank.view().into_dyn(), &chars, &mut text), 0.0);
+        assert_eq!(text, "");
     }
 }
