@@ -218,3 +218,101 @@ fn without_reconnect_a_lost_input_ends_its_stream_and_a_bad_policy_is_a_usage_er
     let e = out.error();
     assert!(e.contains("gave up reconnecting after 2 attempts"), "{e}");
 }
+
+/// The lines of stream `k`.
+fn of_stream(lines: &[Value], k: u64) -> Vec<&Value> {
+    lines
+        .iter()
+        .filter(|l| l["stream"].as_u64() == Some(k))
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn while_a_camera_is_away_the_other_streams_run_on() {
+    use std::io::Write;
+    let Some(exe) = ffmpeg() else {
+        eprintln!("skipped: no `ffmpeg` program (Debian package ffmpeg; .ci/run installs it)");
+        return;
+    };
+    let dir = temp_dir("reconnect-beside");
+    std::fs::create_dir_all(&dir).unwrap();
+    let clip = dir.join("clip.ts");
+    make_clip(&exe, &clip, 8);
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/live.ts");
+    let mut server = serve(&exe, &clip, port);
+    // The other input: a FIFO the test feeds, 20 frames before the
+    // camera's loss and 20 during it.
+    let fifo = dir.join("other.y4m");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let c = cortex::runner::sources::SyntheticClip::new(64, 48);
+    let frames: Vec<_> = (0..40).map(|f| c.frame(f)).collect();
+    let stream = y4m(&frames, "420jpeg");
+    let half = 20 * (stream.len() - stream.iter().position(|&b| b == b'\n').unwrap() - 1) / 40;
+    let (first, second) = stream.split_at(stream.len() - half);
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let feeder = {
+        let (fifo, first, second) = (fifo.clone(), first.to_vec(), second.to_vec());
+        std::thread::spawn(move || {
+            let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            w.write_all(&first).unwrap();
+            w.flush().unwrap();
+            wait.recv().unwrap();
+            w.write_all(&second).unwrap();
+        })
+    };
+    let out = Watched::default();
+    let running = run_beside(
+        args(&[
+            "run",
+            "--json",
+            "-i",
+            &url,
+            "-i",
+            fifo.to_str().unwrap(),
+            "--reconnect",
+            "interval=100ms,max-interval=200ms,give-up=60",
+            "--frames",
+            "60",
+        ]),
+        Box::new(std::io::empty()),
+        out.clone(),
+    );
+    out.wait_until("both streams' first frames", |l| {
+        of_stream(l, 0).len() >= 20 && of_stream(l, 1).len() == 20
+    });
+    server.kill().unwrap();
+    server.wait().unwrap();
+    go.send(()).unwrap();
+    feeder.join().unwrap();
+    // The camera is away: the other stream still runs to its end.
+    out.wait_until("the other stream's end", |l| of_stream(l, 1).len() == 40);
+    let mut server = serve(&exe, &clip, port);
+    let (result, stderr) = running.join().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    result.unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let lines = out.lines();
+    let camera = of_stream(&lines, 0);
+    assert_eq!(camera.len(), 60, "{stderr}");
+    let gaps = camera
+        .iter()
+        .filter(|l| l.get("missed_before").is_some())
+        .count();
+    assert_eq!(gaps, 1, "{stderr}");
+    assert!(stderr.contains("reconnected 1 time,"), "{stderr}");
+    // The other stream's results are those of its frames alone.
+    let alone = run(l2::app(), &["run", "--json", "-i", "-"], stream.clone());
+    let alone = alone.json_lines();
+    let other = of_stream(&lines, 1);
+    assert_eq!(other.len(), alone.len());
+    for (got, want) in other.iter().zip(&alone) {
+        assert_eq!(got["outputs"], want["outputs"]);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
