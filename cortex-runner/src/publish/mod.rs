@@ -275,3 +275,59 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A broker nobody runs: the pipeline's side never waits, the queue
+    /// keeps the newest, and the counts add up at the end.
+    #[test]
+    fn an_unreachable_broker_costs_counted_messages_never_a_wait() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let target = Target::parse(&format!("mqtt://127.0.0.1:{port}/t")).unwrap();
+        let options = PublishOptions {
+            queue: 10,
+            close_timeout: Duration::from_millis(300),
+            ..PublishOptions::default()
+        };
+        let p = Publisher::start(target, options).unwrap();
+        for i in 0..50u32 {
+            p.publish(i % 2, vec![b'x'; 100]);
+        }
+        p.publish(0, vec![0; MAX_MESSAGE_BYTES + 1]);
+        let s = p.close();
+        assert_eq!(
+            (s.given, s.delivered, s.dropped, s.refused, s.unsent),
+            (51, 0, 40, 1, 10),
+            "{s:?}"
+        );
+        assert_eq!(s.connections, 0);
+        assert!(s.connection_errors >= 1 && s.last_error.is_some(), "{s:?}");
+        // After close, a message is unsent at once.
+        p.publish(0, b"late".to_vec());
+        assert_eq!(p.stats().unsent, 11);
+        assert!(s
+            .line(p.target())
+            .starts_with("published to mqtt://127.0.0.1:"));
+    }
+
+    #[test]
+    fn a_queue_out_of_range_is_refused() {
+        let target = Target::parse("mqtt://127.0.0.1").unwrap();
+        for queue in [0, 1_000_001] {
+            let options = PublishOptions {
+                queue,
+                ..PublishOptions::default()
+            };
+            assert!(matches!(
+                Publisher::start(target.clone(), options),
+                Err(PublishError::Options(_))
+            ));
+        }
+    }
+}
