@@ -310,7 +310,7 @@ pub(crate) struct RunArgs {
     /// The publisher of --publish, started once the command line is
     /// checked.
     #[arg(skip)]
-    pub(crate) publisher: Option<crate::sink::Publisher>,
+    pub(crate) publisher: Option<crate::broker::Publisher>,
 }
 
 /// `--roi`.

@@ -114,7 +114,7 @@ impl<P: Pipeline + 'static> App<P> {
                 write_out(io.stdout, &text)
             }
             Some(Command::Run(mut args)) => {
-                args.publisher = crate::sink::start_publisher(&args)?;
+                args.publisher = crate::broker::start_publisher(&args)?;
                 self.run(common, &choice, &args, io)
             }
             Some(Command::Plan) => self.plan(common, &choice, io),
@@ -216,7 +216,7 @@ impl<P: Pipeline + 'static> App<P> {
             })
         };
         // The broker's summary also when the run failed: what reached it.
-        crate::sink::close_publisher(args.publisher.as_ref(), common.quiet, stderr)?;
+        crate::broker::close_publisher(args.publisher.as_ref(), common.quiet, stderr)?;
         result
     }
 

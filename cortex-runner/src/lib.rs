@@ -27,6 +27,7 @@
 //! (or [`App::parallel_with`]): `run --engine parallel|pipelined`.
 
 mod app;
+mod broker;
 mod cli;
 mod dispatch;
 mod dump;

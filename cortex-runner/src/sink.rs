@@ -10,6 +10,7 @@ use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
 use serde_json::{json, Map, Value};
 
+use crate::broker::{publish, Publisher};
 use crate::dump::{DumpError, DumpSink};
 use crate::encode::{Encoder, FrameRoi};
 use crate::error::RunnerError;
@@ -123,96 +124,6 @@ pub(crate) struct FrameOut<'a, 'w, P: Pipeline> {
     pub(crate) bar: &'a indicatif::ProgressBar,
     /// `--publish`: each frame's JSON line to the broker as well.
     pub(crate) publish: Option<&'a Publisher>,
-}
-
-/// The broker publisher of `--publish` (feature `mqtt`).
-#[cfg(feature = "mqtt")]
-pub(crate) use crate::publish::Publisher;
-
-/// A build without `mqtt` has no publisher (`--publish` is refused).
-#[cfg(not(feature = "mqtt"))]
-#[derive(Debug)]
-pub(crate) enum Publisher {}
-
-#[cfg(feature = "mqtt")]
-fn publish(publisher: &Publisher, stream: u32, line: String) {
-    publisher.publish(stream, line.into_bytes());
-}
-
-#[cfg(not(feature = "mqtt"))]
-fn publish(publisher: &Publisher, _: u32, _: String) {
-    match *publisher {}
-}
-
-/// Starts the publisher `run --publish` asks for (none without the flag).
-#[cfg(feature = "mqtt")]
-pub(crate) fn start_publisher(
-    args: &crate::cli::RunArgs,
-) -> Result<Option<Publisher>, RunnerError> {
-    use crate::publish::{PublishError, PublishOptions, Target};
-    let Some(url) = &args.publish else {
-        if args.publish_queue.is_some() {
-            return Err(RunnerError::Usage("--publish-queue needs --publish".into()));
-        }
-        return Ok(None);
-    };
-    let mut options = PublishOptions::default();
-    if let Some(n) = args.publish_queue {
-        options.queue = usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    let started = Target::parse(url).and_then(|t| Publisher::start(t, options));
-    match started {
-        Ok(p) => Ok(Some(p)),
-        Err(PublishError::Thread(source)) => Err(RunnerError::Io {
-            what: "--publish".into(),
-            source,
-        }),
-        Err(e) => Err(RunnerError::Usage(e.to_string())),
-    }
-}
-
-/// A build without `mqtt` refuses `--publish`.
-#[cfg(not(feature = "mqtt"))]
-pub(crate) fn start_publisher(
-    args: &crate::cli::RunArgs,
-) -> Result<Option<Publisher>, RunnerError> {
-    match (&args.publish, args.publish_queue) {
-        (None, None) => Ok(None),
-        _ => Err(RunnerError::Usage(
-            "--publish needs a build with `--features mqtt`".into(),
-        )),
-    }
-}
-
-/// Ends `--publish` once the run is over: waits (bounded) for the queue to
-/// drain, and writes the publisher's summary line unless `quiet`.
-#[cfg(feature = "mqtt")]
-pub(crate) fn close_publisher(
-    publisher: Option<&Publisher>,
-    quiet: bool,
-    stderr: &mut dyn Write,
-) -> Result<(), RunnerError> {
-    let Some(p) = publisher else {
-        return Ok(());
-    };
-    let stats = p.close();
-    if quiet {
-        return Ok(());
-    }
-    write_out(stderr, &format!("{}\n", stats.line(p.target())))
-}
-
-/// A build without `mqtt` has no publisher to close.
-#[cfg(not(feature = "mqtt"))]
-pub(crate) fn close_publisher(
-    publisher: Option<&Publisher>,
-    _: bool,
-    _: &mut dyn Write,
-) -> Result<(), RunnerError> {
-    match publisher {
-        None => Ok(()),
-        Some(p) => match *p {},
-    }
 }
 
 impl<P: Pipeline> FrameOut<'_, '_, P> {
