@@ -126,20 +126,20 @@ impl<P: Pipeline + 'static> App<P> {
 
     /// A subcommand on `--graph FILE` rather than the compiled pipeline.
     fn graph_file_command(&self, cli: Cli, io: Io<'_>) -> Result<(), RunnerError> {
-        let common = &cli.common;
+        let Cli { command, common } = cli;
+        let common = &common;
         let extra = &self.graph_ops;
-        match &cli.command {
-            Some(Command::Run(args)) => {
-                if args.publish.is_some() || common.reconnect.is_some() {
+        match command {
+            Some(Command::Run(mut args)) => {
+                if common.reconnect.is_some() {
                     return Err(RunnerError::Usage(
-                        "--publish and --reconnect run compiled pipelines; not with --graph".into(),
+                        "--reconnect runs compiled pipelines; not with --graph".into(),
                     ));
                 }
-                crate::graph_file::run(common, args, extra, io)
+                args.publisher = crate::broker::start_publisher(&args)?;
+                crate::graph_file::run(common, &args, extra, io)
             }
-            Some(Command::Graph { format }) => {
-                crate::graph_tools::graph(common, *format, extra, io)
-            }
+            Some(Command::Graph { format }) => crate::graph_tools::graph(common, format, extra, io),
             Some(Command::Plan) => crate::graph_tools::plan(common, extra, io),
             Some(Command::Profile) => crate::graph_tools::profile(common, extra, io),
             Some(Command::Ops { name }) => {

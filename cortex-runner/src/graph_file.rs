@@ -55,7 +55,22 @@ pub(crate) fn run(
     let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
     let mut pipeline = build(common, extra)?;
     let (mode, weights) = selection(common, &pipeline)?;
-    let observer = frames(common, args, &mut pipeline, mode, weights, extra, io, true)?;
+    let Io {
+        stdin,
+        stdout,
+        stderr,
+        progress,
+    } = io;
+    let io = Io {
+        stdin,
+        stdout,
+        stderr: &mut *stderr,
+        progress,
+    };
+    let observer = frames(common, args, &mut pipeline, mode, weights, extra, io, true);
+    // The broker's summary also when the run failed: what reached it.
+    crate::broker::close_publisher(args.publisher.as_ref(), common.quiet, stderr)?;
+    let observer = observer?;
     if let (Some(file), Some(trace)) = (trace_file, &observer.trace) {
         file.write(&trace.to_json(&pipeline.ir().name))?;
     }
@@ -179,6 +194,9 @@ pub(crate) fn frames(
         };
         if !lines {
             return Ok(());
+        }
+        if let Some(publisher) = &args.publisher {
+            crate::broker::publish(publisher, 0, line.to_string());
         }
         writeln!(io.stdout, "{line}").map_err(|source| RunnerError::Io {
             what: "writing results".into(),

@@ -370,3 +370,74 @@ fn a_bad_broker_url_is_a_usage_error() {
     );
     assert!(out.error().contains("--publish-queue needs --publish"));
 }
+
+#[test]
+fn a_graph_file_run_publishes_its_json_lines() {
+    let Some(mosquitto) = program("mosquitto") else {
+        eprintln!("skipped: no `mosquitto` binary (Debian package mosquitto; .ci/run installs it)");
+        return;
+    };
+    let dir = temp_dir("publish-graph");
+    std::fs::create_dir_all(&dir).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let broker = Broker::start(mosquitto, &dir);
+    let sub = Subscriber::start(broker.port, "graph-test/+/results");
+    let probe = program("mosquitto_pub").expect("mosquitto_pub");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sub.messages().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the subscriber never got the probe"
+        );
+        Command::new(&probe)
+            .args(["-h", "127.0.0.1", "-p", &broker.port.to_string(), "-q", "1"])
+            .args(["-t", "graph-test/probe/results", "-m", "probe"])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs/l2.json");
+    let url = format!("mqtt://127.0.0.1:{}/graph-test", broker.port);
+    let out = run(
+        l2::app(),
+        &[
+            "run",
+            "--graph",
+            file,
+            "--frames",
+            "6",
+            "--size",
+            "96x64",
+            "--publish",
+            &url,
+        ],
+        Vec::new(),
+    );
+    out.ok();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 6, "{}", out.stdout);
+    // Every line the graph run prints reaches the broker, byte for byte.
+    sub.wait_until("the graph run's 6 lines", |m| {
+        m.iter()
+            .filter(|(t, _)| t == "graph-test/0/results")
+            .count()
+            >= 6
+    });
+    let got: Vec<String> = sub
+        .messages()
+        .into_iter()
+        .filter(|(t, _)| t == "graph-test/0/results")
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(got, lines);
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("published to mqtt://"))
+        .unwrap_or_else(|| panic!("no publish summary in:\n{}", out.stderr));
+    assert_eq!(count(line, "of "), 6, "{line}");
+    assert_eq!(count(line, "messages delivered"), 6, "{line}");
+}
