@@ -140,6 +140,51 @@ pub struct Io<'a> {
     pub progress: bool,
 }
 
+impl<'a> Io<'a> {
+    /// These streams with `stdout` as the results stream, and the results
+    /// stream they had: for a run whose results are not written (a tool
+    /// reporting after it).
+    pub(crate) fn with_stdout<'b>(self, stdout: &'b mut dyn Write) -> (Io<'b>, &'a mut dyn Write)
+    where
+        'a: 'b,
+    {
+        let Io {
+            stdin,
+            stdout: results,
+            stderr,
+            progress,
+        } = self;
+        let io = Io {
+            stdin,
+            stdout,
+            stderr,
+            progress,
+        };
+        (io, results)
+    }
+
+    /// These streams with `stderr` as the summaries' stream, and the one
+    /// they had: for a run that writes its own summary after it.
+    pub(crate) fn with_stderr<'b>(self, stderr: &'b mut dyn Write) -> (Io<'b>, &'a mut dyn Write)
+    where
+        'a: 'b,
+    {
+        let Io {
+            stdin,
+            stdout,
+            stderr: summaries,
+            progress,
+        } = self;
+        let io = Io {
+            stdin,
+            stdout,
+            stderr,
+            progress,
+        };
+        (io, summaries)
+    }
+}
+
 impl<P: Pipeline + 'static> App<P> {
     /// The program `name` for a pipeline whose one input is the frame;
     /// `record` picks the outputs to show.

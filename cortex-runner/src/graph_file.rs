@@ -55,18 +55,9 @@ pub(crate) fn run(
     let trace_file = args.trace.as_deref().map(TraceFile::open).transpose()?;
     let mut pipeline = build(common, extra)?;
     let (mode, weights) = selection(common, &pipeline)?;
-    let Io {
-        stdin,
-        stdout,
-        stderr,
-        progress,
-    } = io;
-    let io = Io {
-        stdin,
-        stdout,
-        stderr: &mut *stderr,
-        progress,
-    };
+    // The frames write no summary; the broker's is written after them.
+    let mut none = std::io::sink();
+    let (io, stderr) = io.with_stderr(&mut none);
     let observer = frames(common, args, &mut pipeline, mode, weights, extra, io, true);
     // The broker's summary also when the run failed: what reached it.
     crate::broker::close_publisher(args.publisher.as_ref(), common.quiet, stderr)?;

@@ -45,18 +45,8 @@ pub(crate) fn graph(
 pub(crate) fn profile(common: &Common, extra: &Ops, io: Io<'_>) -> Result<(), RunnerError> {
     let mut pipeline = crate::graph_file::build(common, extra)?;
     let (mode, weights) = crate::graph_file::selection(common, &pipeline)?;
-    let Io {
-        stdin,
-        stdout,
-        stderr,
-        progress,
-    } = io;
-    let io = Io {
-        stdin,
-        stdout: &mut std::io::sink(),
-        stderr,
-        progress,
-    };
+    let mut silent = std::io::sink();
+    let (io, stdout) = io.with_stdout(&mut silent);
     let observer = silent_run(common, &mut pipeline, mode, weights, extra, io)?;
     write_out(stdout, &observer.profiler.report())
 }
@@ -93,18 +83,8 @@ pub(crate) fn plan(common: &Common, extra: &Ops, io: Io<'_>) -> Result<(), Runne
     let every = full.mode(FULL_MODE).unwrap_or(0);
     let mut common = common.clone();
     common.frames = Some(common.frames.unwrap_or(10));
-    let Io {
-        stdin,
-        stdout,
-        stderr,
-        progress,
-    } = io;
-    let io = Io {
-        stdin,
-        stdout: &mut std::io::sink(),
-        stderr,
-        progress,
-    };
+    let mut silent = std::io::sink();
+    let (io, stdout) = io.with_stdout(&mut silent);
     let observer = silent_run(&common, &mut full, every, None, extra, io)?;
     let ir = target.ir();
     let mut text = dce_diff(ir, &plan, &observer.profiler);

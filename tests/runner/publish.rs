@@ -191,6 +191,41 @@ impl Read for Fed {
     }
 }
 
+/// A broker in a scratch folder `name` and a subscriber to
+/// `prefix/+/results` whose subscription is live (a probe came back); `None`,
+/// said on stderr, without Debian's `mosquitto`.
+fn broker_and_subscriber(name: &str, prefix: &str) -> Option<(Broker, Subscriber)> {
+    let Some(mosquitto) = program("mosquitto") else {
+        eprintln!("skipped: no `mosquitto` binary (Debian package mosquitto; .ci/run installs it)");
+        return None;
+    };
+    let dir = temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Started by root, mosquitto runs as its own user, which must be able
+    // to write its sessions there.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let broker = Broker::start(mosquitto, &dir);
+    let sub = Subscriber::start(broker.port, &format!("{prefix}/+/results"));
+    let probe = program("mosquitto_pub").expect("mosquitto_pub");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sub.messages().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the subscriber never got the probe"
+        );
+        Command::new(&probe)
+            .args(["-h", "127.0.0.1", "-p", &broker.port.to_string(), "-q", "1"])
+            .args(["-t", &format!("{prefix}/probe/results"), "-m", "probe"])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some((broker, sub))
+}
+
 /// The count before `what` in the summary line: `… 12 dropped …`.
 fn count(line: &str, what: &str) -> u64 {
     let at = line
@@ -205,35 +240,9 @@ fn count(line: &str, what: &str) -> u64 {
 
 #[test]
 fn every_frame_reaches_the_broker_and_a_broker_restart_is_counted_not_fatal() {
-    let Some(mosquitto) = program("mosquitto") else {
-        eprintln!("skipped: no `mosquitto` binary (Debian package mosquitto; .ci/run installs it)");
+    let Some((mut broker, sub)) = broker_and_subscriber("publish-broker", "cortex-test") else {
         return;
     };
-    let dir = temp_dir("publish-broker");
-    std::fs::create_dir_all(&dir).unwrap();
-    // Started by root, mosquitto runs as its own user, which must be able
-    // to write its sessions there.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-    }
-    let mut broker = Broker::start(mosquitto, &dir);
-    let sub = Subscriber::start(broker.port, "cortex-test/+/results");
-    // The subscription is live once a probe comes back.
-    let probe = program("mosquitto_pub").expect("mosquitto_pub");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while sub.messages().is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "the subscriber never got the probe"
-        );
-        Command::new(&probe)
-            .args(["-h", "127.0.0.1", "-p", &broker.port.to_string(), "-q", "1"])
-            .args(["-t", "cortex-test/probe/results", "-m", "probe"])
-            .status()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-    }
 
     // 20 frames with the broker up, 60 with it stopped (a queue of 10 keeps
     // the last 10 of them), 20 after it is back.
@@ -343,7 +352,7 @@ fn every_frame_reaches_the_broker_and_a_broker_restart_is_counted_not_fatal() {
     }
     drop(sub);
     drop(broker);
-    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(temp_dir("publish-broker"));
 }
 
 #[test]
@@ -373,32 +382,9 @@ fn a_bad_broker_url_is_a_usage_error() {
 
 #[test]
 fn a_graph_file_run_publishes_its_json_lines() {
-    let Some(mosquitto) = program("mosquitto") else {
-        eprintln!("skipped: no `mosquitto` binary (Debian package mosquitto; .ci/run installs it)");
+    let Some((broker, sub)) = broker_and_subscriber("publish-graph", "graph-test") else {
         return;
     };
-    let dir = temp_dir("publish-graph");
-    std::fs::create_dir_all(&dir).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-    }
-    let broker = Broker::start(mosquitto, &dir);
-    let sub = Subscriber::start(broker.port, "graph-test/+/results");
-    let probe = program("mosquitto_pub").expect("mosquitto_pub");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while sub.messages().is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "the subscriber never got the probe"
-        );
-        Command::new(&probe)
-            .args(["-h", "127.0.0.1", "-p", &broker.port.to_string(), "-q", "1"])
-            .args(["-t", "graph-test/probe/results", "-m", "probe"])
-            .status()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-    }
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs/l2.json");
     let url = format!("mqtt://127.0.0.1:{}/graph-test", broker.port);
     let out = run(
@@ -440,4 +426,7 @@ fn a_graph_file_run_publishes_its_json_lines() {
         .unwrap_or_else(|| panic!("no publish summary in:\n{}", out.stderr));
     assert_eq!(count(line, "of "), 6, "{line}");
     assert_eq!(count(line, "messages delivered"), 6, "{line}");
+    drop(sub);
+    drop(broker);
+    let _ = std::fs::remove_dir_all(temp_dir("publish-graph"));
 }
