@@ -84,19 +84,55 @@ fn args(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-#[test]
-fn a_server_killed_and_restarted_mid_run_is_reconnected_and_the_gap_counted() {
+/// An 8-second clip served over HTTP by `ffmpeg -listen 1` on a free
+/// loopback port, in the scratch folder `name`; `None`, said on stderr,
+/// without the `ffmpeg` program.
+fn live(name: &str) -> Option<Live> {
     let Some(exe) = ffmpeg() else {
         eprintln!("skipped: no `ffmpeg` program (Debian package ffmpeg; .ci/run installs it)");
-        return;
+        return None;
     };
-    let dir = temp_dir("reconnect-http");
+    let dir = temp_dir(name);
     std::fs::create_dir_all(&dir).unwrap();
     let clip = dir.join("clip.ts");
     make_clip(&exe, &clip, 8);
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/live.ts");
-    let mut server = serve(&exe, &clip, port);
+    let server = serve(&exe, &clip, port);
+    Some(Live {
+        exe,
+        dir,
+        clip,
+        port,
+        url,
+        server,
+    })
+}
+
+/// What [`live`] started: the program (to serve again), the folder, the
+/// clip, the port, its URL and the server.
+struct Live {
+    exe: PathBuf,
+    dir: PathBuf,
+    clip: PathBuf,
+    port: u16,
+    url: String,
+    server: Child,
+}
+
+#[test]
+fn a_server_killed_and_restarted_mid_run_is_reconnected_and_the_gap_counted() {
+    let Some(Live {
+        exe,
+        dir,
+        clip,
+        port,
+        url,
+        mut server,
+    }) = live("reconnect-http")
+    else {
+        return;
+    };
     let (before, total) = (40usize, 100u64);
     let out = Watched::default();
     let running = run_beside(
@@ -231,17 +267,17 @@ fn of_stream(lines: &[Value], k: u64) -> Vec<&Value> {
 #[test]
 fn while_a_camera_is_away_the_other_streams_run_on() {
     use std::io::Write;
-    let Some(exe) = ffmpeg() else {
-        eprintln!("skipped: no `ffmpeg` program (Debian package ffmpeg; .ci/run installs it)");
+    let Some(Live {
+        exe,
+        dir,
+        clip,
+        port,
+        url,
+        mut server,
+    }) = live("reconnect-beside")
+    else {
         return;
     };
-    let dir = temp_dir("reconnect-beside");
-    std::fs::create_dir_all(&dir).unwrap();
-    let clip = dir.join("clip.ts");
-    make_clip(&exe, &clip, 8);
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}/live.ts");
-    let mut server = serve(&exe, &clip, port);
     // The other input: a FIFO the test feeds, 20 frames before the
     // camera's loss and 20 during it.
     let fifo = dir.join("other.y4m");
