@@ -221,7 +221,8 @@ fn main() {
         (names[5], &mut || {
             let f = next(5);
             let x = std::slice::from_ref(&inputs[f]);
-            black_box(dyn_par.run_parallel(bal as usize, x).is_ok());
+            let mut run = Run::mode(bal as usize).parallel();
+            black_box(dyn_par.run_with_fresh(&mut run, x).is_ok());
         }),
     ];
     // Warm-up: buffers grown, every group's strip height measured.

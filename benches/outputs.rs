@@ -26,7 +26,7 @@ const VARIANTS: [&str; 6] = [
     "run_into, every output",
     "run_with, every output",
     "run_with, JSON outputs",
-    "run_parallel_into, every output",
+    "run_with_fresh parallel, every output",
     "run_with parallel, every output",
     "run_with parallel, JSON outputs",
 ];
@@ -47,9 +47,10 @@ fn round(
             0 => p.run_into(mode, f, out),
             1 => p.run_with(&mut Run::mode(mode), f, out),
             2 => p.run_with(&mut Run::mode(mode).outputs(json), f, out),
-            // The direct parallel form, kept to compare `run_with` against.
-            #[allow(deprecated)]
-            3 => p.run_parallel_into(mode, f, out),
+            // New outputs each frame, to compare reusing them against.
+            3 => p
+                .run_with_fresh(&mut Run::mode(mode).parallel(), f)
+                .map(|o| *out = o),
             4 => p.run_with(&mut Run::mode(mode).parallel(), f, out),
             _ => p.run_with(&mut Run::mode(mode).parallel().outputs(json), f, out),
         }

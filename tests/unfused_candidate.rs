@@ -137,17 +137,18 @@ fn l2_with_every_group_unfused_is_bit_identical_compiled_and_at_run_time() {
             let input: Value = Arc::new(frame.clone());
             let mut events = Events::default();
             let got = dynamic
-                .run_observed(
-                    mode as usize,
+                .run_with_fresh(
+                    &mut Run::mode(mode as usize).observed(&mut events),
                     std::slice::from_ref(&input),
-                    false,
-                    &mut events,
                 )
                 .expect("run time");
             assert_eq!(dyn_key(&got), want, "{what}: run time");
             events.ran_in_groups(i, &format!("{what}: run time"));
             let got = dynamic_par
-                .run_parallel(mode as usize, std::slice::from_ref(&input))
+                .run_with_fresh(
+                    &mut Run::mode(mode as usize).parallel(),
+                    std::slice::from_ref(&input),
+                )
                 .expect("run time parallel");
             assert_eq!(dyn_key(&got), want, "{what}: run time parallel");
         }

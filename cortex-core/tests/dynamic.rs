@@ -17,6 +17,7 @@ use cortex_core::dce::plan_for_pattern;
 use cortex_core::dynamic::{Call, DynPipeline, Ops, Value};
 use cortex_core::error::NodeFailure;
 use cortex_core::ir::{Arg, Endpoint, GraphIr};
+use cortex_core::run::{Engine, Run};
 use cortex_core::spec::GraphSpec;
 use cortex_core::stream::StreamOptions;
 use cortex_core::OutputSet;
@@ -113,7 +114,7 @@ proptest! {
             let mut p = DynPipeline::new(&spec, &ops).expect("builds");
             let plan = plan_for_pattern(&ir, pattern, "p");
             for (f, frame) in frames.iter().enumerate() {
-                let got = p.run_weights(&table, std::slice::from_ref(frame));
+                let got = p.run_with_fresh(&mut Run::weights(&table), std::slice::from_ref(frame));
                 if !plan.missing_outputs.is_empty() {
                     prop_assert!(got.is_err());
                     break;
@@ -135,15 +136,33 @@ proptest! {
             let mut q = DynPipeline::new(&spec, &ops).expect("builds");
             let set = (0..ir.outputs.len()).filter(|i| set_bits >> (i % 64) & 1 == 1).fold(OutputSet::NONE, OutputSet::with);
             let mut parts = [false, true].map(|_| DynPipeline::new(&spec, &ops).expect("builds"));
+            // The outputs the reading runs go into: a full first frame's,
+            // of another pipeline; the outputs not read keep its values.
+            let seed = DynPipeline::new(&spec, &ops).expect("builds").run_with_fresh(&mut Run::mode(mode), std::slice::from_ref(&frames[0])).expect("frame runs");
+            let mut outs = [seed.clone(), seed];
             for (f, frame) in frames.iter().enumerate() {
                 let got = outputs(&ir, &p.run(mode, std::slice::from_ref(frame)).expect("frame runs"));
                 prop_assert_eq!(&got, &want[f]);
-                let par = outputs(&ir, &q.run_parallel(mode, std::slice::from_ref(frame)).expect("frame runs"));
+                let par = outputs(&ir, &q.run_with_fresh(&mut Run::mode(mode).parallel(), std::slice::from_ref(frame)).expect("frame runs"));
                 prop_assert_eq!(&par, &want[f]);
-                for (parallel, part) in [false, true].into_iter().zip(parts.iter_mut()) {
-                    let got = outputs(&ir, &part.run_reading(mode, set, parallel, std::slice::from_ref(frame)).expect("frame runs"));
+                for ((parallel, part), kept) in [false, true].into_iter().zip(parts.iter_mut()).zip(outs.iter_mut()) {
+                    let engine = if parallel { Engine::Parallel } else { Engine::Sequential };
+                    let mut run = Run::mode(mode).engine(engine).outputs(set);
+                    let mut out = part.absent_outputs();
+                    part.run_with(&mut run, std::slice::from_ref(frame), &mut out).expect("frame runs");
+                    let got = outputs(&ir, &out);
                     let expected: Vec<Option<u64>> = want[f].iter().enumerate().map(|(o, v)| if set.contains(o) { *v } else { None }).collect();
                     prop_assert_eq!(got, expected, "reading {:b}, parallel {}", set.bits(), parallel);
+                    // Into outputs of an earlier frame: those not read are
+                    // left as they were.
+                    let mut again = DynPipeline::new(&spec, &ops).expect("builds");
+                    for earlier in &frames[..f] {
+                        again.run_with(&mut run, std::slice::from_ref(earlier), kept).expect("frame runs");
+                    }
+                    let mut into = kept.clone();
+                    again.run_with(&mut run, std::slice::from_ref(frame), &mut into).expect("frame runs");
+                    let kept_too: Vec<Option<u64>> = want[f].iter().zip(&want[0]).enumerate().map(|(o, (v, k))| if set.contains(o) { *v } else { *k }).collect();
+                    prop_assert_eq!(outputs(&ir, &into), kept_too, "into, reading {:b}, parallel {}", set.bits(), parallel);
                 }
             }
             // A pipelined stream, one and two frames in flight: the same
@@ -152,8 +171,8 @@ proptest! {
                 let mut s = DynPipeline::new(&spec, &ops).expect("builds");
                 let options = StreamOptions { in_flight, ..StreamOptions::DEFAULT };
                 let mut streamed = Vec::new();
-                s.run_stream(mode, frames.iter().map(|f| vec![f.clone()]), &options, |f| {
-                    streamed.push((f.index, f.result.map(|o| outputs(&ir, &o))));
+                s.run_stream_with(&mut Run::mode(mode), frames.iter().map(|f| ((), vec![f.clone()])), &options, |f| {
+                    streamed.push((f.index, f.take_result().map(|o| outputs(&ir, &o))));
                     ControlFlow::Continue(())
                 })
                 .expect("stream runs");

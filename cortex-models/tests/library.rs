@@ -200,16 +200,19 @@ fn the_ocr_graph_reads_a_photograph_on_every_engine() {
     };
     let sequential = texts(&p.run(0, std::slice::from_ref(&frame)).expect("sequential"));
     let parallel = texts(
-        &p.run_parallel(0, std::slice::from_ref(&frame))
-            .expect("parallel"),
+        &p.run_with_fresh(
+            &mut cortex_core::run::Run::mode(0).parallel(),
+            std::slice::from_ref(&frame),
+        )
+        .expect("parallel"),
     );
     let mut pipelined = Vec::new();
-    p.run_stream(
-        0,
-        (0..2).map(|_| vec![frame.clone()]),
+    p.run_stream_with(
+        &mut cortex_core::run::Run::mode(0),
+        (0..2).map(|_| ((), vec![frame.clone()])),
         &cortex_core::stream::StreamOptions::default(),
         |f| {
-            pipelined.push(texts(&f.result.expect("pipelined")));
+            pipelined.push(texts(&f.take_result().expect("pipelined")));
             std::ops::ControlFlow::Continue(())
         },
     )

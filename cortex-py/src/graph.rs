@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, GraphFile, Ops, Value};
 use cortex_core::export::{to_dot, to_mermaid};
+use cortex_core::run::{Engine, Run};
 use cortex_core::runtime::error::PipelineError as RustPipelineError;
 use cortex_core::runtime::profile::Profiler;
 use cortex_core::runtime::stream::StreamOptions;
@@ -22,7 +23,6 @@ use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use crate::errors::{graph_error, pipeline_error};
 use crate::library::library;
 use crate::pyop;
-use crate::tools::static_ir;
 use crate::values::{to_python, Kind};
 
 /// Everything a frame touches, behind the class's lock.
@@ -95,7 +95,7 @@ impl PyPipeline {
             }
         }
         let pipeline = file.build(&ops).map_err(|e| graph_error(&e.problems))?;
-        let ir = static_ir(pipeline.ir());
+        let ir = pipeline.static_ir();
         let input_kinds = ir
             .inputs
             .iter()
@@ -261,30 +261,35 @@ impl PyPipeline {
         let results = Mutex::new(Vec::new());
         let callback_error: Mutex<Option<PyErr>> = Mutex::new(None);
         let report = py.detach(|| {
-            inner.pipeline.run_stream(m, source, &options, |frame| {
-                Python::attach(|py| {
-                    let item = match frame.result {
-                        Ok(out) => self.results(py, &out, frame.index).map(|d| d.into_any()),
-                        Err(e) => Ok(pipeline_error(e).into_value(py).into_bound(py).into_any()),
-                    };
-                    let delivered = item.and_then(|item| match &on_result {
-                        Some(f) => f.bind(py).call1((item,)).map(drop),
-                        None => {
-                            results.lock().map_err(|_| poisoned())?.push(item.unbind());
-                            Ok(())
-                        }
-                    });
-                    match delivered {
-                        Ok(()) => ControlFlow::Continue(()),
-                        Err(e) => {
-                            if let Ok(mut slot) = callback_error.lock() {
-                                *slot = Some(e);
+            let source = source.map(|values| ((), values));
+            inner
+                .pipeline
+                .run_stream_with(&mut Run::mode(m), source, &options, |frame| {
+                    Python::attach(|py| {
+                        let item = match frame.take_result() {
+                            Ok(out) => self.results(py, &out, frame.index).map(|d| d.into_any()),
+                            Err(e) => {
+                                Ok(pipeline_error(e).into_value(py).into_bound(py).into_any())
                             }
-                            ControlFlow::Break(())
+                        };
+                        let delivered = item.and_then(|item| match &on_result {
+                            Some(f) => f.bind(py).call1((item,)).map(drop),
+                            None => {
+                                results.lock().map_err(|_| poisoned())?.push(item.unbind());
+                                Ok(())
+                            }
+                        });
+                        match delivered {
+                            Ok(()) => ControlFlow::Continue(()),
+                            Err(e) => {
+                                if let Ok(mut slot) = callback_error.lock() {
+                                    *slot = Some(e);
+                                }
+                                ControlFlow::Break(())
+                            }
                         }
-                    }
+                    })
                 })
-            })
         });
         report.map_err(|e| PyValueError::new_err(e.to_string()))?;
         for slot in [callback_error, feed_error] {
@@ -414,12 +419,21 @@ impl Inner {
         values: &[Value],
     ) -> Result<DynOutputs, RustPipelineError> {
         let p = &mut self.pipeline;
+        let engine = if parallel {
+            Engine::Parallel
+        } else {
+            Engine::Sequential
+        };
         match (selection, self.profiler.as_mut()) {
-            (Selection::Mode(m), Some(profiler)) => p.run_observed(*m, values, parallel, profiler),
-            (Selection::Mode(m), None) if parallel => p.run_parallel(*m, values),
-            (Selection::Mode(m), None) => p.run(*m, values),
-            (Selection::Weights(w), _) if parallel => p.run_weights_parallel(w, values),
-            (Selection::Weights(w), _) => p.run_weights(w, values),
+            (Selection::Mode(m), Some(profiler)) => {
+                p.run_with_fresh(&mut Run::mode(*m).engine(engine).observed(profiler), values)
+            }
+            (Selection::Mode(m), None) => {
+                p.run_with_fresh(&mut Run::mode(*m).engine(engine), values)
+            }
+            (Selection::Weights(w), _) => {
+                p.run_with_fresh(&mut Run::weights(w).engine(engine), values)
+            }
         }
     }
 }

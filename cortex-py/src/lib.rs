@@ -12,7 +12,6 @@ mod pyop;
 mod results;
 mod sources;
 mod streams;
-mod tools;
 mod values;
 
 use pyo3::prelude::*;

@@ -20,7 +20,7 @@ use crate::error::RunnerError;
 use crate::observer::RunObserver;
 use crate::sink::TraceFile;
 use crate::sources::{self, FrameSource};
-use cortex_core::observe::Observer;
+use cortex_core::run::{Run, Select};
 
 impl<P: Pipeline> App<P> {
     /// Adds ops (and their constants, trigger fields and JSON views) that
@@ -124,10 +124,7 @@ pub(crate) fn frames(
     };
     let ops = crate::library::library(extra);
     let mut failed = Failed::default();
-    // The observer names nodes through a graph that lives as long as the
-    // program: this run's, kept for the process's life (one per run).
-    let static_ir: &'static cortex_core::GraphIr = Box::leak(Box::new(ir.clone()));
-    let mut observer = RunObserver::new(static_ir, args.trace.is_some());
+    let mut observer = RunObserver::new(pipeline.static_ir(), args.trace.is_some());
     let labels = match &weights {
         Some(w) => (
             serde_json::Value::Null,
@@ -230,10 +227,12 @@ pub(crate) fn frames(
             }
         });
         let mut stopped = None;
-        pipeline.run_stream_tagged(mode, frames, &common.stream_options(), |f| {
+        let run = &mut Run::mode(mode);
+        pipeline.run_stream_with(run, frames, &common.stream_options(), |f| {
             // Pipelined frames overlap: no node times, as compiled runs.
             let held = crate::sink::held_names(&ir, f.held);
-            match write(&f.tag, None, held, f.result) {
+            let result = f.take_result();
+            match write(&f.tag, None, held, result) {
                 Ok(()) => ControlFlow::Continue(()),
                 Err(e) => {
                     stopped = Some(e);
@@ -248,7 +247,14 @@ pub(crate) fn frames(
             return Err(e);
         }
     } else {
-        let parallel = common.engine == Engine::Parallel;
+        let engine = match common.engine {
+            Engine::Parallel => cortex_core::run::Engine::Parallel,
+            _ => cortex_core::run::Engine::Sequential,
+        };
+        let select = match &weights {
+            Some(w) => Select::Weights(w),
+            None => Select::Mode(mode),
+        };
         let has_rates = !cortex_core::rates::hold_slots(&ir).is_empty();
         let mut last_size = None;
         while let Some(frame) = source.next_frame() {
@@ -273,16 +279,9 @@ pub(crate) fn frames(
             };
             observer.frame = frame.index;
             let input: [Value; 1] = [Arc::new(frame.image)];
-            let (result, node_ms) = match (&weights, parallel) {
-                (Some(w), false) => (pipeline.run_weights(w, &input), None),
-                (Some(w), true) => (pipeline.run_weights_parallel(w, &input), None),
-                (None, _) => {
-                    let plan = &pipeline.program().modes[mode].plan;
-                    observer.frame_begin(static_ir, plan);
-                    let r = pipeline.run_observed(mode, &input, parallel, &mut observer);
-                    (r, Some(observer.node_ms_json()))
-                }
-            };
+            let mut run = Run::of(select).engine(engine).observed(&mut observer);
+            let result = pipeline.run_with_fresh(&mut run, &input);
+            let node_ms = Some(observer.node_ms_json());
             let held = if has_rates {
                 crate::sink::held_names(&ir, cortex_core::hold::held_mask(pipeline.holds()))
             } else {

@@ -14,8 +14,9 @@ use ndarray::ShapeBuilder;
 use std::sync::Arc;
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, GraphFile, Value};
-use cortex_core::ir::NodeId;
+use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::observe::Observer;
+use cortex_core::plan::Plan;
 use cortex_core::run::Run;
 use cortex_vision::l2::{demo_clip, BlurVerdict, L2Mode, L2Outputs, L2};
 use cortex_vision::library::vision_ops;
@@ -60,7 +61,10 @@ fn compare(frames: &[RgbFrame], modes: &[L2Mode]) {
             .run_with(&mut Run::mode(mode).parallel(), frame, &mut par_out)
             .expect("compiled parallel frame");
         let got = parallel
-            .run_parallel(mode as usize, std::slice::from_ref(&input))
+            .run_with_fresh(
+                &mut Run::mode(mode as usize).parallel(),
+                std::slice::from_ref(&input),
+            )
             .expect("run-time parallel frame");
         let label = |o: &L2Outputs| {
             format!(
@@ -129,6 +133,16 @@ fn fused_pipelined_streams_match_the_compiled_l2() {
 struct Events(Vec<String>);
 
 impl Observer for Events {
+    fn frame_begin(&mut self, ir: &'static GraphIr, plan: &Plan) {
+        let live: Vec<NodeId> = (0..ir.nodes.len() as NodeId)
+            .filter(|&n| plan.is_live(n))
+            .collect();
+        self.0
+            .push(format!("frame {} {} live {live:?}", ir.name, plan.label));
+    }
+    fn frame_end(&mut self, ok: bool) {
+        self.0.push(format!("frame end ok={ok}"));
+    }
     fn node_begin(&mut self, node: NodeId) {
         self.0.push(format!("node {node}"));
     }
@@ -157,7 +171,10 @@ fn events_of(
     let mut got = Events::default();
     let input: Value = Arc::new(frame.clone());
     let outputs = dynamic
-        .run_observed(mode as usize, std::slice::from_ref(&input), false, &mut got)
+        .run_with_fresh(
+            &mut Run::mode(mode as usize).observed(&mut got),
+            std::slice::from_ref(&input),
+        )
         .expect("run-time frame");
     assert_same(i, &out, &outputs);
     (want.0, got.0)
@@ -253,7 +270,10 @@ fn fusion_off_runs_the_members_calls_with_the_same_results() {
             .run(0, std::slice::from_ref(&input))
             .expect("fused frame");
         let b = off
-            .run_observed(0, std::slice::from_ref(&input), false, &mut ev)
+            .run_with_fresh(
+                &mut Run::mode(0).observed(&mut ev),
+                std::slice::from_ref(&input),
+            )
             .expect("unfused frame");
         assert!(!ev.0.contains(&"end fused=true".to_string()), "frame {i}");
         for name in ["fused", "blur", "scene", "roi"] {

@@ -44,7 +44,7 @@ fn compare(frames: &[RgbFrame], modes: &[L2Mode]) {
         assert_eq!(dynamic.holds(), compiled.holds(), "frame {i}: holds");
         assert_eq!(dynamic.frame_index(), compiled.frame_index());
         let got = parallel
-            .run_parallel(mode as usize, &[input])
+            .run_with_fresh(&mut Run::mode(mode as usize).parallel(), &[input])
             .expect("parallel frame");
         assert_same(i, &want, &got);
         assert_eq!(parallel.holds(), compiled.holds(), "frame {i}: holds");
@@ -104,7 +104,7 @@ fn run_time_weights_match_the_compiled_l2() {
                 .run_with_fresh(&mut Run::weights(w), frame)
                 .expect("compiled frame");
             let got = dynamic
-                .run_weights(w, &[Arc::new(frame.clone())])
+                .run_with_fresh(&mut Run::weights(w), &[Arc::new(frame.clone())])
                 .expect("run-time frame");
             assert_same(i, &want, &got);
         }
@@ -113,7 +113,7 @@ fn run_time_weights_match_the_compiled_l2() {
     let mut dynamic = run_time_l2();
     let bad = Weights::new().with("wc", 1.0);
     assert!(dynamic
-        .run_weights(&bad, &[Arc::new(frames[0].clone())])
+        .run_with_fresh(&mut Run::weights(&bad), &[Arc::new(frames[0].clone())])
         .is_err());
     assert_eq!(dynamic.frame_index(), 0);
 }

@@ -9,7 +9,7 @@ use cortex::prelude::PipelineMode;
 use cortex::{Pipeline, Run};
 
 /// Runs `frames` through two fresh pipelines per mode — one by `run(mode)`,
-/// one by `run_plan(mode.plan(), mode.weights())` — and asserts equal
+/// one by `Run::plan(mode.plan(), mode.weights())` — and asserts equal
 /// outputs (or equal failures) on every frame.
 pub fn modes_match_plans<'a, P, T: 'a>(frames: &'a [T])
 where

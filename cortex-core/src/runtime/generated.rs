@@ -87,12 +87,12 @@ pub fn fallible<R: FallibleCall>(r: R) -> Result<R::Ok, R::Err> {
 }
 
 /// What only a `#[parallel]` pipeline has. A pipeline without the
-/// attribute still has `run_parallel` and `run_stream`, bounded on its mode
-/// type implementing this trait, which nothing does: calling them is one
+/// attribute still has `run_stream` and `run_stream_with`, bounded on their
+/// first argument's type implementing this trait, which nothing does: calling them is one
 /// error, at the call, saying to add `#[parallel]` — instead of rustc's
 /// "no method named `run_stream`".
 #[diagnostic::on_unimplemented(
-    message = "this pipeline is not declared `#[parallel]`, so it has no parallel or pipelined run methods (`run_parallel`, `run_weights_parallel`, `run_plan_parallel`, `run_stream`…)",
+    message = "this pipeline is not declared `#[parallel]`, so it has no pipelined run methods (`run_stream`, `run_stream_with`)",
     label = "needs `#[parallel]` on the pipeline",
     note = "add `#[parallel]` above `pipeline …` in its `cortex_graph!` block (every node value, input and state must then be `Send + Sync`)"
 )]

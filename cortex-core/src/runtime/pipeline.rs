@@ -11,7 +11,7 @@ use crate::model::plan::Plan;
 use crate::model::weights::Weights;
 use crate::runtime::error::PipelineError;
 use crate::runtime::hold::Hold;
-use crate::runtime::observe::{NoopObserver, Observer};
+use crate::runtime::observe::Observer;
 use crate::runtime::run::Run;
 
 /// The mode enum of a pipeline (`<Name>Mode`): its declared modes, each with
@@ -67,61 +67,6 @@ pub trait Pipeline: Default {
     /// resolution change).
     fn reset(&mut self);
 
-    /// Runs one frame in `mode`, reporting each node to `observer`. On error
-    /// the state is left as it was.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with_fresh(&mut Run::mode(mode).observed(observer), inputs)"
-    )]
-    fn run_observed<O: Observer>(
-        &mut self,
-        mode: Self::Mode,
-        observer: &mut O,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, PipelineError>;
-
-    /// Runs one frame in `mode` into `outputs` of an earlier frame, reusing
-    /// their memory (filled outputs trade buffers with the pipeline). On
-    /// error the state and `outputs` are left as they were.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with(&mut Run::mode(mode).observed(observer), inputs, outputs)"
-    )]
-    fn run_into_observed<O: Observer>(
-        &mut self,
-        mode: Self::Mode,
-        observer: &mut O,
-        inputs: Self::Inputs<'_>,
-        outputs: &mut Self::Outputs,
-    ) -> Result<(), PipelineError>;
-
-    /// Runs one frame with weights chosen at run time (validated against the
-    /// pipeline's weight keys; the plan of their zero pattern is cached).
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with_fresh(&mut Run::weights(weights).observed(observer), inputs)"
-    )]
-    fn run_weights_observed<O: Observer>(
-        &mut self,
-        weights: &Weights,
-        observer: &mut O,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, PipelineError>;
-
-    /// Runs one frame with an explicit plan, validated against this
-    /// pipeline before any state is touched.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with_fresh(&mut Run::plan(plan, weights).observed(observer), inputs)"
-    )]
-    fn run_plan_observed<O: Observer>(
-        &mut self,
-        plan: &Plan,
-        weights: &Weights,
-        observer: &mut O,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, PipelineError>;
-
     /// Runs one frame as `run` says — a mode, weights or a plan; sequential
     /// or parallel; observed or not; computing only the outputs it reads —
     /// into `outputs` of an earlier frame (see [`Run`]). On error the state
@@ -176,41 +121,26 @@ pub trait Pipeline: Default {
         let _ = on;
     }
 
-    /// Runs one frame in `mode`.
-    // Delegates to a deprecated form until that form is removed.
-    #[allow(deprecated)]
+    /// Runs one frame in `mode` (the generated pipelines call their
+    /// mode's function directly).
     fn run(
         &mut self,
         mode: Self::Mode,
         inputs: Self::Inputs<'_>,
     ) -> Result<Self::Outputs, PipelineError> {
-        self.run_observed(mode, &mut NoopObserver, inputs)
+        self.run_with_fresh(&mut Run::mode(mode), inputs)
     }
 
-    /// Runs one frame in `mode` into `outputs` of an earlier frame.
-    // Delegates to a deprecated form until that form is removed.
-    #[allow(deprecated)]
+    /// Runs one frame in `mode` into `outputs` of an earlier frame,
+    /// reusing their memory (filled outputs trade buffers with the
+    /// pipeline). On error the state and `outputs` are left as they were.
     fn run_into(
         &mut self,
         mode: Self::Mode,
         inputs: Self::Inputs<'_>,
         outputs: &mut Self::Outputs,
     ) -> Result<(), PipelineError> {
-        self.run_into_observed(mode, &mut NoopObserver, inputs, outputs)
-    }
-
-    /// Runs one frame with weights chosen at run time.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with_fresh(&mut Run::weights(weights), inputs)"
-    )]
-    #[allow(deprecated)]
-    fn run_weights(
-        &mut self,
-        weights: &Weights,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, PipelineError> {
-        self.run_weights_observed(weights, &mut NoopObserver, inputs)
+        self.run_with(&mut Run::mode(mode), inputs, outputs)
     }
 }
 
@@ -224,8 +154,6 @@ pub trait ParallelPipeline: Pipeline {
 
     /// Runs a stream of frames in `mode`, pipelined (see the generated
     /// `run_stream`): results reach `on_result` in order.
-    // Delegates to a deprecated form until that form is removed.
-    #[allow(deprecated)]
     fn run_stream<I, F>(
         &mut self,
         mode: Self::Mode,
@@ -238,11 +166,7 @@ pub trait ParallelPipeline: Pipeline {
         I::IntoIter: Send,
         F: FnMut(
             crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs>,
-        ) -> std::ops::ControlFlow<()>,
-    {
-        let frames = frames.into_iter().map(|inputs| ((), inputs));
-        self.run_stream_tagged(mode, frames, options, on_result)
-    }
+        ) -> std::ops::ControlFlow<()>;
 
     /// Runs a stream of frames pipelined as `run` says (see the generated
     /// `run_stream_with`): its mode, observer and the outputs it reads. The
@@ -263,142 +187,4 @@ pub trait ParallelPipeline: Pipeline {
         F: FnMut(
             &mut crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
         ) -> std::ops::ControlFlow<()>;
-
-    /// [`run_stream`](Self::run_stream) with a value of the caller's
-    /// carried with each frame (see the generated `run_stream_tagged`): the
-    /// source yields `(tag, inputs)`, and each frame's tag comes back in
-    /// its [`StreamFrame::tag`](crate::runtime::stream::StreamFrame::tag).
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_stream_with(&mut Run::mode(mode), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()"
-    )]
-    fn run_stream_tagged<T, I, F>(
-        &mut self,
-        mode: Self::Mode,
-        frames: I,
-        options: &crate::runtime::stream::StreamOptions,
-        on_result: F,
-    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
-    where
-        T: Send,
-        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
-        I::IntoIter: Send,
-        F: FnMut(
-            crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
-        ) -> std::ops::ControlFlow<()>;
-
-    /// [`run_stream_tagged`](Self::run_stream_tagged), reporting each node
-    /// of both stages to `observer` from the thread that runs it, and each
-    /// frame's begin and end around its second stage (see the generated
-    /// `run_stream_tagged_observed`).
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_stream_with(&mut Run::mode(mode).observed(observer), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()"
-    )]
-    fn run_stream_tagged_observed<O, T, I, F>(
-        &mut self,
-        mode: Self::Mode,
-        observer: &mut O,
-        frames: I,
-        options: &crate::runtime::stream::StreamOptions,
-        on_result: F,
-    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
-    where
-        O: Observer + Send,
-        T: Send,
-        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
-        I::IntoIter: Send,
-        F: FnMut(
-            crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
-        ) -> std::ops::ControlFlow<()>;
-
-    /// [`run_stream_tagged`](Self::run_stream_tagged) whose outputs are
-    /// reused (see the generated `run_stream_into`): `on_result` borrows
-    /// each frame, and the outputs left in it are run into by a later
-    /// frame.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_stream_with(&mut Run::mode(mode), frames, options, on_result): the same call"
-    )]
-    fn run_stream_into<T, I, F>(
-        &mut self,
-        mode: Self::Mode,
-        frames: I,
-        options: &crate::runtime::stream::StreamOptions,
-        on_result: F,
-    ) -> Result<crate::runtime::stream::StreamReport, crate::runtime::stream::StreamError>
-    where
-        T: Send,
-        I: IntoIterator<Item = (T, Self::OwnedInputs)>,
-        I::IntoIter: Send,
-        F: FnMut(
-            &mut crate::runtime::stream::StreamFrame<Self::OwnedInputs, Self::Outputs, T>,
-        ) -> std::ops::ControlFlow<()>;
-
-    /// Runs one frame in `mode` with independent nodes at once, reporting
-    /// each node to `observer` from the thread that runs it.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs)"
-    )]
-    fn run_parallel_observed<O: Observer + Send>(
-        &mut self,
-        mode: Self::Mode,
-        observer: &mut O,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, PipelineError>;
-
-    /// [`run_parallel_observed`](Self::run_parallel_observed) into `outputs`
-    /// of an earlier frame, reusing their memory.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs, outputs)"
-    )]
-    fn run_parallel_into_observed<O: Observer + Send>(
-        &mut self,
-        mode: Self::Mode,
-        observer: &mut O,
-        inputs: Self::Inputs<'_>,
-        outputs: &mut Self::Outputs,
-    ) -> Result<(), PipelineError>;
-
-    /// Runs one frame in `mode` with independent nodes at once.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with_fresh(&mut Run::mode(mode).parallel(), inputs)"
-    )]
-    #[allow(deprecated)]
-    fn run_parallel(
-        &mut self,
-        mode: Self::Mode,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, PipelineError> {
-        self.run_parallel_observed(mode, &mut NoopObserver, inputs)
-    }
-    /// [`Pipeline::run_weights_observed`] with independent nodes at once
-    /// (see the generated `run_weights_parallel`).
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs)"
-    )]
-    fn run_weights_parallel_observed<O: Observer + Send>(
-        &mut self,
-        weights: &Weights,
-        observer: &mut O,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, PipelineError>;
-
-    /// [`Pipeline::run_plan_observed`] with independent nodes at once (see
-    /// the generated `run_plan_parallel`).
-    #[deprecated(
-        since = "0.2.0",
-        note = "use run_with_fresh(&mut Run::plan(plan, weights).parallel().observed(observer), inputs)"
-    )]
-    fn run_plan_parallel_observed<O: Observer + Send>(
-        &mut self,
-        plan: &Plan,
-        weights: &Weights,
-        observer: &mut O,
-        inputs: Self::Inputs<'_>,
-    ) -> Result<Self::Outputs, PipelineError>;
 }

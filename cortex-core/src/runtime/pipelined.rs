@@ -186,18 +186,17 @@ where
 /// What the pipelined driver asks of the pipeline it runs: a generated
 /// pipeline (any [`Pipeline`]) or one built at run time ([`DynPipeline`]).
 pub trait Streamed {
-    /// The graph an observer's `frame_begin` is told about; `None` when
-    /// the pipeline has no graph that lives as long as the program (a
-    /// run-time graph, which is not observed).
-    fn observed_ir() -> Option<&'static GraphIr>;
+    /// The graph an observer's `frame_begin` is told about (asked only of
+    /// an observed stream: a run-time graph interns its own then).
+    fn observed_ir(&self) -> &'static GraphIr;
     /// Which held values the last frame read (see [`StreamFrame::held`]).
     fn held_mask(&self) -> u64;
 }
 
 impl<P: Pipeline> Streamed for P {
     #[inline]
-    fn observed_ir() -> Option<&'static GraphIr> {
-        Some(P::ir())
+    fn observed_ir(&self) -> &'static GraphIr {
+        P::ir()
     }
     #[inline]
     fn held_mask(&self) -> u64 {
@@ -206,8 +205,8 @@ impl<P: Pipeline> Streamed for P {
 }
 
 impl Streamed for DynPipeline {
-    fn observed_ir() -> Option<&'static GraphIr> {
-        None
+    fn observed_ir(&self) -> &'static GraphIr {
+        self.static_ir()
     }
     fn held_mask(&self) -> u64 {
         held_mask(self.holds())
@@ -359,8 +358,8 @@ where
             mut bufs,
         } = staged;
         let (tag, inputs) = arrival.item;
-        if let (Some(o), Some(ir)) = (events, P::observed_ir()) {
-            o.frame_begin(ir, plan);
+        if let Some(o) = events {
+            o.frame_begin(pipeline.observed_ir(), plan);
         }
         let mut slot = None;
         let mut clean = !panicked(&values);

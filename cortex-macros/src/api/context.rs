@@ -83,16 +83,4 @@ impl<'a> Api<'a> {
             None => quote!(::core::unreachable!("this pipeline has compile errors")),
         }
     }
-
-    /// The attributes of a generated run form kept only for old callers:
-    /// `#[deprecated]` with `note` (which spells out the `run_with` /
-    /// `run_stream_with` call replacing it), and `#[allow(deprecated)]`,
-    /// because such a form delegates to another deprecated one and that
-    /// call must not warn in the user's crate.
-    pub(super) fn deprecated(&self, note: &str) -> TokenStream {
-        quote! {
-            #[deprecated(since = "0.2.0", note = #note)]
-            #[allow(deprecated)]
-        }
-    }
 }

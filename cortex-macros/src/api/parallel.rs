@@ -1,7 +1,5 @@
-//! What `#[parallel]` adds: `run_stream` and `run_stream_with`, the
-//! deprecated `run_parallel`, `run_weights_parallel` and `run_plan_parallel`
-//! (and their `_into` and `_observed` forms) and `run_stream_tagged`,
-//! `run_stream_into`, `run_stream_tagged_observed`, and
+//! What `#[parallel]` adds: `run_stream` and `run_stream_with`, the private
+//! parallel functions `run_with_fresh` calls for `Run::parallel()`, and
 //! `cortex::ParallelPipeline`; without the attribute, stubs whose call is
 //! one error saying to add it.
 
@@ -15,7 +13,7 @@ use crate::codegen::{parallel_check, Check, Probe};
 pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
     let (ast, c) = (cx.ast, &cx.c);
     let (mode_ty, outputs_ty) = (&cx.n.mode, &cx.n.outputs);
-    let (params, args, params_c, args_c) = (&cx.params, &cx.args, &cx.params_c, &cx.args_c);
+    let (params, args) = (&cx.params, &cx.args);
     let input_tys = &cx.input_tys;
     if ast.parallel {
         let dispatch = cx.pick(|b| &b.run_parallel_observed);
@@ -33,9 +31,6 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
         // One frame's result, untagged and tagged.
         let frame_unit = quote!(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, ()>);
         let frame_t = quote!(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>);
-        let into = cx.body(
-            || quote!(self.__run_parallel(mode, observer, #c::__private::Sink::into_all(outputs), #args)),
-        );
         let fresh_of = |f: fn(&crate::codegen::Bodies) -> &TokenStream| {
             let body = cx.pick(f);
             cx.body(|| {
@@ -49,15 +44,6 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                         ::core::option::Option::Some(__outputs) => ::core::result::Result::Ok(__outputs),
                         ::core::option::Option::None => ::core::result::Result::Err(#c::PipelineError::Internal("a run returned no outputs")),
                     }
-                }
-            })
-        };
-        let into_of = |f: fn(&crate::codegen::Bodies) -> &TokenStream| {
-            let body = cx.pick(f);
-            cx.body(|| {
-                quote! {
-                    let __sink = #c::__private::Sink::into_all(outputs);
-                    #body
                 }
             })
         };
@@ -76,33 +62,10 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 }
             })
         };
-        let no_observer = quote!(::core::option::Option::<&mut #c::NoopObserver>::None);
-        let tagged =
-            quote!(move |__frame: #frame_t| (on_result(__frame), ::core::option::Option::None));
         let stream_fresh = stream_body(
             quote!(frames.into_iter().map(|__inputs| ((), __inputs))),
             quote!(move |__frame: #frame_unit| (on_result(__frame), ::core::option::Option::None)),
-            no_observer.clone(),
-        );
-        let stream_tagged = stream_body(
-            quote!(frames.into_iter()),
-            tagged.clone(),
-            no_observer.clone(),
-        );
-        let stream_into = stream_body(
-            quote!(frames.into_iter()),
-            quote! {
-                move |mut __frame: #frame_t| {
-                    let __flow = on_result(&mut __frame);
-                    (__flow, __frame.result.ok())
-                }
-            },
-            no_observer,
-        );
-        let stream_observed = stream_body(
-            quote!(frames.into_iter()),
-            tagged,
-            quote!(::core::option::Option::Some(observer)),
+            quote!(::core::option::Option::<&mut #c::NoopObserver>::None),
         );
         let stream_with_body = cx.pick(|b| &b.run_stream_with);
         let stream_with = cx.body(|| {
@@ -122,137 +85,9 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 #stream_with_body
             }
         });
-        let dep_run_parallel =
-            cx.deprecated("use run_with_fresh(&mut Run::mode(mode).parallel(), inputs…)");
-        let dep_run_parallel_observed = cx.deprecated(
-            "use run_with_fresh(&mut Run::mode(mode).parallel().observed(observer), inputs…)",
-        );
-        let dep_run_parallel_into =
-            cx.deprecated("use run_with(&mut Run::mode(mode).parallel(), inputs…, outputs)");
-        let dep_run_parallel_into_observed = cx.deprecated(
-            "use run_with(&mut Run::mode(mode).parallel().observed(observer), inputs…, outputs)",
-        );
-        let dep_run_weights_parallel =
-            cx.deprecated("use run_with_fresh(&mut Run::weights(weights).parallel(), inputs…)");
-        let dep_run_weights_parallel_observed = cx.deprecated(
-            "use run_with_fresh(&mut Run::weights(weights).parallel().observed(observer), inputs…)",
-        );
-        let dep_run_weights_parallel_into =
-            cx.deprecated("use run_with(&mut Run::weights(weights).parallel(), inputs…, outputs)");
-        let dep_run_weights_parallel_into_observed = cx.deprecated("use run_with(&mut Run::weights(weights).parallel().observed(observer), inputs…, outputs)");
-        let dep_run_plan_parallel =
-            cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).parallel(), inputs…)");
-        let dep_run_plan_parallel_observed = cx.deprecated("use run_with_fresh(&mut Run::plan(plan, weights).parallel().observed(observer), inputs…)");
-        let dep_run_plan_parallel_into = cx
-            .deprecated("use run_with(&mut Run::plan(plan, weights).parallel(), inputs…, outputs)");
-        let dep_run_plan_parallel_into_observed = cx.deprecated("use run_with(&mut Run::plan(plan, weights).parallel().observed(observer), inputs…, outputs)");
-        let dep_run_stream_tagged = cx.deprecated("use run_stream_with(&mut Run::mode(mode), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()");
-        let dep_run_stream_into = cx.deprecated(
-            "use run_stream_with(&mut Run::mode(mode), frames, options, on_result): the same call",
-        );
-        let dep_run_stream_tagged_observed = cx.deprecated("use run_stream_with(&mut Run::mode(mode).observed(observer), frames, options, |frame| …): on_result gets &mut StreamFrame; keep its outputs with frame.take_result()");
         let weights_fresh = fresh_of(|b| &b.run_weights_parallel);
-        let weights_into = into_of(|b| &b.run_weights_parallel);
         let plan_fresh = fresh_of(|b| &b.run_plan_parallel);
-        let plan_into = into_of(|b| &b.run_plan_parallel);
         quote! {
-            /// Runs one frame in `mode` with independent nodes at once on the
-            /// engine's persistent worker pool (a wave of nodes whose inputs
-            /// are ready runs together). The outputs and the state are
-            /// bit-identical to [`Self::run`]'s. A failing frame leaves the
-            /// state as it was and is run again sequentially (unobserved), so
-            /// the error is exactly the one [`Self::run`] reports.
-            #dep_run_parallel
-            pub fn run_parallel(&mut self, mode: #mode_ty, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                self.run_parallel_observed(mode, &mut #c::NoopObserver, #args)
-            }
-
-            /// [`Self::run_parallel`], reporting each node to `observer` from
-            /// the thread that runs it (one event at a time, under a lock).
-            #dep_run_parallel_observed
-            pub fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                #fresh
-            }
-
-            /// [`Self::run_parallel`] into `outputs` of an earlier frame,
-            /// reusing their memory (see [`Self::run_into`]).
-            #dep_run_parallel_into
-            pub fn run_parallel_into(&mut self, mode: #mode_ty, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                self.run_parallel_into_observed(mode, &mut #c::NoopObserver, #args_c outputs)
-            }
-
-            /// [`Self::run_parallel_into`], reporting each node to `observer`.
-            #dep_run_parallel_into_observed
-            pub fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                #into
-            }
-
-            /// [`Self::run_weights`] with independent nodes at once on the
-            /// worker pool: weights whose zero pattern is a declared
-            /// mode's run that mode's parallel function (its fused groups
-            /// included) with these weights; any other pattern runs its
-            /// plan wave by wave over the full graph's waves, each node
-            /// skipped when the plan leaves it out. Outputs and state are
-            /// bit-identical to [`Self::run_weights`]'s, and a failing frame
-            /// is run again sequentially for its error, as in
-            /// [`Self::run_parallel`].
-            #dep_run_weights_parallel
-            pub fn run_weights_parallel(&mut self, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                self.run_weights_parallel_observed(weights, &mut #c::NoopObserver, #args)
-            }
-
-            /// [`Self::run_weights_parallel`], reporting each node to
-            /// `observer` from the thread that runs it.
-            #dep_run_weights_parallel_observed
-            pub fn run_weights_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                #weights_fresh
-            }
-
-            /// [`Self::run_weights_parallel`] into `outputs` of an earlier
-            /// frame, reusing their memory (see [`Self::run_into`]).
-            #dep_run_weights_parallel_into
-            pub fn run_weights_parallel_into(&mut self, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                self.run_weights_parallel_into_observed(weights, &mut #c::NoopObserver, #args_c outputs)
-            }
-
-            /// [`Self::run_weights_parallel_into`], reporting each node to
-            /// `observer`.
-            #dep_run_weights_parallel_into_observed
-            pub fn run_weights_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                #weights_into
-            }
-
-            /// [`Self::run_plan`] with independent nodes at once on the
-            /// worker pool, wave by wave over the full graph's waves (each
-            /// node skipped when `plan` leaves it out). The plan is validated
-            /// first, as in [`Self::run_plan`]; outputs and state are
-            /// bit-identical to its.
-            #dep_run_plan_parallel
-            pub fn run_plan_parallel(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                self.run_plan_parallel_observed(plan, weights, &mut #c::NoopObserver, #args)
-            }
-
-            /// [`Self::run_plan_parallel`], reporting each node to
-            /// `observer` from the thread that runs it.
-            #dep_run_plan_parallel_observed
-            pub fn run_plan_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                #plan_fresh
-            }
-
-            /// [`Self::run_plan_parallel`] into `outputs` of an earlier
-            /// frame, reusing their memory (see [`Self::run_into`]).
-            #dep_run_plan_parallel_into
-            pub fn run_plan_parallel_into(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                self.run_plan_parallel_into_observed(plan, weights, &mut #c::NoopObserver, #args_c outputs)
-            }
-
-            /// [`Self::run_plan_parallel_into`], reporting each node to
-            /// `observer`.
-            #dep_run_plan_parallel_into_observed
-            pub fn run_plan_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params_c outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                #plan_into
-            }
-
             /// Runs a stream of frames in `mode`, pipelined: while one frame's
             /// state readers and what follows them run, the next frame's
             /// state-free nodes already run on the pool. Frames come from
@@ -274,56 +109,24 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 #stream_fresh
             }
 
-            /// [`Self::run_stream`] with a value of yours carried with each
-            /// frame: `frames` yields `(tag, inputs)`, and each frame's tag
-            /// comes back with that frame's own result in
-            /// [`StreamFrame::tag`](#c::stream::StreamFrame::tag), whether
-            /// it succeeded or failed (e.g. a frame's number, timestamp or
-            /// the rest of a decoded picture the pipeline does not read).
-            /// The tag of a frame that is never delivered (dropped by the
-            /// overflow policy, or discarded after `Break` or a panicking
-            /// `on_result`) is dropped with its inputs. The memory budget
-            /// counts the inputs only.
-            #dep_run_stream_tagged
-            pub fn run_stream_tagged<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
-            where
-                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
-                __I::IntoIter: ::core::marker::Send,
-                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
-            {
-                #stream_tagged
-            }
-
-            /// [`Self::run_stream_tagged`] whose outputs are reused, as
-            /// [`Self::run_into`] reuses them: `on_result` borrows each
-            /// frame, and the outputs still in its `result` when it returns
-            /// are what a later frame runs into (its filled outputs trade
-            /// buffers with the pipeline), so a stream allocates no
-            /// outputs. Take what you keep: the tag and inputs with
-            /// `std::mem::take` or `replace` (what is left is dropped after
-            /// the callback), the outputs with
-            /// [`StreamFrame::take_result`](#c::stream::StreamFrame::take_result)
-            /// (a later frame then makes new ones). Outputs and state are
-            /// bit-identical to [`Self::run_stream`]'s.
-            #dep_run_stream_into
-            pub fn run_stream_into<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
-            where
-                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
-                __I::IntoIter: ::core::marker::Send,
-                __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
-            {
-                #stream_into
-            }
-
             /// Runs a stream of frames pipelined as `run` says: its mode
             /// (weights or a plan chosen at run time are refused with
             /// [`StreamError::NotAMode`](#c::stream::StreamError::NotAMode):
-            /// run those frame by frame with `run_with`), its observer (as
-            /// in [`Self::run_stream_tagged_observed`]) and the outputs it
-            /// reads. A stream always runs pipelined: `run`'s engine is not
-            /// read. Outputs are reused as in [`Self::run_stream_into`]:
+            /// run those frame by frame with `run_with`), its observer and the
+            /// outputs it reads. The source yields `(tag, inputs)`: each
+            /// frame's tag comes back with its own result in
+            /// [`StreamFrame::tag`](#c::stream::StreamFrame::tag). The
+            /// observer sees each node (and fused group) of both stages from
+            /// the thread that runs it, one event at a time under a lock,
+            /// and each frame's `frame_begin` / `frame_end` around its
+            /// second stage; a failing frame's rerun is not observed. A
+            /// stream always runs pipelined: `run`'s engine is not read.
+            /// Outputs are reused as [`Self::run_into`] reuses them:
             /// `on_result` borrows each frame, and the outputs left in its
-            /// `result` are what a later frame runs into. Reading only some
+            /// `result` are what a later frame runs into (take what you
+            /// keep: the outputs with
+            /// [`StreamFrame::take_result`](#c::stream::StreamFrame::take_result),
+            /// the tag and inputs with `std::mem::take`). Reading only some
             /// outputs runs only their producers (the mode's plan cut down
             /// to them, unfused, over the full graph's two stages) and
             /// leaves the others as they were in the outputs a frame runs
@@ -342,22 +145,31 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
                 #stream_with
             }
 
-            /// [`Self::run_stream_tagged`], reporting to `observer` each
-            /// node (and fused group) of both stages, from the thread that
-            /// runs it, and each frame's `frame_begin` / `frame_end` around
-            /// its second stage (which runs one frame at a time, so frames
-            /// never overlap; the next frame's first-stage nodes may be
-            /// reported meanwhile). Events arrive one at a time, under a
-            /// lock, as in [`Self::run_parallel_observed`]; a failing frame's
-            /// rerun is not observed.
-            #dep_run_stream_tagged_observed
-            pub fn run_stream_tagged_observed<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
-            where
-                __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
-                __I::IntoIter: ::core::marker::Send,
-                __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
-            {
-                #stream_observed
+            /// A declared mode's frame with independent nodes at once on the
+            /// engine's persistent worker pool (a wave of nodes whose inputs
+            /// are ready runs together), into new outputs. The outputs and
+            /// the state are bit-identical to [`Self::run`]'s. A failing
+            /// frame leaves the state as it was and is run again
+            /// sequentially (unobserved), so the error is exactly the one
+            /// [`Self::run`] reports.
+            fn __run_parallel_fresh<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #fresh
+            }
+
+            /// Weights chosen at run time with independent nodes at once:
+            /// weights whose zero pattern is a declared mode's run that
+            /// mode's parallel function (its fused groups included) with
+            /// these weights; any other pattern runs its plan wave by wave
+            /// over the full graph's waves, each node skipped when the plan
+            /// leaves it out.
+            fn __run_weights_parallel_fresh<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #weights_fresh
+            }
+
+            /// An explicit plan with independent nodes at once, wave by
+            /// wave over the full graph's waves, validated first.
+            fn __run_plan_parallel_fresh<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+                #plan_fresh
             }
 
             #[allow(clippy::needless_pass_by_value)]
@@ -369,27 +181,6 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
         // Spanned at the pipeline's name, where `#[parallel]` goes.
         let at = ast.name.span();
         quote_spanned! {at=>
-            /// Only a `#[parallel]` pipeline runs frames in parallel: calling
-            /// this is a compile error saying to add the attribute.
-            #[doc(hidden)]
-            pub fn run_parallel<__M: #c::__private::DeclaredParallel>(&mut self, mode: __M, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                match mode.never() {}
-            }
-
-            /// Only a `#[parallel]` pipeline runs frames in parallel: calling
-            /// this is a compile error saying to add the attribute.
-            #[doc(hidden)]
-            pub fn run_weights_parallel<__W: #c::__private::DeclaredParallel>(&mut self, weights: __W, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                match weights.never() {}
-            }
-
-            /// Only a `#[parallel]` pipeline runs frames in parallel: calling
-            /// this is a compile error saying to add the attribute.
-            #[doc(hidden)]
-            pub fn run_plan_parallel<__P: #c::__private::DeclaredParallel>(&mut self, plan: __P, weights: &#c::Weights, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                match plan.never() {}
-            }
-
             /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
             /// this is a compile error saying to add the attribute.
             #[doc(hidden)]
@@ -400,29 +191,8 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
             /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
             /// this is a compile error saying to add the attribute.
             #[doc(hidden)]
-            pub fn run_stream_tagged<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
-                match mode.never() {}
-            }
-
-            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
-            /// this is a compile error saying to add the attribute.
-            #[doc(hidden)]
-            pub fn run_stream_tagged_observed<__M: #c::__private::DeclaredParallel, __O, __I, __F>(&mut self, mode: __M, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
-                match mode.never() {}
-            }
-
-            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
-            /// this is a compile error saying to add the attribute.
-            #[doc(hidden)]
             pub fn run_stream_with<__R: #c::__private::DeclaredParallel, __I, __F>(&mut self, run: __R, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
                 match run.never() {}
-            }
-
-            /// Only a `#[parallel]` pipeline runs a stream pipelined: calling
-            /// this is a compile error saying to add the attribute.
-            #[doc(hidden)]
-            pub fn run_stream_into<__M: #c::__private::DeclaredParallel, __I, __F>(&mut self, mode: __M, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError> {
-                match mode.never() {}
             }
         }
     }
@@ -432,43 +202,24 @@ pub(super) fn methods(cx: &Api<'_>) -> TokenStream {
 pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
     let c = &cx.c;
     let (pipeline, mode_ty, outputs_ty) = (&cx.n.pipeline, &cx.n.mode, &cx.n.outputs);
-    let (args, args_c) = (&cx.args, &cx.args_c);
-    let (input_names, input_tys) = (&cx.input_names, &cx.input_tys);
+    let input_tys = &cx.input_tys;
     if cx.ast.parallel {
         let owned = owned_inputs(cx);
         quote! {
-            // Each method calls the inherent one of the same name,
-            // deprecated ones included: that must not warn in the user's crate.
-            #[allow(deprecated)]
+            // Each method calls the inherent one of the same name.
             impl #c::ParallelPipeline for #pipeline {
                 // Rustdoc shows the tuple, which it is.
                 #[cfg(doc)]
                 type OwnedInputs = (#(#input_tys,)*);
                 #[cfg(not(doc))]
                 type OwnedInputs = #owned;
-                fn run_stream_tagged<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
+                fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
                 where
-                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
+                    __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
                     __I::IntoIter: ::core::marker::Send,
-                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
+                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
                 {
-                    #pipeline::run_stream_tagged(self, mode, frames, options, on_result)
-                }
-                fn run_stream_into<__T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
-                where
-                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
-                    __I::IntoIter: ::core::marker::Send,
-                    __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
-                {
-                    #pipeline::run_stream_into(self, mode, frames, options, on_result)
-                }
-                fn run_stream_tagged_observed<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, mode: #mode_ty, observer: &mut __O, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
-                where
-                    __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,
-                    __I::IntoIter: ::core::marker::Send,
-                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
-                {
-                    #pipeline::run_stream_tagged_observed(self, mode, observer, frames, options, on_result)
+                    #pipeline::run_stream(self, mode, frames, options, on_result)
                 }
                 fn run_stream_with<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
                 where
@@ -477,22 +228,6 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
                     __F: ::core::ops::FnMut(&mut #c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty, __T>) -> ::core::ops::ControlFlow<()>,
                 {
                     #pipeline::run_stream_with(self, run, frames, options, on_result)
-                }
-                fn run_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                    let (#(#input_names,)*) = inputs;
-                    #pipeline::run_parallel_observed(self, mode, observer, #args)
-                }
-                fn run_parallel_into_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
-                    let (#(#input_names,)*) = inputs;
-                    #pipeline::run_parallel_into_observed(self, mode, observer, #args_c outputs)
-                }
-                fn run_weights_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                    let (#(#input_names,)*) = inputs;
-                    #pipeline::run_weights_parallel_observed(self, weights, observer, #args)
-                }
-                fn run_plan_parallel_observed<__O: #c::Observer + ::core::marker::Send>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                    let (#(#input_names,)*) = inputs;
-                    #pipeline::run_plan_parallel_observed(self, plan, weights, observer, #args)
                 }
             }
         }

@@ -14,9 +14,7 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
     let (args, args_c) = (&cx.args, &cx.args_c);
     let (input_names, input_tys) = (&cx.input_names, &cx.input_tys);
     quote! {
-        // Each method calls the inherent one of the same name, deprecated
-        // ones included: implementing them must not warn in the user's crate.
-        #[allow(deprecated)]
+        // Each method calls the inherent one of the same name.
         impl #c::Pipeline for #pipeline {
             type Mode = #mode_ty;
             type Inputs<'__a> = (#(&'__a #input_tys,)*);
@@ -26,21 +24,13 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
             fn ir() -> &'static #c::ir::GraphIr { #pipeline::ir() }
             fn state(&self) -> &#state_ty { #pipeline::state(self) }
             fn reset(&mut self) { #pipeline::reset(self) }
-            fn run_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+            fn run(&mut self, mode: #mode_ty, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;
-                #pipeline::run_observed(self, mode, observer, #args)
+                #pipeline::run(self, mode, #args)
             }
-            fn run_into_observed<__O: #c::Observer>(&mut self, mode: #mode_ty, observer: &mut __O, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
+            fn run_into(&mut self, mode: #mode_ty, inputs: Self::Inputs<'_>, outputs: &mut #outputs_ty) -> ::core::result::Result<(), #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;
-                #pipeline::run_into_observed(self, mode, observer, #args_c outputs)
-            }
-            fn run_weights_observed<__O: #c::Observer>(&mut self, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                let (#(#input_names,)*) = inputs;
-                #pipeline::run_weights_observed(self, weights, observer, #args)
-            }
-            fn run_plan_observed<__O: #c::Observer>(&mut self, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
-                let (#(#input_names,)*) = inputs;
-                #pipeline::run_plan_observed(self, plan, weights, observer, #args)
+                #pipeline::run_into(self, mode, #args_c outputs)
             }
             fn run_with_fresh<__O: #c::Observer + ::core::marker::Send>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
                 let (#(#input_names,)*) = inputs;

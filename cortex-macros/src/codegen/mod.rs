@@ -43,17 +43,16 @@ pub struct Bodies {
     pub run_into_observed: TokenStream,
     pub run_weights_observed: TokenStream,
     pub run_plan_observed: TokenStream,
-    pub run_weights_into_observed: TokenStream,
-    pub run_plan_into_observed: TokenStream,
-    /// `run_parallel_into_observed` (`#[parallel]` pipelines only).
+    /// `__run_parallel`, a mode on the parallel engine (`#[parallel]`
+    /// pipelines only).
     pub run_parallel_observed: TokenStream,
     /// `run_stream` (`#[parallel]` pipelines only).
     pub run_stream: TokenStream,
     /// `run_stream_with`'s dispatch after the mode, the outputs read and the
     /// observer are taken out of its `Run` (`#[parallel]` pipelines only).
     pub run_stream_with: TokenStream,
-    /// `run_weights_parallel_into_observed` and
-    /// `run_plan_parallel_into_observed` (`#[parallel]` pipelines only).
+    /// Weights and a plan on the parallel engine, into `__sink`
+    /// (`#[parallel]` pipelines only).
     pub run_weights_parallel: TokenStream,
     pub run_plan_parallel: TokenStream,
     /// `run_with`: a `Run` value's selection, engine, observer and outputs.
@@ -126,12 +125,6 @@ pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -
             quote!(plan, weights),
             e.fresh_sink(),
         ))),
-        run_weights_into_observed: e.call_with("__run_weights", quote!(weights), e.sink_all()),
-        run_plan_into_observed: e.checked_plan(e.call_with(
-            "__run_plan",
-            quote!(plan, weights),
-            e.sink_all(),
-        )),
         private: quote! {
             #head
             #run_with

@@ -119,10 +119,13 @@ pub fn compare_streams(frames: &[RgbFrame], mode: L2Mode, fused: bool) {
         .expect("builds");
     dynamic.set_fusion(fused);
     let mut got = Vec::new();
-    let inputs = frames.iter().map(|f| vec![Arc::new(f.clone()) as Value]);
+    let inputs = frames
+        .iter()
+        .map(|f| ((), vec![Arc::new(f.clone()) as Value]));
+    let run = &mut cortex_core::run::Run::mode(mode as usize);
     dynamic
-        .run_stream(mode as usize, inputs, &options, |f| {
-            got.push((f.index, f.result));
+        .run_stream_with(run, inputs, &options, |f| {
+            got.push((f.index, f.take_result()));
             std::ops::ControlFlow::Continue(())
         })
         .expect("run-time stream");

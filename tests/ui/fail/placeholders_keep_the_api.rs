@@ -18,7 +18,7 @@ cortex_graph! {
 
 fn generic<T: Pipeline>() -> usize { T::ir().nodes.len() }
 
-#[allow(deprecated)] fn main() {
+fn main() {
     let mut p = P::new();
     let _ = P::default();
     let _: &PState = p.state();
@@ -37,12 +37,13 @@ fn generic<T: Pipeline>() -> usize { T::ir().nodes.len() }
     let w = Weights::new();
     let o: Result<POutputs, cortex::PipelineError> = p.run(PMode::Fast, &1.0);
     let _ = o.map(|o| (o.out, o.a));
-    let _ = p.run_observed(PMode::Fast, &mut cortex::prelude::NoopObserver, &1.0);
-    let _ = p.run_weights(&w, &1.0);
-    let _ = p.run_weights_observed(&w, &mut cortex::prelude::NoopObserver, &1.0);
+    let _ = p.run_with_fresh(&mut cortex::Run::mode(PMode::Fast).observed(&mut cortex::prelude::NoopObserver), &1.0);
+    let _ = p.run_with_fresh(&mut cortex::Run::weights(&w), &1.0);
     let plan = p.pattern_plan(0);
-    let _ = p.run_plan(&plan, &w, &1.0);
-    let _ = p.run_plan_observed(&plan, &w, &mut cortex::prelude::NoopObserver, &1.0); let _ = p.run_with(&mut cortex::Run::mode(PMode::Fast), &1.0, &mut POutputs::default());
+    let _ = p.run_with_fresh(&mut cortex::Run::plan(&plan, &w), &1.0);
+    let _ = p.run_with(&mut cortex::Run::mode(PMode::Fast), &1.0, &mut POutputs::default());
+    let mut o = POutputs::default();
+    let _ = p.run_into(PMode::Fast, &1.0, &mut o);
     let _ = generic::<P>();
     let _ = Pipeline::run(&mut p, PMode::Fast, (&1.0,));
 }

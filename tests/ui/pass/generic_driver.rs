@@ -52,6 +52,6 @@ fn main() {
     // Run-time weights through the trait.
     let mut p = Levels::default();
     let w = Weights::new().with("wr", 0.0).with("wp", 2.0);
-    assert_eq!(Pipeline::run_weights(&mut p, &w, (&samples,)).unwrap().level, 8.0);
+    assert_eq!(Pipeline::run_with_fresh(&mut p, &mut Run::weights(&w), (&samples,)).unwrap().level, 8.0);
     assert_eq!(Levels::ir().name, "Levels");
 }

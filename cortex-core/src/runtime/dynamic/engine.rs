@@ -3,7 +3,7 @@
 //! states, held values and the frame count committed only once the whole
 //! frame succeeded.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use smallvec::SmallVec;
 
@@ -19,6 +19,7 @@ use crate::runtime::error::PipelineError;
 use crate::runtime::hold::Hold;
 use crate::runtime::observe::{NoopObserver, Observer};
 use crate::runtime::plan_cache::PatternPlans;
+use crate::runtime::run::{Engine, Run, Select};
 
 use super::fused::{FormFn, GroupStep, Groups, Values};
 use super::intern;
@@ -98,6 +99,18 @@ pub(super) struct Shared {
     /// Per state: its writer writes no other state and is rated in no
     /// mode, so the state may trade values with it (double-buffering).
     swap: Vec<bool>,
+    /// The graph as an observer's `frame_begin` takes it, interned the
+    /// first time a frame is observed.
+    observed_ir: OnceLock<&'static GraphIr>,
+}
+
+impl Shared {
+    /// The graph, living as long as the program: an observer's
+    /// `frame_begin` names it (each distinct graph is kept once, and only
+    /// once some frame of it is observed).
+    pub(super) fn static_ir(&self) -> &'static GraphIr {
+        self.observed_ir.get_or_init(|| super::intern_ir(&self.ir))
+    }
 }
 
 /// A pipeline built at run time: its graph checked by the macro's rules,
@@ -266,6 +279,7 @@ impl DynPipeline {
             swap,
             state_init,
             registry: ops.clone(),
+            observed_ir: OnceLock::new(),
             program,
             ir,
         };
@@ -294,6 +308,15 @@ impl DynPipeline {
     /// The validated graph.
     pub fn ir(&self) -> &GraphIr {
         &self.shared.ir
+    }
+
+    /// The graph, living as long as the program: what an observer's
+    /// `frame_begin` names, and what one built before the first frame
+    /// (the runner's) keeps. Interned on first use: each distinct graph
+    /// is kept once for the program's life, however many pipelines of it
+    /// are built.
+    pub fn static_ir(&self) -> &'static GraphIr {
+        self.shared.static_ir()
     }
 
     /// The program it runs.
@@ -342,38 +365,6 @@ impl DynPipeline {
         self.fusion
     }
 
-    /// [`run`](Self::run) (or, `parallel`, [`run_parallel`](Self::run_parallel))
-    /// reporting to `observer` each node's call, each fused group's begin
-    /// and end (whether it ran fused) and the frame's end, as a generated
-    /// pipeline's observed run does. The frame's beginning is not
-    /// reported: it names a graph that lives as long as the program, which
-    /// a run-time graph does not.
-    pub fn run_observed(
-        &mut self,
-        mode: usize,
-        inputs: &[Value],
-        parallel: bool,
-        observer: &mut dyn Observer,
-    ) -> Result<DynOutputs, PipelineError> {
-        let shared = self.shared.clone();
-        let Some(m) = shared.program.modes.get(mode) else {
-            return Err(PipelineError::Internal("no such mode"));
-        };
-        let frame = match &m.parallel {
-            Some(p) if parallel => p,
-            _ => &m.sequential,
-        };
-        let w = &shared.mode_weights[mode];
-        let r = self.begin_frame(&shared, inputs).and_then(|()| {
-            let sel = Sel::Mode(mode);
-            let read = OutputSet::ALL;
-            let waves = Waves::of(parallel);
-            self.steps(&shared, frame, sel, w, inputs, waves, read, observer)
-        });
-        observer.frame_end(r.is_ok());
-        r
-    }
-
     /// Back to the state before the first frame: initial states, nothing
     /// held, frame count 0.
     pub fn reset(&mut self) {
@@ -384,137 +375,141 @@ impl DynPipeline {
         self.frame = 0;
     }
 
-    /// Runs one frame in declared mode `mode` (an index into the IR's
-    /// modes), `inputs` in declaration order.
-    pub fn run(&mut self, mode: usize, inputs: &[Value]) -> Result<DynOutputs, PipelineError> {
-        let shared = self.shared.clone();
-        let Some(m) = shared.program.modes.get(mode) else {
-            return Err(PipelineError::Internal("no such mode"));
-        };
-        let w = &shared.mode_weights[mode];
-        self.run_frame(
-            &shared,
-            &m.sequential,
-            Sel::Mode(mode),
-            w,
-            inputs,
-            false,
-            OutputSet::ALL,
-        )
+    /// Runs one frame as `run` says — a declared mode, weights chosen at
+    /// run time or an explicit plan; sequential or wave by wave on the
+    /// worker pool; observed or not; computing only the outputs it reads —
+    /// into `outputs` of an earlier frame: the outputs `run` reads are
+    /// replaced, the others left as they were (outputs of another graph
+    /// are replaced whole). On error the state and `outputs` are left as
+    /// they were.
+    ///
+    /// A run-time pipeline's mode is a `usize`, the index of the mode in
+    /// its graph's modes (what [`mode`](Self::mode) returns for a name):
+    /// the modes are data read at run time, so there is no enum to name
+    /// them, and a newtype around the index would hold no invariant the
+    /// index does not (an index of another graph's modes would pass it
+    /// all the same) while every caller converted to and from it. An index
+    /// outside the graph's modes fails the frame with
+    /// [`PipelineError::Internal`].
+    ///
+    /// A mode reading every output, or a rated mode, runs the mode's own
+    /// steps (its fused groups and phases); a mode reading fewer runs its
+    /// plan cut down to them (the DCE pass's, cached with the weight
+    /// patterns' plans); weights run their zero pattern's plan, cut down
+    /// the same way; an explicit plan is validated against the graph and
+    /// the outputs read before anything runs. The parallel engine runs
+    /// the independent nodes of each wave at once (a rated mode decides
+    /// its phase mid-frame, so its nodes run one after the other); the
+    /// outputs, states and holds are the sequential engine's.
+    ///
+    /// An observer is told the frame's beginning (with the graph, interned
+    /// for the program's life the first time this pipeline is observed,
+    /// and the plan run), each node's call, each fused group's begin and
+    /// end (whether it ran fused) and the frame's end, as a generated
+    /// pipeline's observed run does; the nodes of a wave run at once
+    /// begin together and end together.
+    pub fn run_with<O: Observer>(
+        &mut self,
+        run: &mut Run<'_, usize, O>,
+        inputs: &[Value],
+        outputs: &mut DynOutputs,
+    ) -> Result<(), PipelineError> {
+        let read = run.outputs;
+        let got = self.frame_of(run, read, inputs)?;
+        outputs.merge(got, read);
+        Ok(())
     }
 
-    /// [`run`](Self::run) with the independent nodes of each wave at once
-    /// on the worker pool (a rated mode decides its phase mid-frame, so its
-    /// nodes run one after the other); the same outputs, states and holds.
-    pub fn run_parallel(
+    /// [`run_with`](Self::run_with) into new outputs, every output
+    /// computed whatever `run` reads (as a generated pipeline's
+    /// `run_with_fresh`): for a first frame. Outputs of only the set read
+    /// are [`run_with`](Self::run_with) into
+    /// [`absent_outputs`](Self::absent_outputs). On
+    /// error the state is left as it was.
+    pub fn run_with_fresh<O: Observer>(
         &mut self,
-        mode: usize,
+        run: &mut Run<'_, usize, O>,
         inputs: &[Value],
     ) -> Result<DynOutputs, PipelineError> {
-        let shared = self.shared.clone();
-        let Some(m) = shared.program.modes.get(mode) else {
-            return Err(PipelineError::Internal("no such mode"));
-        };
-        let frame = m.parallel.as_ref().unwrap_or(&m.sequential);
-        let w = &shared.mode_weights[mode];
-        self.run_frame(
-            &shared,
-            frame,
-            Sel::Mode(mode),
-            w,
-            inputs,
-            true,
-            OutputSet::ALL,
-        )
+        self.frame_of(run, OutputSet::ALL, inputs)
     }
 
-    /// [`run_weights`](Self::run_weights) wave by wave on the worker pool.
-    pub fn run_weights_parallel(
-        &mut self,
-        weights: &Weights,
-        inputs: &[Value],
-    ) -> Result<DynOutputs, PipelineError> {
-        let plan = self.weights_plan(weights, OutputSet::ALL)?;
-        let shared = self.shared.clone();
-        let rt = &shared.program.run_time;
-        let frame = rt.parallel.as_ref().unwrap_or(&rt.sequential);
-        self.run_frame(
-            &shared,
-            frame,
-            Sel::Plan(&plan),
-            weights,
-            inputs,
-            true,
-            OutputSet::ALL,
-        )
-    }
-
-    /// Runs one frame with a weight table chosen at run time: its zero
-    /// pattern's plan (computed once, then cached), every node of it on
-    /// every frame.
-    pub fn run_weights(
-        &mut self,
-        weights: &Weights,
-        inputs: &[Value],
-    ) -> Result<DynOutputs, PipelineError> {
-        let plan = self.weights_plan(weights, OutputSet::ALL)?;
-        self.run_plan(&plan, weights, inputs)
-    }
-
-    /// Runs one frame of declared mode `mode` computing only the outputs in
-    /// `read`: the mode's plan cut down to their ancestors (the DCE pass's
-    /// `plan_for_outputs`, computed once per mode pattern and set, then
-    /// cached by the generated pipelines' rule, a bounded LRU), sequentially or wave by wave (`parallel`). An output not
-    /// read is absent from the result. A rated mode runs as
-    /// [`run`](Self::run) does, its outputs not read absent all the same.
-    pub fn run_reading(
-        &mut self,
-        mode: usize,
-        read: OutputSet,
-        parallel: bool,
-        inputs: &[Value],
-    ) -> Result<DynOutputs, PipelineError> {
-        let shared = self.shared.clone();
-        let Some(m) = shared.program.modes.get(mode) else {
-            return Err(PipelineError::Internal("no such mode"));
-        };
-        let w = &shared.mode_weights[mode];
-        if m.rates.is_some() || read.covers(&shared.ir) {
-            let frame = match &m.parallel {
-                Some(p) if parallel => p,
-                _ => &m.sequential,
-            };
-            return self.run_frame(&shared, frame, Sel::Mode(mode), w, inputs, parallel, read);
+    /// Outputs of this graph, every one absent: what a frame that reads
+    /// some of them runs into (see [`run_with`](Self::run_with)).
+    pub fn absent_outputs(&self) -> DynOutputs {
+        DynOutputs {
+            names: self.shared.outputs.clone(),
+            values: vec![None; self.shared.outputs.len()],
         }
-        let plan = self.weights_plan(w, read)?;
-        let rt = &shared.program.run_time;
-        let frame = match &rt.parallel {
+    }
+
+    /// Runs one frame in declared mode `mode` (its index, see
+    /// [`run_with`](Self::run_with)), sequential, every output: the form
+    /// compiled pipelines keep too.
+    pub fn run(&mut self, mode: usize, inputs: &[Value]) -> Result<DynOutputs, PipelineError> {
+        self.run_with_fresh(&mut Run::mode(mode), inputs)
+    }
+
+    /// One frame of `run`'s selection and engine, its outputs in `read`
+    /// present, reported to `run`'s observer.
+    fn frame_of<O: Observer>(
+        &mut self,
+        run: &mut Run<'_, usize, O>,
+        read: OutputSet,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        let shared = self.shared.clone();
+        let sh = &*shared;
+        let parallel = run.engine == Engine::Parallel;
+        let rt = &sh.program.run_time;
+        let run_time = match &rt.parallel {
             Some(p) if parallel => p,
             _ => &rt.sequential,
         };
-        self.run_frame(&shared, frame, Sel::Plan(&plan), w, inputs, parallel, read)
-    }
-
-    /// Runs one frame of an explicit plan (checked against the graph
-    /// before anything runs) with `weights`.
-    pub fn run_plan(
-        &mut self,
-        plan: &Plan,
-        weights: &Weights,
-        inputs: &[Value],
-    ) -> Result<DynOutputs, PipelineError> {
-        plan.validate(&self.shared.ir)?;
-        let shared = self.shared.clone();
-        let frame = &shared.program.run_time.sequential;
-        self.run_frame(
-            &shared,
-            frame,
-            Sel::Plan(plan),
-            weights,
-            inputs,
-            false,
-            OutputSet::ALL,
-        )
+        let cut: Arc<Plan>;
+        let (frame, sel, weights): (&Frame, Sel<'_>, &Weights) = match run.select {
+            Select::Mode(m) => {
+                let Some(mode) = sh.program.modes.get(m) else {
+                    return Err(PipelineError::Internal("no such mode"));
+                };
+                let w = &sh.mode_weights[m];
+                if mode.rates.is_some() || read.covers(&sh.ir) {
+                    let frame = match &mode.parallel {
+                        Some(p) if parallel => p,
+                        _ => &mode.sequential,
+                    };
+                    (frame, Sel::Mode(m), w)
+                } else {
+                    cut = self.weights_plan(w, read)?;
+                    (run_time, Sel::Plan(&cut), w)
+                }
+            }
+            Select::Weights(w) => {
+                cut = self.weights_plan(w, read)?;
+                (run_time, Sel::Plan(&cut), w)
+            }
+            Select::Plan(plan, w) => {
+                w.zero_pattern(&sh.ir.weight_keys)?;
+                plan.validate_for(&sh.ir, read)?;
+                (run_time, Sel::Plan(plan), w)
+            }
+        };
+        let waves = Waves::of(parallel);
+        let Some(observer) = run.observer() else {
+            self.begin_frame(sh, inputs)?;
+            let obs = &mut NoopObserver;
+            return self.steps(sh, frame, sel, weights, inputs, waves, read, obs);
+        };
+        let plan = match sel {
+            Sel::Mode(m) => &sh.program.modes[m].plan,
+            Sel::Plan(p) => p,
+        };
+        observer.frame_begin(sh.static_ir(), plan);
+        let r = self
+            .begin_frame(sh, inputs)
+            .and_then(|()| self.steps(sh, frame, sel, weights, inputs, waves, read, observer));
+        observer.frame_end(r.is_ok());
+        r
     }
 
     /// The plan of a weight table's zero pattern computing the outputs in

@@ -81,3 +81,25 @@ pub(crate) fn intern_ids(ids: &[crate::model::ir::NodeId]) -> &'static [crate::m
     lists.insert(leaked);
     leaked
 }
+
+/// A graph as an observer's `frame_begin` takes it (one that lives as long
+/// as the program): the copy kept for an equal graph when there is one
+/// (found by fingerprint, then compared), else a new one, so each distinct
+/// graph is kept once however many pipelines of it are built.
+pub(crate) fn intern_ir(ir: &crate::model::ir::GraphIr) -> &'static crate::model::ir::GraphIr {
+    use crate::model::ir::GraphIr;
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static GRAPHS: OnceLock<Mutex<HashMap<u64, Vec<&'static GraphIr>>>> = OnceLock::new();
+    let mut graphs = GRAPHS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let same = graphs.entry(ir.fingerprint()).or_default();
+    if let Some(&g) = same.iter().find(|&&g| g == ir) {
+        return g;
+    }
+    let leaked: &'static GraphIr = Box::leak(Box::new(ir.clone()));
+    same.push(leaked);
+    leaked
+}

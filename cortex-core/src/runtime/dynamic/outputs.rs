@@ -4,6 +4,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use super::ops::Value;
+use crate::model::outputs::OutputSet;
 
 /// One frame's outputs, in the graph's output order; an optional output a
 /// plan eliminates is absent.
@@ -43,5 +44,20 @@ impl DynOutputs {
     /// The output names, in the graph's order.
     pub fn names(&self) -> &[String] {
         &self.names
+    }
+
+    /// Takes the outputs in `read` from `got`, a later frame's, leaving
+    /// the others as they were; outputs of another graph are replaced
+    /// whole.
+    pub(crate) fn merge(&mut self, got: DynOutputs, read: OutputSet) {
+        if self.names != got.names || self.values.len() != got.values.len() {
+            *self = got;
+            return;
+        }
+        for (i, v) in got.values.into_iter().enumerate() {
+            if read.contains(i) {
+                self.values[i] = v;
+            }
+        }
     }
 }

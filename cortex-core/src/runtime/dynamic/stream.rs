@@ -10,7 +10,8 @@ use crate::model::ir::{Endpoint, NodeId};
 use crate::model::outputs::OutputSet;
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::{SharedObserver, Sink};
-use crate::runtime::observe::NoopObserver;
+use crate::runtime::observe::Observer;
+use crate::runtime::run::{Run, Select};
 
 use super::fused::{GroupStep, Groups, Values};
 use crate::runtime::pipelined::{pipelined, Checked, Engine, StreamFrame};
@@ -44,6 +45,34 @@ impl Checked<Inputs, DynPipeline> for FirstDone {
     }
 }
 
+/// A stream's observer as each stage sees it: node and group events go to
+/// the shared observer from the thread that runs them; the driver reports
+/// each frame's begin and end around its second stage.
+struct Events<'s, 'o, O>(Option<&'s SharedObserver<'o, O>>);
+
+impl<O: Observer> Observer for Events<'_, '_, O> {
+    fn node_begin(&mut self, node: NodeId) {
+        if let Some(o) = self.0 {
+            o.node_begin(node);
+        }
+    }
+    fn node_end(&mut self, node: NodeId) {
+        if let Some(o) = self.0 {
+            o.node_end(node);
+        }
+    }
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        if let Some(o) = self.0 {
+            o.group_begin(members);
+        }
+    }
+    fn group_end(&mut self, fused: bool) {
+        if let Some(o) = self.0 {
+            o.group_end(fused);
+        }
+    }
+}
+
 /// The first stage: the state-free calls of `frame`, reading only the
 /// frame's inputs, constants and each other.
 fn first_stage(
@@ -52,26 +81,30 @@ fn first_stage(
     (mode, fusion): (usize, bool),
     inputs: &Inputs,
     bufs: &mut FirstValues,
+    obs: &mut dyn Observer,
 ) -> Result<FirstDone, PipelineError> {
     check_inputs(sh, inputs)?;
     bufs.ran.fill(false);
     let plan = &sh.program.modes[mode].plan;
     let weights = &sh.mode_weights[mode];
-    let call = |id: NodeId, bufs: &mut FirstValues| -> Result<(), PipelineError> {
-        let i = id as usize;
-        let mut out = bufs.values[i].take();
-        let (values, ran) = (&bufs.values, &bufs.ran);
-        let result = invoke(sh, id, &mut out, weights, inputs, |e| match e {
-            Endpoint::Node(p) if ran[p as usize] => values[p as usize].as_ref(),
-            _ => None,
-        });
-        bufs.values[i] = out;
-        bufs.ran[i] = result.is_ok();
-        result
-    };
+    let call =
+        |id: NodeId, bufs: &mut FirstValues, obs: &mut dyn Observer| -> Result<(), PipelineError> {
+            let i = id as usize;
+            let mut out = bufs.values[i].take();
+            let (values, ran) = (&bufs.values, &bufs.ran);
+            obs.node_begin(id);
+            let result = invoke(sh, id, &mut out, weights, inputs, |e| match e {
+                Endpoint::Node(p) if ran[p as usize] => values[p as usize].as_ref(),
+                _ => None,
+            });
+            obs.node_end(id);
+            bufs.values[i] = out;
+            bufs.ran[i] = result.is_ok();
+            result
+        };
     for step in &frame.steps {
         match step {
-            Step::Call { node, .. } if plan.is_live(*node) => call(*node, bufs)?,
+            Step::Call { node, .. } if plan.is_live(*node) => call(*node, bufs, obs)?,
             Step::Call { .. } => {}
             Step::Group { group, .. } => {
                 let live = |n: NodeId| plan.is_live(n);
@@ -92,7 +125,7 @@ fn first_stage(
                     ran: &mut bufs.ran,
                     outside: &nothing,
                 };
-                bufs.groups.run(&step, &mut vals, &mut NoopObserver)?;
+                bufs.groups.run(&step, &mut vals, obs)?;
             }
             _ => {
                 return Err(PipelineError::Internal(
@@ -104,63 +137,59 @@ fn first_stage(
     Ok(FirstDone)
 }
 
-/// Stores a frame's outputs where the driver asked.
-fn store(sink: Sink<'_, DynOutputs>, outputs: DynOutputs) {
+/// Stores a frame's outputs where the driver asked: of those handed back,
+/// the ones in `read` are replaced.
+fn store(sink: Sink<'_, DynOutputs>, outputs: DynOutputs, read: OutputSet) {
     match sink {
-        Sink::Into(o, _) => *o = outputs,
+        Sink::Into(o, _) => o.merge(outputs, read),
         Sink::Fresh(slot) => *slot = Some(outputs),
     }
 }
 
 impl DynPipeline {
-    /// Runs a stream of frames in mode `mode`, pipelined as a generated
-    /// `#[parallel]` pipeline's `run_stream` does: frame `k + 1`'s
+    /// Runs a stream of frames pipelined as `run` says, as a generated
+    /// `#[parallel]` pipeline's `run_stream_with` does: frame `k + 1`'s
     /// state-free nodes run on the pool while frame `k`'s second stage
     /// runs wave by wave and commits. Results come back in source order;
     /// a failing frame fails alone (the state stays that of the last good
-    /// frame). `options` are the generated streams' (`in_flight`,
-    /// overflow policy, queue); the memory budget counts each input as one
-    /// shared value, since a run-time value's heap size is not known.
+    /// frame). The source yields `(tag, inputs)`; `on_result` borrows each
+    /// frame, and the outputs left in it are what a later frame runs into
+    /// (keep them with [`StreamFrame::take_result`]). `options` are the
+    /// generated streams' (`in_flight`, overflow policy, queue); the
+    /// memory budget counts each input as one shared value, since a
+    /// run-time value's heap size is not known.
+    ///
+    /// `run` selects a declared mode (its index, see
+    /// [`run_with`](Self::run_with)); its engine is the pipelined one
+    /// whatever it says. The mode's stages run whole: of the outputs a
+    /// frame runs into, those `run` reads are replaced, and new outputs
+    /// hold only those. Its observer sees each node of both stages from
+    /// the thread that runs it, and each frame's begin and end around its
+    /// second stage; a failing frame's rerun is not observed.
     ///
     /// # Errors
-    /// As the generated `run_stream`: invalid options, a panicking source
-    /// or callback. An unknown mode fails every frame (with
+    /// [`StreamError::NotAMode`] for weights or a plan; otherwise as the
+    /// generated `run_stream_with`: invalid options, a panicking source or
+    /// callback. An unknown mode fails every frame (with
     /// [`PipelineError::Internal`]), not the stream.
-    pub fn run_stream<I, F>(
+    pub fn run_stream_with<O, T, I, F>(
         &mut self,
-        mode: usize,
+        run: &mut Run<'_, usize, O>,
         frames: I,
         options: &StreamOptions,
         mut on_result: F,
     ) -> Result<StreamReport, StreamError>
     where
-        I: IntoIterator<Item = Inputs>,
-        I::IntoIter: Send,
-        F: FnMut(StreamFrame<Inputs, DynOutputs>) -> ControlFlow<()>,
-    {
-        self.run_stream_tagged(mode, frames.into_iter().map(|x| ((), x)), options, |f| {
-            on_result(f)
-        })
-    }
-
-    /// [`run_stream`](Self::run_stream) with a value of yours carried with
-    /// each frame and handed back with its result.
-    ///
-    /// # Errors
-    /// As [`run_stream`](Self::run_stream).
-    pub fn run_stream_tagged<T, I, F>(
-        &mut self,
-        mode: usize,
-        frames: I,
-        options: &StreamOptions,
-        mut on_result: F,
-    ) -> Result<StreamReport, StreamError>
-    where
+        O: Observer + Send,
         T: Send,
         I: IntoIterator<Item = (T, Inputs)>,
         I::IntoIter: Send,
-        F: FnMut(StreamFrame<Inputs, DynOutputs, T>) -> ControlFlow<()>,
+        F: FnMut(&mut StreamFrame<Inputs, DynOutputs, T>) -> ControlFlow<()>,
     {
+        let Select::Mode(mode) = run.select else {
+            return Err(StreamError::NotAMode);
+        };
+        let read = run.outputs;
         let shared = self.shared.clone();
         let sh = &*shared;
         let n = sh.ir.nodes.len();
@@ -171,16 +200,21 @@ impl DynPipeline {
             .and_then(|m| m.pipelined.as_ref().map(|p| (m, p, &m.sequential)));
         let unknown = || PipelineError::Internal("no such mode");
         let fusion = self.fusion();
-        let events: Option<&SharedObserver<'_, NoopObserver>> = None;
+        let shared_observer = run.observer().map(SharedObserver::new);
+        let events = shared_observer.as_ref();
         let plan = valid.map_or(&sh.program.run_time.full, |(m, ..)| &m.plan);
         pipelined(
             self,
             frames.into_iter(),
             options,
-            |frame| (on_result(frame), None),
+            |mut frame| {
+                let flow = on_result(&mut frame);
+                (flow, frame.result.ok())
+            },
             |inputs: &Inputs, bufs: &mut FirstValues| {
                 let (_, p, _) = valid.ok_or_else(unknown)?;
-                first_stage(sh, &p.first, (mode, fusion), inputs, bufs)
+                let obs = &mut Events(events);
+                first_stage(sh, &p.first, (mode, fusion), inputs, bufs, obs)
             },
             |this: &mut DynPipeline,
              inputs: &Inputs,
@@ -202,10 +236,10 @@ impl DynPipeline {
                     weights,
                     inputs,
                     Waves::SecondStage,
-                    OutputSet::ALL,
-                    &mut NoopObserver,
+                    read,
+                    &mut Events(events),
                 )?;
-                store(sink, outputs);
+                store(sink, outputs, read);
                 Ok(())
             },
             || FirstValues {
@@ -216,16 +250,9 @@ impl DynPipeline {
             |this: &mut DynPipeline, inputs: &Inputs, sink: Sink<'_, DynOutputs>| {
                 let (_, _, frame) = valid.ok_or_else(unknown)?;
                 let weights = &sh.mode_weights[mode];
-                let outputs = this.run_frame(
-                    sh,
-                    frame,
-                    Sel::Mode(mode),
-                    weights,
-                    inputs,
-                    false,
-                    OutputSet::ALL,
-                )?;
-                store(sink, outputs);
+                let outputs =
+                    this.run_frame(sh, frame, Sel::Mode(mode), weights, inputs, false, read)?;
+                store(sink, outputs, read);
                 Ok(())
             },
             |inputs: &Inputs| (std::mem::size_of_val(inputs.as_slice())) as u64,
