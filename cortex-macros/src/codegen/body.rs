@@ -5,6 +5,7 @@
 //! commits in [`super::commit`].
 
 use cortex_core::ir::{Endpoint, NodeId};
+use cortex_core::lower::Step;
 use cortex_core::passes::fusion::{Group, ValueRole};
 use cortex_core::plan::Plan;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -33,7 +34,7 @@ pub(super) fn run_body(
         part,
         fusion,
         rated,
-        forget,
+        steps,
     } = shape;
     let body = Body {
         cx,
@@ -44,7 +45,7 @@ pub(super) fn run_body(
         part,
         fusion,
         rated,
-        forget,
+        steps,
         obs: local("__obs", Span::call_site()),
         borrowed: Vec::new(),
     };
@@ -159,14 +160,7 @@ impl Body<'_> {
         if let Part::StreamA(_) = self.part {
             return self.stage_a_end(stmts, &a_values);
         }
-        let mut remaining = self.sink_counts();
-        stmts.push(self.outputs(&mut remaining));
-        self.state_commits(&mut stmts, &mut remaining);
-        self.hold_commits(&mut stmts);
-        for &slot in self.forget {
-            stmts.push(quote!(#this.__holds[#slot].forget();));
-        }
-        stmts.push(quote!(#this.__frame = #this.__frame.wrapping_add(1);));
+        self.frame_end(&mut stmts);
         quote! {
             #(#stmts)*
             #obs.frame_end(true);
@@ -336,9 +330,13 @@ impl Body<'_> {
                 p.order.iter().chain(rest).copied().collect()
             }
         };
+        let decide = self.phase_point();
         for &id in order.iter() {
             if !self.live(id) || !self.in_part(id) {
                 continue;
+            }
+            if decide == PhasePoint::Node(id) && e.parallel.is_none() {
+                e.phase_before();
             }
             let call = self.call(id);
             if let Some((f, k)) = self
@@ -354,7 +352,7 @@ impl Body<'_> {
             }
         }
         if let Some(par) = e.parallel.take() {
-            self.emit_waves(&mut e, &par);
+            self.emit_waves(&mut e, &par, decide);
         }
         if let (true, Some(m)) = (e.mask_pending, &e.mask) {
             e.stmts.push(m.clone());
@@ -443,7 +441,6 @@ impl Body<'_> {
     ) -> TokenStream {
         let (ir, ast) = (self.cx.ir, self.cx.ast);
         let local = |id: NodeId| node_local(ir, id, ast.nodes[id as usize].name.span());
-        // What `Group::runs_whole` checks, as the frame's plan is read.
         let outside = group.read_nodes(ir);
         let all_run = Body {
             flavor: Flavor::Mode(full),
@@ -466,9 +463,8 @@ impl Body<'_> {
             .map(|(&m, _)| local(m))
             .collect();
         let runs = group
-            .nodes
-            .iter()
-            .chain(&outside)
+            .whole_needs(ir)
+            .into_iter()
             .map(|id| quote!(__plan.is_live(#id)));
         let reads = outside.iter().map(|&p| {
             let v = local(p);
@@ -647,8 +643,7 @@ impl Body<'_> {
         if self.masked() {
             e.stmts.push(self.guarded_call(id, &call, quote!(__plan)));
         } else if self.rate_of(id).is_some() || self.cond(id) {
-            // Work only some phases run, decided once the triggers are known.
-            e.phase_before();
+            // Work only some phases run, after the phase is decided.
             let run = self.guarded(id, &call, quote!(__phase));
             match self.rate_of(id) {
                 Some(i) => e.stmts.push(self.rated_local(id, i, &call.v, run)),
@@ -711,18 +706,11 @@ impl Body<'_> {
         }
     }
 
-    /// A parallel run's waves, each after the phase when it holds work only
-    /// some phases run.
-    fn emit_waves(&self, e: &mut Emitted<'_>, par: &Parallel) {
+    /// A parallel run's waves, the phase decided before wave `decide`'s.
+    fn emit_waves(&self, e: &mut Emitted<'_>, par: &Parallel, decide: PhasePoint) {
         let c = self.cx.c;
-        for wave in &par.waves {
-            // The phase is decided before the first wave holding work
-            // only some phases run (every wave of the gate precedes it).
-            let phased = wave
-                .iter()
-                .flatten()
-                .any(|&id| self.rate_of(id).is_some() || self.cond(id));
-            if phased {
+        for (w, wave) in par.waves.iter().enumerate() {
+            if decide == PhasePoint::Wave(w) {
                 e.phase_before();
             }
             // A pipelined frame's second stage lets the next frame's first
@@ -741,6 +729,44 @@ impl Body<'_> {
             }
             e.stmts.push(wave_stmts(c, &self.obs, &singles, &par.jobs));
         }
+    }
+}
+
+/// Where a frame decides its phase, as its lowered steps place it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PhasePoint {
+    /// Before this node's call.
+    Node(NodeId),
+    /// Before this wave (an index into the frame's waves).
+    Wave(usize),
+    /// After the last call, or nowhere (a frame without rates).
+    End,
+}
+
+impl Body<'_> {
+    /// Where the frame's steps decide its phase: before the step after
+    /// their [`Step::DecidePhase`].
+    fn phase_point(&self) -> PhasePoint {
+        let mut waves = 0;
+        let mut steps = self.steps.iter();
+        while let Some(step) = steps.next() {
+            match step {
+                Step::DecidePhase => {
+                    return match steps.next() {
+                        Some(Step::Wave(_)) => PhasePoint::Wave(waves),
+                        Some(Step::Call { node, .. }) => PhasePoint::Node(*node),
+                        Some(Step::Group { group, .. }) => self
+                            .fusion
+                            .and_then(|f| f.plan.groups.get(*group)?.nodes.first().copied())
+                            .map_or(PhasePoint::End, PhasePoint::Node),
+                        _ => PhasePoint::End,
+                    }
+                }
+                Step::Wave(_) => waves += 1,
+                _ => {}
+            }
+        }
+        PhasePoint::End
     }
 }
 

@@ -90,7 +90,7 @@ impl<'a> Forms<'a> {
                 let shape = Shape {
                     fusion: Some(self.plans.fused_of(m)),
                     rated: self.rated[m].as_ref(),
-                    ..self.shape(m, &self.plans.mode(m).sequential)
+                    ..self.shape(&self.plans.mode(m).sequential)
                 };
                 run_body(
                     self.cx,
@@ -118,14 +118,14 @@ impl<'a> Forms<'a> {
                     parallel: Some(frame.waves()),
                     fusion: Some(self.plans.fused_of(m)),
                     rated: self.rated[m].as_ref(),
-                    ..self.shape(m, frame)
+                    ..self.shape(frame)
                 };
                 let fused = self.of_mode(v, shape, quote!(__weights));
                 let body = match &mode.parallel_unfused {
                     Some(frame) => {
                         let shape = Shape {
                             parallel: Some(frame.waves()),
-                            ..self.shape(m, frame)
+                            ..self.shape(frame)
                         };
                         let plain = self.of_mode(v, shape, quote!(__weights));
                         quote!(if __fused { #fused } else { #plain })
@@ -176,12 +176,15 @@ impl<'a> Forms<'a> {
             let fused = self.plans.stream_fused_of(m)?;
             let (a, b) = (&piped.first_stage[..], &piped.first.buffers);
             let stage = |part, parallel| {
+                // The second stage ends the frame: its commits are the
+                // second frame's.
                 let shape = Shape {
                     part,
                     parallel,
                     fusion: Some(fused),
                     rated: self.rated[m].as_ref(),
-                    ..self.shape(m, &piped.first)
+                    steps: &piped.second.steps,
+                    ..self.shape(&piped.first)
                 };
                 self.of_mode(v, shape, quote!(#mode_ty::#v.weights()))
             };
@@ -210,9 +213,9 @@ impl<'a> Forms<'a> {
         .collect()
     }
 
-    /// Mode `m`'s run of `frame` (its plan and buffers): whole, unfused,
+    /// A mode's run of `frame` (its plan, buffers and steps): whole, unfused,
     /// sequential and without rates until the caller says otherwise.
-    fn shape<'s>(&'s self, m: usize, frame: &'s Frame) -> Shape<'s> {
+    fn shape<'s>(&'s self, frame: &'s Frame) -> Shape<'s> {
         Shape {
             flavor: Flavor::Mode(&frame.plan),
             bufs: &frame.buffers,
@@ -220,7 +223,7 @@ impl<'a> Forms<'a> {
             part: Part::Whole,
             fusion: None,
             rated: None,
-            forget: &self.plans.mode(m).forgets,
+            steps: &frame.steps,
         }
     }
 
@@ -260,7 +263,7 @@ impl<'a> Forms<'a> {
                 part,
                 fusion,
                 rated: None,
-                forget: &self.plans.forget_all,
+                steps: &frame.steps,
             },
             quote!(__plan),
             quote!(__weights),

@@ -5,6 +5,7 @@
 //! siblings that import this, never each other's parent.
 
 use cortex_core::ir::{GraphIr, NodeId};
+use cortex_core::lower::Step;
 use cortex_core::memory::BufferPlan;
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::rates::ModeRates;
@@ -47,8 +48,9 @@ pub struct Shape<'a> {
     pub fusion: Option<Fused<'a>>,
     /// The mode's rates, when it has some.
     pub rated: Option<&'a RatedMode<'a>>,
-    /// The holds of nodes the plan does not rate: forgotten by each frame.
-    pub forget: &'a [usize],
+    /// The lowered frame's steps: its end (outputs, commits, held values)
+    /// is read from them.
+    pub steps: &'a [Step],
 }
 
 /// A rated mode's phases, as its run functions need them.
