@@ -5,7 +5,7 @@
 //! commits in [`super::commit`].
 
 use cortex_core::ir::{Endpoint, NodeId};
-use cortex_core::lower::Step;
+use cortex_core::lower::{Step, Unit};
 use cortex_core::passes::fusion::{Group, ValueRole};
 use cortex_core::plan::Plan;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -122,7 +122,7 @@ impl Body<'_> {
 
     fn generate(
         &self,
-        waves: Option<Vec<Vec<Vec<NodeId>>>>,
+        waves: bool,
         plan_expr: TokenStream,
         weights_expr: TokenStream,
     ) -> TokenStream {
@@ -145,7 +145,7 @@ impl Body<'_> {
             }
         }
         let a_locals: Vec<&Ident> = a_values.iter().map(|(_, v)| v).collect();
-        if waves.is_some() {
+        if waves {
             // The frame runs in a closure on the pool, which reads the
             // inputs and the pipeline's states: a failed check of one of
             // them, in that closure, is its one error, and the pool's
@@ -304,16 +304,12 @@ impl Body<'_> {
 
     /// Node calls, in the plan's order (a fused plan runs each group's
     /// members together), or wave by wave.
-    fn nodes(&self, stmts: &mut Vec<TokenStream>, waves: Option<Vec<Vec<Vec<NodeId>>>>) {
+    fn nodes(&self, stmts: &mut Vec<TokenStream>, waves: bool) {
         let ir = self.cx.ir;
         let mask = self.phase_mask();
         let mut e = Emitted {
             stmts,
-            parallel: waves.map(|waves| Parallel {
-                waves,
-                jobs: std::collections::HashMap::new(),
-                groups: std::collections::HashMap::new(),
-            }),
+            parallel: waves.then(Parallel::default),
             fallbacks: self
                 .fusion
                 .map_or_else(Vec::new, |f| vec![Vec::new(); f.plan.groups.len()]),
@@ -335,7 +331,7 @@ impl Body<'_> {
             if !self.live(id) || !self.in_part(id) {
                 continue;
             }
-            if decide == PhasePoint::Node(id) && e.parallel.is_none() {
+            if decide == PhasePoint::Node(id) {
                 e.phase_before();
             }
             let call = self.call(id);
@@ -352,7 +348,7 @@ impl Body<'_> {
             }
         }
         if let Some(par) = e.parallel.take() {
-            self.emit_waves(&mut e, &par, decide);
+            self.emit_waves(&mut e, &par);
         }
         if let (true, Some(m)) = (e.mask_pending, &e.mask) {
             e.stmts.push(m.clone());
@@ -706,13 +702,20 @@ impl Body<'_> {
         }
     }
 
-    /// A parallel run's waves, the phase decided before wave `decide`'s.
-    fn emit_waves(&self, e: &mut Emitted<'_>, par: &Parallel, decide: PhasePoint) {
+    /// A parallel run's waves, one emitter per step of the frame: each
+    /// [`Step::Wave`]'s units at once, the phase decided where its
+    /// [`Step::DecidePhase`] is.
+    fn emit_waves(&self, e: &mut Emitted<'_>, par: &Parallel) {
         let c = self.cx.c;
-        for (w, wave) in par.waves.iter().enumerate() {
-            if decide == PhasePoint::Wave(w) {
-                e.phase_before();
-            }
+        for step in self.steps {
+            let units = match step {
+                Step::Wave(units) => units,
+                Step::DecidePhase => {
+                    e.phase_before();
+                    continue;
+                }
+                _ => continue,
+            };
             // A pipelined frame's second stage lets the next frame's first
             // stage have its turn before each wave.
             if matches!(self.part, Part::StreamB(_)) {
@@ -721,10 +724,17 @@ impl Body<'_> {
             // A fused group runs alone (its strips use every core), before
             // the other units of its wave, which read none of its values.
             let mut singles = Vec::new();
-            for unit in wave {
-                match par.groups.get(&unit[0]) {
-                    Some(block) => e.stmts.push(block.clone()),
-                    None => singles.extend(unit.iter().copied()),
+            for unit in units {
+                match *unit {
+                    Unit::Call(id) => singles.push(id),
+                    Unit::Group(k) => {
+                        let first = self
+                            .fusion
+                            .and_then(|f| f.plan.groups.get(k)?.nodes.first());
+                        if let Some(block) = first.and_then(|id| par.groups.get(id)) {
+                            e.stmts.push(block.clone());
+                        }
+                    }
                 }
             }
             e.stmts.push(wave_stmts(c, &self.obs, &singles, &par.jobs));
@@ -732,13 +742,12 @@ impl Body<'_> {
     }
 }
 
-/// Where a frame decides its phase, as its lowered steps place it.
+/// Where a frame run in order decides its phase, as its lowered steps
+/// place it (a parallel run's waves decide it as they are walked).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PhasePoint {
     /// Before this node's call.
     Node(NodeId),
-    /// Before this wave (an index into the frame's waves).
-    Wave(usize),
     /// After the last call, or nowhere (a frame without rates).
     End,
 }
@@ -747,26 +756,18 @@ impl Body<'_> {
     /// Where the frame's steps decide its phase: before the step after
     /// their [`Step::DecidePhase`].
     fn phase_point(&self) -> PhasePoint {
-        let mut waves = 0;
-        let mut steps = self.steps.iter();
-        while let Some(step) = steps.next() {
-            match step {
-                Step::DecidePhase => {
-                    return match steps.next() {
-                        Some(Step::Wave(_)) => PhasePoint::Wave(waves),
-                        Some(Step::Call { node, .. }) => PhasePoint::Node(*node),
-                        Some(Step::Group { group, .. }) => self
-                            .fusion
-                            .and_then(|f| f.plan.groups.get(*group)?.nodes.first().copied())
-                            .map_or(PhasePoint::End, PhasePoint::Node),
-                        _ => PhasePoint::End,
-                    }
-                }
-                Step::Wave(_) => waves += 1,
-                _ => {}
-            }
+        let decide = self
+            .steps
+            .iter()
+            .position(|s| matches!(s, Step::DecidePhase));
+        match decide.and_then(|i| self.steps.get(i + 1)) {
+            Some(Step::Call { node, .. }) => PhasePoint::Node(*node),
+            Some(Step::Group { group, .. }) => self
+                .fusion
+                .and_then(|f| f.plan.groups.get(*group)?.nodes.first().copied())
+                .map_or(PhasePoint::End, PhasePoint::Node),
+            _ => PhasePoint::End,
         }
-        PhasePoint::End
     }
 }
 

@@ -40,8 +40,9 @@ pub struct Shape<'a> {
     pub flavor: Flavor<'a>,
     /// The plan's buffers.
     pub bufs: &'a BufferPlan,
-    /// `Some(waves)`: each wave's units at once (parallel runs).
-    pub parallel: Option<Vec<Vec<Vec<NodeId>>>>,
+    /// Each wave's units at once (parallel runs): the frame's
+    /// [`Step::Wave`]s.
+    pub parallel: bool,
     /// The whole plan, or a stage of a pipelined run.
     pub part: Part<'a>,
     /// The plan's fused groups, when it runs fused.
