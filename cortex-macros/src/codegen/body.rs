@@ -302,10 +302,10 @@ impl Body<'_> {
     })
     }
 
-    /// Node calls, in the plan's order (a fused plan runs each group's
-    /// members together), or wave by wave.
+    /// Node calls: a walk over the frame's steps in order (a group's
+    /// members together, the phase decided at its step), or, wave by wave,
+    /// each node's job gathered first and emitted by [`emit_waves`](Self::emit_waves).
     fn nodes(&self, stmts: &mut Vec<TokenStream>, waves: bool) {
-        let ir = self.cx.ir;
         let mask = self.phase_mask();
         let mut e = Emitted {
             stmts,
@@ -316,42 +316,67 @@ impl Body<'_> {
             mask_pending: mask.is_some() && self.commits(),
             mask,
         };
-        let order: Vec<NodeId> = match &self.flavor {
-            Flavor::Mode(p) => p.order.to_vec(),
-            // The frame's order (each group's members together), then what
-            // only a plan given at run time runs: nothing of the frame's
-            // plan reads it.
-            Flavor::Masked(p) => {
-                let rest = ir.topo.iter().filter(|&&id| !p.is_live(id));
-                p.order.iter().chain(rest).copied().collect()
+        if waves {
+            self.gather_jobs(&mut e);
+            if let Some(par) = e.parallel.take() {
+                self.emit_waves(&mut e, &par);
             }
+        } else {
+            self.emit_in_order(&mut e);
+        }
+        if let (true, Some(m)) = (e.mask_pending, &e.mask) {
+            e.stmts.push(m.clone());
+        }
+    }
+
+    /// The frame's steps on the calling thread: each call, each group
+    /// (its members' calls its unfused path), the phase decided where the
+    /// steps decide it.
+    fn emit_in_order(&self, e: &mut Emitted<'_>) {
+        let runs = |id: NodeId| self.live(id) && self.in_part(id);
+        for step in self.steps {
+            match *step {
+                Step::DecidePhase => e.phase_before(),
+                Step::Call { node, .. } if runs(node) => {
+                    let call = self.call(node);
+                    self.sequential_call(e, node, call);
+                }
+                Step::Group { group: k, .. } => {
+                    let Some(f) = self.fusion else { continue };
+                    let members = f.plan.groups.get(k).map_or(&[][..], |g| &g.nodes[..]);
+                    for &id in members.iter().filter(|&&id| runs(id)) {
+                        let call = self.call(id);
+                        self.group_member(e, id, call, f, k);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A parallel run's jobs and group blocks, in the plan's order (a
+    /// fused plan's groups' members together), for its waves to emit.
+    fn gather_jobs(&self, e: &mut Emitted<'_>) {
+        let order: Vec<NodeId> = match &self.flavor {
+            Flavor::Mode(p) | Flavor::Masked(p) => p.order.to_vec(),
         };
-        let decide = self.phase_point();
         for &id in order.iter() {
             if !self.live(id) || !self.in_part(id) {
                 continue;
             }
-            if decide == PhasePoint::Node(id) {
-                e.phase_before();
-            }
             let call = self.call(id);
-            if let Some((f, k)) = self
+            match self
                 .fusion
                 .and_then(|f| f.plan.group_of(id).map(|k| (f, k)))
             {
-                self.group_member(&mut e, id, call, f, k);
-            } else if let Some(par) = e.parallel.as_mut() {
-                // Emitted wave by wave below.
-                par.jobs.insert(id, self.job(id, call));
-            } else {
-                self.sequential_call(&mut e, id, call);
+                Some((f, k)) => self.group_member(e, id, call, f, k),
+                None => {
+                    let job = self.job(id, call);
+                    if let Some(par) = e.parallel.as_mut() {
+                        par.jobs.insert(id, job);
+                    }
+                }
             }
-        }
-        if let Some(par) = e.parallel.take() {
-            self.emit_waves(&mut e, &par);
-        }
-        if let (true, Some(m)) = (e.mask_pending, &e.mask) {
-            e.stmts.push(m.clone());
         }
     }
 
@@ -738,35 +763,6 @@ impl Body<'_> {
                 }
             }
             e.stmts.push(wave_stmts(c, &self.obs, &singles, &par.jobs));
-        }
-    }
-}
-
-/// Where a frame run in order decides its phase, as its lowered steps
-/// place it (a parallel run's waves decide it as they are walked).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum PhasePoint {
-    /// Before this node's call.
-    Node(NodeId),
-    /// After the last call, or nowhere (a frame without rates).
-    End,
-}
-
-impl Body<'_> {
-    /// Where the frame's steps decide its phase: before the step after
-    /// their [`Step::DecidePhase`].
-    fn phase_point(&self) -> PhasePoint {
-        let decide = self
-            .steps
-            .iter()
-            .position(|s| matches!(s, Step::DecidePhase));
-        match decide.and_then(|i| self.steps.get(i + 1)) {
-            Some(Step::Call { node, .. }) => PhasePoint::Node(*node),
-            Some(Step::Group { group, .. }) => self
-                .fusion
-                .and_then(|f| f.plan.groups.get(*group)?.nodes.first().copied())
-                .map_or(PhasePoint::End, PhasePoint::Node),
-            _ => PhasePoint::End,
         }
     }
 }

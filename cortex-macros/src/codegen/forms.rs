@@ -175,14 +175,16 @@ impl<'a> Forms<'a> {
             let fused = self.plans.stream_fused_of(m)?;
             let (a, b) = (&piped.first_stage[..], &piped.first.buffers);
             let stage = |part, parallel| {
-                // The second stage ends the frame: its commits are the
-                // second frame's.
+                // Each stage walks its own steps; the second ends the frame.
                 let shape = Shape {
                     part,
                     parallel,
                     fusion: Some(fused),
                     rated: self.rated[m].as_ref(),
-                    steps: &piped.second.steps,
+                    steps: match part {
+                        Part::StreamA(_) => &piped.first.steps,
+                        _ => &piped.second.steps,
+                    },
                     ..self.shape(&piped.first)
                 };
                 self.of_mode(v, shape, quote!(#mode_ty::#v.weights()))
