@@ -5,38 +5,29 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-use super::shape::{node_local, state_written, Flavor};
+use super::shape::{node_local, Flavor};
 use super::site::Body;
 use crate::names::{local, text};
 use cortex_core::lower::Step;
 
 impl Body<'_> {
-    /// Per node: how many sinks (outputs, written states, its hold) take
-    /// its value; the last one takes it, the others a copy.
+    /// Per node: how many of the frame's end steps take its value (its
+    /// outputs the plan computes, the states it writes, its held value);
+    /// the last one takes it (a filled value: swaps buffers with its sink,
+    /// so nothing is allocated), the others a copy.
     pub(super) fn sink_counts(&self) -> Vec<usize> {
-        let ir = self.cx.ir;
-        // Each live value's sinks: its outputs, then the states it writes. All
-        // but the last take a copy; the last takes the value (a filled value:
-        // swaps buffers with its sink, so nothing is allocated).
-        let mut remaining: Vec<usize> = vec![0; ir.nodes.len()];
-        for s in ir
-            .states
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| state_written(&self.flavor, *i))
-            .map(|(_, s)| s)
-        {
-            remaining[s.writer as usize] += 1;
-        }
-        for o in ir.outputs.iter() {
-            if self.live(o.node) {
-                remaining[o.node as usize] += 1;
-            }
-        }
-        // A rated node's value is kept last (its buffer traded into the hold),
-        // so its outputs and states take copies.
-        for rate in self.rated.iter().flat_map(|r| r.rates.iter()) {
-            remaining[rate.node as usize] += 1;
+        let mut remaining: Vec<usize> = vec![0; self.cx.ir.nodes.len()];
+        for step in self.steps {
+            let node = match *step {
+                Step::Output { node, .. } if self.live(node) => node,
+                Step::CommitState { node, .. } => node,
+                Step::KeepHold { rate } => match self.rated.and_then(|r| r.rates.get(rate)) {
+                    Some(r) => r.node,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            remaining[node as usize] += 1;
         }
         remaining
     }

@@ -138,10 +138,3 @@ pub fn const_arg(e: &syn::Expr) -> TokenStream {
     }
     quote!(#e)
 }
-
-pub fn state_written(flavor: &Flavor<'_>, state: usize) -> bool {
-    match flavor {
-        Flavor::Mode(p) => p.writes_state(state as u32),
-        Flavor::Masked(_) => true,
-    }
-}
