@@ -18,5 +18,6 @@ mod planned_memory;
 mod random_graphs;
 mod rates;
 mod run_plan_validation;
+mod state_buffers;
 mod streams;
 mod text_roi_graph;

@@ -238,23 +238,12 @@ fn wave_steps(
     fusion: &FusionPlan,
     rates: Option<&ModeRates>,
 ) -> Vec<Step> {
-    let phased =
-        |n: NodeId| rates.is_some_and(|r| r.conditional.get(n as usize).copied().unwrap_or(false));
-    let mut decided = rates.is_none();
-    let mut steps = Vec::new();
-    for wave in waves {
-        if !decided && wave.iter().flatten().any(|&n| phased(n)) {
-            steps.push(Step::DecidePhase);
-            decided = true;
-        }
-        steps.push(Step::Wave(
-            wave.iter().map(|u| unit_of(u, fusion)).collect(),
-        ));
-    }
-    if !decided {
-        steps.push(Step::DecidePhase);
-    }
-    steps
+    let phased = conditional(rates);
+    let steps = waves.iter().map(|wave| {
+        let units = wave.iter().map(|u| unit_of(u, fusion)).collect();
+        (Step::Wave(units), wave.iter().flatten().any(|&n| phased(n)))
+    });
+    decide_phase(steps, rates.is_some())
 }
 
 /// The unit a wave runs: a group when `unit` is one, else its node.
@@ -274,41 +263,49 @@ fn unit_steps(
     rates: Option<&ModeRates>,
     keep: impl Fn(&Vec<NodeId>) -> bool,
 ) -> Vec<Step> {
-    let conditional = |id: NodeId| {
-        rates.is_some_and(|r| r.conditional.get(id as usize).copied().unwrap_or(false))
-    };
-    let mut decided = rates.is_none();
-    let mut steps = Vec::new();
-    for unit in all.iter().filter(|u| keep(u)) {
-        let guarded = unit.iter().any(|&n| conditional(n));
-        if guarded && !decided {
-            steps.push(Step::DecidePhase);
-            decided = true;
-        }
+    let phased = conditional(rates);
+    let steps = all.iter().filter(|u| keep(u)).map(|unit| {
+        let guarded = unit.iter().any(|&n| phased(n));
         let when = if guarded { When::Phase } else { When::Always };
-        steps.push(match unit_of(unit, fusion) {
+        let step = match unit_of(unit, fusion) {
             Unit::Group(group) => Step::Group { group, when },
             Unit::Call(node) => Step::Call { node, when },
-        });
+        };
+        (step, guarded)
+    });
+    decide_phase(steps, rates.is_some())
+}
+
+/// Per node: whether a rated mode (`rates`) runs it in some phases only.
+fn conditional(rates: Option<&ModeRates>) -> impl Fn(NodeId) -> bool + '_ {
+    move |n: NodeId| rates.is_some_and(|r| r.conditional.get(n as usize).copied().unwrap_or(false))
+}
+
+/// `steps` with a rated mode's (`rated`) phase decision placed where it
+/// belongs: before the first step running work only some phases run (each
+/// step comes with whether it does), or after the last step when none
+/// does. Every frame's steps place it by this rule; the engine and the
+/// generated code decide the phase there.
+fn decide_phase(steps: impl Iterator<Item = (Step, bool)>, rated: bool) -> Vec<Step> {
+    let mut decided = !rated;
+    let mut out = Vec::new();
+    for (step, guarded) in steps {
+        if guarded && !decided {
+            out.push(Step::DecidePhase);
+            decided = true;
+        }
+        out.push(step);
     }
     if !decided {
-        steps.push(Step::DecidePhase);
+        out.push(Step::DecidePhase);
     }
-    steps
+    out
 }
 
 /// The end of a mode's frame: outputs, state commits, held values,
 /// forgotten holds, the frame count.
 fn commits(ir: &GraphIr, plan: &Plan, rated: Option<&RatedMode>, forgets: &[usize]) -> Vec<Step> {
-    let conditional = |id: NodeId| {
-        rated.is_some_and(|r| {
-            r.phases
-                .conditional
-                .get(id as usize)
-                .copied()
-                .unwrap_or(false)
-        })
-    };
+    let conditional = conditional(rated.map(|r| &r.phases));
     let mut steps: Vec<Step> = outputs(ir);
     for (s, state) in ir.states.iter().enumerate() {
         let state_id = s as u32;
@@ -322,17 +319,34 @@ fn commits(ir: &GraphIr, plan: &Plan, rated: Option<&RatedMode>, forgets: &[usiz
                 state: state_id,
                 node: state.writer,
                 when,
+                swap: false,
             }
         } else {
             Step::ResetState { state: state_id }
         });
     }
+    let held: Vec<NodeId> =
+        rated.map_or_else(Vec::new, |r| r.rates.iter().map(|x| x.node).collect());
+    mark_swaps(&mut steps, &held);
     if let Some(r) = rated {
         steps.extend((0..r.rates.len()).map(|rate| Step::KeepHold { rate }));
     }
     steps.extend(forgets.iter().map(|&slot| Step::ForgetHold { slot }));
     steps.push(Step::NextFrame);
     steps
+}
+
+/// Marks the commits that trade buffers with their writer: per writer, its
+/// last commit, unless the frame keeps the writer's value as a held value
+/// (`held`: the mode's rated nodes), which takes the buffer instead.
+fn mark_swaps(steps: &mut [Step], held: &[NodeId]) {
+    let mut taken: Vec<NodeId> = held.to_vec();
+    for step in steps.iter_mut().rev() {
+        if let Step::CommitState { node, swap, .. } = step {
+            *swap = !taken.contains(node);
+            taken.push(*node);
+        }
+    }
 }
 
 fn outputs(ir: &GraphIr) -> Vec<Step> {
@@ -358,7 +372,9 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
         state: s as u32,
         node: ir.states[s].writer,
         when: When::Plan,
+        swap: false,
     }));
+    mark_swaps(&mut commits, &[]);
     commits.extend((0..slots.len()).map(|slot| Step::ForgetHold { slot }));
     commits.push(Step::NextFrame);
     let fusion = mode_fusion_plan(ir, &full, None, None);
@@ -458,6 +474,7 @@ fn lower_run_time(ir: &GraphIr, slots: &[NodeId], parallel: bool) -> RunTimeProg
         }
     });
     RunTimeProgram {
+        whole: fusion.groups.iter().map(|g| g.whole_needs(ir)).collect(),
         full,
         sequential,
         parallel: parallel_frame,

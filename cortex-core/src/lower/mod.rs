@@ -120,6 +120,10 @@ pub struct RunTimeProgram {
     /// pipelines): a stream reading only some outputs runs its mode's plan
     /// cut down to them here.
     pub pipelined: Option<Pipelined>,
+    /// Per group of its frames' fusion (the sequential and parallel frames
+    /// share it): the nodes the frame's plan must run for the group to run
+    /// fused ([`Group::whole_needs`](crate::passes::fusion::Group::whole_needs)).
+    pub whole: Vec<Vec<NodeId>>,
 }
 
 /// A pipelined run's two stages: the first runs ahead on the next frame
@@ -213,6 +217,13 @@ pub enum Step {
         /// or is held), `Plan` (when the run-time plan writes the state,
         /// else [`Step::ResetState`]'s rule applies).
         when: When,
+        /// Double-buffering: the state takes the writer's value itself and
+        /// gives its last value back as the writer's buffer for the next
+        /// frame (when the writer ran this frame). Set on the value's last
+        /// sink only: no later commit of this frame stores the same
+        /// writer's value and the mode holds no value of it (a held value
+        /// takes the buffer instead); an earlier sink takes a copy.
+        swap: bool,
     },
     /// A state this frame does not write goes back to its initial value
     /// (once), so a later frame never reads a stale value.

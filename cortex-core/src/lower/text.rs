@@ -126,11 +126,14 @@ fn write_frame(ir: &GraphIr, out: &mut String, title: &str, frame: &Frame) -> fm
                 state,
                 node,
                 when: w,
+                swap,
             } => format!(
-                "commit {} <- {}{}",
+                "commit {} <- {}{}{}",
                 ir.states.get(*state as usize).map_or("?", |s| &*s.name),
                 name(*node),
-                when(*w)
+                when(*w),
+                // Double-buffered unless another sink takes the value.
+                if *swap { "" } else { " (a copy)" }
             ),
             Step::ResetState { state } => format!(
                 "reset {}",

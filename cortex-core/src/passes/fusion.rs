@@ -51,10 +51,19 @@ impl Group {
         self.nodes.contains(&id)
     }
 
-    /// The nodes outside the group whose values its members read, each
-    /// once, in the order the members read them.
-    pub fn read_nodes(&self, ir: &GraphIr) -> Vec<NodeId> {
-        let mut out: Vec<NodeId> = Vec::new();
+    /// Calls `f` with each value a member reads from outside the group, in
+    /// the order the members read them (repeats included), until `f`
+    /// returns `false`: the frame's inputs, states, and the values of the
+    /// nodes outside it that `live` says exist this frame. The one
+    /// definition of what a group takes in: its strip inputs (generated
+    /// and at run time), [`read_nodes`](Self::read_nodes) and
+    /// [`whole_needs`](Self::whole_needs) all read it.
+    pub fn each_input(
+        &self,
+        ir: &GraphIr,
+        live: impl Fn(NodeId) -> bool,
+        mut f: impl FnMut(Endpoint) -> bool,
+    ) {
         for &m in &self.nodes {
             let args = ir
                 .nodes
@@ -62,32 +71,60 @@ impl Group {
                 .into_iter()
                 .flat_map(|n| n.args.iter());
             for arg in args {
-                if let Arg::Value(Endpoint::Node(p)) = arg {
-                    if !self.contains(*p) && !out.contains(p) {
-                        out.push(*p);
+                if let Arg::Value(e) = arg {
+                    let outside = match e {
+                        Endpoint::Node(p) => !self.contains(*p) && live(*p),
+                        _ => true,
+                    };
+                    if outside && !f(*e) {
+                        return;
                     }
                 }
             }
         }
+    }
+
+    /// The values its members read from outside it
+    /// ([`each_input`](Self::each_input)), each once.
+    pub fn inputs(&self, ir: &GraphIr, live: impl Fn(NodeId) -> bool) -> Vec<Endpoint> {
+        let mut out = Vec::new();
+        self.each_input(ir, live, |e| {
+            if !out.contains(&e) {
+                out.push(e);
+            }
+            true
+        });
+        out
+    }
+
+    /// The nodes outside the group whose values its members read, each
+    /// once, in the order the members read them.
+    pub fn read_nodes(&self, ir: &GraphIr) -> Vec<NodeId> {
+        self.inputs(ir, |_| true)
+            .into_iter()
+            .filter_map(|e| match e {
+                Endpoint::Node(p) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The nodes a frame of a plan chosen at run time must run for the
+    /// group to run fused: every member and every node whose value they
+    /// read. A frame that leaves one out runs its live members' own calls,
+    /// as no group. A declared mode's groups, built for its plan, need no
+    /// such check. Lowered once per group
+    /// ([`RunTimeProgram::whole`](crate::lower::RunTimeProgram::whole)).
+    pub fn whole_needs(&self, ir: &GraphIr) -> Vec<NodeId> {
+        let mut out = self.nodes.clone();
+        out.extend(self.read_nodes(ir));
         out
     }
 
     /// Whether a frame of a plan chosen at run time (`live`: the nodes it
-    /// runs) runs the group fused: it runs every member and every node
-    /// whose value they read. Otherwise the live members run their own
-    /// calls, as no group. A declared mode's groups, built for its plan,
-    /// need no such check.
+    /// runs) runs every node of [`whole_needs`](Self::whole_needs).
     pub fn runs_whole(&self, ir: &GraphIr, live: impl Fn(NodeId) -> bool) -> bool {
-        // Checked on every frame: no allocation.
-        self.nodes.iter().all(|&m| {
-            live(m)
-                && ir.nodes.get(m as usize).is_some_and(|n| {
-                    n.args.iter().all(|a| match a {
-                        Arg::Value(Endpoint::Node(p)) => self.contains(*p) || live(*p),
-                        _ => true,
-                    })
-                })
-        })
+        self.whole_needs(ir).into_iter().all(live)
     }
 
     /// The members whose value stays inside the group.

@@ -5,6 +5,7 @@
 //! commits in [`super::commit`].
 
 use cortex_core::ir::{Endpoint, NodeId};
+use cortex_core::lower::{Step, Unit};
 use cortex_core::passes::fusion::{Group, ValueRole};
 use cortex_core::plan::Plan;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -33,7 +34,7 @@ pub(super) fn run_body(
         part,
         fusion,
         rated,
-        forget,
+        steps,
     } = shape;
     let body = Body {
         cx,
@@ -44,7 +45,7 @@ pub(super) fn run_body(
         part,
         fusion,
         rated,
-        forget,
+        steps,
         obs: local("__obs", Span::call_site()),
         borrowed: Vec::new(),
     };
@@ -121,7 +122,7 @@ impl Body<'_> {
 
     fn generate(
         &self,
-        waves: Option<Vec<Vec<Vec<NodeId>>>>,
+        waves: bool,
         plan_expr: TokenStream,
         weights_expr: TokenStream,
     ) -> TokenStream {
@@ -144,7 +145,7 @@ impl Body<'_> {
             }
         }
         let a_locals: Vec<&Ident> = a_values.iter().map(|(_, v)| v).collect();
-        if waves.is_some() {
+        if waves {
             // The frame runs in a closure on the pool, which reads the
             // inputs and the pipeline's states: a failed check of one of
             // them, in that closure, is its one error, and the pool's
@@ -159,14 +160,7 @@ impl Body<'_> {
         if let Part::StreamA(_) = self.part {
             return self.stage_a_end(stmts, &a_values);
         }
-        let mut remaining = self.sink_counts();
-        stmts.push(self.outputs(&mut remaining));
-        self.state_commits(&mut stmts, &mut remaining);
-        self.hold_commits(&mut stmts);
-        for &slot in self.forget {
-            stmts.push(quote!(#this.__holds[#slot].forget();));
-        }
-        stmts.push(quote!(#this.__frame = #this.__frame.wrapping_add(1);));
+        self.frame_end(&mut stmts);
         quote! {
             #(#stmts)*
             #obs.frame_end(true);
@@ -308,56 +302,81 @@ impl Body<'_> {
     })
     }
 
-    /// Node calls, in the plan's order (a fused plan runs each group's
-    /// members together), or wave by wave.
-    fn nodes(&self, stmts: &mut Vec<TokenStream>, waves: Option<Vec<Vec<Vec<NodeId>>>>) {
-        let ir = self.cx.ir;
+    /// Node calls: a walk over the frame's steps in order (a group's
+    /// members together, the phase decided at its step), or, wave by wave,
+    /// each node's job gathered first and emitted by [`emit_waves`](Self::emit_waves).
+    fn nodes(&self, stmts: &mut Vec<TokenStream>, waves: bool) {
         let mask = self.phase_mask();
         let mut e = Emitted {
             stmts,
-            parallel: waves.map(|waves| Parallel {
-                waves,
-                jobs: std::collections::HashMap::new(),
-                groups: std::collections::HashMap::new(),
-            }),
+            parallel: waves.then(Parallel::default),
             fallbacks: self
                 .fusion
                 .map_or_else(Vec::new, |f| vec![Vec::new(); f.plan.groups.len()]),
             mask_pending: mask.is_some() && self.commits(),
             mask,
         };
-        let order: Vec<NodeId> = match &self.flavor {
-            Flavor::Mode(p) => p.order.to_vec(),
-            // The frame's order (each group's members together), then what
-            // only a plan given at run time runs: nothing of the frame's
-            // plan reads it.
-            Flavor::Masked(p) => {
-                let rest = ir.topo.iter().filter(|&&id| !p.is_live(id));
-                p.order.iter().chain(rest).copied().collect()
+        if waves {
+            self.gather_jobs(&mut e);
+            if let Some(par) = e.parallel.take() {
+                self.emit_waves(&mut e, &par);
             }
+        } else {
+            self.emit_in_order(&mut e);
+        }
+        if let (true, Some(m)) = (e.mask_pending, &e.mask) {
+            e.stmts.push(m.clone());
+        }
+    }
+
+    /// The frame's steps on the calling thread: each call, each group
+    /// (its members' calls its unfused path), the phase decided where the
+    /// steps decide it.
+    fn emit_in_order(&self, e: &mut Emitted<'_>) {
+        let runs = |id: NodeId| self.live(id) && self.in_part(id);
+        for step in self.steps {
+            match *step {
+                Step::DecidePhase => e.phase_before(),
+                Step::Call { node, .. } if runs(node) => {
+                    let call = self.call(node);
+                    self.sequential_call(e, node, call);
+                }
+                Step::Group { group: k, .. } => {
+                    let Some(f) = self.fusion else { continue };
+                    let members = f.plan.groups.get(k).map_or(&[][..], |g| &g.nodes[..]);
+                    for &id in members.iter().filter(|&&id| runs(id)) {
+                        let call = self.call(id);
+                        self.group_member(e, id, call, f, k);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A parallel run's jobs and group blocks, in the plan's order (a
+    /// fused plan's groups' members together), for its waves to emit.
+    fn gather_jobs(&self, e: &mut Emitted<'_>) {
+        let order: Vec<NodeId> = match &self.flavor {
+            Flavor::Mode(p) | Flavor::Masked(p) => p.order.to_vec(),
         };
         for &id in order.iter() {
             if !self.live(id) || !self.in_part(id) {
                 continue;
             }
             let call = self.call(id);
-            if let Some((f, k)) = self
+            match self
                 .fusion
                 .and_then(|f| f.plan.group_of(id).map(|k| (f, k)))
             {
-                self.group_member(&mut e, id, call, f, k);
-            } else if let Some(par) = e.parallel.as_mut() {
-                // Emitted wave by wave below.
-                par.jobs.insert(id, self.job(id, call));
-            } else {
-                self.sequential_call(&mut e, id, call);
+                Some((f, k)) => self.group_member(e, id, call, f, k),
+                None => {
+                    let job = self.job(id, call);
+                    if let Some(par) = e.parallel.as_mut() {
+                        par.jobs.insert(id, job);
+                    }
+                }
             }
-        }
-        if let Some(par) = e.parallel.take() {
-            self.emit_waves(&mut e, &par);
-        }
-        if let (true, Some(m)) = (e.mask_pending, &e.mask) {
-            e.stmts.push(m.clone());
         }
     }
 
@@ -443,7 +462,6 @@ impl Body<'_> {
     ) -> TokenStream {
         let (ir, ast) = (self.cx.ir, self.cx.ast);
         let local = |id: NodeId| node_local(ir, id, ast.nodes[id as usize].name.span());
-        // What `Group::runs_whole` checks, as the frame's plan is read.
         let outside = group.read_nodes(ir);
         let all_run = Body {
             flavor: Flavor::Mode(full),
@@ -466,9 +484,8 @@ impl Body<'_> {
             .map(|(&m, _)| local(m))
             .collect();
         let runs = group
-            .nodes
-            .iter()
-            .chain(&outside)
+            .whole_needs(ir)
+            .into_iter()
             .map(|id| quote!(__plan.is_live(#id)));
         let reads = outside.iter().map(|&p| {
             let v = local(p);
@@ -647,8 +664,7 @@ impl Body<'_> {
         if self.masked() {
             e.stmts.push(self.guarded_call(id, &call, quote!(__plan)));
         } else if self.rate_of(id).is_some() || self.cond(id) {
-            // Work only some phases run, decided once the triggers are known.
-            e.phase_before();
+            // Work only some phases run, after the phase is decided.
             let run = self.guarded(id, &call, quote!(__phase));
             match self.rate_of(id) {
                 Some(i) => e.stmts.push(self.rated_local(id, i, &call.v, run)),
@@ -711,20 +727,20 @@ impl Body<'_> {
         }
     }
 
-    /// A parallel run's waves, each after the phase when it holds work only
-    /// some phases run.
+    /// A parallel run's waves, one emitter per step of the frame: each
+    /// [`Step::Wave`]'s units at once, the phase decided where its
+    /// [`Step::DecidePhase`] is.
     fn emit_waves(&self, e: &mut Emitted<'_>, par: &Parallel) {
         let c = self.cx.c;
-        for wave in &par.waves {
-            // The phase is decided before the first wave holding work
-            // only some phases run (every wave of the gate precedes it).
-            let phased = wave
-                .iter()
-                .flatten()
-                .any(|&id| self.rate_of(id).is_some() || self.cond(id));
-            if phased {
-                e.phase_before();
-            }
+        for step in self.steps {
+            let units = match step {
+                Step::Wave(units) => units,
+                Step::DecidePhase => {
+                    e.phase_before();
+                    continue;
+                }
+                _ => continue,
+            };
             // A pipelined frame's second stage lets the next frame's first
             // stage have its turn before each wave.
             if matches!(self.part, Part::StreamB(_)) {
@@ -733,10 +749,17 @@ impl Body<'_> {
             // A fused group runs alone (its strips use every core), before
             // the other units of its wave, which read none of its values.
             let mut singles = Vec::new();
-            for unit in wave {
-                match par.groups.get(&unit[0]) {
-                    Some(block) => e.stmts.push(block.clone()),
-                    None => singles.extend(unit.iter().copied()),
+            for unit in units {
+                match *unit {
+                    Unit::Call(id) => singles.push(id),
+                    Unit::Group(k) => {
+                        let first = self
+                            .fusion
+                            .and_then(|f| f.plan.groups.get(k)?.nodes.first());
+                        if let Some(block) = first.and_then(|id| par.groups.get(id)) {
+                            e.stmts.push(block.clone());
+                        }
+                    }
                 }
             }
             e.stmts.push(wave_stmts(c, &self.obs, &singles, &par.jobs));

@@ -5,37 +5,29 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-use super::shape::{node_local, state_written, Flavor};
+use super::shape::{node_local, Flavor};
 use super::site::Body;
 use crate::names::{local, text};
+use cortex_core::lower::Step;
 
 impl Body<'_> {
-    /// Per node: how many sinks (outputs, written states, its hold) take
-    /// its value; the last one takes it, the others a copy.
+    /// Per node: how many of the frame's end steps take its value (its
+    /// outputs the plan computes, the states it writes, its held value);
+    /// the last one takes it (a filled value: swaps buffers with its sink,
+    /// so nothing is allocated), the others a copy.
     pub(super) fn sink_counts(&self) -> Vec<usize> {
-        let ir = self.cx.ir;
-        // Each live value's sinks: its outputs, then the states it writes. All
-        // but the last take a copy; the last takes the value (a filled value:
-        // swaps buffers with its sink, so nothing is allocated).
-        let mut remaining: Vec<usize> = vec![0; ir.nodes.len()];
-        for s in ir
-            .states
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| state_written(&self.flavor, *i))
-            .map(|(_, s)| s)
-        {
-            remaining[s.writer as usize] += 1;
-        }
-        for o in ir.outputs.iter() {
-            if self.live(o.node) {
-                remaining[o.node as usize] += 1;
-            }
-        }
-        // A rated node's value is kept last (its buffer traded into the hold),
-        // so its outputs and states take copies.
-        for rate in self.rated.iter().flat_map(|r| r.rates.iter()) {
-            remaining[rate.node as usize] += 1;
+        let mut remaining: Vec<usize> = vec![0; self.cx.ir.nodes.len()];
+        for step in self.steps {
+            let node = match *step {
+                Step::Output { node, .. } if self.live(node) => node,
+                Step::CommitState { node, .. } => node,
+                Step::KeepHold { rate } => match self.rated.and_then(|r| r.rates.get(rate)) {
+                    Some(r) => r.node,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            remaining[node as usize] += 1;
         }
         remaining
     }
@@ -209,52 +201,88 @@ impl Body<'_> {
         )
     }
 
-    /// State commits: only now, after every node succeeded. The assignment
-    /// is spanned at the state in its write (`gray -> _prev_gray`) with a
-    /// local of the same name and span on every path, so a type mismatch is
-    /// one error there, not one per run function.
-    pub(super) fn state_commits(&self, stmts: &mut Vec<TokenStream>, remaining: &mut [usize]) {
-        let (ir, ast) = (self.cx.ir, self.cx.ast);
-        for (si, s) in ir.states.iter().enumerate() {
-            let decl = &ast.states[si];
-            let f = &decl.name;
-            let init_fn = crate::names::state_init_fn(si);
-            let at = ast
-                .writes
-                .iter()
-                .find(|w| text(&w.to) == *s.name)
-                .map_or(f.span(), |w| w.to.span());
-            let this = self.this(Span::call_site());
-            let reset = quote! {
-                if #this.__fresh[#si] {
-                    #this.state.#f = Self::#init_fn();
-                    #this.__fresh[#si] = false;
+    /// The frame's end, one emitter per step of the lowered frame: the
+    /// outputs (one block at the first, see [`outputs`](Self::outputs)),
+    /// state commits (trading buffers with their writer or not) and
+    /// resets, held values kept and forgotten, the frame count — only now,
+    /// after every node succeeded. A state's assignment is spanned at the
+    /// state in its write (`gray -> _prev_gray`) with a local of the same
+    /// name and span on every path, so a type mismatch is one error there,
+    /// not one per run function.
+    pub(super) fn frame_end(&self, stmts: &mut Vec<TokenStream>) {
+        let this = self.this(Span::call_site());
+        let mut remaining = Some(self.sink_counts());
+        for step in self.steps {
+            match *step {
+                Step::Output { .. } => {
+                    if let Some(mut remaining) = remaining.take() {
+                        stmts.push(self.outputs(&mut remaining));
+                    }
                 }
-            };
-            if !state_written(&self.flavor, si) {
-                stmts.push(reset);
-                continue;
+                Step::CommitState { state, swap, .. } => {
+                    stmts.push(self.state_commit(state as usize, swap));
+                }
+                Step::ResetState { state } => stmts.push(self.state_reset(state as usize)),
+                Step::KeepHold { rate } => stmts.extend(self.keep_hold(rate)),
+                // A hold this mode does not rate is forgotten, so a held
+                // value never spans a frame whose trigger was not checked.
+                Step::ForgetHold { slot } => {
+                    stmts.push(quote!(#this.__holds[#slot].forget();));
+                }
+                Step::NextFrame => {
+                    stmts.push(quote!(#this.__frame = #this.__frame.wrapping_add(1);));
+                }
+                _ => {}
             }
-            let w = s.writer;
-            remaining[w as usize] -= 1;
-            // The field named at `at` too, so the error's span is one token.
-            let mut f_at = f.clone();
-            f_at.set_span(at);
-            let site = StateSite {
-                si,
-                at,
-                f_at,
-                v: node_local(ir, w, at),
-                new: local("__new_state", at),
-                last: remaining[w as usize] == 0,
-                bail: self.internal(&format!("state `{}` written without its writer", s.name)),
-                reset,
-            };
-            stmts.push(if self.is_ref(w) {
-                self.commit_swapped(&site, w)
-            } else {
-                self.commit_assigned(&site, w)
-            });
+        }
+        // A graph without outputs still hands its caller an outputs value.
+        if let Some(mut remaining) = remaining {
+            stmts.push(self.outputs(&mut remaining));
+        }
+    }
+
+    /// The statements putting state `si` back to its initial value, once.
+    fn state_reset(&self, si: usize) -> TokenStream {
+        let f = &self.cx.ast.states[si].name;
+        let init_fn = crate::names::state_init_fn(si);
+        let this = self.this(Span::call_site());
+        quote! {
+            if #this.__fresh[#si] {
+                #this.state.#f = Self::#init_fn();
+                #this.__fresh[#si] = false;
+            }
+        }
+    }
+
+    /// State `si`'s commit; `swap`: it is its writer's value's last sink
+    /// (it takes the value, trading its last one in as the buffer).
+    fn state_commit(&self, si: usize, swap: bool) -> TokenStream {
+        let (ir, ast) = (self.cx.ir, self.cx.ast);
+        let s = &ir.states[si];
+        let f = &ast.states[si].name;
+        let at = ast
+            .writes
+            .iter()
+            .find(|w| text(&w.to) == *s.name)
+            .map_or(f.span(), |w| w.to.span());
+        let w = s.writer;
+        // The field named at `at` too, so the error's span is one token.
+        let mut f_at = f.clone();
+        f_at.set_span(at);
+        let site = StateSite {
+            si,
+            at,
+            f_at,
+            v: node_local(ir, w, at),
+            new: local("__new_state", at),
+            last: swap,
+            bail: self.internal(&format!("state `{}` written without its writer", s.name)),
+            reset: self.state_reset(si),
+        };
+        if self.is_ref(w) {
+            self.commit_swapped(&site, w)
+        } else {
+            self.commit_assigned(&site, w)
         }
     }
 
@@ -356,42 +384,33 @@ impl Body<'_> {
         }
     }
 
-    /// Held values.
-    pub(super) fn hold_commits(&self, stmts: &mut Vec<TokenStream>) {
-        let ast = self.cx.ast;
-        // Held values: what a rated node computed this frame is kept (its
-        // buffer traded in); a hold this mode does not rate is forgotten, so a
-        // held value never spans a frame whose trigger was not checked.
+    /// Rate `i`'s held value: what its node computed this frame is kept
+    /// (its buffer traded in), and whether this frame held it.
+    fn keep_hold(&self, i: usize) -> Option<TokenStream> {
+        let r = self.rated?;
+        let (id, slot) = (r.rates.get(i)?.node, *r.slots.get(i)?);
+        let decl = &self.cx.ast.nodes[id as usize];
         let this = self.this(Span::call_site());
-        if let Some(r) = self.rated {
-            for (i, &slot) in r.slots.iter().enumerate() {
-                let id = r.rates[i].node;
-                let decl = &ast.nodes[id as usize];
-                let fresh = local(&format!("__fresh{i}"), decl.name.span());
-                let s = syn::Index::from(slot);
-                let keep = match self.buffer(id, Span::call_site()) {
-                    Some(buf) if self.fills(id) => quote! {
-                        if #fresh.is_some() {
-                            ::core::mem::swap(&mut #this.__held.#s, &mut #buf);
-                            #this.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
-                        }
-                    },
-                    _ => quote! {
-                        if let ::core::option::Option::Some(__v) = #fresh {
-                            #this.__held.#s = __v;
-                            #this.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
-                        }
-                    },
-                };
-                stmts.push(quote! {
-                    #keep
-                    #this.__holds[#slot].held_last_frame = __held_mask & (1u64 << #i) != 0;
-                });
-            }
-        }
-        for &slot in self.forget {
-            stmts.push(quote!(#this.__holds[#slot].forget();));
-        }
+        let fresh = local(&format!("__fresh{i}"), decl.name.span());
+        let s = syn::Index::from(slot);
+        let keep = match self.buffer(id, Span::call_site()) {
+            Some(buf) if self.fills(id) => quote! {
+                if #fresh.is_some() {
+                    ::core::mem::swap(&mut #this.__held.#s, &mut #buf);
+                    #this.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
+                }
+            },
+            _ => quote! {
+                if let ::core::option::Option::Some(__v) = #fresh {
+                    #this.__held.#s = __v;
+                    #this.__holds[#slot].computed_at = ::core::option::Option::Some(__now);
+                }
+            },
+        };
+        Some(quote! {
+            #keep
+            #this.__holds[#slot].held_last_frame = __held_mask & (1u64 << #i) != 0;
+        })
     }
 }
 

@@ -10,7 +10,6 @@ use super::plans::Plans;
 use super::shape::{Cx, Flavor, Fused, RatedMode, Real, Shape};
 use super::stages::{pipelined_call, stage_a_fills, Driven, Part};
 use crate::names::{input_params, local, variant, ItemNames};
-use cortex_core::ir::NodeId;
 use cortex_core::lower::Frame;
 
 /// What every form's generator reads.
@@ -90,7 +89,7 @@ impl<'a> Forms<'a> {
                 let shape = Shape {
                     fusion: Some(self.plans.fused_of(m)),
                     rated: self.rated[m].as_ref(),
-                    ..self.shape(m, &self.plans.mode(m).sequential)
+                    ..self.shape(&self.plans.mode(m).sequential)
                 };
                 run_body(
                     self.cx,
@@ -115,17 +114,17 @@ impl<'a> Forms<'a> {
                 let (mode, v, seq_fn) = (self.plans.mode(m), &self.variants[m], &self.mode_fns[m]);
                 let frame = mode.parallel.as_ref()?;
                 let shape = Shape {
-                    parallel: Some(frame.waves()),
+                    parallel: true,
                     fusion: Some(self.plans.fused_of(m)),
                     rated: self.rated[m].as_ref(),
-                    ..self.shape(m, frame)
+                    ..self.shape(frame)
                 };
                 let fused = self.of_mode(v, shape, quote!(__weights));
                 let body = match &mode.parallel_unfused {
                     Some(frame) => {
                         let shape = Shape {
-                            parallel: Some(frame.waves()),
-                            ..self.shape(m, frame)
+                            parallel: true,
+                            ..self.shape(frame)
                         };
                         let plain = self.of_mode(v, shape, quote!(__weights));
                         quote!(if __fused { #fused } else { #plain })
@@ -150,11 +149,11 @@ impl<'a> Forms<'a> {
         let rt = &self.plans.program.run_time;
         let frame = rt.parallel.as_ref()?;
         let groups = self.plans.run_time_fused();
-        let fused = self.masked(frame, Some(frame.waves()), Part::Whole, groups);
+        let fused = self.masked(frame, true, Part::Whole, groups);
         // Without groups, both frames' waves are the same.
         let body = match (&rt.parallel_unfused, groups) {
             (Some(plain), Some(_)) => {
-                let plain = self.masked(plain, Some(plain.waves()), Part::Whole, None);
+                let plain = self.masked(plain, true, Part::Whole, None);
                 quote!(if __fused { #fused } else { #plain })
             }
             _ => fused,
@@ -176,17 +175,22 @@ impl<'a> Forms<'a> {
             let fused = self.plans.stream_fused_of(m)?;
             let (a, b) = (&piped.first_stage[..], &piped.first.buffers);
             let stage = |part, parallel| {
+                // Each stage walks its own steps; the second ends the frame.
                 let shape = Shape {
                     part,
                     parallel,
                     fusion: Some(fused),
                     rated: self.rated[m].as_ref(),
-                    ..self.shape(m, &piped.first)
+                    steps: match part {
+                        Part::StreamA(_) => &piped.first.steps,
+                        _ => &piped.second.steps,
+                    },
+                    ..self.shape(&piped.first)
                 };
                 self.of_mode(v, shape, quote!(#mode_ty::#v.weights()))
             };
-            let a_body = stage(Part::StreamA(a), None);
-            let b_body = stage(Part::StreamB(a), Some(piped.second.waves()));
+            let a_body = stage(Part::StreamA(a), false);
+            let b_body = stage(Part::StreamB(a), true);
             let slot_ty: syn::Type = syn::parse_quote!(#c::__private::FusionSlot);
             let a_tys: Vec<syn::Type> = stage_a_fills(self.r.ir, b, Some(a))
                 .iter()
@@ -210,17 +214,17 @@ impl<'a> Forms<'a> {
         .collect()
     }
 
-    /// Mode `m`'s run of `frame` (its plan and buffers): whole, unfused,
+    /// A mode's run of `frame` (its plan, buffers and steps): whole, unfused,
     /// sequential and without rates until the caller says otherwise.
-    fn shape<'s>(&'s self, m: usize, frame: &'s Frame) -> Shape<'s> {
+    fn shape<'s>(&'s self, frame: &'s Frame) -> Shape<'s> {
         Shape {
             flavor: Flavor::Mode(&frame.plan),
             bufs: &frame.buffers,
-            parallel: None,
+            parallel: false,
             part: Part::Whole,
             fusion: None,
             rated: None,
-            forget: &self.plans.mode(m).forgets,
+            steps: &frame.steps,
         }
     }
 
@@ -237,7 +241,7 @@ impl<'a> Forms<'a> {
     /// leaves it out, a group fused when the plan runs all its members.
     pub(super) fn masked_body(&self) -> TokenStream {
         let frame = &self.plans.program.run_time.sequential;
-        self.masked(frame, None, Part::Whole, self.plans.run_time_fused())
+        self.masked(frame, false, Part::Whole, self.plans.run_time_fused())
     }
 
     /// A plan-driven body of `frame` (the full graph's) or `part` of it (a
@@ -246,7 +250,7 @@ impl<'a> Forms<'a> {
     pub(super) fn masked(
         &self,
         frame: &Frame,
-        parallel: Option<Vec<Vec<Vec<NodeId>>>>,
+        parallel: bool,
         part: Part<'_>,
         fusion: Option<Fused<'_>>,
     ) -> TokenStream {
@@ -260,7 +264,7 @@ impl<'a> Forms<'a> {
                 part,
                 fusion,
                 rated: None,
-                forget: &self.plans.forget_all,
+                steps: &frame.steps,
             },
             quote!(__plan),
             quote!(__weights),

@@ -46,7 +46,7 @@ pub(super) fn group_block(
     let (ir, c) = (cx.ir, cx.c);
     let g = site.group;
     let weights = crate::names::local("__weights_table", Span::call_site());
-    let inputs = group_inputs(ir, &site);
+    let inputs = site.group.inputs(ir, site.live);
     let input_exprs: Vec<TokenStream> = inputs
         .iter()
         .map(|e| endpoint_expr(cx, ir, *e, &site))
@@ -115,27 +115,6 @@ pub(super) fn group_block(
             }
         };
     }
-}
-
-/// The group's inputs: every value a member reads from outside it, once,
-/// in the order the members read them.
-fn group_inputs(ir: &GraphIr, site: &GroupSite<'_>) -> Vec<Endpoint> {
-    let g = site.group;
-    let mut inputs: Vec<Endpoint> = Vec::new();
-    for &m in &g.nodes {
-        for arg in ir.nodes[m as usize].args.iter() {
-            if let Arg::Value(e) = arg {
-                let outside = match e {
-                    Endpoint::Node(p) => !g.contains(*p) && (site.live)(*p),
-                    _ => true,
-                };
-                if outside && !inputs.contains(e) {
-                    inputs.push(*e);
-                }
-            }
-        }
-    }
-    inputs
 }
 
 /// A group member's handle in the group being built.

@@ -16,8 +16,6 @@ use crate::ast::PipelineAst;
 /// slots live.
 pub(super) struct Plans {
     pub program: Program,
-    /// Every held-value slot (forgotten by a frame of a run-time plan).
-    pub forget_all: Vec<usize>,
     /// Per mode: where its groups' slots begin, in its straight-line and
     /// parallel runs, then in its pipelined run.
     slot_bases: Vec<usize>,
@@ -59,7 +57,6 @@ impl Plans {
         next_slot += program.run_time.sequential.fusion.groups.len();
         Plans {
             run_time_base,
-            forget_all: (0..program.hold_slots.len()).collect(),
             program,
             slot_bases,
             stream_bases,

@@ -5,6 +5,7 @@
 //! siblings that import this, never each other's parent.
 
 use cortex_core::ir::{GraphIr, NodeId};
+use cortex_core::lower::Step;
 use cortex_core::memory::BufferPlan;
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::rates::ModeRates;
@@ -39,16 +40,18 @@ pub struct Shape<'a> {
     pub flavor: Flavor<'a>,
     /// The plan's buffers.
     pub bufs: &'a BufferPlan,
-    /// `Some(waves)`: each wave's units at once (parallel runs).
-    pub parallel: Option<Vec<Vec<Vec<NodeId>>>>,
+    /// Each wave's units at once (parallel runs): the frame's
+    /// [`Step::Wave`]s.
+    pub parallel: bool,
     /// The whole plan, or a stage of a pipelined run.
     pub part: Part<'a>,
     /// The plan's fused groups, when it runs fused.
     pub fusion: Option<Fused<'a>>,
     /// The mode's rates, when it has some.
     pub rated: Option<&'a RatedMode<'a>>,
-    /// The holds of nodes the plan does not rate: forgotten by each frame.
-    pub forget: &'a [usize],
+    /// The lowered frame's steps: its end (outputs, commits, held values)
+    /// is read from them.
+    pub steps: &'a [Step],
 }
 
 /// A rated mode's phases, as its run functions need them.
@@ -134,11 +137,4 @@ pub fn const_arg(e: &syn::Expr) -> TokenStream {
         }
     }
     quote!(#e)
-}
-
-pub fn state_written(flavor: &Flavor<'_>, state: usize) -> bool {
-    match flavor {
-        Flavor::Mode(p) => p.writes_state(state as u32),
-        Flavor::Masked(_) => true,
-    }
 }

@@ -5,6 +5,7 @@
 //! another.
 
 use cortex_core::ir::NodeId;
+use cortex_core::lower::Step;
 use cortex_core::memory::BufferPlan;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -27,8 +28,9 @@ pub(super) struct Body<'a> {
     pub fusion: Option<Fused<'a>>,
     /// The mode's rates, when it has some.
     pub rated: Option<&'a RatedMode<'a>>,
-    /// The holds of nodes the plan does not rate: forgotten by each frame.
-    pub forget: &'a [usize],
+    /// The lowered frame's steps: its end (outputs, commits, held values)
+    /// is read from them.
+    pub steps: &'a [Step],
     /// The observer's local.
     pub obs: Ident,
     /// In a pipelined run, the state-free stage's filled values: they live

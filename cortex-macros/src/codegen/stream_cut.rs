@@ -23,13 +23,8 @@ impl Forms<'_> {
         let (ast, c) = (self.cx.ast, self.cx.c);
         let stages = self.plans.program.run_time.pipelined.as_ref()?;
         let (a, bufs) = (&stages.first_stage, &stages.first.buffers);
-        let a_body = self.masked(&stages.first, None, Part::StreamA(a), None);
-        let b_body = self.masked(
-            &stages.second,
-            Some(stages.second.waves()),
-            Part::StreamB(a),
-            None,
-        );
+        let a_body = self.masked(&stages.first, false, Part::StreamA(a), None);
+        let b_body = self.masked(&stages.second, true, Part::StreamB(a), None);
         let a_tys: Vec<syn::Type> = stage_a_fills(self.r.ir, bufs, Some(a))
             .iter()
             .filter_map(|&id| ast.nodes[id as usize].ty.clone())

@@ -22,10 +22,9 @@ pub(super) struct Job {
 }
 
 /// The nodes of a parallel run function, gathered before they are emitted
-/// wave by wave.
+/// wave by wave, as the frame's steps say.
+#[derive(Default)]
 pub(super) struct Parallel {
-    /// Each wave's units: a fused group's members, or one node.
-    pub waves: Vec<Vec<Vec<NodeId>>>,
     /// Per node: its job.
     pub jobs: HashMap<NodeId, Job>,
     /// Per fused group (by its first member): the statements running it.

@@ -96,9 +96,6 @@ pub(super) struct Shared {
     /// Per mode: its weight table.
     pub(super) mode_weights: Vec<Weights>,
     state_init: Vec<Value>,
-    /// Per state: its writer writes no other state and is rated in no
-    /// mode, so the state may trade values with it (double-buffering).
-    swap: Vec<bool>,
     /// The graph as an observer's `frame_begin` takes it, interned the
     /// first time a frame is observed.
     observed_ir: OnceLock<&'static GraphIr>,
@@ -240,15 +237,6 @@ impl DynPipeline {
             return Err(BuildError { diagnostics });
         }
         let program = lower(&ir, mode_plans, true);
-        let rated: Vec<NodeId> = program.hold_slots.clone();
-        let swap = ir
-            .states
-            .iter()
-            .map(|s| {
-                ir.states.iter().filter(|t| t.writer == s.writer).count() == 1
-                    && !rated.contains(&s.writer)
-            })
-            .collect();
         let mode_weights = ir
             .modes
             .iter()
@@ -276,7 +264,6 @@ impl DynPipeline {
             ops: resolved,
             consts,
             mode_weights,
-            swap,
             state_init,
             registry: ops.clone(),
             observed_ir: OnceLock::new(),
@@ -667,14 +654,19 @@ impl DynPipeline {
                     }
                     outputs[*index] = v;
                 }
-                Step::CommitState { state, node, when } => {
+                Step::CommitState {
+                    state,
+                    node,
+                    when,
+                    swap,
+                } => {
                     if *when == When::Plan && !phase.writes_state(*state) {
                         self.reset_state(sh, *state);
                     } else if let Some(v) = self.visible(*node).cloned() {
                         let s = *state as usize;
                         let old = std::mem::replace(&mut self.states[s], v);
                         self.fresh[s] = true;
-                        if sh.swap[s] && self.ran[*node as usize] {
+                        if *swap && self.ran[*node as usize] {
                             // The state's last value becomes the writer's
                             // buffer for the next frame.
                             self.values[*node as usize] = Some(old);

@@ -167,7 +167,7 @@ pub(super) struct GroupStep<'a> {
     pub(super) on: bool,
     /// The frame is the full graph's, for a plan chosen at run time: a
     /// group runs only when the plan runs it whole
-    /// ([`Group::runs_whole`]), as generated code's plan-driven functions
+    /// ([`Group::whole_needs`]), as generated code's plan-driven functions
     /// run it.
     pub(super) run_time: bool,
 }
@@ -189,7 +189,13 @@ impl Groups {
         if !g.nodes.iter().any(|&n| (step.live)(n)) {
             return Ok(());
         }
-        if step.run_time && !g.runs_whole(&step.sh.ir, step.live) {
+        let whole = &step.sh.program.run_time.whole;
+        let runs_whole = || {
+            whole
+                .get(step.group)
+                .is_some_and(|needs| needs.iter().all(|&n| (step.live)(n)))
+        };
+        if step.run_time && !runs_whole() {
             for &node in &g.nodes {
                 if (step.live)(node) {
                     call(step, vals, node, obs)?;
@@ -279,7 +285,7 @@ impl Site {
         }
         Site {
             members: super::intern_ids(&g.nodes),
-            inputs: outside_inputs(step, g),
+            inputs: g.inputs(&step.sh.ir, step.planned),
             leaving,
             slot: FusionSlot::default(),
         }
@@ -334,42 +340,11 @@ fn build<'s>(
     }
 }
 
-/// Calls `f` with each value group `g` reads from outside, in the order
-/// its members read them (repeats included): the frame's inputs, states,
-/// and values of planned nodes outside the group.
-fn each_outside(step: &GroupStep<'_>, g: &Group, mut f: impl FnMut(Endpoint) -> bool) {
-    for &m in &g.nodes {
-        for arg in step.sh.ir.nodes[m as usize].args.iter() {
-            if let Arg::Value(e) = arg {
-                let outside = match e {
-                    Endpoint::Node(p) => !g.contains(*p) && (step.planned)(*p),
-                    _ => true,
-                };
-                if outside && !f(*e) {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// The values group `g` reads from outside, each once.
-fn outside_inputs(step: &GroupStep<'_>, g: &Group) -> Vec<Endpoint> {
-    let mut inputs = Vec::new();
-    each_outside(step, g, |e| {
-        if !inputs.contains(&e) {
-            inputs.push(e);
-        }
-        true
-    });
-    inputs
-}
-
-/// Whether `known` is [`outside_inputs`]'s answer, without allocating (a
+/// Whether `known` is [`Group::inputs`]'s answer, without allocating (a
 /// frame of another plan may read other values).
 fn same_inputs(step: &GroupStep<'_>, g: &Group, known: &[Endpoint]) -> bool {
     let (mut n, mut same) = (0, true);
-    each_outside(step, g, |e| {
+    g.each_input(&step.sh.ir, step.planned, |e| {
         if known[..n].contains(&e) {
             return true;
         }
