@@ -125,7 +125,10 @@ fn compiled_and_run_time_writers_get_the_same_buffers() {
         assert_eq!(got, want, "frame {f} {mode:?}: run time");
         let got = traces(
             dynamic_par
-                .run_parallel(mode as usize, std::slice::from_ref(&input))
+                .run_with_fresh(
+                    &mut Run::mode(mode as usize).parallel(),
+                    std::slice::from_ref(&input),
+                )
                 .expect("run time parallel"),
         );
         assert_eq!(got, want, "frame {f} {mode:?}: run time, parallel");
