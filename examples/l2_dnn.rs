@@ -1,9 +1,10 @@
-//! L2 with PP-OCR's text detector as its text map (`cortex::models::l2::L2Dnn`),
-//! the detector run every 8th frame and on a scene cut
-//! (`BALANCED_AT_RATE`), on a clip; with `--compare`, the same frames
-//! through L2 with the MSER map (`BALANCED`), L2Dnn every frame and L2Dnn
-//! at the rate, interleaved frame by frame, with the per-frame medians and
-//! means and the load average.
+//! L2 with PP-OCR's text detector as its text map
+//! (`cortex::models::l2::l2_dnn_graph`: L2's graph with its text node
+//! substituted, built at run time), the detector run every 8th frame and on
+//! a scene cut (`BALANCED_AT_RATE`), on a clip; with `--compare`, the same
+//! frames through L2 with the MSER map (`BALANCED`), the DNN text map every
+//! frame and at the rate, interleaved frame by frame, with the per-frame
+//! medians and means and the load average.
 //!
 //! ```sh
 //! scripts/fetch-models.sh
@@ -17,12 +18,23 @@
 use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cortex::dynamic::{DynPipeline, Value};
 use cortex::l2::{L2Mode, L2};
-use cortex::models::l2::{L2Dnn, L2DnnMode};
+use cortex::models::l2::{l2_dnn_graph, l2_dnn_ops};
 use cortex::models::text::{self, TextDetector};
-use cortex::ops::RgbFrame;
+use cortex::ops::{EncodedRoi, RgbFrame};
+
+/// One frame of L2 with the DNN text map in `mode`: the ROI.
+fn dnn(p: &mut DynPipeline, mode: usize, frame: &RgbFrame) -> Result<EncodedRoi, String> {
+    let input: Value = Arc::new(frame.clone());
+    let out = p.run(mode, &[input]).map_err(|e| e.to_string())?;
+    out.get::<EncodedRoi>("roi")
+        .cloned()
+        .ok_or_else(|| "no roi".to_string())
+}
 
 struct Args {
     input: Option<String>,
@@ -90,6 +102,9 @@ fn run() -> Result<(), String> {
     let detector = TextDetector::load(&path, w, h)
         .map_err(|e| format!("{e} (run scripts/fetch-models.sh)"))?;
     let [_, _, mh, mw] = detector.model().input_shape();
+    let file = l2_dnn_graph(&path, w, h).map_err(|e| e.to_string())?;
+    let ops = l2_dnn_ops();
+    let build = || file.build(&ops).map_err(|e| e.to_string());
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "{} frames {w}x{h}; detector at {mw}x{mh}; load average {}",
@@ -97,45 +112,38 @@ fn run() -> Result<(), String> {
         load.trim()
     );
     if !args.compare {
-        let mut l2 = L2Dnn::new();
+        let mut l2 = build()?;
+        let at_rate = l2.mode("BALANCED_AT_RATE").ok_or("no BALANCED_AT_RATE")?;
         println!("frame  ms      text_held  roi");
         for (i, frame) in clip.iter().enumerate() {
             let t = Instant::now();
-            let out = l2
-                .run(L2DnnMode::BalancedAtRate, frame, &detector)
-                .map_err(|e| e.to_string())?;
+            let roi = dnn(&mut l2, at_rate, frame)?;
             let held = l2.holds().first().is_some_and(|h| h.held_last_frame);
-            println!(
-                "{i:5}  {:6.1}  {held:9}  {:?}",
-                ms(t.elapsed()),
-                out.roi.bbox
-            );
+            println!("{i:5}  {:6.1}  {held:9}  {:?}", ms(t.elapsed()), roi.bbox);
         }
         println!("{}", cortex::registry::report());
         return Ok(());
     }
-    let (mut mser, mut every, mut rated) = (L2::new(), L2Dnn::new(), L2Dnn::new());
+    let (mut mser, mut every, mut rated) = (L2::new(), build()?, build()?);
+    let balanced = every.mode("BALANCED").ok_or("no BALANCED")?;
+    let at_rate = every
+        .mode("BALANCED_AT_RATE")
+        .ok_or("no BALANCED_AT_RATE")?;
     let (mut t_mser, mut t_every, mut t_rated) = (Vec::new(), Vec::new(), Vec::new());
     // One warm-up frame each (the registry's first call measures).
     mser.run(L2Mode::Balanced, &clip[0])
         .map_err(|e| e.to_string())?;
-    every
-        .run(L2DnnMode::Balanced, &clip[0], &detector)
-        .map_err(|e| e.to_string())?;
+    dnn(&mut every, balanced, &clip[0])?;
     for frame in &clip {
         let t = Instant::now();
         mser.run(L2Mode::Balanced, frame)
             .map_err(|e| e.to_string())?;
         t_mser.push(t.elapsed());
         let t = Instant::now();
-        every
-            .run(L2DnnMode::Balanced, frame, &detector)
-            .map_err(|e| e.to_string())?;
+        dnn(&mut every, balanced, frame)?;
         t_every.push(t.elapsed());
         let t = Instant::now();
-        rated
-            .run(L2DnnMode::BalancedAtRate, frame, &detector)
-            .map_err(|e| e.to_string())?;
+        dnn(&mut rated, at_rate, frame)?;
         t_rated.push(t.elapsed());
     }
     let (m_med, m_mean) = stats(&mut t_mser);
@@ -143,8 +151,11 @@ fn run() -> Result<(), String> {
     println!("|---|---|---|---|");
     for (name, times) in [
         ("L2 BALANCED (MSER text map)", &mut t_mser),
-        ("L2Dnn BALANCED (detector every frame)", &mut t_every),
-        ("L2Dnn BALANCED_AT_RATE (every 8 or cut)", &mut t_rated),
+        ("L2 DNN text BALANCED (detector every frame)", &mut t_every),
+        (
+            "L2 DNN text BALANCED_AT_RATE (every 8 or cut)",
+            &mut t_rated,
+        ),
     ] {
         let (med, mean) = stats(times);
         println!("| {name} | {med:.1} | {mean:.1} | {:.2} |", mean / m_mean);

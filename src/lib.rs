@@ -51,7 +51,7 @@
 //! | [`tools`] | `cortex-core` | the listing and DCE diff (`viz`), DOT and Mermaid (`export`) |
 //! | [`limits`] | `cortex-core` | the resource policy every kernel and source checks frames against |
 //! | [`untrusted`] | `cortex-core` | reading files and echoing their text as untrusted input: regular files only, bounded; short, escaped echoes |
-//! | `ops`, `library`, `views`, `registry`, `l2` (with `l2::registry`) (feature `ops`, default) | `cortex-vision` | vision kernels, the op library (every op by its descriptor: `vision.to_gray`, …), each output type's JSON view, the kernel registry, the L2 region-of-interest pipeline |
+//! | `ops`, `library`, `views`, `registry`, `l2` (feature `ops`, default) | `cortex-vision` | vision kernels, the op library (every op by its descriptor: `vision.to_gray`, …), each output type's JSON view, the kernel registry, the L2 region-of-interest pipeline |
 //! | `runner` (with `runner::sources`) (feature `runner`, default) | `cortex-runner` | a command-line program for any pipeline, frame sources |
 //! | `gst` (with `gst::gst_roi_element!`) (feature `gstreamer`) | `cortex-gst` | GStreamer elements and the `gstcortex` plugin |
 //! | `models` (feature `models`) | `cortex-models` | trained ONNX models as nodes: tract, OpenCV DNN, the PP-OCR text detector, L2 with the DNN text map |
@@ -89,13 +89,11 @@ pub mod __rt {
 #[cfg(feature = "ops")]
 pub use cortex_vision::{library, ops, registry, views};
 
-/// The L2 region-of-interest pipeline, and its scoring graph over the
-/// kernel registry ([`l2::registry`]). Built at run time, it is a graph file
-/// over [`library`] (`examples/graphs/l2.json`, written from it).
+/// The L2 region-of-interest pipeline. Built at run time, it is a graph
+/// file over [`library`] (`examples/graphs/l2.json`, written from it).
 #[cfg(feature = "ops")]
 pub mod l2 {
     pub use cortex_vision::l2::*;
-    pub use cortex_vision::l2_registry as registry;
 }
 
 #[cfg(feature = "models")]

@@ -13,9 +13,13 @@
 //! parallel and pipelined engines give it fewer when other nodes run
 //! beside it.
 //!
+//! A model's `path` in a graph file is taken from the graph file's folder
+//! (an absolute path is kept): `examples/graphs/ocr.json` names
+//! `../../models/…`, and runs from any working directory.
+//!
 //! ```json
 //! { "name": "boxes", "op": "model.text_boxes", "inputs": ["frame"],
-//!   "params": { "path": "models/ch_PP-OCRv4_det_infer.onnx", "width": 800, "height": 608 } }
+//!   "params": { "path": "../../models/ch_PP-OCRv4_det_infer.onnx", "width": 800, "height": 608 } }
 //! ```
 
 use std::sync::Arc;
@@ -102,8 +106,8 @@ fn set_threads(model: &Model, threads: usize) {
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TextBoxesParams {
-    /// The ONNX file (PP-OCR's `ch_PP-OCRv4_det_infer.onnx`), from the
-    /// working directory.
+    /// The ONNX file (PP-OCR's `ch_PP-OCRv4_det_infer.onnx`); in a graph
+    /// file, a relative path is from the file's folder.
     pub path: String,
     /// Width the detector runs at, rounded up to a multiple of 32.
     pub width: usize,
@@ -151,9 +155,9 @@ fn text_boxes() -> OpDesc {
         "text boxes of a frame by PP-OCR's DB detector (loaded once)",
     )
     .input::<RgbFrame>("frame")
-    .param(
+    .file(
         "path",
-        "the detector's ONNX file, from the working directory",
+        "the detector's ONNX file, from the graph file's folder",
     )
     .param("width", "width it runs at; rounded up to a multiple of 32")
     .param(
@@ -271,7 +275,8 @@ fn frame_tensor() -> OpDesc {
 #[derive(Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct InferParams {
-    /// The ONNX file, from the working directory.
+    /// The ONNX file; in a graph file, a relative path is from the file's
+    /// folder.
     pub path: String,
     /// The input's shape `[n, c, h, w]`; the one the model declares when
     /// absent.
@@ -303,7 +308,10 @@ fn infer() -> OpDesc {
         "an ONNX model's first output for one f32 NCHW tensor (loaded once)",
     )
     .input::<Tensor4>("tensor")
-    .param("path", "the model's ONNX file, from the working directory")
+    .file(
+        "path",
+        "the model's ONNX file, from the graph file's folder",
+    )
     .param(
         "input",
         "the input's shape [n, c, h, w] (null: as the model declares)",
@@ -324,8 +332,8 @@ fn infer() -> OpDesc {
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReadTextParams {
-    /// The ONNX file (PP-OCR's `ch_PP-OCRv4_rec_infer.onnx`), from the
-    /// working directory.
+    /// The ONNX file (PP-OCR's `ch_PP-OCRv4_rec_infer.onnx`); in a graph
+    /// file, a relative path is from the file's folder.
     pub path: String,
     /// Boxes read per run: the batch size limit.
     pub batch: usize,
@@ -398,9 +406,9 @@ fn read_text() -> OpDesc {
     )
     .input::<RgbFrame>("frame")
     .input::<Vec<TextBox>>("boxes")
-    .param(
+    .file(
         "path",
-        "the recogniser's ONNX file, from the working directory",
+        "the recogniser's ONNX file, from the graph file's folder",
     )
     .param(
         "batch",
@@ -429,7 +437,8 @@ fn read_text() -> OpDesc {
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RegionsParams {
-    /// The ONNX file, from the working directory.
+    /// The ONNX file; in a graph file, a relative path is from the file's
+    /// folder.
     pub path: String,
     /// The input's shape `[batch, 3, h, w]`: `batch` regions a run.
     pub input: [usize; 4],
@@ -506,7 +515,7 @@ fn infer_regions() -> OpDesc {
     )
     .input::<RgbFrame>("frame")
     .input::<Vec<TextBox>>("boxes")
-    .param("path", "the model's ONNX file, from the working directory")
+    .file("path", "the model's ONNX file, from the graph file's folder")
     .param("input", "the input's shape [batch, 3, h, w]; batch 1 to 1024")
     .param("bgr", "channels in BGR order")
     .param("mean", "mean per model channel, [0, 1] scale")

@@ -1,9 +1,10 @@
 //! Model ops from the op library, in graph files: a model node gives ONNX
 //! Runtime's output (the committed tiny model and its reference); L2 with
-//! its text node by PP-OCR's detector, written as a graph file
-//! (`examples/graphs/l2_dnn.json`), gives bit for bit what the compiled
-//! `L2Dnn` gives; a model file or parameter that is wrong is one error at
-//! the node's line.
+//! its text node by a detector, written as a substitution of L2's graph
+//! (`examples/graphs/l2_dnn.json`), gives its references bit for bit (the
+//! detector's boxes, their map, L2's fusion and L2's other outputs); a
+//! model's path is found from the graph file's folder; a model file or
+//! parameter that is wrong is one error at the node's line.
 
 mod support;
 
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cortex_core::dynamic::{GraphFile, Ops, Value};
-use cortex_models::l2::{L2Dnn, L2DnnMode};
+use cortex_core::runtime::run::Run;
 use cortex_models::library::model_ops;
 use cortex_models::text::{self, TextBox, TextDetector};
 use cortex_models::Output;
@@ -87,67 +88,46 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// `examples/graphs/l2_dnn.json` read from its path names PP-OCR's model
+/// from its own folder (`../../models/`), whatever the working directory;
+/// with the model there, it runs as `l2_dnn_graph` over the compiled L2's
+/// graph with that model does, bit for bit.
 #[test]
-fn l2_dnn_as_a_graph_file_is_the_compiled_l2_dnn() {
+fn the_l2_dnn_file_finds_its_model_from_its_own_folder() {
+    let path = repo().join("examples/graphs/l2_dnn.json");
+    let file = GraphFile::load(&path).expect("reads");
     let model = text::model_path(&repo());
     if !model.is_file() {
+        // The file is looked for beside the graph file, not in the
+        // working directory (this test's is `cortex-models/`).
+        let e = file.build(&library()).expect_err("no model");
+        let m = e.to_string();
+        assert!(
+            m.contains("examples/graphs/../../models/ch_PP-OCRv4_det_infer.onnx"),
+            "{m}"
+        );
         println!(
             "skipped: no model at {} (run scripts/fetch-models.sh)",
             model.display()
         );
         return;
     }
-    let (w, h) = (320, 240);
-    let file = std::fs::read_to_string(repo().join("examples/graphs/l2_dnn.json")).unwrap();
-    // The file names the model from the repository's root and runs it at
-    // 640x480; here, from this test's folder and at the clip's size.
-    let file = file
-        .replace(
-            "\"models/ch_PP-OCRv4_det_infer.onnx\"",
-            &format!("{:?}", model.display().to_string()),
-        )
-        .replace(
-            "\"width\": 640, \"height\": 480",
-            "\"width\": 320, \"height\": 240",
-        );
-    let mut from_file = GraphFile::parse(&file)
-        .expect("reads")
-        .build(&library())
-        .expect("builds");
-    let detector = TextDetector::load(&model, w, h).unwrap();
-    let mut compiled = L2Dnn::new();
-    let clip = SyntheticClip::new(w, h);
-    let modes = [
-        L2DnnMode::Balanced,
-        L2DnnMode::BalancedAtRate,
-        L2DnnMode::BalancedAtRate,
-        L2DnnMode::PowerSave,
-        L2DnnMode::TextFocus,
-    ];
-    for f in 0..10u64 {
-        let frame = clip.frame(f);
-        let mode = modes[f as usize % modes.len()];
-        let want = compiled.run(mode, &frame, &detector).expect("compiled");
-        let got = from_file
-            .run(mode as usize, &[Arc::new(frame)])
-            .expect("file");
-        let fused = got.get::<ScoreMap>("fused").expect("fused");
-        let same_bits = fused
-            .iter()
-            .zip(want.fused.iter())
-            .all(|(a, b)| a.to_bits() == b.to_bits());
-        assert!(
-            same_bits && fused.dim() == want.fused.dim(),
-            "frame {f}: fused"
-        );
-        let boxes = got.get::<Vec<TextBox>>("boxes").expect("boxes");
-        assert_eq!(
-            format!("{boxes:?}"),
-            format!("{:?}", want.boxes),
-            "frame {f}"
-        );
-        let roi = got.get::<EncodedRoi>("roi").expect("roi");
-        assert_eq!(roi, &want.roi, "frame {f}: roi");
+    let ops = cortex_models::l2::l2_dnn_ops();
+    let mut from_file = file.build(&ops).expect("builds");
+    let mut from_ir = cortex_models::l2::l2_dnn_graph(&model, 640, 480)
+        .unwrap()
+        .build(&ops)
+        .unwrap();
+    let clip = SyntheticClip::new(640, 480);
+    for f in 0..4u64 {
+        let input: Value = Arc::new(clip.frame(f));
+        let mode = from_file.mode("BALANCED_AT_RATE").unwrap();
+        let a = from_file.run(mode, std::slice::from_ref(&input)).unwrap();
+        let b = from_ir.run(mode, &[input]).unwrap();
+        for name in a.names() {
+            let (x, y) = (a.value(name).unwrap(), b.value(name).unwrap());
+            assert_eq!(ops.to_json(x), ops.to_json(y), "frame {f}: {name}");
+        }
     }
 }
 
@@ -177,17 +157,8 @@ fn the_ocr_graph_reads_a_photograph_on_every_engine() {
         cortex_vision::ops::RgbFrame::from_shape_vec((h as usize, w as usize, 3), rgb.into_raw())
             .unwrap(),
     );
-    let file = std::fs::read_to_string(repo().join("examples/graphs/ocr.json"))
-        .unwrap()
-        .replace(
-            "\"models/ch_PP-OCRv4_det_infer.onnx\"",
-            &format!("{:?}", det.display().to_string()),
-        )
-        .replace(
-            "\"models/ch_PP-OCRv4_rec_infer.onnx\"",
-            &format!("{:?}", rec.display().to_string()),
-        );
-    let mut p = GraphFile::parse(&file)
+    // The file names its models from its own folder.
+    let mut p = GraphFile::load(&repo().join("examples/graphs/ocr.json"))
         .expect("reads")
         .build(&library())
         .expect("builds");
@@ -226,4 +197,121 @@ fn the_ocr_graph_reads_a_photograph_on_every_engine() {
             "{word} in {sequential:?}"
         );
     }
+}
+
+/// The graph with a model node docs/ops.md shows a user builds, and runs,
+/// its detector the committed miniature one.
+#[test]
+fn the_docs_model_node_graph_builds_and_runs() {
+    let doc = std::fs::read_to_string(repo().join("docs/ops.md")).unwrap();
+    let at = doc.find("### A model node").expect("the section");
+    let start = doc[at..].find("```json\n").unwrap() + at + "```json\n".len();
+    let end = doc[start..].find("```").unwrap() + start;
+    let text = doc[start..end].replace(
+        "\"../../models/ch_PP-OCRv4_det_infer.onnx\"",
+        &format!("{:?}", testdata("tiny.onnx").display().to_string()),
+    );
+    let ops = library();
+    let mut p = GraphFile::parse(&text)
+        .expect("reads")
+        .build(&ops)
+        .expect("builds");
+    let frame: Value = Arc::new(SyntheticClip::new(160, 128).frame(0));
+    let out = p.run(1, &[frame]).expect("runs");
+    for name in ["boxes", "text", "sharp"] {
+        assert!(out.value(name).is_some(), "{name}");
+    }
+}
+
+/// L2 with the DNN text map (the substitution over the compiled L2's graph,
+/// the committed miniature detector) against references computed apart:
+/// its boxes are the detector's on the frame, its text map those boxes
+/// drawn, its fused map L2's fusion of its own maps with that text map, and
+/// what the text map does not reach (blur, scene) the compiled L2's;
+/// sequential and parallel the same.
+#[test]
+fn l2_dnn_is_l2_with_its_text_node_substituted() {
+    use cortex_vision::l2::{L2Mode, L2};
+    let (w, h) = (160, 128);
+    let model = testdata("tiny.onnx");
+    let dnn = cortex_models::l2::l2_dnn_graph(&model, w, h).expect("extends");
+    // Every map an output too, each checked against its reference; DB's
+    // thresholds low, for the miniature detector to find boxes.
+    let path = format!("{:?}", model.display().to_string());
+    let file = GraphFile::parse_extending(
+        &(r#"{ "extends": "l2_dnn.json",
+          "replace": { "boxes": { "op": "model.text_boxes", "inputs": ["frame"], "params": {
+            "width": 160, "height": 128, "db.thresh": 0.05, "db.box_thresh": 0.05, "path": "#
+            .to_string()
+            + &path
+            + r#" } } }, "outputs": [
+            { "name": "text", "type": "ScoreMap" }, { "name": "center", "type": "ScoreMap" },
+            { "name": "saliency", "type": "ScoreMap", "optional": true },
+            { "name": "motion", "type": "ScoreMap", "optional": true } ] }"#),
+        &dnn,
+    )
+    .expect("extends");
+    let ops = cortex_models::l2::l2_dnn_ops();
+    let (mut p, mut par) = (file.build(&ops).unwrap(), file.build(&ops).unwrap());
+    let balanced = p.mode("BALANCED").unwrap();
+    let weights = p.mode_weights(balanced).unwrap().clone();
+    let detector = TextDetector::load(&model, w, h)
+        .unwrap()
+        .with_params(text::DbParams {
+            thresh: 0.05,
+            box_thresh: 0.05,
+            ..text::DbParams::PP_OCR
+        });
+    let mut l2 = L2::new();
+    let clip = SyntheticClip::new(w, h);
+    let mut any_box = false;
+    for f in 0..6u64 {
+        let frame = clip.frame(f);
+        let want = l2.run(L2Mode::Balanced, &frame).unwrap();
+        let input: Value = Arc::new(frame.clone());
+        let got = p.run(balanced, std::slice::from_ref(&input)).unwrap();
+        let mut boxes = Vec::new();
+        detector.detect_into(&frame, &mut boxes).unwrap();
+        any_box |= !boxes.is_empty();
+        let got_boxes = got.get::<Vec<TextBox>>("boxes").unwrap();
+        assert_eq!(format!("{got_boxes:?}"), format!("{boxes:?}"), "frame {f}");
+        let mut text = ScoreMap::zeros((0, 0));
+        text::boxes_map_into(&frame, &boxes, &mut text);
+        let map = |n: &str| got.get::<ScoreMap>(n).unwrap();
+        assert_eq!(map("text"), &text, "frame {f}: text");
+        let mut fused = ScoreMap::zeros((0, 0));
+        cortex_vision::ops::score_fusion_into(
+            Some(map("center")),
+            Some(&text),
+            Some(map("saliency")),
+            Some(map("motion")),
+            &weights,
+            &mut fused,
+        )
+        .unwrap();
+        let same_bits = |a: &ScoreMap, b: &ScoreMap| {
+            a.dim() == b.dim() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+        };
+        assert!(same_bits(map("fused"), &fused), "frame {f}: fused");
+        assert_eq!(
+            format!("{:?}", got.value("blur").map(|v| ops.to_json(v))),
+            format!("{:?}", Some(ops.to_json(&(Arc::new(want.blur) as Value)))),
+            "frame {f}: blur"
+        );
+        let scene = got.get::<cortex_vision::ops::SceneChange>("scene").unwrap();
+        assert_eq!(
+            format!("{scene:?}"),
+            format!("{:?}", want.scene),
+            "frame {f}"
+        );
+        let again = par
+            .run_with_fresh(&mut Run::mode(balanced).parallel(), &[input])
+            .unwrap();
+        assert!(same_bits(
+            again.get::<ScoreMap>("fused").unwrap(),
+            map("fused")
+        ));
+        assert_eq!(again.get::<EncodedRoi>("roi"), got.get::<EncodedRoi>("roi"));
+    }
+    assert!(any_box, "the miniature detector finds some box on the clip");
 }

@@ -326,8 +326,8 @@ def test_a_graph_file_with_a_python_function(tmp_path, clip):
 @pytest.mark.skipif(not cx.MODELS, reason="the wheel was built without `models`")
 def test_a_model_node_and_a_python_node_read_its_boxes(monkeypatch):
     """PP-OCR's detector as a node declared in Python gives the boxes of
-    `examples/graphs/l2_dnn.json` (checked against the compiled L2Dnn in
-    Rust); a Python node reads the boxes' view, and its text map is a
+    `examples/graphs/l2_dnn.json` (L2 with its text node substituted,
+    checked against its references in Rust); a Python node reads the boxes' view, and its text map is a
     ScoreMap of the frame's size."""
     monkeypatch.chdir(REPO)
     g = cx.Graph("Dnn")

@@ -118,6 +118,8 @@ pub struct App<P: Pipeline> {
     pub(crate) parallel: Option<ParallelFns<P>>,
     /// Ops a `run --graph` file may call besides L2's.
     pub(crate) graph_ops: cortex_core::dynamic::Ops,
+    /// The graph run in place of the compiled pipeline ([`App::graph_file`]).
+    pub(crate) graph_file: Option<(String, std::sync::Arc<cortex_core::dynamic::GraphFile>)>,
     /// What the tools print beside a node ([`App::node_notes`]).
     pub(crate) notes: Option<crate::notes::NotesFn>,
     /// The outputs each consumer reads ([`App::reads`]).
@@ -212,6 +214,7 @@ impl<P: Pipeline + 'static> App<P> {
             default_frames: None,
             parallel: None,
             graph_ops: cortex_core::dynamic::Ops::new(),
+            graph_file: None,
             notes: None,
             reads: Reads::default(),
             model_help: None,

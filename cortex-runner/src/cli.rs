@@ -48,6 +48,11 @@ pub(crate) struct Common {
     /// own.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) graph: Option<PathBuf>,
+    /// The graph the program runs in place of a `--graph` file
+    /// ([`App::graph_file`](crate::App::graph_file)), with the name its
+    /// messages go by.
+    #[arg(skip)]
+    pub(crate) built_in: Option<(String, std::sync::Arc<cortex_core::dynamic::GraphFile>)>,
     /// Size of the synthetic clip, WIDTHxHEIGHT.
     #[arg(long, global = true, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub(crate) size: (usize, usize),

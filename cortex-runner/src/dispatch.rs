@@ -73,11 +73,19 @@ impl<P: Pipeline + 'static> App<P> {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        let cli = match self.parse(args) {
+        let mut cli = match self.parse(args) {
             Ok(cli) => cli,
             Err(e) => return clap_error(e, io.stdout),
         };
-        if cli.common.graph.is_some() {
+        if let Some((name, _)) = &self.graph_file {
+            if cli.common.graph.is_some() {
+                return Err(RunnerError::Usage(format!(
+                    "--graph: this program runs its own graph ({name}); give one or the other"
+                )));
+            }
+            cli.common.built_in.clone_from(&self.graph_file);
+        }
+        if cli.common.graph.is_some() || cli.common.built_in.is_some() {
             return self.graph_file_command(cli, io);
         }
         if let Some(Command::Ops { name }) = &cli.command {
@@ -145,9 +153,12 @@ impl<P: Pipeline + 'static> App<P> {
             Some(Command::Ops { name }) => {
                 crate::library::ops_command(name.as_deref(), extra, io.stdout)
             }
-            None => Err(RunnerError::Usage(
-                "--graph FILE goes with a command: run, graph, plan or profile".into(),
-            )),
+            None => Err(RunnerError::Usage(match &common.built_in {
+                Some((name, _)) => {
+                    format!("{name} goes with a command: run, graph, plan or profile")
+                }
+                None => "--graph FILE goes with a command: run, graph, plan or profile".into(),
+            })),
         }
     }
 

@@ -29,6 +29,14 @@ impl<P: Pipeline> App<P> {
         self.graph_ops.extend(ops);
         self
     }
+
+    /// Runs `file` in place of the compiled pipeline, as `--graph` runs a
+    /// file (`run`, `graph`, `plan`, `profile`, on every engine); its
+    /// problems are reported under `name` (`--model text=PATH`).
+    pub fn graph_file(mut self, name: impl Into<String>, file: GraphFile) -> Self {
+        self.graph_file = Some((name.into(), Arc::new(file)));
+        self
+    }
 }
 
 /// Runs the graph file of `common.graph` on the frames `common` selects,
@@ -338,10 +346,29 @@ fn graph_path(common: &Common) -> Result<&Path, RunnerError> {
 /// The pipeline of the file `--graph` names; a mistake in it is one line
 /// per problem, `path:line: what`.
 pub(crate) fn build(common: &Common, extra: &Ops) -> Result<DynPipeline, RunnerError> {
+    if let Some((name, file)) = &common.built_in {
+        return file.build(&crate::library::library(extra)).map_err(|e| {
+            let lines: Vec<String> = e
+                .problems
+                .iter()
+                .map(|(_, m)| format!("{name}: {m}"))
+                .collect();
+            RunnerError::Usage(lines.join("\n"))
+        });
+    }
     let path = graph_path(common)?;
     let file = load(path)?;
     file.build(&crate::library::library(extra))
         .map_err(|e| problems(path, &e))
+}
+
+/// The graph `common` runs: the program's own, or the file `--graph`
+/// names.
+pub(crate) fn file(common: &Common) -> Result<GraphFile, RunnerError> {
+    match &common.built_in {
+        Some((_, file)) => Ok(GraphFile::clone(file)),
+        None => load(graph_path(common)?),
+    }
 }
 
 /// The graph file at `path`, read.

@@ -64,8 +64,7 @@ pub(crate) fn plan(common: &Common, extra: &Ops, io: Io<'_>) -> Result<(), Runne
     let (mode, _) = crate::graph_file::selection(common, &target)?;
     let plan = target.program().modes[mode].plan.clone();
     // The same graph with one more mode that runs every node, to time them.
-    let path = common.graph.as_deref().unwrap_or(std::path::Path::new(""));
-    let mut file = crate::graph_file::load(path)?;
+    let mut file = crate::graph_file::file(common)?;
     let keys: Vec<String> = target
         .ir()
         .weight_keys

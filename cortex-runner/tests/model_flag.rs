@@ -1,15 +1,12 @@
-//! `cortex-l2 --model text=PATH`: L2 with the DNN text map from a file.
-//! The JSON lines carry the detector's boxes, which must be what the
-//! library's pipeline gives on the same frames in the same mode (rates
-//! included); a bad `--model` is one line and exit code 2, before any
-//! frame. The committed tiny model stands in for a detector; the real
-//! PP-OCRv4 detector runs when it was fetched.
+//! `cortex-l2 --model text=PATH`: L2 with the DNN text map from a file, a
+//! substitution of L2's graph run as a graph file is. The JSON lines, on
+//! every engine, must be what the library's graph gives on the same frames
+//! in the same mode (rates included); a bad `--model` is one line and exit
+//! code 2, before any frame. The committed tiny model stands in for a
+//! detector; the real PP-OCRv4 detector runs when it was fetched.
 
 use std::path::PathBuf;
 use std::process::Command;
-
-#[cfg(feature = "models")]
-mod support;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cortex-l2");
 
@@ -60,128 +57,89 @@ mod with_models {
     use super::*;
 
     use std::path::Path;
+    use std::sync::Arc;
 
-    use cortex_models::l2::{L2Dnn, L2DnnMode};
+    use cortex_core::dynamic::Value;
+    use cortex_models::l2::{l2_dnn_graph, l2_dnn_ops};
     use cortex_models::text::TextDetector;
     use cortex_runner::sources::SyntheticClip;
-    use cortex_runner::ModelArg;
-    use serde_json::Value;
+    use serde_json::Value as Json;
 
-    /// The boxes of a JSON line, as `[x, y, w, h]` and scores.
-    fn boxes(line: &Value) -> Vec<([u64; 4], f64)> {
-        line["outputs"]["text_boxes"]
+    /// The boxes of a JSON line (the `boxes` output's view), as
+    /// `[x, y, w, h]` and scores.
+    fn boxes(line: &Json) -> Vec<([u64; 4], f64)> {
+        line["outputs"]["boxes"]["boxes"]
             .as_array()
-            .unwrap_or_else(|| panic!("no text_boxes in {line}"))
+            .unwrap_or_else(|| panic!("no boxes in {line}"))
             .iter()
             .map(|b| {
-                let v = b.as_array().unwrap();
+                let v = b["box"].as_array().unwrap();
                 let n = |i: usize| v[i].as_u64().unwrap();
-                ([n(0), n(1), n(2), n(3)], v[4].as_f64().unwrap())
+                ([n(0), n(1), n(2), n(3)], b["score"].as_f64().unwrap())
             })
             .collect()
     }
 
-    /// Runs the runner on `frames` of the synthetic clip at `w × h` in
-    /// `mode`, and the library's pipeline on the same frames, and compares
-    /// every frame's boxes and ROI. Returns the runner's lines.
-    fn runner_matches_the_library(model: &Path, mode: L2DnnMode, frames: usize) -> Vec<Value> {
+    /// Runs the command with `--model text=MODEL` on `frames` of the
+    /// synthetic clip in `mode` on `engine`, and L2 with the DNN text map
+    /// from the library on the same frames: every output of every frame
+    /// the same, through the same views.
+    fn runner_matches_the_library(model: &Path, mode: &str, engine: &str, frames: usize) {
         let (w, h) = (160, 128);
-        let models = [ModelArg {
-            name: "text".into(),
-            path: model.to_path_buf(),
-        }];
-        let app = cortex_runner::l2_dnn::app(&models, (w, h)).unwrap();
-        let size = format!("{w}x{h}");
+        let spec = format!("text={}", model.display());
         let n = frames.to_string();
-        let (result, out, _) = support::run_captured(
-            app,
-            &[
-                "run",
-                "--json",
-                "--size",
-                &size,
-                "--frames",
-                &n,
-                "--mode",
-                mode.name(),
-            ],
-        );
-        result.unwrap();
-        let lines: Vec<Value> = out
+        let args = [
+            "run", "--json", "-q", "--size", "160x128", "--frames", &n, "--mode", mode, "--engine",
+            engine, "--model", &spec,
+        ];
+        let (code, out, err) = command(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let lines: Vec<Json> = out
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(lines.len(), frames);
-        let detector = TextDetector::load(model, w, h).unwrap();
+        assert_eq!(lines.len(), frames, "{engine}");
+        let ops = l2_dnn_ops();
+        let mut p = l2_dnn_graph(model, w, h).unwrap().build(&ops).unwrap();
+        let m = p.mode(mode).unwrap();
         let clip = SyntheticClip::new(w, h);
-        let mut l2 = L2Dnn::new();
         for (i, line) in lines.iter().enumerate() {
-            let want = l2.run(mode, &clip.frame(i as u64), &detector).unwrap();
-            let got = boxes(line);
-            assert_eq!(got.len(), want.boxes.len(), "frame {i}: {line}");
-            for (g, b) in got.iter().zip(&want.boxes) {
-                let r = b.bbox;
-                assert_eq!(
-                    g.0,
-                    [r.x, r.y, r.width, r.height].map(|v| v as u64),
-                    "frame {i}"
-                );
-                assert!((g.1 - f64::from(b.score)).abs() < 1e-6, "frame {i}");
+            let input: Value = Arc::new(clip.frame(i as u64));
+            let want = p.run(m, &[input]).unwrap();
+            assert_eq!(line["mode"], mode, "frame {i}");
+            for name in want.names() {
+                // Through the same text the line went through (serde_json
+                // reads a float's last digit approximately).
+                let v = ops.to_json(want.value(name).unwrap());
+                let v: Json = serde_json::from_str(&v.to_string()).unwrap();
+                assert_eq!(line["outputs"][name], v, "{engine}, frame {i}: {name}");
             }
-            let r = want.roi.bbox;
-            assert_eq!(
-                line["outputs"]["roi"],
-                serde_json::json!([r.x, r.y, r.width, r.height]),
-                "frame {i}"
-            );
-        }
-        lines
-    }
-
-    #[test]
-    fn json_lines_carry_the_detectors_boxes_every_frame_and_at_a_rate() {
-        for mode in [L2DnnMode::Balanced, L2DnnMode::BalancedAtRate] {
-            runner_matches_the_library(&tiny(), mode, 10);
         }
     }
 
     #[test]
-    fn the_tools_show_the_detectors_backend_and_input_shape() {
-        let models = [ModelArg {
-            name: "text".into(),
-            path: tiny(),
-        }];
-        let app = |()| cortex_runner::l2_dnn::app(&models, (160, 128)).unwrap();
-        // Before any frame: the shape, and that the backend is chosen then.
-        let (result, listing, _) = support::run_captured(app(()), &["graph"]);
-        result.unwrap();
-        let line = listing
-            .lines()
-            .find(|l| l.contains("]  boxes "))
-            .unwrap_or_else(|| panic!("no boxes node in\n{listing}"));
-        assert!(
-            line.contains("backend chosen at the first frame, input 1x3x128x160"),
-            "{line}"
-        );
-        let (result, dot, _) = support::run_captured(app(()), &["graph", "--format", "dot"]);
-        result.unwrap();
-        assert!(dot.contains("input 1x3x128x160"), "{dot}");
-        // After a run: the backend that ran.
-        let (result, profile, _) =
-            support::run_captured(app(()), &["profile", "--size", "160x128", "--frames", "2"]);
-        result.unwrap();
-        let note = profile
-            .lines()
-            .find(|l| l.trim_start().starts_with("boxes: model"))
-            .unwrap_or_else(|| panic!("no note in\n{profile}"));
-        // Whichever the registry measured fastest, ONNX Runtime included
-        // when the build has it and its library loads.
-        let ran = ["tract", "opencv-dnn", "onnxruntime"];
-        assert!(
-            ran.iter()
-                .any(|b| note.contains(&format!(": {b}, input 1x3x128x160"))),
-            "{note}"
-        );
+    fn json_lines_are_the_librarys_on_every_engine_every_frame_and_at_a_rate() {
+        for engine in ["sequential", "parallel", "pipelined"] {
+            for mode in ["BALANCED", "BALANCED_AT_RATE"] {
+                runner_matches_the_library(&tiny(), mode, engine, 10);
+            }
+        }
+    }
+
+    #[test]
+    fn the_tools_show_the_graph_with_the_detector() {
+        let spec = format!("text={}", tiny().display());
+        let (code, listing, err) = command(&["graph", "--model", &spec]);
+        assert_eq!(code, 0, "{err}");
+        assert!(listing.contains("Cortex Graph IR: L2Dnn"), "{listing}");
+        assert!(listing.contains("boxes: TextBoxes"), "{listing}");
+        // The graph written out names the model given.
+        let (code, json, err) = command(&["graph", "--format", "json", "--model", &spec]);
+        assert_eq!(code, 0, "{err}");
+        assert!(json.contains(&tiny().display().to_string()), "{json}");
+        let (code, _, err) = command(&["graph", "--graph", "x.json", "--model", &spec]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("its own graph"), "{err}");
     }
 
     #[test]
@@ -199,14 +157,17 @@ mod with_models {
             println!("skipped: no {photo} (opencv-doc)");
             return;
         }
-        let spec = format!("text={}", model.display());
-        let (code, out, err) = command(&["run", "--json", "-q", "-i", photo, "--model", &spec]);
-        assert_eq!(code, 0, "{err}");
-        let line: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-        let got = boxes(&line);
-        // The library's detector on the same photograph, at its size.
         let img = image::open(photo).unwrap().to_rgb8();
         let (w, h) = (img.width() as usize, img.height() as usize);
+        let spec = format!("text={}", model.display());
+        let size = format!("{w}x{h}");
+        let (code, out, err) = command(&[
+            "run", "--json", "-q", "-i", photo, "--size", &size, "--model", &spec,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let line: Json = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        let got = boxes(&line);
+        // The library's detector on the same photograph, at its size.
         let frame = ndarray::Array3::from_shape_vec((h, w, 3), img.into_raw()).unwrap();
         let detector = TextDetector::load(&model, w, h).unwrap();
         let mut want = Vec::new();
@@ -216,6 +177,7 @@ mod with_models {
         for (g, b) in got.iter().zip(&want) {
             let r = b.bbox;
             assert_eq!(g.0, [r.x, r.y, r.width, r.height].map(|v| v as u64));
+            assert!((g.1 - f64::from(b.score)).abs() < 1e-6);
         }
     }
 

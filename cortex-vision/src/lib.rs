@@ -2,7 +2,7 @@
 //! images ([`ops`], with OpenCV as an optional external backend), the
 //! kernel registry that picks each op's fastest kernel for the machine
 //! ([`registry`]), and the L2 region-of-interest pipeline declared with
-//! `cortex_graph!` ([`l2`], [`l2_registry`]), and the built-in synthetic
+//! `cortex_graph!` ([`l2`]), and the built-in synthetic
 //! clip it runs on without input files ([`clip`]).
 
 #![warn(missing_docs)]
@@ -19,7 +19,6 @@ pub mod ops;
 pub mod clip;
 mod heap;
 pub mod l2;
-pub mod l2_registry;
 pub mod library;
 pub mod registry;
 pub mod views;

@@ -608,10 +608,7 @@ pub fn descriptor() -> OpDesc {
         "mser.max_variation",
         "largest variation of a kept region; finite, >= 0",
     )
-    .param(
-        "polarity",
-        "\"both\", \"dark_on_light\" or \"light_on_dark\"",
-    )
+    .param("polarity", "\"both\", \"dark\" or \"bright\"")
     .param(
         "parallel",
         "the two polarities and the map's bands on the pool",

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use crate::reg_l2::{RegL2, RegL2Mode};
 use cortex_testkit::thread_allocs_during;
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
-use cortex_vision::l2_registry::{RegL2, RegL2Mode};
 use cortex_vision::registry::{self, Config, Preference, Registry};
 
 fn registry(preference: Preference) -> Arc<Registry> {

@@ -7,7 +7,11 @@
 #[global_allocator]
 static ALLOC: cortex_testkit::CountingAlloc = cortex_testkit::CountingAlloc;
 
+// `cortex_graph!` names the engine `::cortex`.
+extern crate cortex_core as cortex;
+
 mod cache;
 mod l2;
 mod l2_pipeline;
+mod reg_l2;
 mod select;

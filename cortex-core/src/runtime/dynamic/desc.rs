@@ -94,6 +94,7 @@ pub struct OpDesc {
     pub(crate) params: ParamsDesc,
     pub(crate) kernels: Vec<String>,
     pub(crate) calls: Vec<String>,
+    pub(crate) files: Vec<String>,
     pub(crate) run: Arc<OpFn>,
     pub(crate) form: Option<Arc<MakeTypedForm>>,
 }
@@ -127,6 +128,7 @@ impl OpDesc {
             docs: Vec::new(),
             kernels: Vec::new(),
             calls: Vec::new(),
+            files: Vec::new(),
             form: None,
             params: PhantomData,
         }
@@ -192,6 +194,12 @@ impl OpDesc {
             .any(|spelling| text == spelling || text.ends_with(&format!("::{spelling}")))
     }
 
+    /// The parameters naming files ([`OpBuilder::file`]): a graph file's
+    /// relative path in one is taken from the graph file's folder.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
     /// Each parameter (dotted path for a nested one), its default as JSON
     /// and its documentation.
     pub fn params(&self) -> Vec<(String, serde_json::Value, &str)> {
@@ -223,6 +231,7 @@ pub struct OpBuilder<P> {
     docs: Vec<(String, String)>,
     kernels: Vec<String>,
     calls: Vec<String>,
+    files: Vec<String>,
     form: Option<Arc<MakeTypedForm>>,
     params: PhantomData<fn() -> P>,
 }
@@ -260,6 +269,15 @@ impl<P: Params> OpBuilder<P> {
     pub fn param(mut self, path: &str, doc: &str) -> Self {
         self.docs.push((path.into(), doc.into()));
         self
+    }
+
+    /// Documents parameter `name`, a string naming a file (a model): a
+    /// relative path a graph file writes is taken from the graph file's
+    /// folder, as an `include` is, so the file runs from any working
+    /// directory; an absolute path is kept.
+    pub fn file(mut self, name: &str, doc: &str) -> Self {
+        self.files.push(name.into());
+        self.param(name, doc)
     }
 
     /// Names the Rust functions a compiled graph calls for this op (the
@@ -347,6 +365,7 @@ impl<P: Params> OpBuilder<P> {
             params: ParamsDesc::new::<P>(self.docs, parse_params::<P>),
             kernels: self.kernels,
             calls: self.calls,
+            files: self.files,
             run,
             form: self.form,
         }

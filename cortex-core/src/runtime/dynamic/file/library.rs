@@ -6,6 +6,8 @@
 //! constant, the weight table, the node's own buffer), and the node's type
 //! and strip form taken from the descriptor.
 
+use std::path::Path;
+
 use crate::model::spec::{ArgSpec, GraphSpec};
 use crate::passes::diag::did_you_mean;
 use crate::runtime::untrusted::echo_cut;
@@ -22,11 +24,19 @@ impl GraphFile {
         let mut ops = ops.clone();
         let mut problems = Vec::new();
         for (i, node) in spec.nodes.iter_mut().enumerate() {
-            let line = self.lines.nodes.get(i).copied().unwrap_or(1);
+            let at = self.lines.nodes.get(i);
+            let line = at.map_or(1, |a| a.line);
+            let written = match at.and_then(|a| a.from.as_ref()) {
+                Some(from) => format!(" (written at {from})"),
+                None => String::new(),
+            };
             let mut problem = |m: String| {
                 problems.push((
                     line,
-                    echo_cut(&format!("node `{}`: {m}", node.name), MAX_MESSAGE_CHARS),
+                    echo_cut(
+                        &format!("node `{}`{written}: {m}", node.name),
+                        MAX_MESSAGE_CHARS,
+                    ),
                 ))
             };
             let Some(params) = self.params.get(i).and_then(Option::as_ref) else {
@@ -71,14 +81,23 @@ impl GraphFile {
                 problem(m);
                 continue;
             };
-            let value = match d.parse(params) {
+            let dir = self.dirs.get(i).cloned().flatten();
+            let resolved = in_folder(d.files(), params, dir.as_deref());
+            let value = match d.parse(&resolved) {
                 Ok(v) => v,
                 Err(e) => {
                     problem(format!("params of `{}`: {e}", d.name()));
                     continue;
                 }
             };
-            let text = params_constant(d.name(), params);
+            // The parameters as written, so the graph writes back as read;
+            // those of a node from an extended file in another folder as
+            // resolved, so the same text never stands for two files.
+            let text = if dir == self.dir {
+                params_constant(d.name(), params)
+            } else {
+                params_constant(d.name(), &resolved)
+            };
             let output = ops
                 .name_of(d.output().id)
                 .unwrap_or(d.output().rust)
@@ -103,6 +122,28 @@ impl GraphFile {
             Err(FileError { problems })
         }
     }
+}
+
+/// `params` with each relative path in a parameter of `files` taken from
+/// `dir`, the folder of the file that wrote it (an absolute path, an empty
+/// one or one read from text with no folder is kept).
+fn in_folder(
+    files: &[String],
+    params: &serde_json::Map<String, serde_json::Value>,
+    dir: Option<&Path>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = params.clone();
+    let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) else {
+        return out;
+    };
+    for name in files {
+        if let Some(serde_json::Value::String(path)) = out.get_mut(name) {
+            if !path.is_empty() && Path::new(path.as_str()).is_relative() {
+                *path = dir.join(path.as_str()).to_string_lossy().into_owned();
+            }
+        }
+    }
+    out
 }
 
 /// The constant a library node's call passes: the op and its parameters

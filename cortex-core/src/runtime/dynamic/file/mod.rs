@@ -11,6 +11,7 @@
 //! text, so its offset is its line), and every language writes it.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -21,12 +22,13 @@ use crate::model::spec::{
     WEIGHTS_ARG,
 };
 use crate::passes::diag::{Loc, Severity};
-use crate::runtime::untrusted::{echo, echo_cut, is_hidden, read_regular, ReadError};
+use crate::runtime::untrusted::{echo, echo_cut, is_hidden, ReadError};
 
 use super::engine::DynPipeline;
 use super::ops::{Ops, DEFAULT_INIT};
 
 mod export;
+mod extend;
 mod library;
 
 pub use export::ExportError;
@@ -87,25 +89,54 @@ pub struct GraphFile {
     pub spec: GraphSpec,
     /// Per node: the `params` of a node written in the library's form.
     params: Vec<Option<serde_json::Map<String, serde_json::Value>>>,
+    /// Per node: the folder of the file that wrote its `params`, which a
+    /// relative file parameter is taken from (`None`: the working
+    /// directory).
+    dirs: Vec<Option<Arc<Path>>>,
+    /// The folder of this file (`None`: read from text, not a path).
+    dir: Option<Arc<Path>>,
     lines: Lines,
 }
 
-/// The line of each declaration, by its index in the spec's lists.
+/// Where each declaration was written, by its index in the spec's lists.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Lines {
-    inputs: Vec<usize>,
-    states: Vec<usize>,
-    /// Per write: the line of the state declaring it.
-    writes: Vec<usize>,
-    modes: Vec<usize>,
-    nodes: Vec<usize>,
-    outputs: Vec<usize>,
+    inputs: Vec<At>,
+    states: Vec<At>,
+    /// Per write: the place of the state declaring it.
+    writes: Vec<At>,
+    modes: Vec<At>,
+    nodes: Vec<At>,
+    outputs: Vec<At>,
+}
+
+/// Where a declaration was written: a line of this file, and for one
+/// taken from the file it `extends`, that file and line (this file's line
+/// is then its `extends`).
+#[derive(Debug, Clone, PartialEq)]
+struct At {
+    line: usize,
+    from: Option<Arc<str>>,
+}
+
+impl At {
+    fn here(line: usize) -> At {
+        At { line, from: None }
+    }
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Top<'a> {
-    name: String,
+    /// Required, but for a file extending another (whose name it keeps).
+    #[serde(default)]
+    name: Option<String>,
+    /// The graph file this one extends, from this file's folder.
+    #[serde(borrow, default)]
+    extends: Option<&'a RawValue>,
+    /// With `extends`: nodes of the extended file replaced, by name.
+    #[serde(borrow, default)]
+    replace: Option<&'a RawValue>,
     #[serde(borrow, default)]
     inputs: Vec<&'a RawValue>,
     #[serde(borrow, default)]
@@ -224,16 +255,67 @@ impl GraphFile {
     /// # Errors
     /// [`LoadError`]: the file cannot be read, is not text, or is not a
     /// graph file.
+    ///
+    /// A file may extend another (`"extends": "l2.json"`, from its folder),
+    /// replacing nodes by name and adding declarations; a relative path in
+    /// a parameter naming a file (a model's `path`) is taken from the folder
+    /// of the file that wrote it.
     pub fn load(path: &Path) -> Result<GraphFile, LoadError> {
-        let bytes = read_regular(path, MAX_GRAPH_FILE_BYTES)?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| LoadError::NotText(e.utf8_error().valid_up_to()))?;
-        Ok(GraphFile::parse(&text)?)
+        extend::load(path, &mut Vec::new())
     }
 
     /// Reads a graph file's text. Checks its form only; [`build`](Self::build)
-    /// checks the graph.
+    /// checks the graph. Relative file parameters are taken from the
+    /// working directory; a file that `extends` another is refused (there
+    /// is no folder to find it in: [`load`](Self::load) it, or give the
+    /// extended graph with [`parse_extending`](Self::parse_extending)).
     pub fn parse(text: &str) -> Result<GraphFile, FileError> {
+        GraphFile::parse_in(text, None, &mut |name| {
+            Err(FileError {
+                problems: vec![(
+                    0,
+                    format!(
+                        "`{}` cannot be found: a graph file read from text extends the graph \
+                         it is given (GraphFile::load finds it beside the file)",
+                        echo(name)
+                    ),
+                )],
+            })
+        })
+    }
+
+    /// Reads the text of a graph file that `extends` another, with that
+    /// other graph given: `base` stands for whatever file the text's
+    /// `extends` names. A graph of the library's ops extended in code (a
+    /// compiled pipeline written out with [`from_ir`](Self::from_ir), one
+    /// of its nodes replaced) is read this way.
+    pub fn parse_extending(text: &str, base: &GraphFile) -> Result<GraphFile, FileError> {
+        let mut given = false;
+        let file = GraphFile::parse_in(text, None, &mut |_| {
+            given = true;
+            Ok(base.clone())
+        })?;
+        if given {
+            Ok(file)
+        } else {
+            Err(FileError {
+                problems: vec![(
+                    1,
+                    "the file extends nothing: write `\"extends\"`, naming the graph it extends"
+                        .into(),
+                )],
+            })
+        }
+    }
+
+    /// [`parse`](Self::parse) with the file's folder and a way to read the
+    /// file it extends (its name as written; a problem with no line is at
+    /// line 0).
+    fn parse_in(
+        text: &str,
+        dir: Option<Arc<Path>>,
+        base_of: &mut dyn FnMut(&str) -> Result<GraphFile, FileError>,
+    ) -> Result<GraphFile, FileError> {
         let one = |line: usize, message: String| FileError {
             problems: vec![(line, message)],
         };
@@ -255,8 +337,26 @@ impl GraphFile {
             breaks.partition_point(|&b| b < offset) + 1
         };
         let mut problems = Vec::new();
+        let extends = top.extends.map(|raw| {
+            let line = line_of(raw);
+            let name = decl::<String>(raw, line, "extends", &mut problems)
+                .filter(|n| fits(line, "extends", [("file", n)], &mut problems));
+            (line, name)
+        });
+        let name = match (top.name, &extends) {
+            (Some(name), _) => name,
+            (None, Some(_)) => String::new(),
+            (None, None) => {
+                return Err(one(
+                    1,
+                    "not a graph file: missing field `name` (a file that does not `extends` \
+                     another names its pipeline)"
+                        .into(),
+                ))
+            }
+        };
         let mut spec = GraphSpec {
-            name: top.name,
+            name,
             ..GraphSpec::default()
         };
         let mut lines = Lines::default();
@@ -290,7 +390,7 @@ impl GraphFile {
                     name: d.name,
                     ty: d.ty,
                 });
-                lines.inputs.push(line);
+                lines.inputs.push(At::here(line));
             }
         }
         for raw in top.states {
@@ -310,13 +410,13 @@ impl GraphFile {
                     from: d.from,
                     to: d.name.clone(),
                 });
-                lines.writes.push(line);
+                lines.writes.push(At::here(line));
                 spec.states.push(StateSpec {
                     name: d.name,
                     ty: d.ty,
                     init: d.init.unwrap_or_else(|| DEFAULT_INIT.to_string()),
                 });
-                lines.states.push(line);
+                lines.states.push(At::here(line));
             }
         }
         for raw in top.modes {
@@ -363,88 +463,18 @@ impl GraphFile {
                 weights,
                 rates,
             });
-            lines.modes.push(line);
+            lines.modes.push(At::here(line));
         }
         for raw in top.nodes {
             let line = line_of(raw);
             let Some(d) = decl::<NodeDecl>(raw, line, "node", &mut problems) else {
                 continue;
             };
-            let strings = [("name", &d.name), ("op", &d.op)]
-                .into_iter()
-                .chain(d.ty.iter().map(|t| ("type", t)))
-                .chain(d.weight_key.iter().map(|k| ("weight_key", k)))
-                .chain(d.inputs.iter().flatten().map(|n| ("input", n)))
-                .chain(d.args.iter().flatten().map(|a| match a {
-                    ArgDecl::Name(n) => ("argument", n),
-                    ArgDecl::Const { value } => ("constant", value),
-                }));
-            if !fits(line, "node", strings, &mut problems) {
-                continue;
+            if let Some((node, p)) = node_spec(d, line, &mut problems) {
+                spec.nodes.push(node);
+                params.push(p);
+                lines.nodes.push(At::here(line));
             }
-            if d.args.is_some() && (d.inputs.is_some() || d.params.is_some()) {
-                problems.push((
-                    line,
-                    format!(
-                        "node `{}`: `args` (a plain op's arguments) cannot go with `inputs` and \
-                         `params` (a described op's)",
-                        d.name
-                    ),
-                ));
-                continue;
-            }
-            let (compilable, strip) = match d.compilable {
-                Compilable::No | Compilable::Flag(false) => (false, None),
-                Compilable::Flag(true) => (true, None),
-                Compilable::Form(f) if f == "map" => (true, Some(StripShape::Map)),
-                Compilable::Form(f) if f == "reduce" => (true, Some(StripShape::Reduction)),
-                Compilable::Form(f) => {
-                    problems.push((
-                        line,
-                        format!(
-                            "node `{}`: `compilable` is true, false, \"map\" or \"reduce\", not \"{f}\"",
-                            d.name
-                        ),
-                    ));
-                    (true, None)
-                }
-            };
-            let own_buffer = format!("&mut {}", d.name);
-            let library = d.args.is_none();
-            let args: Vec<ArgSpec> = match d.args {
-                None => d
-                    .inputs
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(ArgSpec::Name)
-                    .collect(),
-                Some(args) => args
-                    .into_iter()
-                    .map(|a| match a {
-                        ArgDecl::Name(n) if n == WEIGHTS_ARG => ArgSpec::Weights,
-                        ArgDecl::Name(n)
-                            if n.split_whitespace().eq(own_buffer.split_whitespace()) =>
-                        {
-                            ArgSpec::Buffer
-                        }
-                        ArgDecl::Name(n) => ArgSpec::Name(n),
-                        ArgDecl::Const { value } => ArgSpec::Const(value),
-                    })
-                    .collect(),
-            };
-            let mut node = NodeSpec {
-                compilable,
-                strip,
-                weight_key: d.weight_key,
-                fallible: d.fallible,
-                ty: d.ty,
-                ..NodeSpec::new(d.name, d.op, Vec::<ArgSpec>::new())
-            };
-            node.args = args;
-            node.source = node.dsl_source();
-            spec.nodes.push(node);
-            params.push(library.then(|| d.params.unwrap_or_default()));
-            lines.nodes.push(line);
         }
         for raw in top.outputs {
             let line = line_of(raw);
@@ -462,17 +492,33 @@ impl GraphFile {
                     ty: d.ty,
                     optional: d.optional,
                 });
-                lines.outputs.push(line);
+                lines.outputs.push(At::here(line));
             }
         }
-        if problems.is_empty() {
-            Ok(GraphFile {
-                spec,
-                params,
-                lines,
-            })
-        } else {
-            Err(FileError { problems })
+        let replace = top.replace.map(|raw| (line_of(raw), raw));
+        let replace = extend::replacements(replace, &line_of, &mut problems);
+        if !problems.is_empty() {
+            return Err(FileError { problems });
+        }
+        let own = GraphFile {
+            dirs: vec![dir.clone(); spec.nodes.len()],
+            dir,
+            spec,
+            params,
+            lines,
+        };
+        match extends {
+            None if replace.is_empty() => Ok(own),
+            None => Err(one(
+                replace[0].line,
+                "`replace` replaces nodes of the graph the file `extends`, and it extends none"
+                    .into(),
+            )),
+            Some((line, name)) => {
+                let name = name.unwrap_or_default();
+                let base = base_of(&name).map_err(|e| extend::within(&name, line, e))?;
+                own.extending(base, &name, line, replace)
+            }
         }
     }
 
@@ -502,46 +548,123 @@ impl GraphFile {
         })
     }
 
-    /// The line of a diagnostic's place and what is declared there.
+    /// The line of a diagnostic's place and what is declared there (with
+    /// the file and line it was written at, when taken from the file this
+    /// one extends).
     fn place(&self, loc: Loc) -> (usize, String) {
         let s = &self.spec;
-        let at = |lines: &[usize], i: usize| lines.get(i).copied().unwrap_or(1);
-        let named = |kind: &str, name: Option<&String>| {
-            format!("{kind} `{}`", name.map_or("?", String::as_str))
+        let l = &self.lines;
+        let named = |kind: &str, name: Option<&String>, lines: &[At], i: usize| {
+            let at = lines.get(i);
+            let what = format!("{kind} `{}`", name.map_or("?", String::as_str));
+            let what = match at.and_then(|a| a.from.as_ref()) {
+                Some(from) => format!("{what} (written at {from})"),
+                None => what,
+            };
+            (at.map_or(1, |a| a.line), what)
         };
         match loc {
             Loc::Pipeline => (1, format!("pipeline `{}`", s.name)),
-            Loc::Input(i) => (
-                at(&self.lines.inputs, i),
-                named("input", s.inputs.get(i).map(|x| &x.name)),
-            ),
-            Loc::State(i) => (
-                at(&self.lines.states, i),
-                named("state", s.states.get(i).map(|x| &x.name)),
-            ),
-            Loc::Node(i) | Loc::NodeArg { node: i, .. } | Loc::NodeWeightKey(i) => (
-                at(&self.lines.nodes, i),
-                named("node", s.nodes.get(i).map(|x| &x.name)),
-            ),
-            Loc::WriteFrom(i) | Loc::WriteTo(i) => (
-                at(&self.lines.writes, i),
-                named("state", s.writes.get(i).map(|x| &x.to)),
-            ),
+            Loc::Input(i) => named("input", s.inputs.get(i).map(|x| &x.name), &l.inputs, i),
+            Loc::State(i) => named("state", s.states.get(i).map(|x| &x.name), &l.states, i),
+            Loc::Node(i) | Loc::NodeArg { node: i, .. } | Loc::NodeWeightKey(i) => {
+                named("node", s.nodes.get(i).map(|x| &x.name), &l.nodes, i)
+            }
+            Loc::WriteFrom(i) | Loc::WriteTo(i) => {
+                named("state", s.writes.get(i).map(|x| &x.to), &l.writes, i)
+            }
             Loc::Mode(i)
             | Loc::ModeKey { mode: i, .. }
             | Loc::ModeValue { mode: i, .. }
             | Loc::ModeRate { mode: i, .. }
             | Loc::ModeRateEvery { mode: i, .. }
-            | Loc::ModeRateTrigger { mode: i, .. } => (
-                at(&self.lines.modes, i),
-                named("mode", s.modes.get(i).map(|x| &x.name)),
-            ),
-            Loc::Output(i) => (
-                at(&self.lines.outputs, i),
-                named("output", s.outputs.get(i).map(|x| &x.name)),
-            ),
+            | Loc::ModeRateTrigger { mode: i, .. } => {
+                named("mode", s.modes.get(i).map(|x| &x.name), &l.modes, i)
+            }
+            Loc::Output(i) => named("output", s.outputs.get(i).map(|x| &x.name), &l.outputs, i),
         }
     }
+}
+
+/// A node's declaration as the spec's node and, for the library's form,
+/// its `params`; `None` when a problem was found (and pushed).
+#[allow(clippy::type_complexity)]
+fn node_spec(
+    d: NodeDecl,
+    line: usize,
+    problems: &mut Vec<(usize, String)>,
+) -> Option<(NodeSpec, Option<serde_json::Map<String, serde_json::Value>>)> {
+    let strings = [("name", &d.name), ("op", &d.op)]
+        .into_iter()
+        .chain(d.ty.iter().map(|t| ("type", t)))
+        .chain(d.weight_key.iter().map(|k| ("weight_key", k)))
+        .chain(d.inputs.iter().flatten().map(|n| ("input", n)))
+        .chain(d.args.iter().flatten().map(|a| match a {
+            ArgDecl::Name(n) => ("argument", n),
+            ArgDecl::Const { value } => ("constant", value),
+        }));
+    if !fits(line, "node", strings, problems) {
+        return None;
+    }
+    if d.args.is_some() && (d.inputs.is_some() || d.params.is_some()) {
+        problems.push((
+            line,
+            format!(
+                "node `{}`: `args` (a plain op's arguments) cannot go with `inputs` and \
+                     `params` (a described op's)",
+                d.name
+            ),
+        ));
+        return None;
+    }
+    let (compilable, strip) = match d.compilable {
+        Compilable::No | Compilable::Flag(false) => (false, None),
+        Compilable::Flag(true) => (true, None),
+        Compilable::Form(f) if f == "map" => (true, Some(StripShape::Map)),
+        Compilable::Form(f) if f == "reduce" => (true, Some(StripShape::Reduction)),
+        Compilable::Form(f) => {
+            problems.push((
+                line,
+                format!(
+                    "node `{}`: `compilable` is true, false, \"map\" or \"reduce\", not \"{f}\"",
+                    d.name
+                ),
+            ));
+            (true, None)
+        }
+    };
+    let own_buffer = format!("&mut {}", d.name);
+    let library = d.args.is_none();
+    let args: Vec<ArgSpec> = match d.args {
+        None => d
+            .inputs
+            .unwrap_or_default()
+            .into_iter()
+            .map(ArgSpec::Name)
+            .collect(),
+        Some(args) => args
+            .into_iter()
+            .map(|a| match a {
+                ArgDecl::Name(n) if n == WEIGHTS_ARG => ArgSpec::Weights,
+                ArgDecl::Name(n) if n.split_whitespace().eq(own_buffer.split_whitespace()) => {
+                    ArgSpec::Buffer
+                }
+                ArgDecl::Name(n) => ArgSpec::Name(n),
+                ArgDecl::Const { value } => ArgSpec::Const(value),
+            })
+            .collect(),
+    };
+    let mut node = NodeSpec {
+        compilable,
+        strip,
+        weight_key: d.weight_key,
+        fallible: d.fallible,
+        ty: d.ty,
+        ..NodeSpec::new(d.name, d.op, Vec::<ArgSpec>::new())
+    };
+    node.args = args;
+    node.source = node.dsl_source();
+    Some((node, library.then(|| d.params.unwrap_or_default())))
 }
 
 /// A parser's message about the file, cut and escaped: it may quote the

@@ -1,16 +1,16 @@
-//! The L2 pipeline with every node calling its op through the kernel
-//! registry (`registry::ops::…`): the graph of [`crate::l2::L2`]'s scoring
-//! (blur, scene change, the four maps, their fusion and the encoded region),
-//! each op's kernel chosen per shape by the thread's (or the process's)
-//! [`crate::registry::Registry`]. The maps and the region are filled into
-//! buffers the pipeline owns (`registry::ops::…_into(…, &mut map)`), so
-//! `run_into` reuses them frame after frame as [`crate::l2::L2`]'s does.
-//! Used by `examples/l2_registry.rs` and `cortex-vision/tests/registry`.
+//! The tests' reference for L2 through the kernel registry: L2's scoring
+//! graph (blur, scene change, the four maps, their fusion and the encoded
+//! region) with every node calling its op through the registry
+//! (`registry::ops::…`), buffers owned as L2's are. It left the library
+//! (`cortex::l2::registry::RegL2`, a second declaration of L2's graph):
+//! here it checks the registry's kernels against `L2` bit for bit under
+//! the pure-Rust preference, and that dispatching allocates nothing per
+//! frame.
 
-use crate::l2::{blur_verdict, BlurVerdict};
-use crate::ops::{EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
-use crate::registry;
 use cortex_macros::cortex_graph;
+use cortex_vision::l2::{blur_verdict, BlurVerdict};
+use cortex_vision::ops::{EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
+use cortex_vision::registry;
 
 cortex_graph! {
     /// The L2 pipeline, each op dispatched by the kernel registry.

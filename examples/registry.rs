@@ -1,12 +1,13 @@
-//! The L2 pipeline with every node calling its op through the kernel
-//! registry (`registry::ops::…`): runs the synthetic clip, then prints which
+//! A pipeline whose nodes call their ops through the kernel registry
+//! (`registry::ops::…`) — the frame's grey image, its text map and
+//! saliency, the salient region encoded — on the synthetic clip; then which
 //! kernel each op runs at each shape and why, and the graph's nodes
 //! annotated with their kernels.
 //!
 //! ```text
-//! cargo run --release --example l2_registry --features opencv,turbojpeg -- --frames 30 --size 1920x1080
-//! CORTEX_KERNELS=pure-rust cargo run --release --example l2_registry
-//! CORTEX_FORCE_KERNEL=encode_roi=opencv cargo run --release --example l2_registry --features opencv
+//! cargo run --release --example registry --features opencv,turbojpeg -- --frames 30 --size 1920x1080
+//! CORTEX_KERNELS=pure-rust cargo run --release --example registry
+//! CORTEX_FORCE_KERNEL=encode_roi=opencv cargo run --release --example registry --features opencv
 //! ```
 //!
 //! Decisions are cached in the autotune cache (`CORTEX_AUTOTUNE_CACHE`, by
@@ -15,9 +16,27 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use cortex::cortex_graph;
 use cortex::l2::demo_clip;
-use cortex::l2::registry::{RegL2, RegL2Mode};
+use cortex::ops::{EncodedRoi, GrayImage, RgbFrame, ScoreMap};
 use cortex::registry;
+
+cortex_graph! {
+    /// The text map and the salient region of a frame, each op run by the
+    /// registry's choice of kernel, into buffers the pipeline owns.
+    pub pipeline RegScore {
+        input frame: RgbFrame;
+
+        #[compilable] node gray: GrayImage = registry::ops::to_gray_into(frame, &mut gray)?;
+        node text: ScoreMap = registry::ops::text_map_into(gray, &mut text)?;
+        #[compilable]
+        node saliency: ScoreMap = registry::ops::saliency_dft_into(gray, &mut saliency)?;
+        #[external_call]
+        node roi: EncodedRoi = registry::ops::encode_roi_into(frame, saliency, &mut roi)?;
+
+        output text: ScoreMap, roi: EncodedRoi;
+    }
+}
 
 fn parse() -> Result<(usize, usize, usize), String> {
     let (mut frames, mut width, mut height) = (10, 640, 480);
@@ -53,7 +72,7 @@ fn run() -> Result<(), String> {
     #[cfg(feature = "opencv")]
     cortex::ops::opencv::single_threaded().map_err(|e| e.to_string())?;
     let clip = demo_clip(frames, width, height);
-    let mut pipeline = RegL2::new();
+    let mut pipeline = RegScore::new();
     // The outputs of one frame are filled again by the next (`run_into`),
     // as the pipeline's own buffers are.
     let mut out = None;
@@ -61,10 +80,10 @@ fn run() -> Result<(), String> {
         let t = Instant::now();
         let out = match &mut out {
             Some(out) => pipeline
-                .run_into(RegL2Mode::Balanced, frame, out)
+                .run_into(RegScoreMode::Full, frame, out)
                 .map(|()| out),
             None => pipeline
-                .run(RegL2Mode::Balanced, frame)
+                .run(RegScoreMode::Full, frame)
                 .map(|first| out.insert(first)),
         }
         .map_err(|e| format!("frame {i}: {e}"))?;
@@ -82,7 +101,11 @@ fn run() -> Result<(), String> {
     print!("{}", registry::report());
     println!();
     let reg = registry::current();
-    for (node, note) in RegL2::ir().nodes.iter().zip(reg.annotate(RegL2::ir())) {
+    for (node, note) in RegScore::ir()
+        .nodes
+        .iter()
+        .zip(reg.annotate(RegScore::ir()))
+    {
         println!(
             "{:<9} {:<40} {}",
             node.name,
