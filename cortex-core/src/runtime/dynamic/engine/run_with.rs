@@ -1,0 +1,175 @@
+//! [`DynPipeline`]'s run API: what a [`Run`] selects — a mode's own
+//! steps, a plan cut down to the outputs read, weights' zero pattern or an
+//! explicit plan — mapped onto the frame runner, observed or not.
+
+use std::sync::Arc;
+
+use crate::lower::Frame;
+
+use crate::model::outputs::OutputSet;
+use crate::model::plan::Plan;
+use crate::model::weights::Weights;
+use crate::runtime::error::PipelineError;
+use crate::runtime::observe::{NoopObserver, Observer};
+use crate::runtime::run::{Engine, Run, Select};
+
+use super::super::ops::Value;
+use super::super::outputs::DynOutputs;
+use super::{DynPipeline, Sel, Waves};
+
+impl DynPipeline {
+    /// Runs one frame as `run` says — a declared mode, weights chosen at
+    /// run time or an explicit plan; sequential or wave by wave on the
+    /// worker pool; observed or not; computing only the outputs it reads —
+    /// into `outputs` of an earlier frame: the outputs `run` reads are
+    /// replaced, the others left as they were (outputs of another graph
+    /// are replaced whole). On error the state and `outputs` are left as
+    /// they were.
+    ///
+    /// A run-time pipeline's mode is a `usize`, the index of the mode in
+    /// its graph's modes (what [`mode`](Self::mode) returns for a name):
+    /// the modes are data read at run time, so there is no enum to name
+    /// them, and a newtype around the index would hold no invariant the
+    /// index does not (an index of another graph's modes would pass it
+    /// all the same) while every caller converted to and from it. An index
+    /// outside the graph's modes fails the frame with
+    /// [`PipelineError::Internal`].
+    ///
+    /// A mode reading every output, or a rated mode, runs the mode's own
+    /// steps (its fused groups and phases); a mode reading fewer runs its
+    /// plan cut down to them (the DCE pass's, cached with the weight
+    /// patterns' plans); weights run their zero pattern's plan, cut down
+    /// the same way; an explicit plan is validated against the graph and
+    /// the outputs read before anything runs. The parallel engine runs
+    /// the independent nodes of each wave at once (a rated mode decides
+    /// its phase mid-frame, so its nodes run one after the other); the
+    /// outputs, states and holds are the sequential engine's.
+    ///
+    /// An observer is told the frame's beginning (with the graph, interned
+    /// for the program's life the first time this pipeline is observed,
+    /// and the plan run), each node's call, each fused group's begin and
+    /// end (whether it ran fused) and the frame's end, as a generated
+    /// pipeline's observed run does; the nodes of a wave run at once
+    /// begin together and end together.
+    pub fn run_with<O: Observer>(
+        &mut self,
+        run: &mut Run<'_, usize, O>,
+        inputs: &[Value],
+        outputs: &mut DynOutputs,
+    ) -> Result<(), PipelineError> {
+        let read = run.outputs;
+        let got = self.frame_of(run, read, inputs)?;
+        outputs.merge(got, read);
+        Ok(())
+    }
+
+    /// [`run_with`](Self::run_with) into new outputs, every output
+    /// computed whatever `run` reads (as a generated pipeline's
+    /// `run_with_fresh`): for a first frame. Outputs of only the set read
+    /// are [`run_with`](Self::run_with) into
+    /// [`absent_outputs`](Self::absent_outputs). On
+    /// error the state is left as it was.
+    pub fn run_with_fresh<O: Observer>(
+        &mut self,
+        run: &mut Run<'_, usize, O>,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        self.frame_of(run, OutputSet::ALL, inputs)
+    }
+
+    /// Outputs of this graph, every one absent: what a frame that reads
+    /// some of them runs into (see [`run_with`](Self::run_with)).
+    pub fn absent_outputs(&self) -> DynOutputs {
+        DynOutputs {
+            names: self.shared.outputs.clone(),
+            values: vec![None; self.shared.outputs.len()],
+        }
+    }
+
+    /// Runs one frame in declared mode `mode` (its index, see
+    /// [`run_with`](Self::run_with)), sequential, every output: the form
+    /// compiled pipelines keep too.
+    pub fn run(&mut self, mode: usize, inputs: &[Value]) -> Result<DynOutputs, PipelineError> {
+        self.run_with_fresh(&mut Run::mode(mode), inputs)
+    }
+
+    /// One frame of `run`'s selection and engine, its outputs in `read`
+    /// present, reported to `run`'s observer.
+    fn frame_of<O: Observer>(
+        &mut self,
+        run: &mut Run<'_, usize, O>,
+        read: OutputSet,
+        inputs: &[Value],
+    ) -> Result<DynOutputs, PipelineError> {
+        let shared = self.shared.clone();
+        let sh = &*shared;
+        let parallel = run.engine == Engine::Parallel;
+        let rt = &sh.program.run_time;
+        let run_time = match &rt.parallel {
+            Some(p) if parallel => p,
+            _ => &rt.sequential,
+        };
+        let cut: Arc<Plan>;
+        let (frame, sel, weights): (&Frame, Sel<'_>, &Weights) = match run.select {
+            Select::Mode(m) => {
+                let Some(mode) = sh.program.modes.get(m) else {
+                    return Err(PipelineError::Internal("no such mode"));
+                };
+                let w = &sh.mode_weights[m];
+                if mode.rates.is_some() || read.covers(&sh.ir) {
+                    let frame = match &mode.parallel {
+                        Some(p) if parallel => p,
+                        _ => &mode.sequential,
+                    };
+                    (frame, Sel::Mode(m), w)
+                } else {
+                    cut = self.weights_plan(w, read)?;
+                    (run_time, Sel::Plan(&cut), w)
+                }
+            }
+            Select::Weights(w) => {
+                cut = self.weights_plan(w, read)?;
+                (run_time, Sel::Plan(&cut), w)
+            }
+            Select::Plan(plan, w) => {
+                w.zero_pattern(&sh.ir.weight_keys)?;
+                plan.validate_for(&sh.ir, read)?;
+                (run_time, Sel::Plan(plan), w)
+            }
+        };
+        let waves = Waves::of(parallel);
+        let Some(observer) = run.observer() else {
+            self.begin_frame(sh, inputs)?;
+            let obs = &mut NoopObserver;
+            return self.steps(sh, frame, sel, weights, inputs, waves, read, obs);
+        };
+        let plan = match sel {
+            Sel::Mode(m) => &sh.program.modes[m].plan,
+            Sel::Plan(p) => p,
+        };
+        observer.frame_begin(sh.static_ir(), plan);
+        let r = self
+            .begin_frame(sh, inputs)
+            .and_then(|()| self.steps(sh, frame, sel, weights, inputs, waves, read, observer));
+        observer.frame_end(r.is_ok());
+        r
+    }
+
+    /// The plan of a weight table's zero pattern computing the outputs in
+    /// `read`.
+    fn weights_plan(
+        &mut self,
+        weights: &Weights,
+        read: OutputSet,
+    ) -> Result<Arc<Plan>, PipelineError> {
+        let ir = &self.shared.ir;
+        let pattern = weights.zero_pattern(&ir.weight_keys)?;
+        let plan = self.plans.get_for(ir, pattern, read);
+        if let Some(&o) = plan.missing_outputs.first() {
+            return Err(PipelineError::OutputEliminated {
+                output: self.shared.names[o as usize],
+            });
+        }
+        Ok(plan)
+    }
+}
