@@ -6,7 +6,7 @@
 
 use cortex_core::limits::LimitError;
 use cortex_core::runtime::error::PipelineError as RustPipelineError;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::PyAnyMethods;
 use pyo3::{PyErr, Python};
 
@@ -20,8 +20,13 @@ pyo3::create_exception!(
 );
 
 /// The Python exception for a pipeline's error. A Python node's exception
-/// is kept as the `PipelineError`'s `__cause__`, traceback and all.
+/// is kept as the `PipelineError`'s `__cause__`, traceback and all; one
+/// that is not an `Exception` (`KeyboardInterrupt`, `SystemExit`) is
+/// raised as it is ([`interruption`]).
 pub fn pipeline_error(e: RustPipelineError) -> PyErr {
+    if let Some(raised) = interruption(&e) {
+        return raised;
+    }
     match e {
         RustPipelineError::Weights(_)
         | RustPipelineError::Plan(_)
@@ -36,6 +41,20 @@ pub fn pipeline_error(e: RustPipelineError) -> PyErr {
         }
         other => PipelineError::new_err(other.to_string()),
     }
+}
+
+/// The exception a Python node raised when it is not an `Exception` — a
+/// `KeyboardInterrupt` (Ctrl-C while the callable ran), a `SystemExit` —
+/// which ends the call or the stream as it would in Python, rather than
+/// becoming one frame's error.
+pub fn interruption(e: &RustPipelineError) -> Option<PyErr> {
+    let RustPipelineError::Node { source, .. } = e else {
+        return None;
+    };
+    let raised = source.downcast_ref::<Raised>()?;
+    Python::attach(|py| {
+        (!raised.err.is_instance_of::<PyException>(py)).then(|| raised.err.clone_ref(py))
+    })
 }
 
 /// The Python exception for a frame beyond the frame limits, refused before

@@ -1,8 +1,8 @@
 //! numpy arrays in: an `H×W×3` `uint8` frame, an `H×W` `uint8` gray image
 //! or an `H×W` `float32` score map, of any strides, checked against the
 //! frame limits from its shape, then copied once into a buffer the
-//! pipeline keeps (the pipeline's values are owned arrays, so a view of
-//! numpy's memory cannot be handed over as it is).
+//! pipeline keeps — or, for a built pipeline's `run`, lent without a copy
+//! when the layout allows ([`crate::lend`]).
 
 use cortex_core::limits::FrameLimits;
 use cortex_vision::ops::RgbFrame;
@@ -62,6 +62,32 @@ where
     T: Element + Copy,
     D: Dimension,
 {
+    let typed = checked::<T, D>(value, wanted)?;
+    let readonly = typed.try_readonly().map_err(|e| {
+        PyValueError::new_err(format!("{} is being written elsewhere: {e}", wanted.what))
+    })?;
+    let view = readonly.as_array();
+    if buffer.dim() == view.dim() {
+        buffer.assign(&view);
+    } else {
+        *buffer = view.to_owned();
+    }
+    Ok(())
+}
+
+/// `value` as the numpy array `wanted` says, its shape within the frame
+/// limits: what both a copy and a loan ([`crate::lend`]) start from.
+///
+/// # Errors
+/// As [`copy_into`], in `wanted`'s words.
+pub fn checked<'py, T, D>(
+    value: &Bound<'py, PyAny>,
+    wanted: Wanted,
+) -> PyResult<Bound<'py, PyArray<T, D>>>
+where
+    T: Element,
+    D: Dimension,
+{
     let Wanted {
         what,
         shape: rule,
@@ -99,21 +125,12 @@ where
     FrameLimits::current()
         .check(shape[1], shape[0])
         .map_err(limit_error)?;
-    let readonly = typed
-        .try_readonly()
-        .map_err(|e| PyValueError::new_err(format!("{what} is being written elsewhere: {e}")))?;
-    let view = readonly.as_array();
-    if buffer.dim() == view.dim() {
-        buffer.assign(&view);
-    } else {
-        *buffer = view.to_owned();
-    }
-    Ok(())
+    Ok(typed.clone())
 }
 
-/// An RGB frame as a new numpy array.
-pub fn to_numpy<'py>(py: Python<'py>, frame: &RgbFrame) -> Bound<'py, PyArray3<u8>> {
-    PyArray3::from_array(py, frame)
+/// An RGB frame as a numpy array, its buffer handed over (no copy).
+pub fn to_numpy(py: Python<'_>, frame: RgbFrame) -> Bound<'_, PyArray3<u8>> {
+    PyArray3::from_owned_array(py, frame)
 }
 
 /// The name of `value`'s type, for messages.

@@ -5,22 +5,24 @@
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, GraphFile, Ops, Value};
 use cortex_core::export::{to_dot, to_mermaid};
-use cortex_core::run::{Engine, Run};
 use cortex_core::runtime::error::PipelineError as RustPipelineError;
 use cortex_core::runtime::profile::Profiler;
 use cortex_core::runtime::stream::StreamOptions;
 use cortex_core::viz::{dce_diff, listing};
-use cortex_core::{GraphIr, Plan, Weights};
+use cortex_core::{GraphIr, Plan};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 
-use crate::errors::{graph_error, pipeline_error};
+use crate::engine::{self, Selection};
+use crate::errors::{graph_error, interruption, pipeline_error};
+use crate::lend::Lent;
 use crate::library::library;
 use crate::pyop;
 use crate::values::{to_python, Kind};
@@ -46,7 +48,13 @@ pub struct PyPipeline {
     /// The inputs, in declaration order, and what Python gives for each.
     pub(crate) input_kinds: Vec<(String, Kind)>,
     ir: &'static GraphIr,
+    /// Tells its Python nodes' calls apart from other pipelines' (a node
+    /// must not run its own pipeline: [`PyPipeline::lock`] refuses it).
+    pub(crate) id: u64,
 }
+
+/// The next pipeline's [`PyPipeline::id`].
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 #[pymethods]
 impl PyPipeline {
@@ -82,6 +90,7 @@ impl PyPipeline {
         };
         let views = Arc::new(library());
         let mut ops = (*views).clone();
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         if let Some(functions) = functions {
             for (name, func) in functions.iter() {
                 let name: String = name.extract()?;
@@ -91,7 +100,7 @@ impl PyPipeline {
                     )));
                 }
                 let returns = returns_of(&file, &name)?;
-                pyop::register(&mut ops, &name, func.unbind(), returns, views.clone());
+                pyop::register(&mut ops, &name, func.unbind(), returns, views.clone(), id);
             }
         }
         let pipeline = file.build(&ops).map_err(|e| graph_error(&e.problems))?;
@@ -123,6 +132,7 @@ impl PyPipeline {
             views,
             input_kinds,
             ir,
+            id,
         })
     }
 
@@ -201,11 +211,33 @@ impl PyPipeline {
         };
         let mut guard = self.lock(py)?;
         let inner: &mut Inner = &mut guard;
-        self.read_inputs(inputs, &mut inner.inputs)?;
-        let values = present(&inner.inputs)?;
-        let out = py
-            .detach(|| inner.run(&selection, parallel, &values))
-            .map_err(pipeline_error)?;
+        let given = self.given(inputs)?;
+        // Arrays Rust reads as they are are lent for this frame; the rest
+        // are copied into the last frame's buffers.
+        let mut lent: Vec<Option<Lent<'py>>> = Vec::with_capacity(given.len());
+        for ((slot, (_, kind)), value) in inner.inputs.iter_mut().zip(&self.input_kinds).zip(&given)
+        {
+            let loan = kind.lend(value)?;
+            if loan.is_none() {
+                kind.read(value, slot)?;
+            }
+            lent.push(loan);
+        }
+        let values = lent
+            .iter()
+            .zip(&inner.inputs)
+            .map(|(loan, slot)| match loan {
+                Some(loan) => Ok(loan.value().clone()),
+                None => slot
+                    .clone()
+                    .ok_or_else(|| PyRuntimeError::new_err("an input was not read")),
+            })
+            .collect::<PyResult<Vec<Value>>>()?;
+        let out = py.detach(|| inner.run(&selection, parallel, &values));
+        // The frame's handles on the lent arrays go before the loans end.
+        drop(values);
+        drop(lent);
+        let out = out.map_err(pipeline_error)?;
         let index = inner.pipeline.frame_index().saturating_sub(1);
         self.results(py, &out, index)
     }
@@ -227,6 +259,14 @@ impl PyPipeline {
         in_flight: usize,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         let m = self.mode_index(mode)?;
+        if let Some(f) = &on_result {
+            if !f.bind(py).is_callable() {
+                return Err(PyTypeError::new_err(format!(
+                    "on_result must be callable, not {}",
+                    crate::frame::type_name(f.bind(py))
+                )));
+            }
+        }
         let options = StreamOptions {
             in_flight,
             ..StreamOptions::DEFAULT
@@ -261,35 +301,33 @@ impl PyPipeline {
         let results = Mutex::new(Vec::new());
         let callback_error: Mutex<Option<PyErr>> = Mutex::new(None);
         let report = py.detach(|| {
-            let source = source.map(|values| ((), values));
-            inner
-                .pipeline
-                .run_stream_with(&mut Run::mode(m), source, &options, |frame| {
-                    Python::attach(|py| {
-                        let item = match frame.take_result() {
-                            Ok(out) => self.results(py, &out, frame.index).map(|d| d.into_any()),
-                            Err(e) => {
-                                Ok(pipeline_error(e).into_value(py).into_bound(py).into_any())
-                            }
-                        };
-                        let delivered = item.and_then(|item| match &on_result {
-                            Some(f) => f.bind(py).call1((item,)).map(drop),
-                            None => {
-                                results.lock().map_err(|_| poisoned())?.push(item.unbind());
-                                Ok(())
-                            }
-                        });
-                        match delivered {
-                            Ok(()) => ControlFlow::Continue(()),
-                            Err(e) => {
-                                if let Ok(mut slot) = callback_error.lock() {
-                                    *slot = Some(e);
-                                }
-                                ControlFlow::Break(())
-                            }
+            engine::stream(&mut inner.pipeline, m, source, &options, |frame| {
+                Python::attach(|py| {
+                    let item = match frame.take_result() {
+                        Ok(out) => self.results(py, &out, frame.index).map(|d| d.into_any()),
+                        Err(e) => match interruption(&e) {
+                            Some(stop) => Err(stop),
+                            None => Ok(pipeline_error(e).into_value(py).into_bound(py).into_any()),
+                        },
+                    };
+                    let delivered = item.and_then(|item| match &on_result {
+                        Some(f) => f.bind(py).call1((item,)).map(drop),
+                        None => {
+                            results.lock().map_err(|_| poisoned())?.push(item.unbind());
+                            Ok(())
                         }
-                    })
+                    });
+                    match delivered {
+                        Ok(()) => ControlFlow::Continue(()),
+                        Err(e) => {
+                            if let Ok(mut slot) = callback_error.lock() {
+                                *slot = Some(e);
+                            }
+                            ControlFlow::Break(())
+                        }
+                    }
                 })
+            })
         });
         report.map_err(|e| PyValueError::new_err(e.to_string()))?;
         for slot in [callback_error, feed_error] {
@@ -392,13 +430,6 @@ impl PyPipeline {
     }
 }
 
-/// What one frame runs: a declared mode, or a weight table given at run
-/// time.
-enum Selection {
-    Mode(usize),
-    Weights(Weights),
-}
-
 impl Inner {
     /// One frame of declared mode `mode`, sequential (observed by the
     /// profiler when there is one).
@@ -418,31 +449,40 @@ impl Inner {
         parallel: bool,
         values: &[Value],
     ) -> Result<DynOutputs, RustPipelineError> {
-        let p = &mut self.pipeline;
-        let engine = if parallel {
-            Engine::Parallel
-        } else {
-            Engine::Sequential
-        };
-        match (selection, self.profiler.as_mut()) {
-            (Selection::Mode(m), Some(profiler)) => {
-                p.run_with_fresh(&mut Run::mode(*m).engine(engine).observed(profiler), values)
-            }
-            (Selection::Mode(m), None) => {
-                p.run_with_fresh(&mut Run::mode(*m).engine(engine), values)
-            }
-            (Selection::Weights(w), _) => {
-                p.run_with_fresh(&mut Run::weights(w).engine(engine), values)
-            }
-        }
+        engine::frame(
+            &mut self.pipeline,
+            self.profiler.as_mut(),
+            selection,
+            parallel,
+            values,
+        )
     }
 }
 
 impl PyPipeline {
     /// The class's lock, waited for without holding the GIL (a thread
     /// running a frame may need the GIL for a Python node).
+    ///
+    /// # Errors
+    /// `RuntimeError` when called from one of this pipeline's own Python
+    /// nodes (the frame running it holds the lock: waiting would never
+    /// end), or after a frame panicked.
     pub(crate) fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Inner>> {
+        self.not_reentered()?;
         self.inner.lock_py_attached(py).map_err(|_| poisoned())
+    }
+
+    /// Fails when this thread is inside one of this pipeline's own Python
+    /// nodes.
+    pub(crate) fn not_reentered(&self) -> PyResult<()> {
+        if pyop::inside(self.id) {
+            return Err(PyRuntimeError::new_err(format!(
+                "a Python node of {} cannot use {} itself: it is in the middle of a frame \
+                 (use another pipeline)",
+                self.ir.name, self.ir.name
+            )));
+        }
+        Ok(())
     }
 
     /// The index of mode `name`, the first mode when `None`.
@@ -473,9 +513,19 @@ impl PyPipeline {
         inputs: &Bound<'_, PyAny>,
         slots: &mut [Option<Value>],
     ) -> PyResult<()> {
+        let given = self.given(inputs)?;
+        for ((slot, (_, kind)), value) in slots.iter_mut().zip(&self.input_kinds).zip(&given) {
+            kind.read(value, slot)?;
+        }
+        Ok(())
+    }
+
+    /// A frame's inputs — one value, a tuple in declaration order or a
+    /// dict by name — in declaration order.
+    fn given<'py>(&self, inputs: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let n = self.input_kinds.len();
-        let given: Vec<Bound<'_, PyAny>> = if let Ok(d) = inputs.cast::<PyDict>() {
-            let mut by_name: HashMap<String, Bound<'_, PyAny>> = HashMap::new();
+        let given: Vec<Bound<'py, PyAny>> = if let Ok(d) = inputs.cast::<PyDict>() {
+            let mut by_name: HashMap<String, Bound<'py, PyAny>> = HashMap::new();
             for (k, v) in d.iter() {
                 let k: String = k.extract()?;
                 if !self.input_kinds.iter().any(|(name, _)| *name == k) {
@@ -515,10 +565,7 @@ impl PyPipeline {
         } else {
             vec![inputs.clone()]
         };
-        for ((slot, (_, kind)), value) in slots.iter_mut().zip(&self.input_kinds).zip(&given) {
-            kind.read(value, slot)?;
-        }
-        Ok(())
+        Ok(given)
     }
 
     /// One frame's outputs as a dict: `frame`, then each output by name.

@@ -3,10 +3,13 @@
 //! many streams on one pool, their results as plain Python objects,
 //! sources and tools; the GIL is released while a frame runs.
 
+mod bench;
+mod engine;
 mod errors;
 mod frame;
 mod graph;
 mod l2;
+mod lend;
 mod library;
 mod pyop;
 mod results;
@@ -29,6 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(library::ops, m)?)?;
     m.add_function(wrap_pyfunction!(library::inspect, m)?)?;
     m.add_function(wrap_pyfunction!(streams::run_streams, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_time_frames, m)?)?;
     m.add("MODELS", cfg!(feature = "models"))?;
     Ok(())
 }

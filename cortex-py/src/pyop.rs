@@ -6,6 +6,7 @@
 //! kept (with its traceback) as the `__cause__` of the `PipelineError`
 //! Python sees.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use cortex_core::dynamic::{Call, Ops};
@@ -56,12 +57,49 @@ fn format_exception(py: Python<'_>, err: &PyErr) -> PyResult<String> {
     Ok(lines.concat().trim_end().to_string())
 }
 
-/// Registers `func` in `ops` as op `name`, a node whose value is a
-/// `returns`; `views` shows the arguments of types that are neither
-/// arrays nor Python objects.
-pub fn register(ops: &mut Ops, name: &str, func: Py<PyAny>, returns: Kind, views: Arc<Ops>) {
+thread_local! {
+    /// The pipelines (by [`register`]'s `owner`) whose Python node this
+    /// thread is running now, innermost last.
+    static RUNNING: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether this thread is inside a Python node of pipeline `owner`: that
+/// pipeline is in the middle of a frame, so running it again from here
+/// would wait for itself forever.
+pub fn inside(owner: u64) -> bool {
+    RUNNING.with(|r| r.borrow().contains(&owner))
+}
+
+/// Marks this thread as inside a Python node of `owner` until dropped.
+struct Running;
+
+impl Running {
+    fn enter(owner: u64) -> Running {
+        RUNNING.with(|r| r.borrow_mut().push(owner));
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.with(|r| r.borrow_mut().pop());
+    }
+}
+
+/// Registers `func` in `ops` as op `name` of pipeline `owner`, a node whose
+/// value is a `returns`; `views` shows the arguments of types that are
+/// neither arrays nor Python objects.
+pub fn register(
+    ops: &mut Ops,
+    name: &str,
+    func: Py<PyAny>,
+    returns: Kind,
+    views: Arc<Ops>,
+    owner: u64,
+) {
     let op = move |call: &mut Call<'_>| -> Result<(), NodeFailure> {
         Python::attach(|py| {
+            let _running = Running::enter(owner);
             let args = call.args();
             let mut objs = Vec::with_capacity(args.len());
             for i in 0..args.len() {

@@ -41,7 +41,7 @@ pub fn demo_clip(
     }
     let clip = SyntheticClip::new(width, height);
     Ok((0..count as u64)
-        .map(|i| to_numpy(py, &clip.frame(i)))
+        .map(|i| to_numpy(py, clip.frame(i)))
         .collect())
 }
 
@@ -89,7 +89,7 @@ impl PySource {
             return Ok(None);
         };
         match py.detach(|| source.next_frame()) {
-            Some(Ok(frame)) => Ok(Some(to_numpy(py, &frame.image))),
+            Some(Ok(frame)) => Ok(Some(to_numpy(py, frame.image))),
             Some(Err(e)) => {
                 *guard = None;
                 Err(PyOSError::new_err(e.to_string()))

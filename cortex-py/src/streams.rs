@@ -18,7 +18,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyIterator, PyList, PyTuple};
 
-use crate::errors::pipeline_error;
+use crate::errors::{interruption, pipeline_error};
 use crate::graph::PyPipeline;
 
 /// One stream: its pipeline, its frames, its mode and what it gave so far.
@@ -73,7 +73,10 @@ impl Job<'_> {
                     .pipe
                     .results(py, &out, index)
                     .map(|d| d.into_any().unbind()),
-                Err(e) => Ok(pipeline_error(e).into_value(py).into_any()),
+                Err(e) => match interruption(&e) {
+                    Some(stop) => Err(stop),
+                    None => Ok(pipeline_error(e).into_value(py).into_any()),
+                },
             };
             match item {
                 Ok(item) => {
@@ -134,6 +137,7 @@ pub fn run_streams<'py>(
     let mut jobs = Vec::with_capacity(parsed.len());
     for (pipe, frames, mode) in &parsed {
         let pipe: &PyPipeline = pipe.get();
+        pipe.not_reentered()?;
         let mode = pipe.mode_index(mode.as_deref())?;
         jobs.push(Mutex::new(Job {
             pipe,

@@ -10,12 +10,13 @@ use std::sync::Arc;
 use cortex_core::dynamic::{Call, Ops, Value};
 use cortex_core::runtime::error::NodeFailure;
 use cortex_vision::ops::{GrayImage, RgbFrame, ScoreMap};
-use numpy::{PyArray2, PyArray3};
+use ndarray::{Ix2, Ix3};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList};
 
-use crate::frame::{copy_array, type_name, Wanted, FRAME};
+use crate::frame::{checked, copy_array, type_name, Wanted, FRAME};
+use crate::lend::{lend, share, Lent};
 
 /// Any Python object, carried between nodes as it is (`None` for the
 /// initial value of a state of this type).
@@ -118,6 +119,22 @@ impl Kind {
         }
     }
 
+    /// Lends `obj` to one frame without a copy when it is an array of this
+    /// kind in a layout Rust reads as it is (C order, aligned); `None`
+    /// when it must be read (copied) instead, as for every other kind.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read), for an array of the wrong type, shape or
+    /// size.
+    pub fn lend<'py>(self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Lent<'py>>> {
+        match self {
+            Kind::Rgb => lend(&checked::<u8, Ix3>(obj, FRAME)?),
+            Kind::Gray => lend(&checked::<u8, Ix2>(obj, GRAY)?),
+            Kind::Map => lend(&checked::<f32, Ix2>(obj, MAP)?),
+            Kind::F64 | Kind::Bool | Kind::Object => Ok(None),
+        }
+    }
+
     /// Sets a node's value from `obj`, as [`read`](Self::read) does,
     /// filling the node's own buffer for an array (the last frame's, when
     /// nothing else holds it).
@@ -176,20 +193,21 @@ fn wrong(obj: &Bound<'_, PyAny>, expected: &str) -> PyErr {
     PyTypeError::new_err(format!("expected {expected}, got {}", type_name(obj)))
 }
 
-/// `value` as a Python object: a numpy array (copied) for the image types,
+/// `value` as a Python object: a read-only numpy array over the value's
+/// own memory for the image types ([`share`]),
 /// the object itself for a `PyObject`, a number or `bool`, and otherwise
 /// the JSON view `ops` registers for its type (`None` for a type without
 /// one).
 pub fn to_python(py: Python<'_>, value: &Value, ops: &Ops) -> PyResult<Py<PyAny>> {
     let v: &(dyn Any + Send + Sync) = &**value;
     if let Some(a) = v.downcast_ref::<RgbFrame>() {
-        return Ok(PyArray3::from_array(py, a).into_any().unbind());
+        return Ok(share(py, value, a)?.unbind());
     }
     if let Some(a) = v.downcast_ref::<GrayImage>() {
-        return Ok(PyArray2::from_array(py, a).into_any().unbind());
+        return Ok(share(py, value, a)?.unbind());
     }
     if let Some(a) = v.downcast_ref::<ScoreMap>() {
-        return Ok(PyArray2::from_array(py, a).into_any().unbind());
+        return Ok(share(py, value, a)?.unbind());
     }
     if let Some(o) = v.downcast_ref::<PyValue>() {
         return Ok(match &o.0 {

@@ -30,6 +30,10 @@ class Rate:
     the last value in between."""
 
     def __init__(self, every: int, trigger: Optional[str] = None):
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(f"a rate runs every n-th frame, n an int >= 1, not {every!r}")
+        if trigger is not None and not isinstance(trigger, str):
+            raise TypeError(f"a rate's trigger is a \"node.field\" string, not {type(trigger).__name__}")
         self.every = every
         self.trigger = trigger
 
@@ -63,7 +67,7 @@ class State(Value):
     def keeps(self, node: Value) -> "State":
         """The node whose value this state holds for the next frame (for a
         state read by a node declared before its writer)."""
-        self.graph._writes[self.name] = _name(node)
+        self.graph._writes[self.name] = self.graph._ref(node, f"state `{self.name}` keeps")
         return self
 
 
@@ -72,6 +76,12 @@ Input = Union[Value, str]
 
 def _name(v: Input) -> str:
     return v if isinstance(v, str) else v.name
+
+
+def _identifier(name: Any, what: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"{what}'s name must be a str, not {type(name).__name__}")
+    return name
 
 
 def _caller() -> str:
@@ -113,8 +123,25 @@ class Graph:
         self._types: Dict[str, str] = {}
         self._functions: Dict[str, Callable] = {}
 
+    def _ref(self, v: Any, what: str) -> str:
+        """The name of ``v``, a value of this graph or a declared name,
+        for ``what`` (the declaration that reads it, for messages)."""
+        if isinstance(v, str):
+            return v
+        if isinstance(v, Value):
+            if v.graph is not self:
+                raise ValueError(
+                    f"{what} `{v.name}` of graph `{v.graph.name}`, not of `{self.name}`"
+                )
+            return v.name
+        raise TypeError(
+            f"{what} a value of the graph (what input(), state() or node() returned, "
+            f"or its name), not {type(v).__name__}"
+        )
+
     def input(self, name: str, type: str) -> Value:
         """An input of each frame, of ``type`` (``cortex_rs.RgbFrame``…)."""
+        _identifier(name, "an input")
         self._inputs.append(({"name": name, "type": type}, _caller()))
         self._types[name] = type
         return Value(self, name, type)
@@ -130,6 +157,7 @@ class Graph:
         """A state of ``type``: last frame's value of node ``keeps`` (or of
         the node given later to ``State.keeps``); ``init`` names a
         registered constant, the type's own initial value when not given."""
+        _identifier(name, "a state")
         decl: Dict[str, Any] = {"name": name, "type": type}
         if init is not None:
             decl["init"] = init
@@ -161,24 +189,31 @@ class Graph:
         default). ``weight`` makes it a weighted node of that key: a mode
         whose weight is 0 does not run it.
         """
+        _identifier(name, "a node")
         decl: Dict[str, Any] = {"name": name}
+        args = [self._ref(i, f"node `{name}` reads") for i in inputs]
         if callable(op):
             if params or more_params:
                 raise TypeError(
                     f"node `{name}`: a Python callable takes no parameters here; "
                     "bind them first (functools.partial)"
                 )
+            _check_arity(name, op, len(args))
             op_name = f"py.{name}"
             self._functions[op_name] = op
             ty = returns or PyObject
-            decl.update(op=op_name, inputs=[_name(i) for i in inputs], type=ty, fallible=True)
+            decl.update(op=op_name, inputs=args, type=ty, fallible=True)
+        elif not isinstance(op, str):
+            raise TypeError(
+                f"node `{name}`: op is a library op's name or a callable, not {type(op).__name__}"
+            )
         else:
             if returns is not None:
                 raise TypeError(
                     f"node `{name}`: `returns` is for Python callables; "
                     f"op `{op}` gives what its descriptor says"
                 )
-            decl.update(op=op, inputs=[_name(i) for i in inputs])
+            decl.update(op=op, inputs=args)
             merged = dict(params or {})
             merged.update(more_params)
             if merged:
@@ -198,21 +233,33 @@ class Graph:
     ) -> None:
         """A mode: its weight per key (``wt=0.3``) and the node rates it
         runs (``{"text": cortex_rs.every(4, trigger="scene.changed")}``)."""
+        _identifier(name, "a mode")
+        for key, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)):
+                raise TypeError(f"mode `{name}`: weight `{key}` must be a number, not {type(w).__name__}")
         decl: Dict[str, Any] = {"name": name, "weights": weights}
         if rates:
-            decl["rates"] = [
-                {"node": _name(n), "every": r.every, **({"trigger": r.trigger} if r.trigger else {})}
-                for n, r in rates.items()
-            ]
+            if not isinstance(rates, dict):
+                raise TypeError(f"mode `{name}`: rates is a dict of node → cortex_rs.every(...)")
+            listed = []
+            for n, r in rates.items():
+                if not isinstance(r, Rate):
+                    raise TypeError(
+                        f"mode `{name}`: the rate of `{_name(n) if isinstance(n, (str, Value)) else n!r}` "
+                        f"must be cortex_rs.every(...), not {type(r).__name__}"
+                    )
+                node = self._ref(n, f"mode `{name}`'s rate for")
+                listed.append({"node": node, "every": r.every, **({"trigger": r.trigger} if r.trigger else {})})
+            decl["rates"] = listed
         self._modes.append((decl, _caller()))
 
     def outputs(self, *values: Value, optional: Sequence[Value] = ()) -> None:
         """The values each frame returns, by their names; those in
         ``optional`` may be absent (a mode that does not compute them)."""
         where = _caller()
-        opt = {_name(v) for v in optional}
+        opt = {self._ref(v, "an optional output is") for v in optional}
         for v in list(values) + [v for v in optional if v not in values]:
-            n = _name(v)
+            n = self._ref(v, "an output is")
             decl: Dict[str, Any] = {"name": n, "type": self._types.get(n, "")}
             if n in opt:
                 decl["optional"] = True
@@ -277,6 +324,23 @@ class Graph:
             err = _native.GraphError("\n".join(lines))
             err.problems = problems
             raise err from None
+
+
+def _check_arity(name: str, fn: Callable, n: int) -> None:
+    """Raises ``TypeError`` when ``fn`` cannot be called with ``n``
+    positional arguments (a callable whose signature Python cannot tell
+    is taken as it is)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*([None] * n))
+    except TypeError as e:
+        raise TypeError(
+            f"node `{name}`: its callable {getattr(fn, '__name__', fn)!r}{sig} cannot take "
+            f"the node's {n} input{'s' if n != 1 else ''}: {e}"
+        ) from None
 
 
 def load_graph(

@@ -1,0 +1,66 @@
+//! The one place the wheel calls `DynPipeline`'s run API: one frame of a
+//! declared mode or of a weight table, on the sequential or the parallel
+//! engine, observed by the pipeline's profiler when it has one; and a
+//! stream of frames on the pipelined engine. Everything else (`run`,
+//! `stream`, `run_streams`) goes through these.
+
+use std::ops::ControlFlow;
+
+use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
+use cortex_core::run::{Engine, Run};
+use cortex_core::runtime::error::PipelineError;
+use cortex_core::runtime::profile::Profiler;
+use cortex_core::runtime::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
+use cortex_core::Weights;
+
+/// What one frame runs: a declared mode (its index), or a weight table
+/// given at run time.
+pub(crate) enum Selection {
+    Mode(usize),
+    Weights(Weights),
+}
+
+/// One frame of `selection` on the engine asked for, observed by
+/// `profiler` when there is one (a declared mode's frames only: a table
+/// given at run time has no plan the profile's listing shows).
+pub(crate) fn frame(
+    pipeline: &mut DynPipeline,
+    profiler: Option<&mut Profiler<'static>>,
+    selection: &Selection,
+    parallel: bool,
+    values: &[Value],
+) -> Result<DynOutputs, PipelineError> {
+    let engine = if parallel {
+        Engine::Parallel
+    } else {
+        Engine::Sequential
+    };
+    match (selection, profiler) {
+        (Selection::Mode(m), Some(profiler)) => {
+            pipeline.run_with_fresh(&mut Run::mode(*m).engine(engine).observed(profiler), values)
+        }
+        (Selection::Mode(m), None) => {
+            pipeline.run_with_fresh(&mut Run::mode(*m).engine(engine), values)
+        }
+        (Selection::Weights(w), _) => {
+            pipeline.run_with_fresh(&mut Run::weights(w).engine(engine), values)
+        }
+    }
+}
+
+/// Every frame of `source` on the pipelined engine in declared mode
+/// `mode`, each result handed to `on_result` in order.
+pub(crate) fn stream<I, F>(
+    pipeline: &mut DynPipeline,
+    mode: usize,
+    source: I,
+    options: &StreamOptions,
+    on_result: F,
+) -> Result<StreamReport, StreamError>
+where
+    I: Iterator<Item = Vec<Value>> + Send,
+    F: FnMut(&mut StreamFrame<Vec<Value>, DynOutputs, ()>) -> ControlFlow<()>,
+{
+    let source = source.map(|values| ((), values));
+    pipeline.run_stream_with(&mut Run::mode(mode), source, options, on_result)
+}
