@@ -176,9 +176,13 @@ impl PyPipeline {
     }
 
     /// Runs one frame and returns its outputs as a dict (`frame`, the
-    /// frame's index, then each output by name: numpy arrays for images
-    /// and maps, Python objects as they were returned, every other type as
-    /// its view).
+    /// frame's index, then each output by name: read-only numpy arrays
+    /// over the pipeline's values for images and maps, Python objects as
+    /// they were returned, every other type as its view).
+    ///
+    /// An input array in C order, of its type's dtype and aligned is lent
+    /// to the frame, not copied (it must not be written by another thread
+    /// meanwhile); any other layout is copied.
     ///
     /// `inputs` is the frame (one input), a tuple of the inputs in
     /// declaration order, or a dict by name. `mode` names a declared mode
