@@ -207,7 +207,23 @@ impl PyPipeline {
             Some(w) => {
                 let table: Vec<(String, f64)> = w
                     .iter()
-                    .map(|(k, v)| Ok((k.extract()?, v.extract()?)))
+                    .map(|(k, v)| {
+                        let k: String = k.extract().map_err(|_| {
+                            PyTypeError::new_err("a weight table's keys are weight keys (str)")
+                        })?;
+                        let v: f64 = if v.is_instance_of::<pyo3::types::PyBool>() {
+                            Err(())
+                        } else {
+                            v.extract().map_err(|_| ())
+                        }
+                        .map_err(|()| {
+                            PyTypeError::new_err(format!(
+                                "weight `{k}` must be a number, not {}",
+                                crate::frame::type_name(&v)
+                            ))
+                        })?;
+                        Ok((k, v))
+                    })
                     .collect::<PyResult<_>>()?;
                 Selection::Weights(table.into_iter().collect())
             }

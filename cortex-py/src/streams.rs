@@ -100,8 +100,8 @@ struct Turns {
 
 /// Runs each stream — a `(pipeline, frames)` or `(pipeline, frames, mode)`
 /// tuple; `frames` an iterable of what `Pipeline.run` takes — on one pool
-/// of `threads` workers (0: one per core), streams taking turns a frame at
-/// a time. Returns each stream's results in order (a failed frame's
+/// of `threads` workers (0: one per core; never more than the streams),
+/// streams taking turns a frame at a time. Returns each stream's results in order (a failed frame's
 /// `PipelineError` in its place, not raised). The GIL is released except
 /// to read a frame, to run a Python node and to make a result.
 ///
@@ -148,6 +148,15 @@ pub fn run_streams<'py>(
             error: None,
         }));
     }
+    // One frame in flight per stream: threads beyond the streams would
+    // only wait, and an absurd count must not start that many threads.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = match threads {
+        0 => cores,
+        n => n,
+    }
+    .min(jobs.len())
+    .max(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("cortex-py-streams-{i}"))

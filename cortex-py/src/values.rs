@@ -162,10 +162,18 @@ fn as_f64(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
     obj.extract().map_err(|_| wrong(obj, "a number (f64)"))
 }
 
-/// A Python `bool`.
+/// A Python `bool`, or numpy's (what `(a > 0).any()` returns).
 fn as_bool(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let b = obj.cast::<PyBool>().map_err(|_| wrong(obj, "a bool"))?;
-    Ok(b.is_true())
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(b.is_true());
+    }
+    let ty = obj.get_type();
+    let numpy_bool = ty.module().is_ok_and(|m| m == "numpy")
+        && ty.name().is_ok_and(|n| n == "bool" || n == "bool_");
+    if numpy_bool {
+        return obj.is_truthy();
+    }
+    Err(wrong(obj, "a bool"))
 }
 
 /// Runs `copy` on the array in `slot` when it is a `T` nothing else holds
@@ -190,7 +198,13 @@ fn fill<T: Any + Send + Sync + Default>(
 }
 
 fn wrong(obj: &Bound<'_, PyAny>, expected: &str) -> PyErr {
-    PyTypeError::new_err(format!("expected {expected}, got {}", type_name(obj)))
+    // The qualified name: numpy's `bool` is not Python's.
+    let ty = obj.get_type();
+    let name = match (ty.module(), ty.name()) {
+        (Ok(m), Ok(n)) if m != "builtins" => format!("{m}.{n}"),
+        _ => type_name(obj),
+    };
+    PyTypeError::new_err(format!("expected {expected}, got {name}"))
 }
 
 /// `value` as a Python object: a read-only numpy array over the value's

@@ -44,6 +44,11 @@ def as_map(gray):
         (lambda g, f: cx.every(2.5), ValueError, "int >= 1"),
         (lambda g, f: cx.every(2, trigger=1), TypeError, "node.field"),
         (lambda g, f: g.outputs(3), TypeError, "an output is a value of the graph"),
+        (lambda g, f: g.mode("M", wc=float("nan")), ValueError, "weight `wc` must be finite"),
+        (lambda g, f: g.node("n", "vision.text_map", f, mser={"delta": object()}), TypeError,
+         "node `n`: parameters are JSON values"),
+        (lambda g, f: g.node("n", "vision.text_map", f, mser={"delta": float("inf")}), TypeError,
+         "node `n`: parameters are JSON values"),
     ],
 )
 def test_each_wrong_declaration_is_one_error_at_its_call(declare, error, message):
@@ -51,6 +56,36 @@ def test_each_wrong_declaration_is_one_error_at_its_call(declare, error, message
     frame = g.input("frame", cx.RgbFrame)
     with pytest.raises(error, match=message):
         declare(g, frame)
+
+
+def test_a_state_that_keeps_nothing_is_one_error_naming_it():
+    g = cx.Graph("Unkept")
+    gray = g.node("gray", "vision.to_gray", g.input("frame", cx.RgbFrame))
+    g.state("_prev", cx.GrayImage)
+    g.outputs(gray)
+    with pytest.raises(cx.GraphError, match=r"test_hostile.py:\d+: state `_prev` keeps no node"):
+        g.build()
+
+
+def test_numpy_scalars_are_the_numbers_and_bools_they_hold(clip):
+    g = cx.Graph("Scalars")
+    gray = g.node("gray", "vision.to_gray", g.input("frame", cx.RgbFrame))
+    b = g.node("b", lambda x: (x > 300).any(), gray, returns="bool")
+    m = g.node("m", lambda x: x.mean(dtype=np.float32), gray, returns="f64")
+    g.outputs(b, m)
+    r = g.build().run(clip[0])
+    assert r["b"] is False and r["m"] == pytest.approx(clip[0].mean(), rel=0.05)
+    bad = cx.Graph("Bad")
+    gray = bad.node("gray", "vision.to_gray", bad.input("frame", cx.RgbFrame))
+    bad.outputs(bad.node("b", lambda x: np.int64(1), gray, returns="bool"))
+    with pytest.raises(cx.PipelineError, match="expected a bool, got numpy.int64"):
+        bad.build().run(clip[0])
+
+
+def test_more_threads_than_streams_start_no_more_threads(clip):
+    p = gray_graph().build()
+    out = cx.run_streams([(p, clip[:2])], threads=10**6)
+    assert [r["frame"] for r in out[0]] == [0, 1]
 
 
 def test_a_value_of_another_graph_is_refused():
@@ -163,6 +198,8 @@ def test_keyboard_interrupt_in_a_callable_is_raised_as_it_is(clip):
     [
         (lambda p, f: p.run(f, "NOPE"), ValueError, "unknown mode `NOPE`"),
         (lambda p, f: p.run(f, weights={"nope": 1.0}), ValueError, None),
+        (lambda p, f: p.run(f, weights={"wx": "1"}), TypeError, "weight `wx` must be a number"),
+        (lambda p, f: p.run(f, weights={"wx": True}), TypeError, "weight `wx` must be a number"),
         (lambda p, f: p.run((f, f)), ValueError, "takes 1 inputs"),
         (lambda p, f: p.run({"frame": f, "x": f}), ValueError, "`x` is not an input"),
         (lambda p, f: p.run({}), ValueError, "input `frame` is missing"),

@@ -9,6 +9,7 @@ Python callable becomes an op of the pipeline's own op table.
 
 import inspect
 import json
+import math
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -216,6 +217,13 @@ class Graph:
             decl.update(op=op, inputs=args)
             merged = dict(params or {})
             merged.update(more_params)
+            try:
+                json.dumps(merged, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise TypeError(
+                    f"node `{name}`: parameters are JSON values (finite numbers, strings, "
+                    f"bools, lists, dicts): {e}"
+                ) from None
             if merged:
                 decl["params"] = merged
             ty = _op_output(op)
@@ -237,6 +245,8 @@ class Graph:
         for key, w in weights.items():
             if isinstance(w, bool) or not isinstance(w, (int, float)):
                 raise TypeError(f"mode `{name}`: weight `{key}` must be a number, not {type(w).__name__}")
+            if not math.isfinite(w):
+                raise ValueError(f"mode `{name}`: weight `{key}` must be finite, not {w}")
         decl: Dict[str, Any] = {"name": name, "weights": weights}
         if rates:
             if not isinstance(rates, dict):
@@ -310,6 +320,15 @@ class Graph:
         """Checks the graph and builds it. Raises ``cortex_rs.GraphError``
         (a ``ValueError``) listing every mistake, each at the Python line
         that declared it."""
+        unkept = [
+            f"{at}: state `{d['name']}` keeps no node: give `keeps=` or call `.keeps(node)`"
+            for d, at in self._states
+            if d["name"] not in self._writes
+        ]
+        if unkept:
+            err = _native.GraphError("\n".join(unkept))
+            err.problems = [(0, line) for line in unkept]
+            raise err
         text, where = self._lines()
         try:
             return _native.Pipeline(text, functions=self._functions, profile=profile)
