@@ -20,6 +20,7 @@ use pyo3::types::PyDict;
 use crate::errors::pipeline_error;
 use crate::frame::copy_into;
 use crate::results::{outputs, Wanted};
+use crate::values::Kind;
 
 /// What one frame runs: a declared mode's `const` plan, or a weight table
 /// given at run time.
@@ -31,7 +32,8 @@ enum Selection {
 /// Everything a run touches, behind the class's lock.
 struct Inner {
     pipeline: L2,
-    /// The last frame, copied from numpy; reused while the size holds.
+    /// The last frame copied from numpy (one whose layout could not be
+    /// lent); reused while the size holds.
     frame: RgbFrame,
     /// The last frame's outputs; the next frame runs into them, so a steady
     /// stream reuses their buffers.
@@ -117,9 +119,18 @@ impl PyL2 {
         };
         let mut guard = self.lock(py)?;
         let inner: &mut Inner = &mut guard;
-        copy_into(frame, &mut inner.frame)?;
-        py.detach(|| inner.run(&selection, parallel))
-            .map_err(pipeline_error)?;
+        // A C-ordered frame is lent to the frame run; any other layout is
+        // copied into the frame buffer the pipeline keeps.
+        let loan = Kind::Rgb.lend(frame)?;
+        if loan.is_none() {
+            copy_into(frame, &mut inner.frame)?;
+        }
+        let lent = loan
+            .as_ref()
+            .and_then(|l| l.value().downcast_ref::<RgbFrame>());
+        let ran = py.detach(|| inner.run(&selection, parallel, lent));
+        drop(loan);
+        ran.map_err(pipeline_error)?;
         let out = inner
             .out
             .as_ref()
@@ -218,16 +229,22 @@ impl PyL2 {
 }
 
 impl Inner {
-    /// Runs the frame in `self.frame` into `self.out`, observed by the
-    /// profiler when there is one.
-    fn run(&mut self, selection: &Selection, parallel: bool) -> Result<(), PipelineError> {
+    /// Runs `lent`, or else the frame in `self.frame`, into `self.out`,
+    /// observed by the profiler when there is one.
+    fn run(
+        &mut self,
+        selection: &Selection,
+        parallel: bool,
+        lent: Option<&RgbFrame>,
+    ) -> Result<(), PipelineError> {
+        let frame = lent.unwrap_or(&self.frame);
         match self.profiler.as_mut() {
             Some(profiler) => run_frame(
                 &mut self.pipeline,
                 selection,
                 parallel,
                 profiler,
-                &self.frame,
+                frame,
                 &mut self.out,
             ),
             None => run_frame(
@@ -235,7 +252,7 @@ impl Inner {
                 selection,
                 parallel,
                 &mut NoopObserver,
-                &self.frame,
+                frame,
                 &mut self.out,
             ),
         }

@@ -182,3 +182,16 @@ def test_maps_in_every_layout_and_alignment(clip):
         np.testing.assert_array_equal(got["same"], want["same"])
     with pytest.raises(TypeError, match="float32"):
         g.build().run(base.astype(">f4"))
+
+
+def test_the_compiled_l2_reads_a_c_ordered_frame_in_place_with_the_copys_results(clip):
+    lent, copied = cx.L2(), cx.L2()
+    for f in clip[:6]:
+        g = f.copy()
+        before = sys.getrefcount(g)
+        a = lent.run(g, fused=True)
+        b = copied.run(np.asfortranarray(f), fused=True)
+        assert sys.getrefcount(g) == before and g.flags.writeable
+        assert a["blur"] == b["blur"] and a["scene"] == b["scene"] and a["roi"] == b["roi"]
+        np.testing.assert_array_equal(a["fused"], b["fused"])
+        g[:] = 0  # the caller's again: later frames do not see it
