@@ -84,6 +84,8 @@ def test_a_c_ordered_frame_is_read_in_place_and_other_layouts_are_copied(clip):
     p.run(f)
     # The Python node reading the input sees the caller's own memory, read-only.
     assert np.shares_memory(seen[-1], f) and not seen[-1].flags.writeable
+    p.run(f, parallel=True)  # from a worker thread too
+    assert np.shares_memory(seen[-1], f) and not seen[-1].flags.writeable
     fortran = np.asfortranarray(clip[1])
     p.run(fortran)
     assert not np.shares_memory(seen[-1], fortran)
@@ -195,3 +197,16 @@ def test_the_compiled_l2_reads_a_c_ordered_frame_in_place_with_the_copys_results
         assert a["blur"] == b["blur"] and a["scene"] == b["scene"] and a["roi"] == b["roi"]
         np.testing.assert_array_equal(a["fused"], b["fused"])
         g[:] = 0  # the caller's again: later frames do not see it
+
+
+def test_frames_timed_in_rust_move_the_state_as_run_does(clip):
+    """The bench helper: each frame's time, and the same state as `run`."""
+    from cortex_rs import _native
+
+    timed, ran = plain_graph().build(), plain_graph().build()
+    ms = _native._time_frames(timed, clip[:3])
+    assert len(ms) == 3 and all(t > 0 for t in ms)
+    for f in clip[:3]:
+        ran.run(f)
+    assert timed.frame_index == ran.frame_index == 3
+    same(timed.run(clip[3]), ran.run(clip[3]))
