@@ -32,10 +32,11 @@ use serde_json::json;
 
 use crate::check::InputShape;
 use crate::model::Model;
-use crate::op::{infer_into, Output, Tensor4};
+use crate::op::{infer_into, Infer, Output, Tensor4};
 use crate::prep::{image_to_tensor_into, ChannelOrder, Normalize};
 use crate::regions::{RegionPrep, RegionRunner};
 use crate::text::{boxes_map_into, DbParams, TextBox, TextDetector, TextLine, TextRecognizer};
+use cortex_vision::registry::declare::kernel_labels;
 
 /// Every model op, and the types they give with their views.
 pub fn model_ops() -> Ops {
@@ -173,7 +174,7 @@ fn text_boxes() -> OpDesc {
         "threads",
         "threads it runs on (0: the cores the process may use)",
     )
-    .kernels(&["tract", "opencv-dnn", "onnxruntime"])
+    .kernels(&kernel_labels::<Infer>())
     .fills(|i, p: &TextBoxesParams, out: &mut Vec<TextBox>| {
         let d = p.detector.as_ref().ok_or("the detector was not loaded")?;
         Ok(d.detect_into(i.arg(0)?, out)?)
@@ -320,7 +321,7 @@ fn infer() -> OpDesc {
         "threads",
         "threads it runs on (0: the cores the process may use)",
     )
-    .kernels(&["tract", "opencv-dnn", "onnxruntime"])
+    .kernels(&kernel_labels::<Infer>())
     .fills(|i, p: &InferParams, out: &mut ArrayD<f32>| {
         let m = p.model.as_ref().ok_or("the model was not loaded")?;
         Ok(infer_into(m, i.arg::<Array4<f32>>(0)?, out)?)
@@ -422,7 +423,7 @@ fn read_text() -> OpDesc {
         "threads",
         "threads it runs on (0: the cores the process may use)",
     )
-    .kernels(&["tract", "opencv-dnn", "onnxruntime"])
+    .kernels(&kernel_labels::<Infer>())
     .fills(|i, p: &ReadTextParams, out: &mut Vec<TextLine>| {
         let r = p
             .recognizer
@@ -522,7 +523,7 @@ fn infer_regions() -> OpDesc {
     .param("std", "standard deviation per model channel, [0, 1] scale; > 0")
     .param("keep_aspect", "resize to the height and pad, rather than stretch")
     .param("threads", "threads it runs on (0: the cores the process may use)")
-    .kernels(&["tract", "opencv-dnn", "onnxruntime"])
+    .kernels(&kernel_labels::<Infer>())
     .fills(|i, p: &RegionsParams, out: &mut Vec<Output>| {
         let loaded = p.loaded.as_ref().ok_or("the model was not loaded")?;
         let (model, runner) = &**loaded;

@@ -31,6 +31,7 @@ fn kernel(engine: Engine, backend: Backend, run: KernelFn<Infer>) -> Kernel<Infe
         name: engine.name(),
         backend,
         supports: Supports::ANY,
+        exact: false,
         run,
     }
 }

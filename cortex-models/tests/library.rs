@@ -88,6 +88,20 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The crate's copy of L2 with the DNN text map (`L2_DNN_FILE`, built
+/// into the crate so it packages alone) is the example users read and run,
+/// byte for byte.
+#[test]
+fn the_crate_s_l2_dnn_file_is_the_example() {
+    let path = repo().join("examples/graphs/l2_dnn.json");
+    let example = std::fs::read_to_string(&path).expect("the example graph file");
+    assert!(
+        example == cortex_models::l2::L2_DNN_FILE,
+        "{} and cortex-models/src/l2_dnn.json differ: edit one, copy it over the other",
+        path.display()
+    );
+}
+
 /// `examples/graphs/l2_dnn.json` read from its path names PP-OCR's model
 /// from its own folder (`../../models/`), whatever the working directory;
 /// with the model there, it runs as `l2_dnn_graph` over the compiled L2's

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use cortex_vision::l2::demo_clip;
 use cortex_vision::ops::{self, GrayImage, RgbFrame, ScoreMap};
-use cortex_vision::registry::l2::{
+use cortex_vision::registry::ops::{
     BlurDetector, EncodeRoi, MotionMap, SaliencyDft, SceneChangeOp, ToGray,
 };
 use cortex_vision::registry::{Config, Op, Registry, Shape};

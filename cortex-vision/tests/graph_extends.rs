@@ -123,6 +123,49 @@ fn parse_extending_takes_the_graph_given() {
     assert!(e.problems[0].1.contains("extends nothing"), "{e}");
 }
 
+/// An input, a state or an output the extended file declares already is
+/// one error at the new declaration's line, naming where the first is, as
+/// a node is.
+#[test]
+fn every_kind_of_declaration_made_twice_is_one_error_at_its_line() {
+    let dir = folder("twice-each");
+    write(&dir.join("l2.json"), L2_FILE);
+    for (kind, decl, name, first) in [
+        (
+            "inputs",
+            r#"{ "name": "frame", "type": "RgbFrame" }"#,
+            "input `frame`",
+            4,
+        ),
+        (
+            "states",
+            r#"{ "name": "_prev_gray", "type": "GrayImage", "from": "gray" }"#,
+            "state `_prev_gray`",
+            7,
+        ),
+        (
+            "outputs",
+            r#"{ "name": "fused", "type": "ScoreMap" }"#,
+            "output `fused`",
+            36,
+        ),
+    ] {
+        let path = dir.join(format!("{kind}.json"));
+        write(
+            &path,
+            &format!("{{\n  \"extends\": \"l2.json\",\n  \"{kind}\": [\n    {decl}\n  ]\n}}"),
+        );
+        let Err(cortex_core::dynamic::LoadError::Problems(e)) = GraphFile::load(&path) else {
+            panic!("{kind}: accepted, or not a problem of the file");
+        };
+        assert_eq!(e.problems.len(), 1, "{kind}: {e}");
+        let (line, m) = &e.problems[0];
+        assert_eq!(*line, 4, "{m}");
+        let want = format!("{name} is declared already, at `l2.json` line {first}");
+        assert!(m.contains(&want), "{kind}: want {want:?} in {m}");
+    }
+}
+
 #[test]
 fn each_mistake_is_one_error_at_its_line_naming_the_file() {
     let dir = folder("mistakes");

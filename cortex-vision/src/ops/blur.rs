@@ -3,6 +3,7 @@
 use super::border::{check_frame, contiguous, reflect101};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError};
+use crate::registry::declare::{self, registry_op};
 use cortex_core::dynamic::OpDesc;
 
 /// Parameters of [`blur_detector_with`].
@@ -169,6 +170,19 @@ multiversion! {
     }
 }
 
+registry_op! {
+    /// `blur_detector` in the kernel registry: variance of the Laplacian
+    /// and the blur decision, at the default parameters.
+    BlurDetector = "blur_detector", for<'a> &'a GrayImage => BlurReport;
+    shape |g| gray_shape(g);
+    layout |g| layout_of(g.is_standard_layout());
+    kernels {
+        pure(|g, out| set(out, blur_detector(g))),
+        #[cfg(feature = "opencv")]
+        opencv(|g, out| set(out, crate::ops::opencv::blur_detector(g, &BlurParams::default()))),
+    }
+}
+
 /// `vision.blur_detector`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
@@ -177,6 +191,7 @@ pub fn descriptor() -> OpDesc {
         "variance of the Laplacian, and whether it is under a threshold",
     )
     .calls(&["blur_detector"])
+    .kernels(&declare::kernel_labels::<BlurDetector>())
     .input::<GrayImage>("gray")
     .param("threshold", "blurry below this variance; finite, >= 0")
     .strip(|p: &BlurParams| Some(crate::ops::strip::BlurForm(*p)))

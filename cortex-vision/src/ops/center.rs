@@ -3,6 +3,7 @@
 use super::border::{check_frame, prepare_out};
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::types::{GrayImage, OpsError, ScoreMap};
+use crate::registry::declare::{self, registry_op};
 use cortex_core::dynamic::OpDesc;
 
 /// Parameters of [`center_crop_with`].
@@ -145,6 +146,14 @@ pub(crate) fn profile_at(i: usize, n: usize, frac: f64) -> f64 {
     (-0.5 * d * d / (s * s)).exp()
 }
 
+registry_op! {
+    /// `center_crop` in the kernel registry: the centre prior (pure Rust
+    /// only).
+    CenterCrop = "center_crop", for<'a> &'a GrayImage => ScoreMap;
+    shape |g| gray_shape(g);
+    kernels { pure(|g, out| center_crop_into(g, &CenterParams::DEFAULT, out)) }
+}
+
 /// `vision.center_crop`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
@@ -153,6 +162,7 @@ pub fn descriptor() -> OpDesc {
         "a Gaussian centre prior the size of the frame",
     )
     .calls(&["center_crop", "center_crop_into"])
+    .kernels(&declare::kernel_labels::<CenterCrop>())
     .input::<GrayImage>("gray")
     .param(
         "sigma_x",

@@ -23,6 +23,7 @@ use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 pub use super::types::BBox;
 use super::types::{OpsError, RgbFrame, ScoreMap};
+use crate::registry::declare::{self, registry_op};
 use cortex_core::dynamic::OpDesc;
 
 /// Parameters of [`encode_roi_with`].
@@ -410,6 +411,22 @@ fn grow(lo: usize, hi: usize, margin: usize, min: usize, n: usize) -> (usize, us
     (s, e)
 }
 
+registry_op! {
+    /// `encode_roi` in the kernel registry: select the region of interest,
+    /// crop it, JPEG-encode it, at the default parameters. The JPEG bytes
+    /// differ between encoders; the region does not.
+    EncodeRoi = "encode_roi", for<'a> (&'a RgbFrame, &'a ScoreMap) => EncodedRoi;
+    shape |(f, _)| frame_shape(f);
+    layout |(f, _)| layout_of(f.is_standard_layout());
+    kernels {
+        pure(|(f, s), out| encode_roi_into(f, s, &EncoderParams::DEFAULT, out)),
+        #[cfg(feature = "opencv")]
+        opencv_copying(|(f, s), out| crate::ops::opencv::encode_roi_into(f, s, &EncoderParams::DEFAULT, out)),
+        #[cfg(feature = "turbojpeg")]
+        turbojpeg(|(f, s), out| crate::registry::turbo::encode_roi_into(f, s, &EncoderParams::DEFAULT, out)),
+    }
+}
+
 /// `vision.encode_roi`: the op as graph files, the runner and Python name
 /// it.
 pub fn descriptor() -> OpDesc {
@@ -418,6 +435,7 @@ pub fn descriptor() -> OpDesc {
         "the region around the score peak, cut from the frame as JPEG",
     )
     .calls(&["encode_roi", "encode_roi_into"])
+    .kernels(&declare::kernel_labels::<EncodeRoi>())
     .input::<RgbFrame>("frame")
     .input::<ScoreMap>("score")
     .param(

@@ -2,6 +2,8 @@
 
 use super::border::prepare_out;
 use super::types::{OpsError, ScoreMap};
+use crate::registry::declare::{self, registry_op};
+use crate::registry::Shape;
 use cortex_core::dynamic::{NoParams, OpDesc};
 use cortex_core::weights::Weights;
 
@@ -167,6 +169,33 @@ super::simd::multiversion! {
     }
 }
 
+/// The arguments of [`ScoreFusion`]: the four maps (a weighted edge may be
+/// absent) and the weights.
+pub type FusionArgs<'a> = (
+    Option<&'a ScoreMap>,
+    Option<&'a ScoreMap>,
+    Option<&'a ScoreMap>,
+    Option<&'a ScoreMap>,
+    &'a Weights,
+);
+
+/// The shape of a fusion: the first map present (0×0 when none is).
+fn fusion_shape(a: &FusionArgs<'_>) -> Shape {
+    [a.0, a.1, a.2, a.3]
+        .into_iter()
+        .flatten()
+        .next()
+        .map_or(Shape::new(0, 0), |m| Shape::new(m.ncols(), m.nrows()))
+}
+
+registry_op! {
+    /// `score_fusion` in the kernel registry: the weighted sum of the
+    /// score maps (pure Rust only).
+    ScoreFusion = "score_fusion", for<'a> FusionArgs<'a> => ScoreMap;
+    shape |a| fusion_shape(a);
+    kernels { pure(|&(c, t, s, m, w), out| score_fusion_into(c, t, s, m, w, out)) }
+}
+
 /// `vision.score_fusion`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
@@ -175,6 +204,7 @@ pub fn descriptor() -> OpDesc {
         "the weighted sum of four score maps (weights wc, wt, ws, wm)",
     )
     .calls(&["score_fusion", "score_fusion_into"])
+    .kernels(&declare::kernel_labels::<ScoreFusion>())
     .optional::<ScoreMap>("center")
     .optional::<ScoreMap>("text")
     .optional::<ScoreMap>("saliency")

@@ -3,6 +3,7 @@
 use super::border::{check_frame, prepare_out};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, RgbFrame};
+use crate::registry::declare::{self, registry_op};
 use cortex_core::dynamic::{NoParams, OpDesc};
 
 // `cv::cvtColor(COLOR_RGB2GRAY)` on 8-bit data: 0.299 R + 0.587 G + 0.114 B in
@@ -212,6 +213,20 @@ mod avx2 {
     }
 }
 
+registry_op! {
+    /// `to_gray` in the kernel registry: RGB frame to 8-bit gray. OpenCV's
+    /// `cvtColor` uses the same fixed-point weights, so its kernel is
+    /// bit-identical and measurement may choose it.
+    ToGray = "to_gray", for<'a> &'a RgbFrame => GrayImage;
+    shape |f| frame_shape(f);
+    layout |f| layout_of(f.is_standard_layout());
+    policy MeasureExact;
+    kernels {
+        pure(|f, out| to_gray_into(f, out)),
+        #[cfg(feature = "opencv")] opencv[exact](|f, out| set(out, crate::ops::opencv::to_gray(f))),
+    }
+}
+
 /// `vision.to_gray`: the op as graph files, the runner and Python name it.
 pub fn descriptor() -> OpDesc {
     OpDesc::builder::<NoParams>(
@@ -219,6 +234,7 @@ pub fn descriptor() -> OpDesc {
         "the luma of an RGB frame (BT.601, as OpenCV)",
     )
     .calls(&["to_gray", "to_gray_into"])
+    .kernels(&declare::kernel_labels::<ToGray>())
     .input::<RgbFrame>("frame")
     .strip(|_| Some(crate::ops::strip::GrayStrip))
     .fills(|i, _, out: &mut GrayImage| Ok(to_gray_into(i.arg(0)?, out)?))

@@ -6,6 +6,7 @@ use super::resize::{area_exact, area_general, resize_nearest_f32, AreaScratch};
 use super::scratch::{vec_bytes, with_scratch, Scratch as ScratchT, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
+use crate::registry::declare::{self, registry_op};
 use cortex_core::dynamic::OpDesc;
 
 /// Parameters of [`motion_map_with`].
@@ -159,6 +160,19 @@ multiversion! {
     }
 }
 
+registry_op! {
+    /// `motion_map` in the kernel registry: frame difference pooled on a
+    /// grid, at the default grid.
+    MotionMap = "motion_map", for<'a> (&'a GrayImage, &'a GrayImage) => ScoreMap;
+    shape |(cur, prev)| two_frame_shape(cur, prev);
+    layout |(cur, prev)| layout_of(cur.is_standard_layout() && prev.is_standard_layout());
+    kernels {
+        pure(|(cur, prev), out| motion_map_into(cur, prev, &MotionParams::DEFAULT, out)),
+        #[cfg(feature = "opencv")]
+        opencv(|(cur, prev), out| set(out, crate::ops::opencv::motion_map(cur, prev, &MotionParams::default()))),
+    }
+}
+
 /// `vision.motion_map`: the op as graph files, the runner and Python name
 /// it.
 pub fn descriptor() -> OpDesc {
@@ -167,6 +181,7 @@ pub fn descriptor() -> OpDesc {
         "frame difference pooled on a grid, spread to the frame",
     )
     .calls(&["motion_map", "motion_map_into"])
+    .kernels(&declare::kernel_labels::<MotionMap>())
     .input::<GrayImage>("gray")
     .input::<GrayImage>("previous")
     .param("grid_w", "grid columns; >= 1")

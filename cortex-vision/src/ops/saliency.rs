@@ -24,6 +24,7 @@ use super::resize::{resize_linear_exact_u8_within, resize_linear_f32_within, Res
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError, ScoreMap};
+use crate::registry::declare::{self, registry_op};
 use cortex_core::dynamic::OpDesc;
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
@@ -443,6 +444,18 @@ fn gaussian5(img: &mut [f64], tmp: &mut [f64], rc: &[[usize; 5]], rr: &[[usize; 
     }
 }
 
+registry_op! {
+    /// `saliency_dft` in the kernel registry: spectral-residual saliency,
+    /// at the default working size.
+    SaliencyDft = "saliency_dft", for<'a> &'a GrayImage => ScoreMap;
+    shape |g| gray_shape(g);
+    layout |g| layout_of(g.is_standard_layout());
+    kernels {
+        pure(|g, out| saliency_dft_into(g, &SaliencyParams::DEFAULT, out)),
+        #[cfg(feature = "opencv")] opencv(|g, out| set(out, crate::ops::opencv::saliency_dft(g))),
+    }
+}
+
 /// `vision.saliency_dft`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
@@ -451,6 +464,7 @@ pub fn descriptor() -> OpDesc {
         "spectral-residual saliency (OpenCV's StaticSaliencySpectralResidual)",
     )
     .calls(&["saliency_dft", "saliency_dft_into"])
+    .kernels(&declare::kernel_labels::<SaliencyDft>())
     .input::<GrayImage>("gray")
     .param("width", "working width; 1..=4096")
     .param("height", "working height; 1..=4096")

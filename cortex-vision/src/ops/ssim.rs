@@ -23,6 +23,7 @@ use super::border::{check_frame, check_limits, check_nonempty, contiguous, refle
 use super::scratch::{vec_bytes, with_scratch, Scratch, Slot};
 use super::simd::multiversion;
 use super::types::{GrayImage, OpsError};
+use crate::registry::declare::{self, registry_op};
 use cortex_core::dynamic::{OpDesc, Params};
 use std::borrow::Cow;
 
@@ -687,6 +688,19 @@ multiversion! {
     }
 }
 
+registry_op! {
+    /// `scene_change` in the kernel registry: SSIM against the previous
+    /// frame, at the default parameters.
+    SceneChangeOp = "scene_change", for<'a> (&'a GrayImage, &'a GrayImage) => SceneChange;
+    shape |(cur, prev)| two_frame_shape(cur, prev);
+    layout |(cur, prev)| layout_of(cur.is_standard_layout() && prev.is_standard_layout());
+    kernels {
+        pure(|(cur, prev), out| set(out, scene_change(cur, prev))),
+        #[cfg(feature = "opencv")]
+        opencv(|(cur, prev), out| set(out, crate::ops::opencv::scene_change(cur, prev, &SceneParams::default()))),
+    }
+}
+
 /// `vision.scene_change`: the op as graph files, the runner and Python
 /// name it.
 pub fn descriptor() -> OpDesc {
@@ -695,6 +709,7 @@ pub fn descriptor() -> OpDesc {
         "SSIM against the previous frame, and whether the scene cut",
     )
     .calls(&["scene_change"])
+    .kernels(&declare::kernel_labels::<SceneChangeOp>())
     .input::<GrayImage>("gray")
     .input::<GrayImage>("previous")
     .param("threshold", "a cut when SSIM is below this; in [-1, 1]")

@@ -29,6 +29,7 @@
 //! reuses the output and allocates nothing at all in steady state (see its
 //! docs for the conditions). [`TextRoiDetector`] owns its scratch instead.
 
+use crate::registry::declare::{self, registry_op};
 use cortex_core::dynamic::OpDesc;
 use std::cell::Cell;
 
@@ -590,6 +591,14 @@ pub(crate) fn check_input(gray: &GrayImage, params: &TextRoiParams) -> Result<()
     crate::ops::border::check_limits("gray", rows, cols)
 }
 
+registry_op! {
+    /// `text_map` in the kernel registry: the MSER text score map (pure
+    /// Rust only: OpenCV's MSER backend returns regions, not the map).
+    TextMap = "text_map", for<'a> &'a GrayImage => ScoreMap;
+    shape |g| gray_shape(g);
+    kernels { pure(|g, out| text_map_into(g, &TextRoiParams::DEFAULT, out)) }
+}
+
 /// `vision.text_map`: the op as graph files, the runner and Python name it.
 pub fn descriptor() -> OpDesc {
     OpDesc::builder::<TextRoiParams>(
@@ -597,6 +606,7 @@ pub fn descriptor() -> OpDesc {
         "text-likeness: MSER regions of text shape, counted and smoothed",
     )
     .calls(&["text_map", "text_map_into"])
+    .kernels(&declare::kernel_labels::<TextMap>())
     .input::<GrayImage>("gray")
     .param(
         "mser.delta",

@@ -4,15 +4,18 @@
 //!
 //! * An [`Op`] is a typed interface; a [`Kernel`] one implementation of it,
 //!   with what it [`Supports`] (sizes, layout, CPU features) and the
-//!   [`Backend`] it needs. The L2 ops and their kernels are in [`l2`]: pure
-//!   Rust always, OpenCV with feature `opencv`, libjpeg-turbo for
-//!   `encode_roi` with feature `turbojpeg`.
+//!   [`Backend`] it needs. Each op is declared once, beside its kernels in
+//!   [`crate::ops`] ([`declare`]): pure Rust always, OpenCV with feature
+//!   `opencv`, libjpeg-turbo for `encode_roi` with feature `turbojpeg`;
+//!   its descriptor lists the same kernels ([`declare::kernel_labels`]).
+//!   The op's [`Policy`] says which kernels measurement may choose: all,
+//!   or only those bit-identical to the pure-Rust one.
 //! * A kernel fills the caller's output ([`KernelFn`]), reusing what it
 //!   holds: [`Registry::call_into`] serves a pipeline's own buffers;
 //!   [`Registry::call`] returns a new value.
 //! * Selection, on the first call of an op at a shape: the rules first
-//!   (what each kernel supports, then the [`Preference`] and any forced
-//!   kernel), then, among two or more candidates, a cached decision if the
+//!   (what each kernel supports, then the [`Preference`] and the op's
+//!   [`Policy`], and any forced kernel), then, among two or more candidates, a cached decision if the
 //!   [`cache`] has one, else a micro-benchmark on that call (warm-up, a few
 //!   interleaved runs, median). Later calls at that shape look the choice up
 //!   and call one function pointer.
@@ -32,9 +35,9 @@
 pub mod cache;
 mod config;
 mod decision;
+pub mod declare;
 mod error;
 mod global;
-pub mod l2;
 mod measure;
 pub mod op;
 pub mod ops;
@@ -51,9 +54,10 @@ use std::sync::{Mutex, MutexGuard};
 pub use cache::{CacheEntry, CacheError, CacheKey};
 pub use config::{Config, Preference, TuneConfig, FORCE_ENV, PREFERENCE_ENV};
 pub use decision::{Decision, Failure, Reason};
+pub use declare::FIRST_FRAME;
 pub use error::RegistryError;
 pub use global::{current, global, kernel_for, report, set_thread_registry, with_registry};
-pub use op::{Backend, CpuFeature, Kernel, KernelFn, Layout, Op, Shape, Supports};
+pub use op::{Backend, CpuFeature, Kernel, KernelFn, Layout, Op, Policy, Shape, Supports};
 
 /// The selection state of one op: its kernels and, per shape, the order in
 /// which they are tried.

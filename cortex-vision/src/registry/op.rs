@@ -9,14 +9,18 @@ use crate::ops::OpsError;
 /// A typed interface the registry dispatches: every kernel of the op takes
 /// the same arguments and returns the same output.
 ///
-/// Implement it for a marker type; the L2 ops are in
-/// [`super::l2`]. Kernels must agree on their results within the op's
+/// Implement it for a marker type, beside the op's kernels (the vision ops
+/// declare theirs with `registry_op!` in their own files of
+/// [`crate::ops`], next to their descriptors). Kernels must agree on their results within the op's
 /// documented tolerance (the OpenCV kernels of the L2 ops are held to the
 /// pure-Rust ones by `cortex-vision/tests/kernels/opencv.rs`).
 pub trait Op: Sized + 'static {
     /// The op's name: the key of its decisions in the cache and the report,
     /// and the last segment of its DSL path (`registry::ops::NAME`).
     const NAME: &'static str;
+    /// Which kernels measurement may choose ([`Policy`]): by default any
+    /// the rules leave.
+    const POLICY: Policy = Policy::MeasureAll;
     /// The arguments of one call (references to the node's inputs).
     type Args<'a>;
     /// What a call fills: every kernel writes its result into a caller's
@@ -50,11 +54,23 @@ pub struct Kernel<O: Op> {
     pub backend: Backend,
     /// What it supports.
     pub supports: Supports,
+    /// Its results are the pure-Rust kernel's bit for bit (held by a
+    /// test), not merely within the op's tolerance; the pure kernel is.
+    /// Read by the op's [`Policy`].
+    pub exact: bool,
     /// Its entry point.
     pub run: KernelFn<O>,
 }
 
 impl<O: Op> Kernel<O> {
+    /// The same kernel, declared bit-identical to the pure-Rust one.
+    pub fn exact(self) -> Self {
+        Kernel {
+            exact: true,
+            ..self
+        }
+    }
+
     /// Runs the kernel alone (no registry) into a new output.
     ///
     /// # Errors
@@ -81,8 +97,25 @@ impl<O: Op> fmt::Debug for Kernel<O> {
             .field("name", &self.name)
             .field("backend", &self.backend)
             .field("supports", &self.supports)
+            .field("exact", &self.exact)
             .finish()
     }
+}
+
+/// An op's determinism policy: which of its kernels the registry may
+/// choose by measurement, where the choice follows the machine's load and
+/// so may differ from run to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Any kernel the rules leave: the kernels agree within the op's
+    /// documented tolerance, and the fastest is worth a result that may
+    /// differ in the last bits between machines or runs.
+    MeasureAll,
+    /// Only kernels bit-identical to the pure-Rust one
+    /// ([`Kernel::exact`]), so results never depend on a measurement; the
+    /// others run only when chosen explicitly (forced, or their backend
+    /// preferred) and stay fallbacks otherwise.
+    MeasureExact,
 }
 
 /// The library a kernel runs on.

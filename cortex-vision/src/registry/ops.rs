@@ -3,7 +3,9 @@
 //! parameters, each dispatching to the kernel the current registry
 //! ([`super::current`]) selected for the call's shape. The `…_into` forms
 //! fill a buffer the pipeline owns, as the planned-memory graph's nodes do;
-//! the others return a new value.
+//! the others return a new value. The ops themselves (name, shape,
+//! kernels, policy) are declared beside their kernels; this module is
+//! their face in the DSL.
 //!
 //! ```text
 //! use cortex::registry;
@@ -13,13 +15,23 @@
 
 use super::error::RegistryError;
 use super::global::current;
-use super::l2::{
-    BlurDetector, CenterCrop, EncodeRoi, MotionMap, SaliencyDft, SceneChangeOp, ScoreFusion,
-    TextMap, ToGray,
-};
 use super::op::Op;
 use crate::ops::{BlurReport, EncodedRoi, GrayImage, RgbFrame, SceneChange, ScoreMap};
 use cortex_core::weights::Weights;
+
+/// The registry ops, each declared beside its kernels in [`crate::ops`]:
+/// the types `Registry::call::<Op>` and `Registry::force::<Op>` name.
+pub use crate::ops::{
+    blur::BlurDetector,
+    center::CenterCrop,
+    encoder::EncodeRoi,
+    fusion::{FusionArgs, ScoreFusion},
+    gray::ToGray,
+    motion::MotionMap,
+    saliency::SaliencyDft,
+    ssim::SceneChangeOp,
+    text_roi::TextMap,
+};
 
 /// The name of every op with a function here: a node calling
 /// `registry::ops::NAME` or `registry::ops::NAME_into` dispatches op `NAME`.

@@ -125,7 +125,7 @@ mod tests {
             "ops::to_gray_into",
             "to_gray",
             "cortex::ops::to_gray",
-            "registry::l2::to_gray",
+            "registry::declare::to_gray",
             "registry::to_gray",
             "my_registry::ops::to_gray",
             "registry::ops::helpers::to_gray",

@@ -9,7 +9,7 @@ use super::config::Preference;
 use super::decision::{Decision, Reason};
 use super::error::RegistryError;
 use super::measure::{measure, run_along};
-use super::op::{Backend, Kernel, Layout, Op, Shape};
+use super::op::{Backend, Kernel, Layout, Op, Policy, Shape};
 use super::{Registry, Slot};
 use crate::ops::OpsError;
 
@@ -41,7 +41,20 @@ impl Registry {
             }
         }
         let (candidates, rest): (Vec<usize>, Vec<usize>) = match &self.config.preference {
-            Preference::Measure => (supported.clone(), Vec::new()),
+            Preference::Measure => match O::POLICY {
+                Policy::MeasureAll => (supported.clone(), Vec::new()),
+                Policy::MeasureExact => {
+                    let (exact, other): (Vec<usize>, Vec<usize>) =
+                        supported.iter().partition(|&&i| kernels[i].exact);
+                    ruled_out.extend(other.iter().map(|&i| {
+                        format!(
+                            "{} is not bit-identical to pure Rust (explicit only)",
+                            kernels[i].name
+                        )
+                    }));
+                    (exact, other)
+                }
+            },
             Preference::PureRustOnly => {
                 for &i in supported.iter() {
                     if kernels[i].backend != Backend::PureRust {

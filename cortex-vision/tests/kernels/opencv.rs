@@ -55,7 +55,9 @@ fn to_gray_matches_cvtcolor() {
         }
     }
     eprintln!("to_gray: max |diff| = {worst} level(s), {differing} differing pixels");
-    assert!(worst <= 1);
+    // The registry declares this kernel bit-identical to the pure one (its
+    // policy lets measurement choose only such kernels).
+    assert_eq!(worst, 0, "{differing} differing pixels");
 }
 
 #[test]

@@ -71,12 +71,14 @@ macro_rules! timed_op {
                         name: "slow",
                         backend: Backend::PureRust,
                         supports: Supports::ANY,
+                        exact: false,
                         run: slow,
                     },
                     Kernel {
                         name: "fast",
                         backend: Backend::OpenCv,
                         supports: Supports::ANY,
+                        exact: false,
                         run: fast,
                     },
                 ]
@@ -521,12 +523,14 @@ impl Op for RaceOp {
                 name: "a",
                 backend: Backend::PureRust,
                 supports: Supports::ANY,
+                exact: false,
                 run: a,
             },
             Kernel {
                 name: "b",
                 backend: Backend::OpenCv,
                 supports: Supports::ANY,
+                exact: false,
                 run: b,
             },
         ]

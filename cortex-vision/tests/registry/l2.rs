@@ -209,14 +209,14 @@ fn turbojpeg_kernel_encodes_the_same_region() {
     assert!(!t.is_standard_layout());
     assert!(registry::turbo::encode_roi_with(&t, &score, &params).is_err());
     let reg = registry(Preference::Prefer(registry::Backend::TurboJpeg));
-    let out = reg.call::<registry::l2::EncodeRoi>(&(&t, &score)).unwrap();
+    let out = reg.call::<registry::ops::EncodeRoi>(&(&t, &score)).unwrap();
     assert_eq!(out.bbox, pure.bbox);
     let d = reg
         .decision("encode_roi", registry::Shape::new(w, h))
         .unwrap();
     assert_ne!(d.kernel, "turbojpeg", "{}", reg.report());
     // Contiguous, the preference picks it.
-    reg.call::<registry::l2::EncodeRoi>(&(frame, &score))
+    reg.call::<registry::ops::EncodeRoi>(&(frame, &score))
         .unwrap();
     assert!(reg.report().contains("turbojpeg"), "{}", reg.report());
 }
@@ -224,7 +224,7 @@ fn turbojpeg_kernel_encodes_the_same_region() {
 #[cfg(feature = "opencv")]
 #[test]
 fn forcing_each_encode_kernel_gives_the_same_region() {
-    use registry::l2::EncodeRoi;
+    use registry::ops::EncodeRoi;
     let frame = &demo_clip(2, 320, 240)[1];
     let gray = cortex_vision::ops::to_gray(frame).unwrap();
     let score = cortex_vision::ops::saliency_dft(&gray).unwrap();
@@ -241,4 +241,32 @@ fn forcing_each_encode_kernel_gives_the_same_region() {
     }
     assert!(boxes.len() >= 2);
     assert!(boxes.windows(2).all(|w| w[0] == w[1]), "{boxes:?}");
+}
+
+/// Each op's descriptor lists the kernels its registry declaration gives,
+/// with how the registry may choose them: what `ops NAME` prints.
+#[test]
+fn the_library_lists_each_op_s_registry_kernels() {
+    let ops = cortex_vision::library::vision_ops();
+    let show = |name: &str| ops.inspect(name).expect(name);
+    let mut gray = vec!["pure-rust"];
+    let mut encode = vec!["pure-rust"];
+    if cfg!(feature = "opencv") {
+        gray.push("opencv (bit-identical)");
+        encode.push("opencv (within tolerance, measured)");
+    }
+    if cfg!(feature = "turbojpeg") {
+        encode.push("turbojpeg (within tolerance, measured)");
+    }
+    for (name, kernels) in [
+        ("vision.to_gray", gray),
+        ("vision.encode_roi", encode),
+        ("vision.text_map", vec!["pure-rust"]),
+    ] {
+        let text = show(name);
+        let line = format!("kernels: {}\n", kernels.join(", "));
+        assert!(text.contains(&line), "{name}: want {line:?} in\n{text}");
+    }
+    // An op the registry does not dispatch lists no kernels.
+    assert!(!show("vision.blur_verdict").contains("kernels:"));
 }

@@ -44,6 +44,7 @@ fn kernel<O: Op>(name: &'static str, backend: Backend, run: registry::KernelFn<O
         name,
         backend,
         supports: Supports::ANY,
+        exact: false,
         run,
     }
 }
@@ -396,4 +397,71 @@ fn thread_registry_scopes_the_dsl_functions_and_annotation() {
     // Only paths through the registry are annotated.
     assert_eq!(reg.kernel_for("ops::center_crop"), None);
     assert_eq!(reg.kernel_for("registry::ops::saliency_dft"), None);
+}
+
+// --- Determinism policy: measurement among the bit-identical kernels --------
+
+/// An op whose policy lets measurement choose only kernels bit-identical to
+/// the pure one: `pure` (5 ms), its exact `twin` (1 ms, up to 100 pixels
+/// wide), and `close`, the fastest but only within tolerance.
+struct Exact;
+
+impl Op for Exact {
+    const NAME: &'static str = "exact";
+    const POLICY: registry::Policy = registry::Policy::MeasureExact;
+    type Args<'a> = usize;
+    type Output = &'static str;
+    fn shape(w: &usize) -> Shape {
+        Shape::new(*w, 1)
+    }
+    fn kernels() -> Vec<Kernel<Self>> {
+        let twin = kernel::<Self>("twin", Backend::Other("twin"), |_, out| {
+            spin(Duration::from_millis(1));
+            fill(out, Ok("twin"))
+        });
+        vec![
+            kernel::<Self>("pure", Backend::PureRust, |_, out| {
+                spin(Duration::from_millis(5));
+                fill(out, Ok("pure"))
+            })
+            .exact(),
+            Kernel {
+                supports: Supports {
+                    max_width: 100,
+                    ..Supports::ANY
+                },
+                ..twin.exact()
+            },
+            kernel::<Self>("close", Backend::OpenCv, |_, out| fill(out, Ok("close"))),
+        ]
+    }
+}
+
+#[test]
+fn an_exact_policy_measures_only_the_bit_identical_kernels() {
+    let reg = Registry::new(quiet(Preference::Measure));
+    assert_eq!(reg.call::<Exact>(&16).unwrap(), "twin");
+    let d = reg.decision("exact", Shape::new(16, 1)).unwrap();
+    let Reason::Measured(times) = &d.reason else {
+        panic!("not measured: {:?}", d.reason)
+    };
+    let measured: Vec<&str> = times.iter().map(|t| t.0).collect();
+    assert_eq!(measured, ["twin", "pure"], "{times:?}");
+    // The other kernel stays a fallback, last.
+    assert_eq!(d.fallbacks, ["pure", "close"]);
+    // One bit-identical kernel left: a rule, naming why the others are out.
+    assert_eq!(reg.call::<Exact>(&200).unwrap(), "pure");
+    let d = reg.decision("exact", Shape::new(200, 1)).unwrap();
+    let Reason::Rule(why) = &d.reason else {
+        panic!("not a rule: {:?}", d.reason)
+    };
+    assert!(
+        why.contains("close is not bit-identical to pure Rust (explicit only)"),
+        "{why}"
+    );
+    // Chosen explicitly, it runs: forced, or its backend preferred.
+    reg.force::<Exact>("close").unwrap();
+    assert_eq!(reg.call::<Exact>(&16).unwrap(), "close");
+    let opencv = Registry::new(quiet(Preference::Prefer(Backend::OpenCv)));
+    assert_eq!(opencv.call::<Exact>(&16).unwrap(), "close");
 }

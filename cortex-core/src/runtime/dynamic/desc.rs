@@ -289,9 +289,11 @@ impl<P: Params> OpBuilder<P> {
         self
     }
 
-    /// Names the kernels the registry chooses from (`"rust"`, `"opencv"`).
-    pub fn kernels(mut self, names: &[&str]) -> Self {
-        self.kernels = names.iter().map(|s| s.to_string()).collect();
+    /// Names the kernels the registry chooses from (`"rust"`, `"opencv"`),
+    /// each with how it may be chosen where that is not by measurement
+    /// alone (the registry's declaration of the op gives them).
+    pub fn kernels<S: AsRef<str>>(mut self, names: &[S]) -> Self {
+        self.kernels = names.iter().map(|s| s.as_ref().to_string()).collect();
         self
     }
 

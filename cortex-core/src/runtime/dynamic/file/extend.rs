@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use crate::model::spec::NodeSpec;
+use crate::model::spec::{InputSpec, NodeSpec, OutputSpec, StateSpec};
 use crate::passes::diag::did_you_mean;
 use crate::runtime::untrusted::{echo, read_regular};
 
@@ -200,105 +200,64 @@ impl GraphFile {
             relabel(places);
         }
         let mut problems = Vec::new();
-        let twice = |kind: &str, name: &str, at: &At, line: usize, fix: &str| {
-            let from = at.from.as_deref().unwrap_or("");
-            (
-                line,
-                format!(
-                    "{kind} `{}` is declared already, at {from}{fix}",
-                    echo(name)
-                ),
-            )
-        };
         if !self.spec.name.is_empty() {
             out.spec.name = self.spec.name;
         }
-        for (input, at) in self.spec.inputs.into_iter().zip(self.lines.inputs) {
-            match out.spec.inputs.iter().position(|x| x.name == input.name) {
-                Some(i) => problems.push(twice(
-                    "input",
-                    &input.name,
-                    &out.lines.inputs[i],
-                    at.line,
-                    "",
-                )),
-                None => {
-                    out.spec.inputs.push(input);
-                    out.lines.inputs.push(at);
-                }
-            }
-        }
+        let (o, l) = (&mut out.spec, &mut out.lines);
+        let none = std::iter::repeat(());
+        let inputs = self.spec.inputs.into_iter().zip(self.lines.inputs);
+        add_new(
+            ("input", ""),
+            inputs.zip(none.clone()),
+            (&mut o.inputs, &mut l.inputs),
+            |()| {},
+            &mut problems,
+        );
         let states = self.spec.states.into_iter().zip(self.lines.states);
         let writes = self.spec.writes.into_iter().zip(self.lines.writes);
-        for ((state, at), (write, write_at)) in states.zip(writes) {
-            match out.spec.states.iter().position(|x| x.name == state.name) {
-                Some(i) => problems.push(twice(
-                    "state",
-                    &state.name,
-                    &out.lines.states[i],
-                    at.line,
-                    "",
-                )),
-                None => {
-                    out.spec.states.push(state);
-                    out.lines.states.push(at);
-                    out.spec.writes.push(write);
-                    out.lines.writes.push(write_at);
-                }
-            }
-        }
+        add_new(
+            ("state", ""),
+            states.zip(writes),
+            (&mut o.states, &mut l.states),
+            |(write, at)| {
+                o.writes.push(write);
+                l.writes.push(at);
+            },
+            &mut problems,
+        );
         for (mode, at) in self.spec.modes.into_iter().zip(self.lines.modes) {
-            match out.spec.modes.iter().position(|x| x.name == mode.name) {
+            match o.modes.iter().position(|x| x.name == mode.name) {
                 Some(i) => {
-                    out.spec.modes[i] = mode;
-                    out.lines.modes[i] = at;
+                    o.modes[i] = mode;
+                    l.modes[i] = at;
                 }
                 None => {
-                    out.spec.modes.push(mode);
-                    out.lines.modes.push(at);
+                    o.modes.push(mode);
+                    l.modes.push(at);
                 }
             }
         }
-        let extended = out.spec.nodes.len();
-        for (((node, at), params), dir) in self
-            .spec
-            .nodes
-            .into_iter()
-            .zip(self.lines.nodes)
-            .zip(self.params)
-            .zip(self.dirs)
-        {
-            match out.spec.nodes.iter().position(|x| x.name == node.name) {
-                Some(i) => problems.push(twice(
-                    "node",
-                    &node.name,
-                    &out.lines.nodes[i],
-                    at.line,
-                    ": replace it under `replace`",
-                )),
-                None => {
-                    out.spec.nodes.push(node);
-                    out.lines.nodes.push(at);
-                    out.params.push(params);
-                    out.dirs.push(dir);
-                }
-            }
-        }
-        for (output, at) in self.spec.outputs.into_iter().zip(self.lines.outputs) {
-            match out.spec.outputs.iter().position(|x| x.name == output.name) {
-                Some(i) => problems.push(twice(
-                    "output",
-                    &output.name,
-                    &out.lines.outputs[i],
-                    at.line,
-                    "",
-                )),
-                None => {
-                    out.spec.outputs.push(output);
-                    out.lines.outputs.push(at);
-                }
-            }
-        }
+        let extended = o.nodes.len();
+        let nodes = self.spec.nodes.into_iter().zip(self.lines.nodes);
+        let (params, dirs) = (&mut out.params, &mut out.dirs);
+        add_new(
+            ("node", ": replace it under `replace`"),
+            nodes.zip(self.params.into_iter().zip(self.dirs)),
+            (&mut o.nodes, &mut l.nodes),
+            |(p, d)| {
+                params.push(p);
+                dirs.push(d);
+            },
+            &mut problems,
+        );
+        let outputs = self.spec.outputs.into_iter().zip(self.lines.outputs);
+        add_new(
+            ("output", ""),
+            outputs.zip(none),
+            (&mut o.outputs, &mut l.outputs),
+            |()| {},
+            &mut problems,
+        );
         for mut r in replace {
             let Some(i) = out.spec.nodes[..extended]
                 .iter()
@@ -326,6 +285,57 @@ impl GraphFile {
             Ok(out)
         } else {
             Err(FileError { problems })
+        }
+    }
+}
+
+/// A declaration with a name that a graph may declare once.
+trait Named {
+    fn name(&self) -> &str;
+}
+
+macro_rules! named {
+    ($($t:ty),*) => {$(
+        impl Named for $t {
+            fn name(&self) -> &str {
+                &self.name
+            }
+        }
+    )*};
+}
+
+named!(InputSpec, StateSpec, NodeSpec, OutputSpec);
+
+/// Adds the declarations of one kind an extending file makes to the
+/// extended graph's (`into`: the declarations and their places): a name
+/// declared there already is a problem at the new one's line (`what`: the
+/// kind, and how to mend it); otherwise the declaration is appended, and
+/// `rest` appends what goes with it (a state's write, a node's
+/// parameters and folder).
+fn add_new<T: Named, R>(
+    (kind, fix): (&str, &str),
+    items: impl IntoIterator<Item = ((T, At), R)>,
+    (decls, places): (&mut Vec<T>, &mut Vec<At>),
+    mut rest: impl FnMut(R),
+    problems: &mut Vec<(usize, String)>,
+) {
+    for ((item, at), r) in items {
+        match decls.iter().position(|x| x.name() == item.name()) {
+            Some(i) => {
+                let from = places[i].from.as_deref().unwrap_or("");
+                problems.push((
+                    at.line,
+                    format!(
+                        "{kind} `{}` is declared already, at {from}{fix}",
+                        echo(item.name())
+                    ),
+                ));
+            }
+            None => {
+                decls.push(item);
+                places.push(at);
+                rest(r);
+            }
         }
     }
 }
