@@ -215,18 +215,6 @@ fn expansion_size_grows_with_nodes_not_patterns() {
     assert!(n80 < 3 * n40, "{n80} vs {n40}");
 }
 
-/// The grammar is written once, in `src/grammar.md` (the macro's rustdoc
-/// includes it); the guide's page shows the same block.
-#[test]
-fn the_guide_shows_the_rustdoc_grammar() {
-    let guide = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/grammar.md");
-    let guide = std::fs::read_to_string(guide).expect("docs/grammar.md");
-    assert!(
-        guide.contains(include_str!("grammar.md")),
-        "docs/grammar.md's grammar block differs from cortex-macros/src/grammar.md"
-    );
-}
-
 /// Each malformed rate is one error, and the pipeline's modes and items
 /// after it are kept (no "expected one of" at `where`, no item skipped).
 #[test]
