@@ -5,6 +5,7 @@ use proc_macro2::TokenTree;
 use quote::ToTokens;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
 use syn::{
     braced, Attribute, Expr, ExprCall, ExprLit, ExprPath, ExprReference, ExprTry, ExprUnary, Ident,
     Lit, Token, Type, UnOp, Visibility,
@@ -259,59 +260,8 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
             "expected a function path, e.g. `ops::to_gray`",
         ));
     };
-    // `&mut other` of a bare name that is not the node's own: the likeliest
-    // slip is passing another node's value as a buffer. Said here, in the
-    // DSL's words, instead of as rustc's errors about a missing value.
-    for arg in &args {
-        if let Expr::Reference(ExprReference {
-            mutability: Some(_),
-            expr: inner,
-            attrs,
-            ..
-        }) = arg
-        {
-            if let Expr::Path(ExprPath {
-                qself: None, path, ..
-            }) = &**inner
-            {
-                if attrs.is_empty() && !is_ident(inner, &name) {
-                    if let Some(other) = path.get_ident() {
-                        return Err(syn::Error::new_spanned(
-                            arg,
-                            format!(
-                                "`&mut {other}`: a node fills only its own buffer, `&mut {name}`; to read `{other}`'s value, pass `{other}`"
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    let args = args
-        .into_iter()
-        .map(|arg| match arg {
-            Expr::Path(ExprPath {
-                qself: None,
-                ref path,
-                ref attrs,
-            }) if attrs.is_empty()
-                && path.leading_colon.is_none()
-                && path.segments.len() == 1
-                && path.segments[0].arguments.is_none() =>
-            {
-                NodeArg::Name(path.segments[0].ident.clone())
-            }
-            Expr::Reference(ExprReference {
-                mutability: Some(_),
-                expr: ref inner,
-                ref attrs,
-                ..
-            }) if attrs.is_empty() && is_ident(inner, &name) => {
-                NodeArg::Buffer(syn::spanned::Spanned::span(&arg))
-            }
-            other => NodeArg::Const(other),
-        })
-        .collect();
+    check_buffer_args(&args, &name)?;
+    let args = args.into_iter().map(|arg| node_arg(arg, &name)).collect();
     Ok(NodeDecl {
         name,
         ty,
@@ -324,6 +274,65 @@ fn parse_node(input: ParseStream, a: attrs::Annotations) -> syn::Result<NodeDecl
         weight_key: a.weight_key,
         source,
     })
+}
+
+/// `&mut other` of a bare name that is not the node's own: the likeliest
+/// slip is passing another node's value as a buffer. Said here, in the
+/// DSL's words, instead of as rustc's errors about a missing value.
+fn check_buffer_args(args: &Punctuated<Expr, Token![,]>, name: &Ident) -> syn::Result<()> {
+    for arg in args {
+        if let Expr::Reference(ExprReference {
+            mutability: Some(_),
+            expr: inner,
+            attrs,
+            ..
+        }) = arg
+        {
+            if let Expr::Path(ExprPath {
+                qself: None, path, ..
+            }) = &**inner
+            {
+                if attrs.is_empty() && !is_ident(inner, name) {
+                    if let Some(other) = path.get_ident() {
+                        return Err(syn::Error::new_spanned(
+                            arg,
+                            format!(
+                                "`&mut {other}`: a node fills only its own buffer, `&mut {name}`; to read `{other}`'s value, pass `{other}`"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One argument of a node's call: an edge from a bare name, the node's own
+/// buffer (`&mut name`), or a constant passed as written.
+fn node_arg(arg: Expr, name: &Ident) -> NodeArg {
+    match arg {
+        Expr::Path(ExprPath {
+            qself: None,
+            ref path,
+            ref attrs,
+        }) if attrs.is_empty()
+            && path.leading_colon.is_none()
+            && path.segments.len() == 1
+            && path.segments[0].arguments.is_none() =>
+        {
+            NodeArg::Name(path.segments[0].ident.clone())
+        }
+        Expr::Reference(ExprReference {
+            mutability: Some(_),
+            expr: ref inner,
+            ref attrs,
+            ..
+        }) if attrs.is_empty() && is_ident(inner, name) => {
+            NodeArg::Buffer(syn::spanned::Spanned::span(&arg))
+        }
+        other => NodeArg::Const(other),
+    }
 }
 
 /// Whether `e` is exactly the identifier `name`.
