@@ -5,13 +5,20 @@
 //! and pipelined forms. The plans they follow are core's lowered program,
 //! read in [`plans`]; each form's functions come from [`forms`]; what every
 //! emitter reads is [`shape`] and [`site`]; a run function's body is
-//! [`body`]; where buffers live is [`layout`]; parallel waves are
-//! [`waves`]; pipelined stages are [`stages`].
+//! [`body`], one emitter per kind of step: calls on the calling thread
+//! ([`calls`]), fused groups ([`groups`], their blocks in [`fused`]),
+//! parallel waves of jobs ([`jobs`], the wave statements in [`waves`]);
+//! what crosses threads is checked by [`checks`]; where buffers live is
+//! [`layout`]; pipelined stages are [`stages`].
 
 mod body;
+mod calls;
+mod checks;
 mod commit;
 mod forms;
 mod fused;
+mod groups;
+mod jobs;
 mod layout;
 mod node;
 mod plans;
@@ -29,7 +36,7 @@ use quote::{format_ident, quote};
 use crate::ast::PipelineAst;
 use crate::names::{local, ItemNames};
 
-pub(crate) use body::{parallel_check, Check, Probe};
+pub(crate) use checks::{parallel_check, Check, Probe};
 use forms::Forms;
 use layout::BufferLayout;
 use plans::Plans;
