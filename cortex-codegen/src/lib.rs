@@ -18,6 +18,8 @@ mod attrs;
 mod codegen;
 mod consts;
 mod diagnostic;
+#[cfg(test)]
+mod expand_tests;
 mod krate;
 mod lower;
 mod names;

@@ -331,7 +331,7 @@ fn node_arg(arg: Expr, name: &Ident) -> NodeArg {
         }) if attrs.is_empty() && is_ident(inner, name) => {
             NodeArg::Buffer(syn::spanned::Spanned::span(&arg))
         }
-        other => NodeArg::Const(other),
+        other => NodeArg::Const(Box::new(other)),
     }
 }
 
@@ -407,7 +407,7 @@ fn parse_rates(input: ParseStream, mode: &Ident, errors: &mut Vec<syn::Error>) -
             }
             Err((e, rate)) => {
                 errors.push(e);
-                rates.extend(rate);
+                rates.extend(rate.map(|r| *r));
                 skip_rate(input);
             }
         }
@@ -466,11 +466,12 @@ fn skip_rate(input: ParseStream) {
 }
 
 /// `node every k` or `node every k or source.field…`. On an error, the
-/// rate as far as it was read (when its node was), to keep.
+/// rate as far as it was read (when its node was), to keep (boxed: the
+/// error stays small).
 fn parse_rate(
     input: ParseStream,
     errors: &mut Vec<syn::Error>,
-) -> Result<RateDecl, (syn::Error, Option<RateDecl>)> {
+) -> Result<RateDecl, (syn::Error, Option<Box<RateDecl>>)> {
     const FORM: &str = "`node every k` or `node every k or trigger`";
     let node: Ident = input.parse().map_err(|_| {
         (
@@ -490,7 +491,7 @@ fn parse_rate(
             input.error(format!(
                 "expected `every` after `{node}`: `{node} every 4` runs it on every 4th frame"
             )),
-            Some(rate),
+            Some(Box::new(rate)),
         ));
     }
     let every = input.parse::<kw::every>().map_err(|e| (e, None))?;
@@ -502,7 +503,7 @@ fn parse_rate(
                 every.span,
                 format!("`every` needs a whole number of frames: `{node} every 4` runs it on every 4th frame"),
             ),
-            Some(rate),
+            Some(Box::new(rate)),
         ));
     }
     // Any one token is read as the count, so that a wrong one is reported
@@ -514,7 +515,7 @@ fn parse_rate(
     };
     let count = match count {
         Ok(c) => c,
-        Err(e) => return Err((e, Some(rate))),
+        Err(e) => return Err((e, Some(Box::new(rate)))),
     };
     rate.every_span = syn::spanned::Spanned::span(&count);
     rate.every = syn::parse2::<syn::LitInt>(count.clone())
@@ -543,7 +544,7 @@ fn parse_rate(
                         at,
                         "expected a trigger after `or`: a `bool` input, state or node, or a field of one (`or scene.changed`)",
                     ),
-                    Some(rate),
+                    Some(Box::new(rate)),
                 ));
             }
         };
@@ -557,7 +558,7 @@ fn parse_rate(
                         input.error(
                             "expected a field name after `.` in the trigger (`or scene.changed`)",
                         ),
-                        Some(rate),
+                        Some(Box::new(rate)),
                     ))
                 }
             }
