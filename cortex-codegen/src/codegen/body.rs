@@ -4,7 +4,8 @@
 //! of the function; each kind of step has its emitter — calls on the
 //! calling thread in [`super::calls`], fused groups in [`super::groups`],
 //! a parallel run's waves in [`super::jobs`] — a node's call is built in
-//! [`super::node`], the outputs and commits in [`super::commit`].
+//! [`super::node`], the outputs in [`super::outputs`] and the commits in
+//! [`super::commit`].
 
 use cortex_core::ir::{Endpoint, NodeId};
 use proc_macro2::{Ident, Span, TokenStream};

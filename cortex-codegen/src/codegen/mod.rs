@@ -24,6 +24,7 @@ mod groups;
 mod jobs;
 mod layout;
 mod node;
+mod outputs;
 mod plans;
 mod run_with;
 mod shape;
