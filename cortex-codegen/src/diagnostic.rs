@@ -43,7 +43,7 @@ fn one_line(d: &Diagnostic) -> String {
 
 /// A warning at `at`: the use of a deprecated constant whose note is the
 /// message. rustc prints it as "use of deprecated constant
-/// `…::cortex_warning`: <message>" at `at`; `-D warnings` turns it into an
+/// `…::cortex_warning`: {message}" at `at`; `-D warnings` turns it into an
 /// error as for any warning.
 fn warning(at: Span, message: &str) -> TokenStream {
     let name = syn::Ident::new("cortex_warning", at);

@@ -5,11 +5,11 @@
 //! the tokens and returns what [`expand`] gives back, so the generator is
 //! tested here as plain Rust, without a compiler round trip.
 //!
-//! Stages, one module each: [`parse`] (syntax, with recovery) → [`lower`]
+//! Stages, one module each: `parse` (syntax, with recovery) → `lower`
 //! (to `cortex_core::spec::GraphSpec` and spans) → `cortex_core::check`
-//! (validation and DCE, shared with the runtime) → [`api`] (the generated
-//! items, declared once) with the bodies of [`codegen`] and the data of
-//! [`consts`], or placeholder bodies beside the errors. [`diagnostic`] turns
+//! (validation and DCE, shared with the runtime) → `api` (the generated
+//! items, declared once) with the bodies of `codegen` and the data of
+//! `consts`, or placeholder bodies beside the errors. `diagnostic` turns
 //! the core's diagnostics into compiler errors and warnings.
 
 mod api;
