@@ -8,7 +8,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote_spanned;
 
 use crate::ast::PipelineAst;
-use crate::lower::span_of;
+use crate::to_spec::span_of;
 
 /// The tokens that report `d`.
 pub fn emit(ast: &PipelineAst, d: &Diagnostic) -> TokenStream {

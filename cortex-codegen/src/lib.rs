@@ -5,12 +5,13 @@
 //! the tokens and returns what [`expand`] gives back, so the generator is
 //! tested here as plain Rust, without a compiler round trip.
 //!
-//! Stages, one module each: `parse` (syntax, with recovery) → `lower`
-//! (to `cortex_core::spec::GraphSpec` and spans) → `cortex_core::check`
-//! (validation and DCE, shared with the runtime) → `api` (the generated
-//! items, declared once) with the bodies of `codegen` and the data of
-//! `consts`, or placeholder bodies beside the errors. `diagnostic` turns
-//! the core's diagnostics into compiler errors and warnings.
+//! Stages, one module each: `parse` (syntax, with recovery) → `to_spec`
+//! (to `cortex_core::spec::GraphSpec`, and from its locations back to
+//! spans) → `cortex_core::check` (validation and DCE, shared with the
+//! runtime) → `api` (the generated items, declared once) with the bodies
+//! of `codegen` and the data of `consts`, or placeholder bodies beside the
+//! errors. `diagnostic` turns the core's diagnostics into compiler errors
+//! and warnings.
 
 mod api;
 mod ast;
@@ -21,11 +22,11 @@ mod diagnostic;
 #[cfg(test)]
 mod expand_tests;
 mod krate;
-mod lower;
 mod names;
 mod parse;
 #[cfg(test)]
 mod tests;
+mod to_spec;
 
 use proc_macro2::TokenStream;
 
@@ -54,7 +55,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
         out.extend(api::generate(&ast, None));
         return out;
     }
-    let spec = lower::spec(&ast);
+    let spec = to_spec::graph_spec(&ast);
     let checked = cortex_core::check::check(&spec);
     for d in &checked.diagnostics {
         failed |= d.severity == cortex_core::diag::Severity::Error;
