@@ -143,7 +143,7 @@ fn main() {
         }
         // Held frames only (computing frames are identical, IoU 1).
         let all = frames.len() as f64;
-        let pad = |v: &mut Vec<f64>| v.extend(std::iter::repeat(1.0).take(computed));
+        let pad = |v: &mut Vec<f64>| v.extend(std::iter::repeat_n(1.0, computed));
         pad(&mut ious);
         pad(&mut corrs);
         // Time.

@@ -75,7 +75,7 @@ fn measure(
             }
         }
         let n = allocs() - before;
-        if best.as_ref().map_or(true, |(b, _)| n < *b) {
+        if best.as_ref().is_none_or(|(b, _)| n < *b) {
             best = Some((n, per_node));
         }
     }

@@ -1,29 +1,9 @@
-//! The `cortex_graph!` procedural macro: parses the pipeline DSL, builds the
-//! shared graph model, validates it with `cortex-core`'s rules, and generates
-//! typed straight-line code and `const` plans for every mode.
-//!
-//! Stages, one module each: [`parse`] (syntax, with recovery) → [`lower`]
-//! (to `cortex_core::spec::GraphSpec` and spans) → `cortex_core::check`
-//! (validation and DCE, shared with the runtime) → [`api`] (the generated
-//! items, declared once) with the bodies of [`codegen`] and the data of
-//! [`consts`], or placeholder bodies beside the errors. [`diagnostic`] turns
-//! the core's diagnostics into compiler errors and warnings.
-
-mod api;
-mod ast;
-mod attrs;
-mod codegen;
-mod consts;
-mod diagnostic;
-mod krate;
-mod lower;
-mod names;
-mod parse;
-#[cfg(test)]
-mod tests;
+//! The `cortex_graph!` procedural macro: a thin shell that hands the
+//! invocation's tokens to `cortex-codegen` (the parser, validation and code
+//! generator, an ordinary library tested as plain Rust) and returns its
+//! expansion, errors included.
 
 use proc_macro::TokenStream;
-use proc_macro2::TokenStream as TokenStream2;
 
 /// Declares a pipeline: a dataflow graph of ordinary Rust functions,
 /// checked and planned when the crate compiles.
@@ -129,47 +109,20 @@ use proc_macro2::TokenStream as TokenStream2;
 /// (`docs/engines.md`).
 #[proc_macro]
 pub fn cortex_graph(input: TokenStream) -> TokenStream {
-    expand(input.into()).into()
+    cortex_codegen::expand(input.into()).into()
 }
 
-/// The expansion of one invocation: the generated items, or the errors with
-/// placeholder items beside them. Never panics.
-pub(crate) fn expand(input: TokenStream2) -> TokenStream2 {
-    let parsed: parse::Parsed = match syn::parse2(input) {
-        Ok(p) => p,
-        Err(e) => return e.to_compile_error(),
-    };
-    let Some(ast) = parsed.ast else {
-        return parsed
-            .errors
-            .into_iter()
-            .map(|e| e.to_compile_error())
-            .collect();
-    };
-    let mut out = TokenStream2::new();
-    let mut failed = !parsed.errors.is_empty();
-    out.extend(parsed.errors.into_iter().map(|e| e.to_compile_error()));
-    // A malformed item was skipped: validating the rest would report its
-    // consumers as dangling, a cascade of one mistake.
-    if parsed.items_skipped {
-        out.extend(api::generate(&ast, None));
-        return out;
+#[cfg(test)]
+mod tests {
+    /// The grammar is written once, in `src/grammar.md` (the macro's rustdoc
+    /// includes it); the guide's page shows the same block.
+    #[test]
+    fn the_guide_shows_the_rustdoc_grammar() {
+        let guide = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/grammar.md");
+        let guide = std::fs::read_to_string(guide).expect("docs/grammar.md");
+        assert!(
+            guide.contains(include_str!("grammar.md")),
+            "docs/grammar.md's grammar block differs from cortex-macros/src/grammar.md"
+        );
     }
-    let spec = lower::spec(&ast);
-    let checked = cortex_core::check::check(&spec);
-    for d in &checked.diagnostics {
-        failed |= d.severity == cortex_core::diag::Severity::Error;
-        out.extend(diagnostic::emit(&ast, d));
-    }
-    match checked.ir {
-        Some(ir) if !failed => out.extend(api::generate(
-            &ast,
-            Some(&codegen::Real {
-                ir: &ir,
-                mode_plans: &checked.mode_plans,
-            }),
-        )),
-        _ => out.extend(api::generate(&ast, None)),
-    }
-    out
 }

@@ -53,7 +53,7 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
         // The previous frame's outputs, which the next frame fills again
         // (`run_into`): no outputs allocated per frame.
         let mut slot: Option<P::Outputs> = None;
-        while limit.map_or(true, |l| *done + failed < l) {
+        while limit.is_none_or(|l| *done + failed < l) {
             let Some(frame) = source.next_frame() else {
                 break;
             };

@@ -180,7 +180,7 @@ fn double_into(x: &Vec<u32>, out: &mut Vec<u32>) {
 
 fn even_sum(v: &Vec<u32>) -> Result<u32, String> {
     let s: u32 = v.iter().sum();
-    if s % 2 == 0 {
+    if s.is_multiple_of(2) {
         Ok(s)
     } else {
         Err(format!("odd sum {s}"))

@@ -142,7 +142,7 @@ fn held_frames_return_the_held_value_and_skip_its_work() {
             continue;
         };
         let got = got.unwrap();
-        let due = want.computed_at.map_or(true, |at| frame - at >= 3);
+        let due = want.computed_at.is_none_or(|at| frame - at >= 3);
         if due || reference.cut {
             // Running frame: bit-identical to the every-frame run.
             assert_eq!(got.out, reference.out, "frame {frame}");

@@ -117,9 +117,9 @@ pub fn may_decline_alone(leaving: &[bool], reads: &[Vec<usize>]) -> Vec<bool> {
         .map(|i| {
             leaving[i]
                 && !read[i]
-                && reads.get(i).map_or(true, |r| {
-                    r.iter().all(|&j| leaving.get(j).copied().unwrap_or(false))
-                })
+                && reads
+                    .get(i)
+                    .is_none_or(|r| r.iter().all(|&j| leaving.get(j).copied().unwrap_or(false)))
         })
         .collect()
 }

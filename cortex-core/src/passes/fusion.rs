@@ -272,7 +272,7 @@ fn fusion_plan_within<S: Into<StripShape> + Copy>(
 ) -> FusionPlan {
     let n = ir.nodes.len();
     let same_stage =
-        |a: NodeId, b: NodeId| stage.map_or(true, |s| s.get(a as usize) == s.get(b as usize));
+        |a: NodeId, b: NodeId| stage.is_none_or(|s| s.get(a as usize) == s.get(b as usize));
     let form = |id: NodeId| {
         strip_forms
             .get(id as usize)

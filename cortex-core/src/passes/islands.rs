@@ -38,7 +38,7 @@ pub fn islands(ir: &GraphIr, plan: Option<&Plan>) -> Vec<Island> {
     let member = |id: NodeId| {
         ir.nodes
             .get(id as usize)
-            .is_some_and(|node| node.is_compilable() && plan.map_or(true, |p| p.is_live(id)))
+            .is_some_and(|node| node.is_compilable() && plan.is_none_or(|p| p.is_live(id)))
     };
     let mut sets = DisjointSets::new(n);
     for edge in ir.edges.iter() {

@@ -48,7 +48,7 @@ fn frame(f: usize, width: usize, height: usize) -> RgbFrame {
         };
         let mut v = grad + hash as f32;
         let in_band = yf > h * 0.15 && yf < h * 0.25 && xf > w * 0.1 && xf < w * 0.6;
-        if in_band && ((x + f) / 3) % 4 != 0 && (x / 24) % 5 != 4 {
+        if in_band && !((x + f) / 3).is_multiple_of(4) && (x / 24) % 5 != 4 {
             v = 20.0;
         }
         if (xf - cx).powi(2) + (yf - cy).powi(2) < r * r {

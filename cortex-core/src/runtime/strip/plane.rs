@@ -189,7 +189,7 @@ fn check_rows(len: usize, geometry: Geometry, first: usize) -> Result<(), StripE
         return Ok(());
     }
     let fits = n > 0
-        && len % n == 0
+        && len.is_multiple_of(n)
         && first
             .checked_add(len / n)
             .is_some_and(|end| end <= geometry.height);

@@ -521,7 +521,7 @@ impl Tuner {
         let stale = self
             .tuning
             .as_ref()
-            .map_or(true, |t| t.threads != threads || t.inputs != geometries);
+            .is_none_or(|t| t.threads != threads || t.inputs != geometries);
         if stale {
             self.tuning = Some(Tuning::new(geometries, threads, window));
         }
@@ -593,12 +593,12 @@ impl Tuning {
         let r = run - WARM_UP;
         let block = r / BLOCK;
         let pos = block % n;
-        let c = if (block / n) % 2 == 0 {
+        let c = if (block / n).is_multiple_of(2) {
             pos
         } else {
             n - 1 - pos
         };
-        (c.min(n - 1), r % BLOCK != 0)
+        (c.min(n - 1), !r.is_multiple_of(BLOCK))
     }
 
     /// The setting of the next run.

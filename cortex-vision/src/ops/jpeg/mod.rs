@@ -61,7 +61,7 @@ impl<'a> RgbView<'a> {
         let needed = (height - 1)
             .checked_mul(stride)
             .and_then(|n| n.checked_add(3 * width));
-        if stride < 3 * width || needed.map_or(true, |n| n > px.len()) {
+        if stride < 3 * width || needed.is_none_or(|n| n > px.len()) {
             return Err(OpsError::Encode(format!(
                 "{} bytes with a stride of {stride} do not hold {width}x{height} RGB pixels",
                 px.len()

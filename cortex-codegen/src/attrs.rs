@@ -69,99 +69,112 @@ pub fn parse(attrs: Vec<Attribute>, target: Target, errors: &mut Vec<syn::Error>
             }
             continue;
         }
-        let allowed = match name.as_str() {
-            "compilable" | "external_call" | "weight_key" => target == Target::Node,
-            "optional" => target == Target::Output,
-            "parallel" => target == Target::Pipeline,
-            _ => {
-                errors.push(syn::Error::new_spanned(
-                    attr.path(),
-                    format!("unknown annotation `#[{name}]`; cortex_graph! understands {KNOWN}"),
-                ));
-                continue;
-            }
-        };
-        if !allowed {
-            let home = match name.as_str() {
-                "optional" => "outputs",
-                "parallel" => "the pipeline",
-                _ => "nodes",
-            };
-            errors.push(syn::Error::new_spanned(
-                attr.path(),
-                format!(
-                    "`#[{name}]` applies to {home}, not to {}",
-                    target.describe()
-                ),
-            ));
-            continue;
-        }
-        if seen.contains(&name) {
-            errors.push(syn::Error::new_spanned(
-                attr.path(),
-                format!("`#[{name}]` is given twice; remove this one"),
-            ));
+        if let Err(e) = admit(&attr, &name, target, &seen) {
+            errors.push(e);
             continue;
         }
         seen.push(name.clone());
-        match name.as_str() {
-            "weight_key" => match &attr.meta {
-                Meta::NameValue(nv) => match &nv.value {
-                    Expr::Lit(ExprLit {
-                        lit: Lit::Str(s), ..
-                    }) => out.weight_key = Some(s.clone()),
-                    other => errors.push(syn::Error::new_spanned(
-                        other,
-                        "malformed `#[weight_key]`: the key must be a string, e.g. `#[weight_key = \"ws\"]`",
-                    )),
-                },
-                _ => errors.push(syn::Error::new_spanned(
-                    &attr.meta,
-                    "malformed `#[weight_key]`: expected `#[weight_key = \"ws\"]`",
+        apply(&name, &attr, &mut out, errors);
+    }
+    out
+}
+
+/// Whether annotation `name` may stand on an item of kind `target` once
+/// more (`seen`: the annotations already read): the error if not.
+fn admit(attr: &Attribute, name: &str, target: Target, seen: &[String]) -> syn::Result<()> {
+    let allowed = match name {
+        "compilable" | "external_call" | "weight_key" => target == Target::Node,
+        "optional" => target == Target::Output,
+        "parallel" => target == Target::Pipeline,
+        _ => {
+            return Err(syn::Error::new_spanned(
+                attr.path(),
+                format!("unknown annotation `#[{name}]`; cortex_graph! understands {KNOWN}"),
+            ));
+        }
+    };
+    if !allowed {
+        let home = match name {
+            "optional" => "outputs",
+            "parallel" => "the pipeline",
+            _ => "nodes",
+        };
+        return Err(syn::Error::new_spanned(
+            attr.path(),
+            format!(
+                "`#[{name}]` applies to {home}, not to {}",
+                target.describe()
+            ),
+        ));
+    }
+    if seen.iter().any(|s| s == name) {
+        return Err(syn::Error::new_spanned(
+            attr.path(),
+            format!("`#[{name}]` is given twice; remove this one"),
+        ));
+    }
+    Ok(())
+}
+
+/// Records an admitted annotation `name` in `out`, or what is malformed in
+/// it in `errors`.
+fn apply(name: &str, attr: &Attribute, out: &mut Annotations, errors: &mut Vec<syn::Error>) {
+    match name {
+        "weight_key" => match &attr.meta {
+            Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => out.weight_key = Some(s.clone()),
+                other => errors.push(syn::Error::new_spanned(
+                    other,
+                    "malformed `#[weight_key]`: the key must be a string, e.g. `#[weight_key = \"ws\"]`",
                 )),
             },
-            "compilable" if matches!(attr.meta, Meta::List(_)) => {
-                match attr.parse_args::<FormArg>() {
-                    Ok(form) => out.strip = Some(form.0),
-                    Err(e) => errors.push(e),
-                }
-                if std::mem::replace(&mut out.compilable, true) || out.external_call {
-                    errors.push(syn::Error::new_spanned(
-                        attr.path(),
-                        "a node is either `#[compilable]` or `#[external_call]`, not both",
-                    ));
-                }
+            _ => errors.push(syn::Error::new_spanned(
+                &attr.meta,
+                "malformed `#[weight_key]`: expected `#[weight_key = \"ws\"]`",
+            )),
+        },
+        "compilable" if matches!(attr.meta, Meta::List(_)) => {
+            match attr.parse_args::<FormArg>() {
+                Ok(form) => out.strip = Some(form.0),
+                Err(e) => errors.push(e),
             }
-            flag => {
-                if !matches!(attr.meta, Meta::Path(_)) {
-                    errors.push(syn::Error::new_spanned(
-                        &attr.meta,
-                        format!("malformed `#[{flag}]`: it takes no arguments"),
-                    ));
-                    continue;
+            if std::mem::replace(&mut out.compilable, true) || out.external_call {
+                errors.push(syn::Error::new_spanned(
+                    attr.path(),
+                    "a node is either `#[compilable]` or `#[external_call]`, not both",
+                ));
+            }
+        }
+        flag => {
+            if !matches!(attr.meta, Meta::Path(_)) {
+                errors.push(syn::Error::new_spanned(
+                    &attr.meta,
+                    format!("malformed `#[{flag}]`: it takes no arguments"),
+                ));
+                return;
+            }
+            let conflict = match flag {
+                "compilable" => std::mem::replace(&mut out.compilable, true) || out.external_call,
+                "external_call" => std::mem::replace(&mut out.external_call, true) || out.compilable,
+                "parallel" => {
+                    out.parallel = true;
+                    false
                 }
-                let conflict = match flag {
-                    "compilable" => std::mem::replace(&mut out.compilable, true) || out.external_call,
-                    "external_call" => std::mem::replace(&mut out.external_call, true) || out.compilable,
-                    "parallel" => {
-                        out.parallel = true;
-                        false
-                    }
-                    _ => {
-                        out.optional = true;
-                        false
-                    }
-                };
-                if conflict {
-                    errors.push(syn::Error::new_spanned(
-                        attr.path(),
-                        "a node is either `#[compilable]` or `#[external_call]`, not both",
-                    ));
+                _ => {
+                    out.optional = true;
+                    false
                 }
+            };
+            if conflict {
+                errors.push(syn::Error::new_spanned(
+                    attr.path(),
+                    "a node is either `#[compilable]` or `#[external_call]`, not both",
+                ));
             }
         }
     }
-    out
 }
 
 /// The argument of `#[compilable(…)]`: `strip = EXPR` or `reduce = EXPR`.

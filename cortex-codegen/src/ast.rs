@@ -74,8 +74,9 @@ pub enum NodeArg {
     Name(Ident),
     /// `&mut name` where `name` is the node itself: its own buffer.
     Buffer(Span),
-    /// Any other expression, passed through.
-    Const(Expr),
+    /// Any other expression, passed through (boxed: most arguments are
+    /// names).
+    Const(Box<Expr>),
 }
 
 impl NodeArg {

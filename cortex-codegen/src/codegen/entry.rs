@@ -1,174 +1,53 @@
-//! Code generation for a valid pipeline: the bodies of the run functions in
-//! the API of [`crate::api`] — one straight-line function per mode with its
-//! plan's dead nodes already gone, one plan-driven function for weights and
-//! plans chosen at run time, and for `#[parallel]` pipelines the parallel
-//! and pipelined forms. The plans they follow are core's lowered program,
-//! read in [`plans`]; each form's functions come from [`forms`]; what every
-//! emitter reads is [`shape`] and [`site`]; a run function's body is
-//! [`body`]; where buffers live is [`layout`]; parallel waves are
-//! [`waves`]; pipelined stages are [`stages`].
+//! The entry points' bodies: each API function's dispatch to the mode's,
+//! the parallel or the plan-driven function, the private functions they
+//! call, and the stream functions.
 
-mod body;
-mod commit;
-mod forms;
-mod fused;
-mod layout;
-mod node;
-mod plans;
-mod shape;
-mod site;
-mod stages;
-mod stream_cut;
-mod waves;
-
-use cortex_core::ir::{GraphIr, NodeId};
-use cortex_core::plan::Plan;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
+use super::forms::Forms;
+use super::plans::Plans;
+use super::run_with::run_with_fn;
 use crate::ast::PipelineAst;
 use crate::names::{local, ItemNames};
 
-pub(crate) use body::{parallel_check, Check, Probe};
-use forms::Forms;
-use layout::BufferLayout;
-use plans::Plans;
-use shape::Cx;
-pub use shape::Real;
-
-/// The real bodies of the API's run functions, and the private functions
-/// they call.
-pub struct Bodies {
-    pub run_observed: TokenStream,
-    pub run_into_observed: TokenStream,
-    pub run_weights_observed: TokenStream,
-    pub run_plan_observed: TokenStream,
-    /// `__run_parallel`, a mode on the parallel engine (`#[parallel]`
-    /// pipelines only).
-    pub run_parallel_observed: TokenStream,
-    /// `run_stream` (`#[parallel]` pipelines only).
-    pub run_stream: TokenStream,
-    /// `run_stream_with`'s dispatch after the mode, the outputs read and the
-    /// observer are taken out of its `Run` (`#[parallel]` pipelines only).
-    pub run_stream_with: TokenStream,
-    /// Weights and a plan on the parallel engine, into `__sink`
-    /// (`#[parallel]` pipelines only).
-    pub run_weights_parallel: TokenStream,
-    pub run_plan_parallel: TokenStream,
-    /// `run_with`: a `Run` value's selection, engine, observer and outputs.
-    pub run_with: TokenStream,
-    pub private: TokenStream,
-    /// The types of the buffers the pipeline owns (a tuple field).
-    pub buffer_types: Vec<syn::Type>,
-    /// Per buffer field: its type's text and index among that type's.
-    pub buffer_keys: Vec<(String, u32)>,
-    /// How many fused groups the modes' plans hold (one slot each).
-    pub fusion_slots: usize,
-    /// Per rated node (each once): its id and declared type, the pipeline's
-    /// held values.
-    pub holds: Vec<(NodeId, syn::Type)>,
-}
-
-/// The bodies of a valid pipeline's run functions.
-pub fn bodies(ast: &PipelineAst, r: &Real<'_>, n: &ItemNames, c: &TokenStream) -> Bodies {
-    let plans = Plans::new(ast, r);
-    let holds: Vec<(NodeId, syn::Type)> = plans
-        .hold_slots()
-        .iter()
-        .map(|&id| {
-            let ty = ast.nodes[id as usize].ty.clone();
-            (id, ty.unwrap_or_else(|| syn::parse_quote!(())))
-        })
-        .collect();
-    let layout = BufferLayout::new(ast, r.ir, &plans.all_bufs());
-    let buffer_types = layout.types.clone();
-    let buffer_keys = layout.keys();
-    let cx = Cx {
-        ast,
-        ir: r.ir,
-        c,
-        layout,
-    };
-    let forms = Forms::new(&cx, &plans, r, n);
-    let made = Made {
-        mode: forms.mode_bodies(),
-        parallel: forms.parallel_bodies(),
-        stream: forms.stream_bodies(),
-        masked: forms.masked_body(),
-        masked_parallel: forms.masked_parallel_body(),
-        cut_stream: forms.cut_stream_body(),
-    };
-    let e = Emit::new(c, n, ast, forms);
-    let (head, sequential_only, tail) = e.private(&plans, made);
-    let run_with = e.run_with_fn(sequential_only);
-    let args = &e.args;
-    Bodies {
-        run_with: e.run_with_entry(),
-        run_weights_parallel: quote! {
-            self.__run_weights_parallel(weights, observer, __sink, #args)
-        },
-        run_plan_parallel: e.checked_plan(quote! {
-            self.__run_plan_parallel(plan, weights, observer, __sink, #args)
-        }),
-        run_stream_with: e.stream_with(),
-        run_stream: e.run_stream(),
-        run_parallel_observed: e.mode_match(&e.par_fns, quote!(__sink)),
-        run_observed: e.fresh(e.mode_match(&e.mode_fns, e.fresh_sink())),
-        run_into_observed: e.mode_match(&e.mode_fns, e.sink_all()),
-        run_weights_observed: e.fresh(e.call_with(
-            "__run_weights",
-            quote!(weights),
-            e.fresh_sink(),
-        )),
-        run_plan_observed: e.checked_plan(e.fresh(e.call_with(
-            "__run_plan",
-            quote!(plan, weights),
-            e.fresh_sink(),
-        ))),
-        private: quote! {
-            #head
-            #run_with
-            #tail
-        },
-        buffer_types,
-        buffer_keys,
-        fusion_slots: plans.fusion_slots,
-        holds,
-    }
-}
-
 /// The bodies [`Forms`] made: per mode its straight-line, parallel and
 /// pipelined functions', and the plan-driven ones.
-struct Made {
-    mode: Vec<TokenStream>,
-    parallel: Vec<TokenStream>,
-    stream: Vec<TokenStream>,
-    masked: TokenStream,
-    masked_parallel: Option<TokenStream>,
-    cut_stream: Option<TokenStream>,
+pub(super) struct Made {
+    pub(super) mode: Vec<TokenStream>,
+    pub(super) parallel: Vec<TokenStream>,
+    pub(super) stream: Vec<TokenStream>,
+    pub(super) masked: TokenStream,
+    pub(super) masked_parallel: Option<TokenStream>,
+    pub(super) cut_stream: Option<TokenStream>,
 }
 
 /// What every entry point's emitter names: the engine crate's path, the
 /// pipeline's items, its inputs as parameters and arguments, and each
 /// mode's functions.
-struct Emit<'a> {
-    c: &'a TokenStream,
-    n: &'a ItemNames,
-    ast: &'a PipelineAst,
-    variants: Vec<Ident>,
-    mode_fns: Vec<Ident>,
-    par_fns: Vec<Ident>,
-    stream_fns: Vec<Ident>,
-    params: TokenStream,
-    args: TokenStream,
+pub(super) struct Emit<'a> {
+    pub(super) c: &'a TokenStream,
+    pub(super) n: &'a ItemNames,
+    pub(super) ast: &'a PipelineAst,
+    pub(super) variants: Vec<Ident>,
+    pub(super) mode_fns: Vec<Ident>,
+    pub(super) par_fns: Vec<Ident>,
+    pub(super) stream_fns: Vec<Ident>,
+    pub(super) params: TokenStream,
+    pub(super) args: TokenStream,
     /// `Sink<'_, Outputs>`, the type every run function fills.
-    sink: TokenStream,
+    pub(super) sink: TokenStream,
     /// The tuple of the inputs' types.
-    in_tuple: TokenStream,
+    pub(super) in_tuple: TokenStream,
 }
 
 impl<'a> Emit<'a> {
-    fn new(c: &'a TokenStream, n: &'a ItemNames, ast: &'a PipelineAst, forms: Forms<'_>) -> Self {
+    pub(super) fn new(
+        c: &'a TokenStream,
+        n: &'a ItemNames,
+        ast: &'a PipelineAst,
+        forms: Forms<'_>,
+    ) -> Self {
         let Forms {
             variants,
             mode_fns,
@@ -196,19 +75,19 @@ impl<'a> Emit<'a> {
     }
 
     /// A fresh run's sink: the outputs made in `__slot`.
-    fn fresh_sink(&self) -> TokenStream {
+    pub(super) fn fresh_sink(&self) -> TokenStream {
         let c = self.c;
         quote!(#c::__private::Sink::Fresh(&mut __slot))
     }
 
     /// The sink of a run into every output of the caller's `outputs`.
-    fn sink_all(&self) -> TokenStream {
+    pub(super) fn sink_all(&self) -> TokenStream {
         let c = self.c;
         quote!(#c::__private::Sink::into_all(outputs))
     }
 
     /// `call` into a fresh `__slot`, returning the outputs it made.
-    fn fresh(&self, call: TokenStream) -> TokenStream {
+    pub(super) fn fresh(&self, call: TokenStream) -> TokenStream {
         let c = self.c;
         quote! {
             let mut __slot = ::core::option::Option::None;
@@ -222,7 +101,7 @@ impl<'a> Emit<'a> {
 
     /// `run`, after checking the weights and the plan it is given against
     /// the pipeline.
-    fn checked_plan(&self, run: TokenStream) -> TokenStream {
+    pub(super) fn checked_plan(&self, run: TokenStream) -> TokenStream {
         quote! {
             weights.zero_pattern(&Self::ir().weight_keys)?;
             plan.validate(Self::ir())?;
@@ -231,7 +110,7 @@ impl<'a> Emit<'a> {
     }
 
     /// The mode's function of `fns` into `sink`, per mode.
-    fn mode_match(&self, fns: &[Ident], sink: TokenStream) -> TokenStream {
+    pub(super) fn mode_match(&self, fns: &[Ident], sink: TokenStream) -> TokenStream {
         let (mode_ty, variants, args) = (&self.n.mode, &self.variants, &self.args);
         quote! {
             match mode {
@@ -242,13 +121,13 @@ impl<'a> Emit<'a> {
 
     /// The plan-driven function `f` with `given` (weights, or a plan and
     /// weights), observed, into `sink`.
-    fn call_with(&self, f: &str, given: TokenStream, sink: TokenStream) -> TokenStream {
+    pub(super) fn call_with(&self, f: &str, given: TokenStream, sink: TokenStream) -> TokenStream {
         let (f, args) = (format_ident!("{}", f), &self.args);
         quote!(self.#f(#given, observer, #sink, #args))
     }
 
     /// `run_stream`: the mode's pipelined function.
-    fn run_stream(&self) -> TokenStream {
+    pub(super) fn run_stream(&self) -> TokenStream {
         let (mode_ty, variants, fns) = (&self.n.mode, &self.variants, &self.stream_fns);
         quote! {
             match mode {
@@ -258,7 +137,7 @@ impl<'a> Emit<'a> {
     }
 
     /// `run_with`: the `Run`'s observer taken out.
-    fn run_with_entry(&self) -> TokenStream {
+    pub(super) fn run_with_entry(&self) -> TokenStream {
         let (c, args) = (self.c, &self.args);
         quote! {
             let (__select, __engine, __read) = (run.select, run.engine, run.outputs);
@@ -272,7 +151,7 @@ impl<'a> Emit<'a> {
     /// `run_stream_with`'s dispatch: every output (or a rated mode) runs
     /// the mode's own stages, a set of outputs the mode's plan cut down to
     /// them.
-    fn stream_with(&self) -> TokenStream {
+    pub(super) fn stream_with(&self) -> TokenStream {
         let (c, mode_ty) = (self.c, &self.n.mode);
         let run_stream = self.run_stream();
         quote! {
@@ -288,7 +167,7 @@ impl<'a> Emit<'a> {
     }
 
     /// `__run_with`, given whether the pipeline runs sequentially only.
-    fn run_with_fn(&self, sequential_only: bool) -> TokenStream {
+    pub(super) fn run_with_fn(&self, sequential_only: bool) -> TokenStream {
         run_with_fn(
             self.c,
             self.ast,
@@ -303,7 +182,7 @@ impl<'a> Emit<'a> {
     /// The function running weights chosen at run time: a declared mode's
     /// pattern through that mode's function (one of `fns`), any other
     /// through the plan-driven function `run_plan`.
-    fn run_weights_fn(
+    pub(super) fn run_weights_fn(
         &self,
         plans: &Plans,
         name: &str,
@@ -336,7 +215,7 @@ impl<'a> Emit<'a> {
 
     /// The private functions of `#[parallel]` pipelines: the cut stream,
     /// and weights and plans on the pool (empty otherwise).
-    fn parallel_private(&self, plans: &Plans, made: &Made) -> TokenStream {
+    pub(super) fn parallel_private(&self, plans: &Plans, made: &Made) -> TokenStream {
         let Some(body) = &made.masked_parallel else {
             return TokenStream::new();
         };
@@ -364,7 +243,7 @@ impl<'a> Emit<'a> {
     }
 
     /// `__run_stream_cut`, the stream of some outputs only.
-    fn cut_stream(&self, body: Option<&TokenStream>) -> TokenStream {
+    pub(super) fn cut_stream(&self, body: Option<&TokenStream>) -> TokenStream {
         let Some(body) = body else {
             return TokenStream::new();
         };
@@ -387,7 +266,7 @@ impl<'a> Emit<'a> {
     /// The private functions, in two parts around `__run_with` (which
     /// comes after the parallel ones), and whether the pipeline runs
     /// sequentially only.
-    fn private(&self, plans: &Plans, made: Made) -> (TokenStream, bool, TokenStream) {
+    pub(super) fn private(&self, plans: &Plans, made: Made) -> (TokenStream, bool, TokenStream) {
         let (c, sink, params, in_tuple) = (self.c, &self.sink, &self.params, &self.in_tuple);
         let (outputs_ty, mode_fns, par_fns) = (&self.n.outputs, &self.mode_fns, &self.par_fns);
         let stream_fns = &self.stream_fns;
@@ -462,130 +341,4 @@ impl<'a> Emit<'a> {
         };
         (head, sequential_only, tail)
     }
-}
-
-/// `__run_with` and `__run_plan_on`: a `Run`'s selection on its engine,
-/// into the caller's outputs. Every output (or a rated mode, whose phases
-/// only its own functions know) runs the selection's own function; a set
-/// of outputs runs the selection's plan cut down to them, from the
-/// pipeline's plan cache, through the plan-driven function.
-fn run_with_fn(
-    c: &TokenStream,
-    ast: &PipelineAst,
-    mode_fns: &[Ident],
-    variants: &[Ident],
-    n: &ItemNames,
-    (input_params, args): (&TokenStream, &TokenStream),
-    sequential_only: bool,
-) -> TokenStream {
-    let (mode_ty, outputs_ty) = (&n.mode, &n.outputs);
-    let name = ast.name.to_string();
-    let not_parallel = quote! {
-        ::core::result::Result::Err(#c::PipelineError::NotParallel { pipeline: #name })
-    };
-    let bound = if sequential_only {
-        quote!(#c::Observer)
-    } else {
-        quote!(#c::Observer + ::core::marker::Send)
-    };
-    let sink = quote!(#c::__private::Sink::Into(outputs, __read));
-    let (par_mode, par_weights, par_plan) = if sequential_only {
-        (not_parallel.clone(), not_parallel.clone(), not_parallel)
-    } else {
-        (
-            quote!(self.__run_parallel(mode, observer, #sink, #args)),
-            quote!(self.__run_weights_parallel(weights, observer, #sink, #args)),
-            quote!(self.__run_plan_parallel(plan, weights, observer, sink, #args)),
-        )
-    };
-    let engine = quote!(#c::run::Engine);
-    let select = quote!(#c::run::Select);
-    quote! {
-        /// A `Run` with its observer taken out (see `run_with`).
-        #[allow(clippy::too_many_arguments)]
-        fn __run_with<__O: #bound>(&mut self, __select: #select<'_, #mode_ty>, __engine: #engine, __read: #c::OutputSet, observer: &mut __O, outputs: &mut #outputs_ty, #input_params) -> ::core::result::Result<(), #c::PipelineError> {
-            let __ir = Self::ir();
-            let __all = __read.covers(__ir);
-            match __select {
-                #select::Mode(mode) => {
-                    if __all || <#mode_ty as #c::PipelineMode>::phase_plans(mode).len() > 1 {
-                        return match __engine {
-                            #engine::Sequential => match mode {
-                                #(#mode_ty::#variants => self.#mode_fns(observer, #sink, #mode_ty::#variants.weights(), #args),)*
-                            },
-                            #engine::Parallel => #par_mode,
-                        };
-                    }
-                    let __plan = self.__plans.get_for(<#mode_ty as #c::PipelineMode>::plan(mode).zero_pattern, __read);
-                    self.__run_plan_on(__engine, &__plan, <#mode_ty as #c::PipelineMode>::weights(mode), observer, #sink, #args)
-                }
-                #select::Weights(weights) => {
-                    if __all {
-                        return match __engine {
-                            #engine::Sequential => self.__run_weights(weights, observer, #sink, #args),
-                            #engine::Parallel => #par_weights,
-                        };
-                    }
-                    let __pattern = weights.zero_pattern(&__ir.weight_keys)?;
-                    let __plan = self.__plans.get_for(__pattern, __read);
-                    if let ::core::option::Option::Some(&__missing) = __plan.missing_outputs.first() {
-                        let output: &'static str = __ir.nodes.get(__missing as usize).map_or("?", |n| n.name.as_ref());
-                        return ::core::result::Result::Err(#c::PipelineError::OutputEliminated { output });
-                    }
-                    self.__run_plan_on(__engine, &__plan, weights, observer, #sink, #args)
-                }
-                #select::Plan(plan, weights) => {
-                    weights.zero_pattern(&__ir.weight_keys)?;
-                    plan.validate_for(__ir, __read)?;
-                    self.__run_plan_on(__engine, plan, weights, observer, #sink, #args)
-                }
-            }
-        }
-
-        /// A plan already validated (or computed by the DCE pass) on
-        /// `engine`.
-        #[allow(clippy::too_many_arguments)]
-        fn __run_plan_on<__O: #bound>(&mut self, engine: #engine, plan: &#c::plan::Plan, weights: &#c::Weights, observer: &mut __O, sink: #c::__private::Sink<'_, #outputs_ty>, #input_params) -> ::core::result::Result<(), #c::PipelineError> {
-            match engine {
-                #engine::Sequential => self.__run_plan(plan, weights, observer, sink, #args),
-                #engine::Parallel => #par_plan,
-            }
-        }
-    }
-}
-
-/// The doc comment of a mode variant: its weights and its plan.
-pub fn mode_doc(ir: &GraphIr, plan: &Plan) -> String {
-    let names = |ids: &mut dyn Iterator<Item = NodeId>| {
-        ids.map(|i| format!("`{}`", ir.nodes[i as usize].name))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let runs = names(&mut plan.order.iter().copied());
-    let gone = plan
-        .eliminated
-        .iter()
-        .map(|e| {
-            format!(
-                "`{}` ({})",
-                ir.nodes[e.node as usize].name,
-                e.reason.describe(ir)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    format!(
-        "Mode `{}`. Runs {}.{}",
-        plan.label,
-        if runs.is_empty() {
-            "nothing".into()
-        } else {
-            runs
-        },
-        if gone.is_empty() {
-            String::new()
-        } else {
-            format!(" Eliminates {gone}.")
-        }
-    )
 }

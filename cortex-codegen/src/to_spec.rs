@@ -13,7 +13,7 @@ use crate::ast::{NodeArg, PipelineAst};
 use crate::names::text;
 
 /// The graph spec of `ast`.
-pub fn spec(ast: &PipelineAst) -> GraphSpec {
+pub fn graph_spec(ast: &PipelineAst) -> GraphSpec {
     let tokens = |t: &dyn ToTokens| t.to_token_stream().to_string();
     GraphSpec {
         name: text(&ast.name),
@@ -109,7 +109,8 @@ pub fn spec(ast: &PipelineAst) -> GraphSpec {
     }
 }
 
-/// The span of a location in `ast`.
+/// The span of a location in `ast`: where a diagnostic about the spec's
+/// element points.
 pub fn span_of(ast: &PipelineAst, loc: Loc) -> Span {
     let get = |s: Option<Span>| s.unwrap_or_else(|| ast.name.span());
     match loc {

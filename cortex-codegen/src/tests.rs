@@ -215,18 +215,6 @@ fn expansion_size_grows_with_nodes_not_patterns() {
     assert!(n80 < 3 * n40, "{n80} vs {n40}");
 }
 
-/// The grammar is written once, in `src/grammar.md` (the macro's rustdoc
-/// includes it); the guide's page shows the same block.
-#[test]
-fn the_guide_shows_the_rustdoc_grammar() {
-    let guide = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/grammar.md");
-    let guide = std::fs::read_to_string(guide).expect("docs/grammar.md");
-    assert!(
-        guide.contains(include_str!("grammar.md")),
-        "docs/grammar.md's grammar block differs from cortex-macros/src/grammar.md"
-    );
-}
-
 /// Each malformed rate is one error, and the pipeline's modes and items
 /// after it are kept (no "expected one of" at `where`, no item skipped).
 #[test]
@@ -299,4 +287,102 @@ fn expansion_sizes_of_l2_and_a_200_node_chain() {
         time(&format!("#[parallel] {}", chain(200, 0)))
     );
     assert!(l2 > 0 && seq > 0 && par > seq);
+}
+
+/// The `cortex_graph!` invocations written in the workspace's Rust files
+/// (tests, examples, benches, the crates' sources), with a name each.
+fn workspace_invocations() -> Vec<(String, TokenStream)> {
+    fn find(ts: TokenStream, name: &str, out: &mut Vec<(String, TokenStream)>) {
+        let tokens: Vec<TokenTree> = ts.into_iter().collect();
+        for (i, tt) in tokens.iter().enumerate() {
+            match (tt, tokens.get(i + 1), tokens.get(i + 2)) {
+                (TokenTree::Ident(id), Some(TokenTree::Punct(p)), Some(TokenTree::Group(g)))
+                    if id == "cortex_graph" && p.as_char() == '!' =>
+                {
+                    out.push((format!("{name}.{}", out.len()), g.stream()));
+                }
+                (TokenTree::Group(g), _, _) => find(g.stream(), name, out),
+                _ => {}
+            }
+        }
+    }
+    fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = e.file_name();
+            if p.is_dir() && name != "target" && name != "models" && name != ".git" {
+                walk(&p, files);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let mut files = Vec::new();
+    for d in ["benches", "examples", "src", "tests"] {
+        walk(&root.join(d), &mut files);
+    }
+    for e in std::fs::read_dir(root).expect("the workspace").flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.starts_with("cortex-") {
+            walk(&e.path(), &mut files);
+        }
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let Ok(ts) = TokenStream::from_str(&text) else {
+            continue;
+        };
+        let rel = f
+            .strip_prefix(root)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .replace('/', "_");
+        let mut found = Vec::new();
+        find(ts, &rel, &mut found);
+        out.extend(found);
+    }
+    out
+}
+
+/// Every invocation in the workspace expands without a panic; with
+/// `CORTEX_EXPAND_DUMP=<dir>` each expansion (and the chains') is written
+/// to a file there, so a refactoring of the generator can be compared
+/// byte for byte against the expansions before it.
+#[test]
+fn every_workspace_invocation_expands() {
+    let mut all = workspace_invocations();
+    assert!(all.len() > 50, "{} invocations found", all.len());
+    for (i, seed) in SEEDS.iter().enumerate() {
+        all.push((format!("seed.{i}"), TokenStream::from_str(seed).unwrap()));
+    }
+    for (n, k) in [(200, 0), (40, 8)] {
+        let src = chain(n, k);
+        all.push((
+            format!("chain.{n}.{k}"),
+            TokenStream::from_str(&src).unwrap(),
+        ));
+        let par = format!("#[parallel] {src}");
+        all.push((
+            format!("chain.{n}.{k}.parallel"),
+            TokenStream::from_str(&par).unwrap(),
+        ));
+    }
+    let dump = std::env::var_os("CORTEX_EXPAND_DUMP").map(std::path::PathBuf::from);
+    if let Some(d) = &dump {
+        std::fs::create_dir_all(d).expect("the dump directory");
+    }
+    for (name, ts) in all {
+        let out = expand(ts).to_string();
+        if let Some(d) = &dump {
+            std::fs::write(d.join(format!("{name}.txt")), out).expect("a dump file");
+        }
+    }
 }

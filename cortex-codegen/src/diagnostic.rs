@@ -8,7 +8,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote_spanned;
 
 use crate::ast::PipelineAst;
-use crate::lower::span_of;
+use crate::to_spec::span_of;
 
 /// The tokens that report `d`.
 pub fn emit(ast: &PipelineAst, d: &Diagnostic) -> TokenStream {
@@ -43,7 +43,7 @@ fn one_line(d: &Diagnostic) -> String {
 
 /// A warning at `at`: the use of a deprecated constant whose note is the
 /// message. rustc prints it as "use of deprecated constant
-/// `…::cortex_warning`: <message>" at `at`; `-D warnings` turns it into an
+/// `…::cortex_warning`: {message}" at `at`; `-D warnings` turns it into an
 /// error as for any warning.
 fn warning(at: Span, message: &str) -> TokenStream {
     let name = syn::Ident::new("cortex_warning", at);
