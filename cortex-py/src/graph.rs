@@ -14,7 +14,7 @@ use cortex_core::runtime::error::PipelineError as RustPipelineError;
 use cortex_core::runtime::profile::Profiler;
 use cortex_core::runtime::stream::StreamOptions;
 use cortex_core::viz::{dce_diff, listing};
-use cortex_core::{GraphIr, Plan, Weights};
+use cortex_core::{GraphIr, ParallelPipeline, Pipeline, Plan, Weights};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -95,7 +95,7 @@ impl PyPipeline {
             }
         }
         let pipeline = file.build(&ops).map_err(|e| graph_error(&e.problems))?;
-        let ir = pipeline.static_ir();
+        let ir = pipeline.graph();
         let input_kinds = ir
             .inputs
             .iter()
