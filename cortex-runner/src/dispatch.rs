@@ -250,7 +250,9 @@ impl<P: Pipeline + 'static> App<P> {
         let mut text = dce_diff(ir, &target, &obs.profiler);
         if ir.nodes.iter().any(|n| n.fills_buffer()) {
             text.push('\n');
-            text.push_str(&buffer_section(ir, &target, Some(&summary.buffer_bytes)));
+            // A run-time pipeline's values are type-erased: no sizes.
+            let bytes = Some(summary.buffer_bytes.as_slice()).filter(|b| !b.is_empty());
+            text.push_str(&buffer_section(ir, &target, bytes));
         }
         if ir.nodes.iter().any(|n| n.strip.is_some()) {
             text.push('\n');

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, FileError, GraphFile, LoadError, Ops, Value};
 use cortex_core::pipeline::Pipeline;
+use cortex_vision::ops::roi_regions::RoiRegions;
 use cortex_vision::ops::RgbFrame;
 
 use crate::app::{AdapterError, App, FrameAdapter};
@@ -61,6 +62,13 @@ impl<P: Pipeline> App<P> {
             }
             record
         };
+        // `--encode --roi regions` attaches the regions of the graph's
+        // first output of the library's regions type.
+        let regions = ir
+            .outputs
+            .iter()
+            .find(|o| &*o.ty == "RoiRegions")
+            .map(|o| ir.node(o.node).name.to_string());
         let make = Box::new(move || pipeline.fresh());
         let mut app = App::of(self.name, make, ir, record, ImageInput::default());
         app.about = self.about;
@@ -80,7 +88,15 @@ impl<P: Pipeline> App<P> {
             }
         };
         let stream = stream_fn::<DynPipeline, _, _>(split, join, stream_with::<DynPipeline>);
-        Ok(app.with_engines(stream, None))
+        let app = app.with_engines(stream, None);
+        Ok(match regions {
+            Some(name) => app.encode_regions(move |out: &DynOutputs| {
+                out.get::<RoiRegions>(&name)
+                    .map(|r| r.regions.clone())
+                    .unwrap_or_default()
+            }),
+            None => app,
+        })
     }
 }
 
