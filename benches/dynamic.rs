@@ -22,6 +22,7 @@ use cortex::dynamic::{Call, DynPipeline, GraphFile, Ops, Value};
 use cortex::l2::{L2Mode, L2};
 use cortex::library::vision_ops;
 use cortex::run::error::NodeFailure;
+use cortex::Pipeline;
 use cortex::Run;
 
 // The hand-written chain is `pipeline_count`'s, not this bench's.

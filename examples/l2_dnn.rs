@@ -26,6 +26,7 @@ use cortex::l2::{L2Mode, L2};
 use cortex::models::l2::{l2_dnn_graph, l2_dnn_ops};
 use cortex::models::text::{self, TextDetector};
 use cortex::ops::{EncodedRoi, RgbFrame};
+use cortex::Pipeline;
 
 /// One frame of L2 with the DNN text map in `mode`: the ROI.
 fn dnn(p: &mut DynPipeline, mode: usize, frame: &RgbFrame) -> Result<EncodedRoi, String> {
@@ -113,7 +114,9 @@ fn run() -> Result<(), String> {
     );
     if !args.compare {
         let mut l2 = build()?;
-        let at_rate = l2.mode("BALANCED_AT_RATE").ok_or("no BALANCED_AT_RATE")?;
+        let at_rate = l2
+            .mode_named("BALANCED_AT_RATE")
+            .ok_or("no BALANCED_AT_RATE")?;
         println!("frame  ms      text_held  roi");
         for (i, frame) in clip.iter().enumerate() {
             let t = Instant::now();
@@ -125,9 +128,9 @@ fn run() -> Result<(), String> {
         return Ok(());
     }
     let (mut mser, mut every, mut rated) = (L2::new(), build()?, build()?);
-    let balanced = every.mode("BALANCED").ok_or("no BALANCED")?;
+    let balanced = every.mode_named("BALANCED").ok_or("no BALANCED")?;
     let at_rate = every
-        .mode("BALANCED_AT_RATE")
+        .mode_named("BALANCED_AT_RATE")
         .ok_or("no BALANCED_AT_RATE")?;
     let (mut t_mser, mut t_every, mut t_rated) = (Vec::new(), Vec::new(), Vec::new());
     // One warm-up frame each (the registry's first call measures).

@@ -63,7 +63,7 @@
 pub use cortex_core::run::Run;
 pub use cortex_core::{
     dynamic, limits, lower, model, passes, stream, streams, strip, tools, untrusted,
-    ParallelPipeline, Pipeline, PipelineError, Weights,
+    CompiledPipeline, ParallelPipeline, Pipeline, PipelineError, Weights,
 };
 pub use cortex_macros::cortex_graph;
 
@@ -112,8 +112,8 @@ pub mod prelude {
     pub use crate::cortex_graph;
     pub use cortex_core::run::Run;
     pub use cortex_core::{
-        NoopObserver, Observer, ParallelPipeline, Pipeline, PipelineError, PipelineMode, Plan,
-        Profiler, Weights,
+        CompiledPipeline, NoopObserver, Observer, ParallelPipeline, Pipeline, PipelineError,
+        PipelineMode, Plan, Profiler, Weights,
     };
 }
 

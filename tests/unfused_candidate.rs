@@ -18,6 +18,7 @@ use cortex::model::ir::NodeId;
 use cortex::prelude::Observer;
 use cortex::runner::sources::SyntheticClip;
 use cortex::strip::tune::{self, StripPolicy};
+use cortex::Pipeline;
 use cortex::Run;
 
 /// Group ends and members' own calls, per frame.

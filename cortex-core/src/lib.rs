@@ -58,7 +58,7 @@ pub use {
     error::PipelineError,
     heap::HeapBytes,
     observe::{NoopObserver, Observer},
-    pipeline::{ParallelPipeline, Pipeline, PipelineMode},
+    pipeline::{CompiledPipeline, ParallelPipeline, Pipeline, PipelineMode},
     plan_cache::PlanCache,
     profile::Profiler,
     stream::{

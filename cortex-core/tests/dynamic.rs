@@ -22,6 +22,7 @@ use cortex_core::spec::GraphSpec;
 use cortex_core::stream::StreamOptions;
 use cortex_core::OutputSet;
 use cortex_core::Weights;
+use cortex_core::{ParallelPipeline, Pipeline};
 use proptest::prelude::*;
 
 /// What one argument of a node is, for its op.

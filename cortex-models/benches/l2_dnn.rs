@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cortex_core::dynamic::Value;
+use cortex_core::Pipeline;
 use cortex_models::l2::{l2_dnn_graph, l2_dnn_ops};
 use cortex_models::text::{self, TextDetector};
 use cortex_vision::l2::{L2Mode, L2};
@@ -70,8 +71,8 @@ fn main() {
         file.build(&ops).unwrap(),
     );
     let (balanced, at_rate) = (
-        every.mode("BALANCED").unwrap(),
-        every.mode("BALANCED_AT_RATE").unwrap(),
+        every.mode_named("BALANCED").unwrap(),
+        every.mode_named("BALANCED_AT_RATE").unwrap(),
     );
     let input = |f: &RgbFrame| -> [Value; 1] { [Arc::new(f.clone())] };
     // Warm-up: the registry's first call at each shape measures.

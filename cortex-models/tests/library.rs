@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use cortex_core::dynamic::{GraphFile, Ops, Value};
 use cortex_core::runtime::run::Run;
+use cortex_core::{ParallelPipeline, Pipeline};
 use cortex_models::library::model_ops;
 use cortex_models::text::{self, TextBox, TextDetector};
 use cortex_models::Output;
@@ -135,7 +136,7 @@ fn the_l2_dnn_file_finds_its_model_from_its_own_folder() {
     let clip = SyntheticClip::new(640, 480);
     for f in 0..4u64 {
         let input: Value = Arc::new(clip.frame(f));
-        let mode = from_file.mode("BALANCED_AT_RATE").unwrap();
+        let mode = from_file.mode_named("BALANCED_AT_RATE").unwrap();
         let a = from_file.run(mode, std::slice::from_ref(&input)).unwrap();
         let b = from_ir.run(mode, &[input]).unwrap();
         for name in a.names() {
@@ -267,7 +268,7 @@ fn l2_dnn_is_l2_with_its_text_node_substituted() {
     .expect("extends");
     let ops = cortex_models::l2::l2_dnn_ops();
     let (mut p, mut par) = (file.build(&ops).unwrap(), file.build(&ops).unwrap());
-    let balanced = p.mode("BALANCED").unwrap();
+    let balanced = p.mode_named("BALANCED").unwrap();
     let weights = p.mode_weights(balanced).unwrap().clone();
     let detector = TextDetector::load(&model, w, h)
         .unwrap()

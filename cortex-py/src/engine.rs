@@ -11,7 +11,7 @@ use cortex_core::run::{Engine, Run};
 use cortex_core::runtime::error::PipelineError;
 use cortex_core::runtime::profile::Profiler;
 use cortex_core::runtime::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
-use cortex_core::Weights;
+use cortex_core::{ParallelPipeline, Pipeline, Weights};
 
 /// What one frame runs: a declared mode (its index), or a weight table
 /// given at run time.

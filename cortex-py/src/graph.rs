@@ -14,7 +14,7 @@ use cortex_core::runtime::error::PipelineError as RustPipelineError;
 use cortex_core::runtime::profile::Profiler;
 use cortex_core::runtime::stream::StreamOptions;
 use cortex_core::viz::{dce_diff, listing};
-use cortex_core::{GraphIr, Plan};
+use cortex_core::{GraphIr, Pipeline, Plan};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -104,7 +104,7 @@ impl PyPipeline {
             }
         }
         let pipeline = file.build(&ops).map_err(|e| graph_error(&e.problems))?;
-        let ir = pipeline.static_ir();
+        let ir = pipeline.graph();
         let input_kinds = ir
             .inputs
             .iter()

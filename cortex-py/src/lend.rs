@@ -98,7 +98,7 @@ where
     T: Element + Any + Send + Sync,
     D: Dimension + 'static,
 {
-    let aligned = (typed.data() as usize) % std::mem::align_of::<T>() == 0;
+    let aligned = (typed.data() as usize).is_multiple_of(std::mem::align_of::<T>());
     if typed.is_empty() || !aligned {
         return Ok(None);
     }

@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, PoisonError};
 
 use cortex_core::dynamic::Value;
+use cortex_core::Pipeline;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyIterator, PyList, PyTuple};

@@ -6,8 +6,9 @@ use std::io::{Read, Write};
 use std::ops::ControlFlow;
 
 use cortex_core::error::PipelineError;
+use cortex_core::ir::GraphIr;
 use cortex_core::outputs::OutputSet;
-use cortex_core::pipeline::Pipeline;
+use cortex_core::pipeline::{CompiledPipeline, Pipeline};
 use cortex_core::run::Run;
 use cortex_core::stream::{StreamError, StreamOptions, StreamReport};
 use cortex_vision::ops::qp_map::QpMap;
@@ -108,6 +109,11 @@ pub(crate) struct ParallelFns<P: Pipeline> {
 /// into the parallel engines, and [`App::main`] / [`App::run_with`] run it.
 pub struct App<P: Pipeline> {
     pub(crate) name: String,
+    /// Makes a pipeline before its first frame: `Default` for a compiled
+    /// one, a fresh instance of the graph for one built from a file.
+    pub(crate) make: Box<dyn Fn() -> P>,
+    /// The pipeline's graph.
+    pub(crate) ir: &'static GraphIr,
     pub(crate) about: Option<String>,
     pub(crate) record: RecordFn<P>,
     pub(crate) adapter: Box<dyn FrameAdapter<P>>,
@@ -142,52 +148,7 @@ pub struct Io<'a> {
     pub progress: bool,
 }
 
-impl<'a> Io<'a> {
-    /// These streams with `stdout` as the results stream, and the results
-    /// stream they had: for a run whose results are not written (a tool
-    /// reporting after it).
-    pub(crate) fn with_stdout<'b>(self, stdout: &'b mut dyn Write) -> (Io<'b>, &'a mut dyn Write)
-    where
-        'a: 'b,
-    {
-        let Io {
-            stdin,
-            stdout: results,
-            stderr,
-            progress,
-        } = self;
-        let io = Io {
-            stdin,
-            stdout,
-            stderr,
-            progress,
-        };
-        (io, results)
-    }
-
-    /// These streams with `stderr` as the summaries' stream, and the one
-    /// they had: for a run that writes its own summary after it.
-    pub(crate) fn with_stderr<'b>(self, stderr: &'b mut dyn Write) -> (Io<'b>, &'a mut dyn Write)
-    where
-        'a: 'b,
-    {
-        let Io {
-            stdin,
-            stdout,
-            stderr: summaries,
-            progress,
-        } = self;
-        let io = Io {
-            stdin,
-            stdout,
-            stderr,
-            progress,
-        };
-        (io, summaries)
-    }
-}
-
-impl<P: Pipeline + 'static> App<P> {
+impl<P: CompiledPipeline + 'static> App<P> {
     /// The program `name` for a pipeline whose one input is the frame;
     /// `record` picks the outputs to show.
     pub fn new(name: impl Into<String>, record: impl Fn(&P::Outputs) -> Record + 'static) -> Self
@@ -203,8 +164,23 @@ impl<P: Pipeline + 'static> App<P> {
         record: impl Fn(&P::Outputs) -> Record + 'static,
         adapter: impl FrameAdapter<P> + 'static,
     ) -> Self {
+        App::of(name, Box::new(P::default), P::ir(), record, adapter)
+    }
+}
+
+impl<P: Pipeline + 'static> App<P> {
+    /// The program `name` of the pipelines `make` makes, of graph `ir`.
+    pub(crate) fn of(
+        name: impl Into<String>,
+        make: Box<dyn Fn() -> P>,
+        ir: &'static GraphIr,
+        record: impl Fn(&P::Outputs) -> Record + 'static,
+        adapter: impl FrameAdapter<P> + 'static,
+    ) -> Self {
         App {
             name: name.into(),
+            make,
+            ir,
             about: None,
             record: Box::new(record),
             adapter: Box::new(adapter),
@@ -291,6 +267,6 @@ impl<P: Pipeline + 'static> App<P> {
 
     /// The outputs a `run` with `args` reads.
     pub(crate) fn outputs_read(&self, args: &RunArgs) -> Result<OutputSet, RunnerError> {
-        self.reads.outputs_read::<P>(args, self.dump.is_some())
+        self.reads.outputs_read(self.ir, args, self.dump.is_some())
     }
 }

@@ -12,7 +12,7 @@ use cortex_core::outputs::OutputSet;
 use cortex_core::passes::fusion::FusionPlan;
 use cortex_core::passes::islands::{islands, Island};
 use cortex_core::passes::rates::shown_fusion_plan;
-use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_core::pipeline::Pipeline;
 use cortex_core::plan::Plan;
 use cortex_core::runtime::dispatch::{mode_named, Choice};
 use cortex_core::viz::{buffer_section, dce_diff, fusion_section, listing, Noted};
@@ -68,7 +68,7 @@ impl<P: Pipeline + 'static> App<P> {
 
     /// Runs with these arguments (the first is the program name) and
     /// streams.
-    pub fn run_with<I, T>(mut self, args: I, io: Io<'_>) -> Result<(), RunnerError>
+    pub fn run_with<I, T>(self, args: I, io: Io<'_>) -> Result<(), RunnerError>
     where
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
@@ -85,18 +85,26 @@ impl<P: Pipeline + 'static> App<P> {
             }
             cli.common.built_in.clone_from(&self.graph_file);
         }
-        if cli.common.graph.is_some() || cli.common.built_in.is_some() {
-            return self.graph_file_command(cli, io);
-        }
         if let Some(Command::Ops { name }) = &cli.command {
             return crate::library::ops_command(name.as_deref(), &self.graph_ops, io.stdout);
         }
+        if cli.common.graph.is_some() || cli.common.built_in.is_some() {
+            // The same commands, frame loops and JSON lines on the graph
+            // built from the file.
+            return self.graph_app(&cli.common)?.command(cli, io);
+        }
+        self.command(cli, io)
+    }
+
+    /// Runs the subcommand of `cli` on this program's pipeline.
+    fn command(mut self, mut cli: Cli, io: Io<'_>) -> Result<(), RunnerError> {
         // Everything decidable from the command line is checked before the
         // input is opened.
-        let choice = Choice::<P::Mode>::from_names(
+        let proto = (self.make)();
+        let choice = Choice::from_names(
+            &proto,
             cli.common.mode.as_deref(),
             cli.common.weights.as_deref(),
-            &P::ir().weight_keys,
         )?;
         self.check_engine(&cli)?;
         self.check_dump(&cli)?;
@@ -111,14 +119,16 @@ impl<P: Pipeline + 'static> App<P> {
             )?;
         }
         let common = &cli.common;
-        match cli.command {
+        match cli.command.take() {
             Some(Command::Graph { format }) => {
                 let plan = match common.mode.as_deref() {
-                    Some(name) => Some(mode_named::<P::Mode>(Some(name))?.plan()),
+                    Some(name) => mode_named(&proto, Some(name))
+                        .ok()
+                        .and_then(|m| proto.mode_plan(m)),
                     None => None,
                 };
                 let ops = crate::library::library(&self.graph_ops);
-                let text = draw(P::ir(), plan, format, &self.notes_of(P::ir()), &ops)?;
+                let text = draw(self.ir, plan, format, &self.notes_of(self.ir), &ops)?;
                 write_out(io.stdout, &text)
             }
             Some(Command::Run(mut args)) => {
@@ -129,36 +139,6 @@ impl<P: Pipeline + 'static> App<P> {
             Some(Command::Profile) => self.profile(common, &choice, io),
             Some(Command::Ops { .. }) => Ok(()),
             None => self.tour(common, &choice, io),
-        }
-    }
-
-    /// A subcommand on `--graph FILE` rather than the compiled pipeline.
-    fn graph_file_command(&self, cli: Cli, io: Io<'_>) -> Result<(), RunnerError> {
-        let Cli { command, common } = cli;
-        let common = &common;
-        let extra = &self.graph_ops;
-        match command {
-            Some(Command::Run(mut args)) => {
-                if common.reconnect.is_some() {
-                    return Err(RunnerError::Usage(
-                        "--reconnect runs compiled pipelines; not with --graph".into(),
-                    ));
-                }
-                args.publisher = crate::broker::start_publisher(&args)?;
-                crate::graph_file::run(common, &args, extra, io)
-            }
-            Some(Command::Graph { format }) => crate::graph_tools::graph(common, format, extra, io),
-            Some(Command::Plan) => crate::graph_tools::plan(common, extra, io),
-            Some(Command::Profile) => crate::graph_tools::profile(common, extra, io),
-            Some(Command::Ops { name }) => {
-                crate::library::ops_command(name.as_deref(), extra, io.stdout)
-            }
-            None => Err(RunnerError::Usage(match &common.built_in {
-                Some((name, _)) => {
-                    format!("{name} goes with a command: run, graph, plan or profile")
-                }
-                None => "--graph FILE goes with a command: run, graph, plan or profile".into(),
-            })),
         }
     }
 
@@ -239,20 +219,22 @@ impl<P: Pipeline + 'static> App<P> {
         choice: &Choice<P::Mode>,
         io: Io<'_>,
     ) -> Result<(), RunnerError> {
-        let ir = P::ir();
-        let mut pipeline = P::default();
-        let target: Arc<Plan> = match choice.mode() {
-            Some(mode) => Arc::new(mode.plan().clone()),
+        let ir = self.ir;
+        let mut pipeline = (self.make)();
+        let w = choice
+            .weights(&pipeline)
+            .cloned()
+            .ok_or_else(|| RunnerError::Usage("plan: no such mode".into()))?;
+        let target: Arc<Plan> = match choice.mode().and_then(|m| pipeline.mode_plan(m)) {
+            Some(plan) => Arc::new(plan.clone()),
             None => {
-                let pattern = choice
-                    .weights()
+                let pattern = w
                     .zero_pattern(&ir.weight_keys)
                     .map_err(|e| RunnerError::Weights(e.to_string()))?;
                 pipeline.pattern_plan(pattern)
             }
         };
         let full = pipeline.pattern_plan(0);
-        let w = choice.weights().clone();
         let mut common = common.clone();
         common.frames = Some(common.frames.unwrap_or(10));
         let (obs, summary) = self.run_frames(
@@ -268,7 +250,9 @@ impl<P: Pipeline + 'static> App<P> {
         let mut text = dce_diff(ir, &target, &obs.profiler);
         if ir.nodes.iter().any(|n| n.fills_buffer()) {
             text.push('\n');
-            text.push_str(&buffer_section(ir, &target, Some(&summary.buffer_bytes)));
+            // A run-time pipeline's values are type-erased: no sizes.
+            let bytes = Some(summary.buffer_bytes.as_slice()).filter(|b| !b.is_empty());
+            text.push_str(&buffer_section(ir, &target, bytes));
         }
         if ir.nodes.iter().any(|n| n.strip.is_some()) {
             text.push('\n');
@@ -294,7 +278,7 @@ impl<P: Pipeline + 'static> App<P> {
             io.stdout,
             io.progress,
         )?;
-        let notes = notes_section(P::ir(), &self.notes_of(P::ir()));
+        let notes = notes_section(self.ir, &self.notes_of(self.ir));
         write_out(io.stdout, &(obs.profiler.report() + &notes))
     }
 
@@ -306,7 +290,7 @@ impl<P: Pipeline + 'static> App<P> {
         choice: &Choice<P::Mode>,
         io: Io<'_>,
     ) -> Result<(), RunnerError> {
-        let ir = P::ir();
+        let ir = self.ir;
         let sink = Sink::Table(record::Table::default(), false);
         let (obs, summary) = self.run_frames(
             common,
@@ -325,10 +309,11 @@ impl<P: Pipeline + 'static> App<P> {
             notes: &notes,
         };
         text.push_str(&listing(ir, &noted));
-        for m in P::Mode::ALL {
-            if !m.plan().eliminated.is_empty() {
+        let proto = (self.make)();
+        for plan in proto.modes().into_iter().filter_map(|m| proto.mode_plan(m)) {
+            if !plan.eliminated.is_empty() {
                 text.push('\n');
-                text.push_str(&dce_diff(ir, m.plan(), &obs.profiler));
+                text.push_str(&dce_diff(ir, plan, &obs.profiler));
             }
         }
         text.push('\n');
@@ -375,7 +360,7 @@ impl<P: Pipeline + 'static> App<P> {
         if self.parallel.is_none() {
             return usage(format!(
                 "{engine}: pipeline `{}` runs on the sequential engine only; declare it `#[parallel]` in cortex_graph! and opt in with App::parallel()",
-                P::ir().name
+                self.ir.name
             ));
         }
         if c.weights.is_some() && c.engine == Engine::Pipelined {

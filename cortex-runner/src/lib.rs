@@ -35,7 +35,6 @@ mod encode;
 mod error;
 mod frames;
 mod graph_file;
-mod graph_tools;
 pub mod l2;
 #[cfg(feature = "models")]
 pub mod l2_dnn;

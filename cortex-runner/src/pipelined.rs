@@ -81,7 +81,11 @@ impl<P: Pipeline + 'static> App<P> {
         )
     }
 
-    fn with_engines(mut self, stream: StreamRunFn<P>, session: Option<SessionFn<P>>) -> Self
+    pub(crate) fn with_engines(
+        mut self,
+        stream: StreamRunFn<P>,
+        session: Option<SessionFn<P>>,
+    ) -> Self
     where
         P: ParallelPipeline,
     {
@@ -115,7 +119,7 @@ pub(crate) type StreamEngineFn<P> = for<'a, 'r, 'f> fn(
 /// `run_stream_with`, which runs the run's mode (weights and plans are
 /// refused), observed when the run is, computing only the outputs the run
 /// reads.
-fn stream_with<P: ParallelPipeline>(
+pub(crate) fn stream_with<P: ParallelPipeline>(
     pipeline: &mut P,
     run: &mut Run<'_, P::Mode, RunObserver>,
     frames: TaggedFrames<'_, P>,
@@ -135,7 +139,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// of the frame (on the producer thread); the rest travels with the inputs
 /// as the stream's tag, and `join` puts the inputs back into it when the
 /// frame's results arrive, so the runner sees whole frames.
-fn stream_fn<P, S, J>(split: S, join: J, engine: StreamEngineFn<P>) -> StreamRunFn<P>
+pub(crate) fn stream_fn<P, S, J>(split: S, join: J, engine: StreamEngineFn<P>) -> StreamRunFn<P>
 where
     P: ParallelPipeline + 'static,
     S: Fn(Frame) -> Result<(P::OwnedInputs, Frame), AdapterError> + Send + Sync + 'static,
@@ -373,6 +377,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
         refused: None,
     };
     let mut total = StreamReport::default();
+    let ir = pipeline.graph();
     // The stream's frames end one at a time, in order: the observer
     // numbers them itself (its trace's frame slices and node labels).
     if let Some(obs) = run.observer() {
@@ -408,7 +413,7 @@ pub(crate) fn run_pipelined<P: Pipeline>(
                 resized_from: resized_from.take(),
                 dropped_before,
                 node_ms: None,
-                held: crate::sink::held_names(P::ir(), held),
+                held: crate::sink::held_names(ir, held),
                 stream: None,
             };
             let done = match result {

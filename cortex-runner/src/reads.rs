@@ -2,8 +2,8 @@
 //! pictures and `--encode` regions or map declare they read
 //! (`App::reads`); only those outputs' producers run on each frame.
 
+use cortex_core::ir::GraphIr;
 use cortex_core::outputs::OutputSet;
-use cortex_core::pipeline::Pipeline;
 
 use crate::cli::{RoiSwitch, RunArgs};
 use crate::error::RunnerError;
@@ -36,10 +36,11 @@ impl Reads {
         *self.slot(reader) = Some(outputs.iter().map(|s| s.to_string()).collect());
     }
 
-    /// The outputs of `P` a `run` with `args` reads; `dump` says whether
+    /// The outputs of graph `ir` a `run` with `args` reads; `dump` says whether
     /// the program can draw `--dump` pictures at all.
-    pub(crate) fn outputs_read<P: Pipeline>(
+    pub(crate) fn outputs_read(
         &self,
+        ir: &GraphIr,
         args: &RunArgs,
         dump: bool,
     ) -> Result<OutputSet, RunnerError> {
@@ -59,7 +60,7 @@ impl Reads {
                 (false, _) => {}
                 (true, None) => return Ok(OutputSet::ALL),
                 (true, Some(names)) => {
-                    set |= OutputSet::named(P::ir(), names)?;
+                    set |= OutputSet::named(ir, names)?;
                 }
             }
         }

@@ -36,7 +36,7 @@ impl<P: Pipeline + 'static> App<P> {
         stdout: &mut dyn Write,
         progress: bool,
     ) -> Result<(RunObserver, RunSummary), RunnerError> {
-        let ir = P::ir();
+        let ir = self.ir;
         let limit = common.frames.or(self.default_frames);
         // The synthetic clip's frame size is known now: options whose
         // frames cannot fit are refused before anything is allocated (a
@@ -61,11 +61,11 @@ impl<P: Pipeline + 'static> App<P> {
         };
         let bar = progress_bar(progress && !common.quiet, total);
         let mut obs = RunObserver::new(ir, args.trace.is_some());
-        let mut pipeline = P::default();
+        let mut pipeline = (self.make)();
         pipeline.set_fusion(!common.no_fusion);
         pipeline.set_rates(!common.no_rates);
         let started = Instant::now();
-        let labels = Labels::of(choice);
+        let labels = Labels::of(&pipeline, choice);
         let mut out = FrameOut {
             sink: &mut sink,
             labels: &labels,
@@ -99,9 +99,9 @@ impl<P: Pipeline + 'static> App<P> {
                 let mode = choice.mode().ok_or_else(|| {
                     RunnerError::Usage("--engine pipelined runs declared modes (--mode)".into())
                 })?;
-                let adapter = &mut *self.adapter;
+                let (adapter, make) = (&mut *self.adapter, &self.make);
                 let mut probe = |frame: &Frame| -> u64 {
-                    let mut p = P::default();
+                    let mut p = make();
                     p.set_fusion(fusion);
                     p.set_rates(rates);
                     // A frame that fails still filled the buffers before

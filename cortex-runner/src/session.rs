@@ -19,6 +19,8 @@ pub(crate) type Opener =
 /// What a session runs: the opened inputs (label and source), how.
 pub(crate) struct Session<'a> {
     pub(crate) inputs: Vec<(String, Opener)>,
+    /// The pipelines' graph.
+    pub(crate) ir: &'static cortex_core::ir::GraphIr,
     /// Worker threads (0: one per core).
     pub(crate) threads: usize,
     pub(crate) fusion: bool,
@@ -37,9 +39,10 @@ pub(crate) struct SessionReport {
     pub(crate) seconds: f64,
 }
 
-/// Runs a session of `P` in `mode` (captured by `App::parallel`, where the
+/// Runs a session of the pipelines `make` makes in `mode` (captured by `App::parallel`, where the
 /// bounds are known).
 pub(crate) type SessionFn<P> = fn(
+    &dyn Fn() -> P,
     <P as Pipeline>::Mode,
     Session<'_>,
     &mut FrameOut<'_, '_, P>,

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_core::pipeline::Pipeline;
 use cortex_core::runtime::dispatch::Choice;
 use cortex_vision::ops::qp_map::QpMap;
 use cortex_vision::ops::roi_regions::Region;
@@ -48,15 +48,20 @@ pub(crate) struct Labels {
 }
 
 impl Labels {
-    pub(crate) fn of<M: PipelineMode>(choice: &Choice<M>) -> Self {
+    /// The labels of `choice` of `pipeline`'s: the mode's name, or the
+    /// weights chosen.
+    pub(crate) fn of<P: Pipeline>(pipeline: &P, choice: &Choice<P::Mode>) -> Self {
         let mode = choice.mode();
         Labels {
-            mode: mode.map_or(Value::Null, |m| Value::from(m.name())),
+            mode: mode
+                .and_then(|m| pipeline.mode_name(m))
+                .map_or(Value::Null, Value::from),
             weights: mode.is_none().then(|| {
                 Value::Object(
                     choice
-                        .weights()
-                        .iter()
+                        .weights(pipeline)
+                        .into_iter()
+                        .flat_map(|w| w.iter())
                         .map(|(k, v)| (k.to_string(), json!(v)))
                         .collect(),
                 )
@@ -84,7 +89,10 @@ pub(crate) struct Shown<'f> {
 /// The rated nodes whose held values the pipeline's last frame read, as
 /// JSON names; `None` for a pipeline without rates.
 pub(crate) fn held_json<P: Pipeline>(pipeline: &P) -> Option<Value> {
-    held_names(P::ir(), cortex_core::hold::held_mask(pipeline.holds()))
+    held_names(
+        pipeline.graph(),
+        cortex_core::hold::held_mask(pipeline.holds()),
+    )
 }
 
 /// The rated nodes of `ir` whose holds are set in `mask` (bit `i`: hold `i`

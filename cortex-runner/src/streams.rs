@@ -114,6 +114,7 @@ fn size_key(frame: &Frame) -> u64 {
 
 /// The session of a pipeline whose one input is the frame.
 pub(crate) fn session<P>(
+    make: &dyn Fn() -> P,
     mode: P::Mode,
     session: Session<'_>,
     out: &mut FrameOut<'_, '_, P>,
@@ -124,6 +125,7 @@ where
 {
     let Session {
         inputs,
+        ir,
         threads,
         fusion,
         limit,
@@ -148,7 +150,7 @@ where
         overflow: Overflow::Block,
     };
     for (label, open) in inputs {
-        let mut pipeline = P::default();
+        let mut pipeline = make();
         pipeline.set_fusion(fusion);
         let tx = tx.clone();
         let input = pool
@@ -224,7 +226,7 @@ where
                     resized_from,
                     dropped_before: m.dropped_before,
                     node_ms: None,
-                    held: crate::sink::held_names(P::ir(), m.held),
+                    held: crate::sink::held_names(ir, m.held),
                     stream: Some(m.stream),
                 };
                 out.frame(&shown, outputs)?;
@@ -411,7 +413,7 @@ impl<P: Pipeline + 'static> App<P> {
             inputs.push((label, open));
         }
         let mut trace = args.trace.is_some().then(TraceLog::new);
-        let labels = Labels::of(choice);
+        let labels = Labels::of(&(self.make)(), choice);
         let bar = indicatif::ProgressBar::hidden();
         let mut out = FrameOut {
             sink: &mut sink,
@@ -425,9 +427,11 @@ impl<P: Pipeline + 'static> App<P> {
             publish: args.publisher.as_ref(),
         };
         let report = session_fn(
+            &*self.make,
             mode,
             Session {
                 inputs,
+                ir: self.ir,
                 threads: common
                     .threads
                     .map_or(0, |n| usize::try_from(n).unwrap_or(1)),

@@ -60,6 +60,7 @@ mod with_models {
     use std::sync::Arc;
 
     use cortex_core::dynamic::Value;
+    use cortex_core::Pipeline;
     use cortex_models::l2::{l2_dnn_graph, l2_dnn_ops};
     use cortex_models::text::TextDetector;
     use cortex_runner::sources::SyntheticClip;
@@ -101,7 +102,7 @@ mod with_models {
         assert_eq!(lines.len(), frames, "{engine}");
         let ops = l2_dnn_ops();
         let mut p = l2_dnn_graph(model, w, h).unwrap().build(&ops).unwrap();
-        let m = p.mode(mode).unwrap();
+        let m = p.mode_named(mode).unwrap();
         let clip = SyntheticClip::new(w, h);
         for (i, line) in lines.iter().enumerate() {
             let input: Value = Arc::new(clip.frame(i as u64));

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use cortex_core::dynamic::{GraphFile, Value};
+use cortex_core::Pipeline;
 use cortex_testkit::{thread_allocs, thread_bytes};
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
 

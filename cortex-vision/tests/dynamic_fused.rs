@@ -18,6 +18,7 @@ use cortex_core::ir::{GraphIr, NodeId};
 use cortex_core::observe::Observer;
 use cortex_core::plan::Plan;
 use cortex_core::run::Run;
+use cortex_core::Pipeline;
 use cortex_vision::l2::{demo_clip, BlurVerdict, L2Mode, L2Outputs, L2};
 use cortex_vision::library::vision_ops;
 use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use cortex_core::dynamic::{DynPipeline, GraphFile, Value};
 use cortex_core::run::Run;
-use cortex_core::Weights;
+use cortex_core::{Pipeline, Weights};
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
 use cortex_vision::library::vision_ops;
 use cortex_vision::ops::RgbFrame;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cortex_core::dynamic::{GraphFile, NoParams, OpDesc, Ops, Params, Value};
+use cortex_core::Pipeline;
 use cortex_vision::l2::demo_clip;
 use cortex_vision::library::vision_ops;
 use cortex_vision::ops::{RgbFrame, ScoreMap};

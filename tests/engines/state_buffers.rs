@@ -14,6 +14,7 @@ use std::sync::Arc;
 use cortex::cortex_graph;
 use cortex::dynamic::{Call, DynOutputs, DynPipeline, Ops, Value};
 use cortex::run::error::NodeFailure;
+use cortex::Pipeline;
 use cortex::Run;
 
 /// What a writer computed: its input, then the first value its buffer

@@ -2,7 +2,7 @@
 //! single-stream run over the frames it processed, the counts add up, a
 //! failing, panicking or ending stream leaves the others running, the
 //! round-robin order holds on a one-thread pool, and streams come and go
-//! while others run. Interleavings that matter are forced by gates, never
+//! while others run; pipelines built at run time share a pool the same way. Interleavings that matter are forced by gates, never
 //! by sleeps.
 #![cfg(feature = "runner")]
 
@@ -759,4 +759,65 @@ fn a_live_input_that_fails_ends_its_stream_as_failed_after_its_frames() {
     let fine_stats = pool.wait(fine_id).unwrap();
     assert_eq!(fine_stats.end, Some(StreamEnd::Finished));
     assert_eq!(results(&other), acc_sequential(&[4, 5]));
+}
+
+/// A run-time pipeline's outputs, comparable: the fused map's bits and
+/// every other output through its op's view.
+fn dyn_key(out: &cortex::dynamic::DynOutputs) -> (Vec<u32>, Vec<String>) {
+    let fused = out
+        .get::<cortex::ops::ScoreMap>("fused")
+        .expect("a fused map");
+    static OPS: OnceLock<cortex::dynamic::Ops> = OnceLock::new();
+    let ops = OPS.get_or_init(cortex::library::vision_ops);
+    let others = out
+        .names()
+        .iter()
+        .filter(|n| *n != "fused")
+        .map(|n| format!("{n}: {:?}", out.value(n).map(|v| ops.to_json(v))))
+        .collect();
+    (fused.iter().map(|v| v.to_bits()).collect(), others)
+}
+
+#[test]
+fn run_time_l2_streams_on_one_pool_equal_their_own_sequential_runs() {
+    use cortex::dynamic::{DynPipeline, GraphFile, Value};
+    use cortex::Pipeline;
+    let built: DynPipeline = GraphFile::parse(include_str!("../../examples/graphs/l2.json"))
+        .expect("reads")
+        .build(&cortex::library::vision_ops())
+        .expect("builds");
+    let clips = [
+        clip(160, 120, 0, 16),
+        clip(160, 120, 40, 16),
+        clip(96, 96, 7, 20),
+    ];
+    let modes = ["BALANCED", "POWER_SAVE", "TEXT_FOCUS"];
+    let inputs = |frames: &[RgbFrame]| -> Vec<Vec<Value>> {
+        frames
+            .iter()
+            .map(|f| vec![Arc::new(f.clone()) as Value])
+            .collect()
+    };
+    let pool = StreamPool::<DynPipeline, Vec<Value>>::new(2, |f| f.as_slice()).unwrap();
+    let mut streams = Vec::new();
+    for (frames, name) in clips.iter().zip(modes) {
+        let mode = built.mode_named(name).expect("a mode of L2");
+        let (got, on_result) = collector(dyn_key);
+        let source = inputs(frames).into_iter().map(Ok::<_, String>);
+        let id = pool.add_source(built.fresh(), mode, source, on_result);
+        streams.push((id, mode, got));
+    }
+    for ((id, mode, got), frames) in streams.iter().zip(&clips) {
+        let stats = pool.wait(*id).unwrap();
+        assert_eq!(stats.end, Some(StreamEnd::Finished));
+        assert_eq!(stats.processed, frames.len() as u64, "{id}");
+        let got = got.lock().unwrap();
+        assert_eq!(got.len(), frames.len());
+        let mut seq = built.fresh();
+        for (k, ((index, _, result), input)) in got.iter().zip(inputs(frames)).enumerate() {
+            assert_eq!(*index, k as u64, "{id}: in order");
+            let want = dyn_key(&seq.run(*mode, &input).unwrap());
+            assert_eq!(result.as_ref().unwrap(), &want, "{id}, frame {k}");
+        }
+    }
 }

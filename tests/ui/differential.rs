@@ -6,14 +6,14 @@
 use std::fmt::Debug;
 
 use cortex::prelude::PipelineMode;
-use cortex::{Pipeline, Run};
+use cortex::{CompiledPipeline, Pipeline, Run};
 
 /// Runs `frames` through two fresh pipelines per mode — one by `run(mode)`,
 /// one by `Run::plan(mode.plan(), mode.weights())` — and asserts equal
 /// outputs (or equal failures) on every frame.
 pub fn modes_match_plans<'a, P, T: 'a>(frames: &'a [T])
 where
-    P: Pipeline<Inputs<'a> = (&'a T,)>,
+    P: CompiledPipeline + Pipeline<Inputs<'a> = (&'a T,)>,
     P::Outputs: PartialEq + Debug,
 {
     for &mode in P::Mode::ALL {

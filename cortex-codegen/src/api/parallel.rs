@@ -249,14 +249,6 @@ pub(super) fn trait_impl(cx: &Api<'_>) -> TokenStream {
                 type OwnedInputs = (#(#input_tys,)*);
                 #[cfg(not(doc))]
                 type OwnedInputs = #owned;
-                fn run_stream<__I, __F>(&mut self, mode: #mode_ty, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
-                where
-                    __I: ::core::iter::IntoIterator<Item = (#(#input_tys,)*)>,
-                    __I::IntoIter: ::core::marker::Send,
-                    __F: ::core::ops::FnMut(#c::stream::StreamFrame<(#(#input_tys,)*), #outputs_ty>) -> ::core::ops::ControlFlow<()>,
-                {
-                    #pipeline::run_stream(self, mode, frames, options, on_result)
-                }
                 fn run_stream_with<__O: #c::Observer + ::core::marker::Send, __T: ::core::marker::Send, __I, __F>(&mut self, run: &mut #c::run::Run<'_, #mode_ty, __O>, frames: __I, options: &#c::stream::StreamOptions, on_result: __F) -> ::core::result::Result<#c::stream::StreamReport, #c::stream::StreamError>
                 where
                     __I: ::core::iter::IntoIterator<Item = (__T, (#(#input_tys,)*))>,

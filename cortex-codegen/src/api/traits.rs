@@ -21,7 +21,11 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
             type Outputs = #outputs_ty;
             type State = #state_ty;
 
-            fn ir() -> &'static #c::ir::GraphIr { #pipeline::ir() }
+            fn graph(&self) -> &'static #c::ir::GraphIr { #pipeline::ir() }
+            fn mode(&self, index: usize) -> ::core::option::Option<#mode_ty> { #mode_ty::ALL.get(index).copied() }
+            fn mode_index(&self, mode: #mode_ty) -> usize { mode as usize }
+            fn mode_weights(&self, mode: #mode_ty) -> ::core::option::Option<&#c::Weights> { ::core::option::Option::Some(#mode_ty::weights(mode)) }
+            fn mode_plan(&self, mode: #mode_ty) -> ::core::option::Option<&#c::plan::Plan> { ::core::option::Option::Some(#mode_ty::plan(mode)) }
             fn state(&self) -> &#state_ty { #pipeline::state(self) }
             fn reset(&mut self) { #pipeline::reset(self) }
             fn run(&mut self, mode: #mode_ty, inputs: Self::Inputs<'_>) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
@@ -58,6 +62,9 @@ pub(super) fn pipeline_impl(cx: &Api<'_>) -> TokenStream {
             fn holds(&self) -> &[#c::hold::Hold] {
                 #pipeline::holds(self)
             }
+        }
+        impl #c::CompiledPipeline for #pipeline {
+            fn ir() -> &'static #c::ir::GraphIr { #pipeline::ir() }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! What a frame runs, chosen from user input: a mode or weights named in
 //! text ([`Choice::from_names`]), held as an owned [`Choice`] that lends
 //! the [`Select`] of each frame's [`Run`], and the first frame of a run
-//! that has no outputs yet to run into ([`run_slot`], [`run_slot_parallel`]).
+//! that has no outputs yet to run into ([`run_slot`]), for any
+//! [`Pipeline`], compiled or built at run time.
 //! Tools (the command-line runner, bindings, configuration files) share it
 //! instead of each re-dispatching modes, weights and plans by hand.
 
@@ -12,7 +13,7 @@ use crate::model::plan::Plan;
 use crate::model::weights::{parse_overrides, Weights};
 use crate::runtime::error::PipelineError;
 use crate::runtime::observe::Observer;
-use crate::runtime::pipeline::{Pipeline, PipelineMode};
+use crate::runtime::pipeline::Pipeline;
 use crate::runtime::run::{Run, Select};
 
 /// Why a choice made in text cannot run.
@@ -36,22 +37,30 @@ pub enum ChoiceError {
     Weights(String),
 }
 
-/// The mode named `name`, or the first declared one when `name` is `None`.
+/// The mode of `pipeline` named `name`, or its first declared one when
+/// `name` is `None`.
 ///
 /// # Errors
 /// [`ChoiceError::UnknownMode`] naming the declared modes, or
 /// [`ChoiceError::NoMode`].
-pub fn mode_named<M: PipelineMode>(name: Option<&str>) -> Result<M, ChoiceError> {
+pub fn mode_named<P: Pipeline + ?Sized>(
+    pipeline: &P,
+    name: Option<&str>,
+) -> Result<P::Mode, ChoiceError> {
     match name {
-        Some(n) => M::from_name(n).ok_or_else(|| ChoiceError::UnknownMode {
-            given: n.to_string(),
-            known: M::ALL
-                .iter()
-                .map(|m| m.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-        }),
-        None => M::ALL.first().copied().ok_or(ChoiceError::NoMode),
+        Some(n) => pipeline
+            .mode_named(n)
+            .ok_or_else(|| ChoiceError::UnknownMode {
+                given: n.to_string(),
+                known: pipeline
+                    .graph()
+                    .modes
+                    .iter()
+                    .map(|m| &*m.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        None => pipeline.mode(0).ok_or(ChoiceError::NoMode),
     }
 }
 
@@ -82,22 +91,25 @@ pub enum Choice<M> {
     Plan(Arc<Plan>, Weights),
 }
 
-impl<M: PipelineMode> Choice<M> {
-    /// The choice a user's text names: weights `weights` (`key=value,…`)
-    /// over mode `mode`'s table when given, else mode `mode` itself (the
-    /// first declared mode when `mode` is `None`). `keys` are the
-    /// pipeline's weight keys (`GraphIr::weight_keys`).
+impl<M: Copy> Choice<M> {
+    /// The choice a user's text names for `pipeline`: weights `weights`
+    /// (`key=value,…`) over mode `mode`'s table when given, else mode
+    /// `mode` itself (the first declared mode when `mode` is `None`).
     ///
     /// # Errors
     /// An unknown mode or malformed weights ([`ChoiceError`]).
-    pub fn from_names(
+    pub fn from_names<P: Pipeline<Mode = M> + ?Sized>(
+        pipeline: &P,
         mode: Option<&str>,
         weights: Option<&str>,
-        keys: &[Cow<'static, str>],
     ) -> Result<Self, ChoiceError> {
-        let m = mode_named::<M>(mode)?;
+        let m = mode_named(pipeline, mode)?;
         Ok(match weights {
-            Some(spec) => Choice::Weights(weights_over(spec, keys, m.weights())?),
+            Some(spec) => {
+                let base = pipeline.mode_weights(m).ok_or(ChoiceError::NoMode)?;
+                let keys = &pipeline.graph().weight_keys;
+                Choice::Weights(weights_over(spec, keys, base)?)
+            }
             None => Choice::Mode(m),
         })
     }
@@ -125,11 +137,15 @@ impl<M: PipelineMode> Choice<M> {
         }
     }
 
-    /// The weights a frame runs with: the mode's table or the ones given.
-    pub fn weights(&self) -> &Weights {
+    /// The weights a frame of `pipeline` runs with: the mode's table or
+    /// the ones given (`None` for a mode `pipeline` does not declare).
+    pub fn weights<'a, P: Pipeline<Mode = M> + ?Sized>(
+        &'a self,
+        pipeline: &'a P,
+    ) -> Option<&'a Weights> {
         match self {
-            Choice::Mode(m) => m.weights(),
-            Choice::Weights(w) | Choice::Plan(_, w) => w,
+            Choice::Mode(m) => pipeline.mode_weights(*m),
+            Choice::Weights(w) | Choice::Plan(_, w) => Some(w),
         }
     }
 }
@@ -161,64 +177,92 @@ pub fn run_slot<P: Pipeline, O: Observer + Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::spec::GraphSpec;
+    use crate::runtime::dynamic::{Call, DynPipeline, Ops, Value};
+    use crate::runtime::error::NodeFailure;
 
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    enum Two {
-        A,
-        B,
-    }
-
-    static PLAN: Plan = Plan::empty("A");
-    static WEIGHTS: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
-
-    impl PipelineMode for Two {
-        const ALL: &'static [Self] = &[Two::A, Two::B];
-        fn name(self) -> &'static str {
-            match self {
-                Two::A => "A",
-                Two::B => "B",
-            }
-        }
-        fn from_name(name: &str) -> Option<Self> {
-            Self::ALL.iter().copied().find(|m| m.name() == name)
-        }
-        fn plan(self) -> &'static Plan {
-            &PLAN
-        }
-        fn weights(self) -> &'static Weights {
-            WEIGHTS.get_or_init(|| Weights::new().with("k", 1.0).with("j", 2.0))
-        }
+    /// A run-time pipeline of two modes, `A` and `B`, over weight keys `k`
+    /// and `j`: `out = x + k·x`, through the trait only.
+    fn two_modes() -> DynPipeline {
+        let spec = GraphSpec::builder("Two")
+            .input("x", "u64")
+            .node("y", "scaled", ["x", "weights"])
+            .weight_key("k")
+            .node("z", "scaled", ["x", "weights"])
+            .weight_key("j")
+            .node("out", "sum", ["x", "y", "z"])
+            .mode("A", [("k", 1.0), ("j", 2.0)])
+            .mode("B", [("k", 3.0), ("j", 2.0)])
+            .output("out", "u64")
+            .build();
+        let mut ops = Ops::new();
+        ops.op("scaled", |c: &mut Call<'_>| -> Result<(), NodeFailure> {
+            let x = *c.arg::<u64>(0)?;
+            c.put(x * 2);
+            Ok(())
+        });
+        ops.op("sum", |c: &mut Call<'_>| -> Result<(), NodeFailure> {
+            let x = *c.arg::<u64>(0)?;
+            let y = c.opt::<u64>(1)?.copied().unwrap_or(0);
+            let z = c.opt::<u64>(2)?.copied().unwrap_or(0);
+            let (k, j) = (c.weights().get_or_zero("k"), c.weights().get_or_zero("j"));
+            c.put(x + (k * y as f64) as u64 + (j * z as f64) as u64);
+            Ok(())
+        });
+        DynPipeline::new(&spec, &ops).expect("a valid graph")
     }
 
     #[test]
     fn modes_by_name() {
-        assert_eq!(mode_named::<Two>(None), Ok(Two::A));
-        assert_eq!(mode_named::<Two>(Some("B")), Ok(Two::B));
-        let e = mode_named::<Two>(Some("C")).unwrap_err();
+        let p = two_modes();
+        assert_eq!(mode_named(&p, None), Ok(0));
+        assert_eq!(mode_named(&p, Some("B")), Ok(1));
+        let e = mode_named(&p, Some("C")).unwrap_err();
         assert_eq!(e.to_string(), "unknown mode `C` (modes: A, B)");
     }
 
     #[test]
     fn choices_from_text() {
-        let keys: Vec<Cow<'static, str>> = vec!["k".into(), "j".into()];
-        let c = Choice::<Two>::from_names(Some("B"), None, &keys).unwrap();
-        assert_eq!((c.mode(), c.select()), (Some(Two::B), Select::Mode(Two::B)));
-        let c = Choice::<Two>::from_names(None, Some("j=0"), &keys).unwrap();
+        let p = two_modes();
+        let c = Choice::from_names(&p, Some("B"), None).unwrap();
+        assert_eq!((c.mode(), c.select()), (Some(1), Select::Mode(1)));
+        assert_eq!(c.weights(&p).and_then(|w| w.get("k")), Some(3.0));
+        let c = Choice::from_names(&p, None, Some("j=0")).unwrap();
         assert_eq!(c.mode(), None);
-        assert_eq!(
-            (c.weights().get("k"), c.weights().get("j")),
-            (Some(1.0), Some(0.0))
-        );
+        let w = c.weights(&p).unwrap();
+        assert_eq!((w.get("k"), w.get("j")), (Some(1.0), Some(0.0)));
         assert!(matches!(c.select(), Select::Weights(w) if w.get("j") == Some(0.0)));
         for bad in ["j=-1", "x=1", "j", "j=nan"] {
             assert!(matches!(
-                Choice::<Two>::from_names(None, Some(bad), &keys),
+                Choice::from_names(&p, None, Some(bad)),
                 Err(ChoiceError::Weights(_))
             ));
         }
         assert!(matches!(
-            Choice::<Two>::from_names(Some("Z"), Some("j=0"), &keys),
+            Choice::from_names(&p, Some("Z"), Some("j=0")),
             Err(ChoiceError::UnknownMode { .. })
         ));
+    }
+
+    /// The generic slot path serves a run-time pipeline: a first frame into
+    /// new outputs, later ones into them, equal to its own fresh runs.
+    #[test]
+    fn run_slot_serves_a_run_time_pipeline() {
+        let (mut slotted, mut fresh) = (two_modes(), two_modes());
+        let mut slot = None;
+        for (x, mode) in [(5u64, "A"), (7, "B"), (9, "A")] {
+            let choice = Choice::from_names(&slotted, Some(mode), None).unwrap();
+            let input: [Value; 1] = [std::sync::Arc::new(x)];
+            let mut run = choice.run();
+            run_slot(&mut slotted, &mut run, &input, &mut slot).unwrap();
+            let want = fresh
+                .run_with_fresh(&mut Run::of(choice.select()), &input)
+                .unwrap();
+            let got = slot.as_ref().and_then(|o| o.get::<u64>("out").copied());
+            assert_eq!(got, want.get::<u64>("out").copied());
+            let k = if mode == "A" { 1 } else { 3 };
+            assert_eq!(got, Some(x + k * 2 * x + 2 * 2 * x));
+        }
+        assert_eq!(slotted.frame_index(), 3);
     }
 }

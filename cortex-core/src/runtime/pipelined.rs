@@ -34,9 +34,7 @@ use std::marker::PhantomData;
 use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::model::ir::GraphIr;
 use crate::model::plan::Plan;
-use crate::runtime::dynamic::DynPipeline;
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::{Carried, SharedObserver, Sink};
 use crate::runtime::hold::held_mask;
@@ -153,7 +151,7 @@ pub fn pipelined<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     plan: &Plan,
 ) -> Result<StreamReport, StreamError>
 where
-    P: Streamed,
+    P: Pipeline,
     O: Observer + Send,
     T: Send,
     Out: Send,
@@ -181,36 +179,6 @@ where
         events,
         plan,
     })
-}
-
-/// What the pipelined driver asks of the pipeline it runs: a generated
-/// pipeline (any [`Pipeline`]) or one built at run time ([`DynPipeline`]).
-pub trait Streamed {
-    /// The graph an observer's `frame_begin` is told about (asked only of
-    /// an observed stream: a run-time graph interns its own then).
-    fn observed_ir(&self) -> &'static GraphIr;
-    /// Which held values the last frame read (see [`StreamFrame::held`]).
-    fn held_mask(&self) -> u64;
-}
-
-impl<P: Pipeline> Streamed for P {
-    #[inline]
-    fn observed_ir(&self) -> &'static GraphIr {
-        P::ir()
-    }
-    #[inline]
-    fn held_mask(&self) -> u64 {
-        held_mask(self.holds())
-    }
-}
-
-impl Streamed for DynPipeline {
-    fn observed_ir(&self) -> &'static GraphIr {
-        self.static_ir()
-    }
-    fn held_mask(&self) -> u64 {
-        held_mask(self.holds())
-    }
 }
 
 /// What a pipelined run's first-stage values vouch for: that the inputs
@@ -264,7 +232,7 @@ struct Run<'a, 'o, P, O, Out, I, F, FA, FB, NB, FR, FS> {
 impl<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS> Engine<In, P>
     for Run<'_, '_, P, O, Out, I, F, FA, FB, NB, FR, FS>
 where
-    P: Streamed,
+    P: Pipeline,
     O: Observer + Send,
     T: Send,
     Out: Send,
@@ -317,7 +285,7 @@ fn run<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS>(
     plan: &Plan,
 ) -> Result<StreamReport, StreamError>
 where
-    P: Streamed + Send,
+    P: Pipeline + Send,
     O: Observer + Send,
     T: Send,
     In: Send + Sync,
@@ -359,7 +327,7 @@ where
         } = staged;
         let (tag, inputs) = arrival.item;
         if let Some(o) = events {
-            o.frame_begin(pipeline.observed_ir(), plan);
+            o.frame_begin(pipeline.graph(), plan);
         }
         let mut slot = None;
         let mut clean = !panicked(&values);
@@ -402,7 +370,7 @@ where
             o.frame_end(result.is_ok());
         }
         let held = match &result {
-            Ok(_) => pipeline.held_mask(),
+            Ok(_) => held_mask(pipeline.holds()),
             Err(_) => 0,
         };
         let frame = StreamFrame {

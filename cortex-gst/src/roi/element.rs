@@ -15,7 +15,7 @@ use gst_video::VideoInfo;
 
 use cortex_core::error::PipelineError;
 use cortex_core::observe::{NoopObserver, Observer};
-use cortex_core::pipeline::{Pipeline, PipelineMode};
+use cortex_core::pipeline::{CompiledPipeline, Pipeline, PipelineMode};
 use cortex_core::run::Run;
 use cortex_core::weights::{parse_overrides, Weights};
 use cortex_vision::ops::RgbFrame;
@@ -102,7 +102,9 @@ fn mode_names<M: PipelineMode>() -> String {
 /// # Errors
 /// A message for a missing `=`, an unknown or repeated key, or a value
 /// that is not a finite number `>= 0`.
-pub fn parse_weights<P: Pipeline>(text: &str) -> Result<Vec<(Cow<'static, str>, f64)>, String> {
+pub fn parse_weights<P: CompiledPipeline>(
+    text: &str,
+) -> Result<Vec<(Cow<'static, str>, f64)>, String> {
     parse_overrides(text, &P::ir().weight_keys).map_err(|e| e.to_string())
 }
 

@@ -62,7 +62,7 @@ pub mod meta;
 pub use element::{parse_weights, ElementCore};
 pub use meta::{FORMATS, ROI_TYPE};
 
-use cortex_core::pipeline::Pipeline;
+use cortex_core::pipeline::{CompiledPipeline, Pipeline};
 use cortex_vision::l2::{L2Outputs, L2};
 use cortex_vision::ops::roi_regions::Region;
 use cortex_vision::ops::RgbFrame;
@@ -156,7 +156,9 @@ impl FieldValue {
 
 /// A pipeline the element can run: one [`RgbFrame`] in, a box and a score
 /// out. `Send` because GStreamer runs the element on its streaming thread.
-pub trait RoiPipeline: for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)> + Send + 'static {
+pub trait RoiPipeline:
+    CompiledPipeline + for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)> + Send + 'static
+{
     /// Turns one frame's outputs into the meta and message content.
     fn report(outputs: &Self::Outputs) -> RoiReport;
 }

@@ -9,6 +9,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use cortex_core::dynamic::{DynOutputs, Value};
+use cortex_core::{ParallelPipeline, Pipeline};
 use cortex_vision::l2::{BlurVerdict, L2Mode, L2Outputs, L2};
 use cortex_vision::library::vision_ops;
 use cortex_vision::ops::qp_map::QpMap;

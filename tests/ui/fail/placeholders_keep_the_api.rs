@@ -1,6 +1,6 @@
 // An invalid pipeline (here: an output without its type) still emits every
 // generated item, so code using them reports nothing but the one real error.
-use cortex::{cortex_graph, Pipeline, prelude::PipelineMode, Weights};
+use cortex::{cortex_graph, CompiledPipeline, Pipeline, prelude::PipelineMode, Weights};
 
 fn src(x: &f32) -> f32 { *x }
 
@@ -16,7 +16,7 @@ cortex_graph! {
     }
 }
 
-fn generic<T: Pipeline>() -> usize { T::ir().nodes.len() }
+fn generic<T: CompiledPipeline>() -> usize { T::ir().nodes.len() }
 
 fn main() {
     let mut p = P::new();

@@ -1,7 +1,7 @@
 // A user's own pipeline driven by generic code through `cortex::Pipeline`:
 // the code below knows nothing about `Levels` but its trait.
 use cortex::prelude::{PipelineMode, Profiler};
-use cortex::{cortex_graph, Pipeline, Run, Weights};
+use cortex::{cortex_graph, CompiledPipeline, Pipeline, Run, Weights};
 
 #[path = "../differential.rs"]
 mod differential;
@@ -28,7 +28,7 @@ cortex_graph! {
 /// returns the outputs with the mode names.
 fn every_mode<'a, P, T: 'a>(input: &'a T) -> Vec<(&'static str, P::Outputs)>
 where
-    P: Pipeline<Inputs<'a> = (&'a T,)>,
+    P: CompiledPipeline + Pipeline<Inputs<'a> = (&'a T,)>,
 {
     let mut out = Vec::new();
     for &mode in P::Mode::ALL {

@@ -248,7 +248,6 @@ impl DynPipeline {
                     .fold(Weights::new(), |w, (k, v)| w.with(k.to_string(), *v))
             })
             .collect();
-        let n = ir.nodes.len();
         let shared = Shared {
             names: ir.nodes.iter().map(|n| intern(&n.name)).collect(),
             outputs: ir
@@ -271,7 +270,13 @@ impl DynPipeline {
             program,
             ir,
         };
-        Ok(DynPipeline {
+        Ok(DynPipeline::with_shared(Arc::new(shared)))
+    }
+
+    /// A pipeline over `shared` before its first frame.
+    fn with_shared(shared: Arc<Shared>) -> DynPipeline {
+        let n = shared.ir.nodes.len();
+        DynPipeline {
             states: shared.state_init.clone(),
             fresh: vec![false; shared.ir.states.len()],
             holds: shared
@@ -289,8 +294,8 @@ impl DynPipeline {
             plans: PatternPlans::default(),
             fusion: true,
             groups: Groups::default(),
-            shared: Arc::new(shared),
-        })
+            shared,
+        }
     }
 
     /// The validated graph.
@@ -298,54 +303,9 @@ impl DynPipeline {
         &self.shared.ir
     }
 
-    /// The graph, living as long as the program: what an observer's
-    /// `frame_begin` names, and what one built before the first frame
-    /// (the runner's) keeps. Interned on first use: each distinct graph
-    /// is kept once for the program's life, however many pipelines of it
-    /// are built.
-    pub fn static_ir(&self) -> &'static GraphIr {
-        self.shared.static_ir()
-    }
-
     /// The program it runs.
     pub fn program(&self) -> &Program {
         &self.shared.program
-    }
-
-    /// The index of the mode declared `name`.
-    pub fn mode(&self, name: &str) -> Option<usize> {
-        self.shared.ir.mode_index(name)
-    }
-
-    /// The weight table of mode `mode`.
-    pub fn mode_weights(&self, mode: usize) -> Option<&Weights> {
-        self.shared.mode_weights.get(mode)
-    }
-
-    /// Frames that succeeded since it was built or reset.
-    pub fn frame_index(&self) -> u64 {
-        self.frame
-    }
-
-    /// The rated nodes' held values (see `Pipeline::holds`).
-    pub fn holds(&self) -> &[Hold] {
-        &self.holds
-    }
-
-    /// `false`: rated nodes run on every frame in every mode (holds kept
-    /// current), for comparisons.
-    pub fn set_rates(&mut self, on: bool) {
-        self.rates_on = on;
-    }
-
-    /// `false`: fused strip groups run as their members' calls, one after
-    /// the other (as [`set_fusion`] does for generated pipelines); `true`
-    /// (the default): through the strip executor, from the registered
-    /// strip forms ([`Ops::strip`]).
-    ///
-    /// [`set_fusion`]: crate::runtime::pipeline::Pipeline::set_fusion
-    pub fn set_fusion(&mut self, on: bool) {
-        self.fusion = on;
     }
 
     /// Whether fused groups run through the strip executor.
@@ -353,9 +313,16 @@ impl DynPipeline {
         self.fusion
     }
 
+    /// A new pipeline of the same graph and ops, in its state before the
+    /// first frame (rates and fusion on): what a pool of streams or a
+    /// second camera runs, without building the graph again.
+    pub fn fresh(&self) -> DynPipeline {
+        DynPipeline::with_shared(self.shared.clone())
+    }
+
     /// Back to the state before the first frame: initial states, nothing
-    /// held, frame count 0.
-    pub fn reset(&mut self) {
+    /// held, frame count 0 (`Pipeline::reset`).
+    fn reset_all(&mut self) {
         self.states.clone_from(&self.shared.state_init);
         self.fresh.fill(false);
         self.holds.iter_mut().for_each(Hold::forget);

@@ -11,6 +11,7 @@ use crate::model::outputs::OutputSet;
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::{SharedObserver, Sink};
 use crate::runtime::observe::Observer;
+use crate::runtime::pipeline::ParallelPipeline;
 use crate::runtime::run::{Run, Select};
 
 use super::fused::{GroupStep, Groups, Values};
@@ -146,7 +147,12 @@ fn store(sink: Sink<'_, DynOutputs>, outputs: DynOutputs, read: OutputSet) {
     }
 }
 
-impl DynPipeline {
+/// Every run-time pipeline runs streams pipelined, as a generated
+/// `#[parallel]` one does; its owned inputs are one value per declared
+/// input.
+impl ParallelPipeline for DynPipeline {
+    type OwnedInputs = Inputs;
+
     /// Runs a stream of frames pipelined as `run` says, as a generated
     /// `#[parallel]` pipeline's `run_stream_with` does: frame `k + 1`'s
     /// state-free nodes run on the pool while frame `k`'s second stage
@@ -160,7 +166,7 @@ impl DynPipeline {
     /// run-time value's heap size is not known.
     ///
     /// `run` selects a declared mode (its index, see
-    /// [`run_with`](Self::run_with)); its engine is the pipelined one
+    /// [`Pipeline::run_with`]); its engine is the pipelined one
     /// whatever it says. The mode's stages run whole: of the outputs a
     /// frame runs into, those `run` reads are replaced, and new outputs
     /// hold only those. Its observer sees each node of both stages from
@@ -172,7 +178,7 @@ impl DynPipeline {
     /// generated `run_stream_with`: invalid options, a panicking source or
     /// callback. An unknown mode fails every frame (with
     /// [`PipelineError::Internal`]), not the stream.
-    pub fn run_stream_with<O, T, I, F>(
+    fn run_stream_with<O, T, I, F>(
         &mut self,
         run: &mut Run<'_, usize, O>,
         frames: I,

@@ -1,23 +1,76 @@
-//! [`DynPipeline`]'s run API: what a [`Run`] selects — a mode's own
-//! steps, a plan cut down to the outputs read, weights' zero pattern or an
-//! explicit plan — mapped onto the frame runner, observed or not.
+//! [`DynPipeline`] as a [`Pipeline`]: what a [`Run`] selects — a mode's
+//! own steps, a plan cut down to the outputs read, weights' zero pattern or
+//! an explicit plan — mapped onto the frame runner, observed or not; and
+//! the accessors tools read through the trait.
 
 use std::sync::Arc;
 
 use crate::lower::Frame;
 
+use crate::model::ir::GraphIr;
 use crate::model::outputs::OutputSet;
 use crate::model::plan::Plan;
 use crate::model::weights::Weights;
 use crate::runtime::error::PipelineError;
+use crate::runtime::hold::Hold;
 use crate::runtime::observe::{NoopObserver, Observer};
+use crate::runtime::pipeline::Pipeline;
 use crate::runtime::run::{Engine, Run, Select};
 
 use super::super::ops::Value;
 use super::super::outputs::DynOutputs;
 use super::{DynPipeline, Sel, Waves};
 
-impl DynPipeline {
+/// A run-time pipeline's mode is a `usize`, the index of the mode in its
+/// graph's modes (what [`Pipeline::mode_named`] returns for a name): the
+/// modes are data read at run time, so there is no enum to name them, and
+/// a newtype around the index would hold no invariant the index does not
+/// (an index of another graph's modes would pass it all the same) while
+/// every caller converted to and from it. An index outside the graph's
+/// modes fails the frame with [`PipelineError::Internal`].
+///
+/// Its inputs are a slice of values, one per declared input in
+/// declaration order; its outputs a [`DynOutputs`] by name.
+impl Pipeline for DynPipeline {
+    type Mode = usize;
+    type Inputs<'a> = &'a [Value];
+    type Outputs = DynOutputs;
+    type State = Vec<Value>;
+
+    /// Interned on first use: each distinct graph is kept once for the
+    /// program's life, however many pipelines of it are built.
+    fn graph(&self) -> &'static GraphIr {
+        self.shared.static_ir()
+    }
+
+    fn mode(&self, index: usize) -> Option<usize> {
+        (index < self.shared.ir.modes.len()).then_some(index)
+    }
+
+    fn mode_index(&self, mode: usize) -> usize {
+        mode
+    }
+
+    fn mode_weights(&self, mode: usize) -> Option<&Weights> {
+        self.shared.mode_weights.get(mode)
+    }
+
+    fn mode_plan(&self, mode: usize) -> Option<&Plan> {
+        self.shared.program.modes.get(mode).map(|m| &m.plan)
+    }
+
+    fn mode_named(&self, name: &str) -> Option<usize> {
+        self.shared.ir.mode_index(name)
+    }
+
+    fn state(&self) -> &Vec<Value> {
+        &self.states
+    }
+
+    fn reset(&mut self) {
+        self.reset_all();
+    }
+
     /// Runs one frame as `run` says — a declared mode, weights chosen at
     /// run time or an explicit plan; sequential or wave by wave on the
     /// worker pool; observed or not; computing only the outputs it reads —
@@ -25,15 +78,6 @@ impl DynPipeline {
     /// replaced, the others left as they were (outputs of another graph
     /// are replaced whole). On error the state and `outputs` are left as
     /// they were.
-    ///
-    /// A run-time pipeline's mode is a `usize`, the index of the mode in
-    /// its graph's modes (what [`mode`](Self::mode) returns for a name):
-    /// the modes are data read at run time, so there is no enum to name
-    /// them, and a newtype around the index would hold no invariant the
-    /// index does not (an index of another graph's modes would pass it
-    /// all the same) while every caller converted to and from it. An index
-    /// outside the graph's modes fails the frame with
-    /// [`PipelineError::Internal`].
     ///
     /// A mode reading every output, or a rated mode, runs the mode's own
     /// steps (its fused groups and phases); a mode reading fewer runs its
@@ -51,7 +95,7 @@ impl DynPipeline {
     /// end (whether it ran fused) and the frame's end, as a generated
     /// pipeline's observed run does; the nodes of a wave run at once
     /// begin together and end together.
-    pub fn run_with<O: Observer>(
+    fn run_with<O: Observer + Send>(
         &mut self,
         run: &mut Run<'_, usize, O>,
         inputs: &[Value],
@@ -67,9 +111,9 @@ impl DynPipeline {
     /// computed whatever `run` reads (as a generated pipeline's
     /// `run_with_fresh`): for a first frame. Outputs of only the set read
     /// are [`run_with`](Self::run_with) into
-    /// [`absent_outputs`](Self::absent_outputs). On
-    /// error the state is left as it was.
-    pub fn run_with_fresh<O: Observer>(
+    /// [`absent_outputs`](DynPipeline::absent_outputs). On error the state
+    /// is left as it was.
+    fn run_with_fresh<O: Observer + Send>(
         &mut self,
         run: &mut Run<'_, usize, O>,
         inputs: &[Value],
@@ -77,6 +121,37 @@ impl DynPipeline {
         self.frame_of(run, OutputSet::ALL, inputs)
     }
 
+    fn pattern_plan(&mut self, pattern: u64) -> Arc<Plan> {
+        self.plans.get_for(&self.shared.ir, pattern, OutputSet::ALL)
+    }
+
+    /// None: a run-time pipeline's values are type-erased, their heap size
+    /// unknown.
+    fn buffer_bytes(&self) -> Vec<(&'static str, u32, usize)> {
+        Vec::new()
+    }
+
+    fn frame_index(&self) -> u64 {
+        self.frame
+    }
+
+    fn set_rates(&mut self, on: bool) {
+        self.rates_on = on;
+    }
+
+    fn holds(&self) -> &[Hold] {
+        &self.holds
+    }
+
+    /// `false`: fused strip groups run as their members' calls, one after
+    /// the other; `true` (the default): through the strip executor, from
+    /// the registered strip forms ([`Ops::strip`](super::super::Ops::strip)).
+    fn set_fusion(&mut self, on: bool) {
+        self.fusion = on;
+    }
+}
+
+impl DynPipeline {
     /// Outputs of this graph, every one absent: what a frame that reads
     /// some of them runs into (see [`run_with`](Self::run_with)).
     pub fn absent_outputs(&self) -> DynOutputs {
@@ -84,13 +159,6 @@ impl DynPipeline {
             names: self.shared.outputs.clone(),
             values: vec![None; self.shared.outputs.len()],
         }
-    }
-
-    /// Runs one frame in declared mode `mode` (its index, see
-    /// [`run_with`](Self::run_with)), sequential, every output: the form
-    /// compiled pipelines keep too.
-    pub fn run(&mut self, mode: usize, inputs: &[Value]) -> Result<DynOutputs, PipelineError> {
-        self.run_with_fresh(&mut Run::mode(mode), inputs)
     }
 
     /// One frame of `run`'s selection and engine, its outputs in `read`
