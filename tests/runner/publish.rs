@@ -398,6 +398,7 @@ fn a_graph_file_run_publishes_its_json_lines() {
         l2::app(),
         &[
             "run",
+            "--json",
             "--graph",
             file,
             "--frames",
