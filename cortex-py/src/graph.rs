@@ -32,7 +32,7 @@ pub(crate) struct Inner {
     pub(crate) pipeline: DynPipeline,
     /// The last frame's inputs, reused while nothing else holds them.
     pub(crate) inputs: Vec<Option<Value>>,
-    profiler: Option<Profiler<'static>>,
+    pub(crate) profiler: Option<Profiler<'static>>,
 }
 
 /// A pipeline built at run time from the op library and Python callables.
@@ -451,16 +451,6 @@ impl PyPipeline {
 }
 
 impl Inner {
-    /// One frame of declared mode `mode`, sequential (observed by the
-    /// profiler when there is one).
-    pub(crate) fn run_mode(
-        &mut self,
-        mode: usize,
-        values: &[Value],
-    ) -> Result<DynOutputs, RustPipelineError> {
-        self.run(&Selection::Mode(mode), false, values)
-    }
-
     /// One frame on the engine and selection asked for, observed by the
     /// profiler when there is one (a declared mode's frames).
     fn run(
