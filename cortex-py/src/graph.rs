@@ -51,6 +51,9 @@ pub struct PyPipeline {
     /// Tells its Python nodes' calls apart from other pipelines' (a node
     /// must not run its own pipeline: [`PyPipeline::lock`] refuses it).
     pub(crate) id: u64,
+    /// The `run_streams` call its pipeline is lent to, 0 when none (see
+    /// [`PyPipeline::lock`]).
+    pub(crate) lent_to: AtomicU64,
 }
 
 /// The next pipeline's [`PyPipeline::id`].
@@ -133,6 +136,7 @@ impl PyPipeline {
             input_kinds,
             ir,
             id,
+            lent_to: AtomicU64::new(0),
         })
     }
 
@@ -476,9 +480,19 @@ impl PyPipeline {
     /// # Errors
     /// `RuntimeError` when called from one of this pipeline's own Python
     /// nodes (the frame running it holds the lock: waiting would never
-    /// end), or after a frame panicked.
+    /// end), from a frame of the `run_streams` call the pipeline is lent
+    /// to (the call holds the lock until its frames end), or after a frame
+    /// panicked.
     pub(crate) fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Inner>> {
         self.not_reentered()?;
+        let lent_to = self.lent_to.load(Ordering::Acquire);
+        if lent_to != 0 && crate::streams::in_call(lent_to) {
+            return Err(PyRuntimeError::new_err(format!(
+                "{} runs a stream of the run_streams call this frame is part of: \
+                 it cannot be used until the call ends (use another pipeline)",
+                self.ir.name
+            )));
+        }
         self.inner.lock_py_attached(py).map_err(|_| poisoned())
     }
 

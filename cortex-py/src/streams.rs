@@ -10,7 +10,8 @@
 //! when the pool lets go of it: the state a stream reached stays the
 //! pipeline's, as after `Pipeline.run`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
@@ -26,6 +27,37 @@ use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use crate::errors::{interruption, pipeline_error};
 use crate::graph::PyPipeline;
 
+/// The identity of the next `run_streams` call (0 is none).
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The `run_streams` call whose frame this thread is running, 0 for
+    /// none.
+    static CALL: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this thread is running a frame of `run_streams` call `call`:
+/// a pipeline lent to that call is locked until the call ends, so a
+/// Python node of one of its frames that waited for it would wait forever.
+pub(crate) fn in_call(call: u64) -> bool {
+    CALL.with(|c| c.get() == call)
+}
+
+/// Marks this thread as running a frame of a call until dropped.
+struct InCall(u64);
+
+impl InCall {
+    fn enter(call: u64) -> InCall {
+        InCall(CALL.with(|c| c.replace(call)))
+    }
+}
+
+impl Drop for InCall {
+    fn drop(&mut self) {
+        CALL.with(|c| c.set(self.0));
+    }
+}
+
 /// A stream's pipeline, lent to the pool: it behaves as the pipeline it
 /// holds and, when the pool drops it, sends it home (stream `k`).
 struct Lease {
@@ -33,6 +65,8 @@ struct Lease {
     /// The pipeline's profiler, lent with it: the pool's frames of a
     /// declared mode are profiled as `Pipeline.run`'s are.
     profiler: Option<Profiler<'static>>,
+    /// The `run_streams` call it is lent to.
+    call: u64,
     k: usize,
     home: mpsc::Sender<Returned>,
 }
@@ -98,6 +132,7 @@ impl Pipeline for Lease {
         inputs: &[Value],
         outputs: &mut DynOutputs,
     ) -> Result<(), PipelineError> {
+        let _in = InCall::enter(self.call);
         match (self.profiled(run), self.profiler.as_mut()) {
             (Some(m), Some(p)) => {
                 let own = Run::mode(m).engine(run.engine).outputs(run.outputs);
@@ -112,6 +147,7 @@ impl Pipeline for Lease {
         run: &mut Run<'_, usize, O>,
         inputs: &[Value],
     ) -> Result<DynOutputs, PipelineError> {
+        let _in = InCall::enter(self.call);
         match (self.profiled(run), self.profiler.as_mut()) {
             (Some(m), Some(p)) => {
                 let own = Run::mode(m).engine(run.engine).outputs(run.outputs);
@@ -224,6 +260,7 @@ pub fn run_streams<'py>(
     }
     let pool = StreamPool::<Lease, Vec<Value>>::new(threads, |f| f.as_slice())
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the pool: {e}")))?;
+    let call = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
     let (home, back) = mpsc::channel();
     let mut outcomes = Vec::with_capacity(parsed.len());
     let mut ids = Vec::with_capacity(parsed.len());
@@ -234,12 +271,14 @@ pub fn run_streams<'py>(
         let lease = Lease {
             pipeline,
             profiler: guard.profiler.take(),
+            call,
             k,
             home: home.clone(),
         };
         let outcome = Arc::new(Outcome::default());
         let source = source(pipe.clone().unbind(), frames.clone_ref(py), &outcome);
         let on_result = deliver(pipe.clone().unbind(), first, &outcome);
+        pipe.get().lent_to.store(call, Ordering::Release);
         ids.push(pool.add_source(lease, modes[k], source, on_result));
         outcomes.push(outcome);
     }
@@ -254,6 +293,9 @@ pub fn run_streams<'py>(
     for (k, pipeline, profiler) in leases {
         guards[k].pipeline = pipeline;
         guards[k].profiler = profiler;
+    }
+    for (pipe, ..) in &parsed {
+        pipe.get().lent_to.store(0, Ordering::Release);
     }
     drop(guards);
     let out = PyList::empty(py);
