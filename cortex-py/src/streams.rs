@@ -254,16 +254,21 @@ pub fn run_streams<'py>(
     // Each pipeline's lock is held for the whole call (another Python
     // thread using one of them waits, as it would for a frame), and its
     // pipeline lent to the pool, a fresh one of the same graph standing in.
-    let mut guards = Vec::with_capacity(parsed.len());
-    for (pipe, ..) in &parsed {
-        guards.push(pipe.get().lock(py)?);
+    // The locks are taken in the pipelines' creation order, so two calls
+    // sharing pipelines (from two Python threads) never wait for each
+    // other in a cycle.
+    let mut order: Vec<usize> = (0..parsed.len()).collect();
+    order.sort_by_key(|&k| parsed[k].0.get().id);
+    let mut taken: Vec<Option<_>> = (0..parsed.len()).map(|_| None).collect();
+    for k in order {
+        taken[k] = Some(parsed[k].0.get().lock(py)?);
     }
+    let mut guards: Vec<_> = taken.into_iter().flatten().collect();
     let pool = StreamPool::<Lease, Vec<Value>>::new(threads, |f| f.as_slice())
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the pool: {e}")))?;
     let call = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
     let (home, back) = mpsc::channel();
     let mut outcomes = Vec::with_capacity(parsed.len());
-    let mut ids = Vec::with_capacity(parsed.len());
     for (k, ((pipe, frames, _), guard)) in parsed.iter().zip(&mut guards).enumerate() {
         let fresh = guard.pipeline.fresh();
         let pipeline = std::mem::replace(&mut guard.pipeline, fresh);
@@ -279,7 +284,7 @@ pub fn run_streams<'py>(
         let source = source(pipe.clone().unbind(), frames.clone_ref(py), &outcome);
         let on_result = deliver(pipe.clone().unbind(), first, &outcome);
         pipe.get().lent_to.store(call, Ordering::Release);
-        ids.push(pool.add_source(lease, modes[k], source, on_result));
+        pool.add_source(lease, modes[k], source, on_result);
         outcomes.push(outcome);
     }
     drop(home);
