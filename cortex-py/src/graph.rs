@@ -32,7 +32,7 @@ pub(crate) struct Inner {
     pub(crate) pipeline: DynPipeline,
     /// The last frame's inputs, reused while nothing else holds them.
     pub(crate) inputs: Vec<Option<Value>>,
-    profiler: Option<Profiler<'static>>,
+    pub(crate) profiler: Option<Profiler<'static>>,
 }
 
 /// A pipeline built at run time from the op library and Python callables.
@@ -51,6 +51,9 @@ pub struct PyPipeline {
     /// Tells its Python nodes' calls apart from other pipelines' (a node
     /// must not run its own pipeline: [`PyPipeline::lock`] refuses it).
     pub(crate) id: u64,
+    /// The `run_streams` call its pipeline is lent to, 0 when none (see
+    /// [`PyPipeline::lock`]).
+    pub(crate) lent_to: AtomicU64,
 }
 
 /// The next pipeline's [`PyPipeline::id`].
@@ -133,6 +136,7 @@ impl PyPipeline {
             input_kinds,
             ir,
             id,
+            lent_to: AtomicU64::new(0),
         })
     }
 
@@ -451,16 +455,6 @@ impl PyPipeline {
 }
 
 impl Inner {
-    /// One frame of declared mode `mode`, sequential (observed by the
-    /// profiler when there is one).
-    pub(crate) fn run_mode(
-        &mut self,
-        mode: usize,
-        values: &[Value],
-    ) -> Result<DynOutputs, RustPipelineError> {
-        self.run(&Selection::Mode(mode), false, values)
-    }
-
     /// One frame on the engine and selection asked for, observed by the
     /// profiler when there is one (a declared mode's frames).
     fn run(
@@ -486,9 +480,19 @@ impl PyPipeline {
     /// # Errors
     /// `RuntimeError` when called from one of this pipeline's own Python
     /// nodes (the frame running it holds the lock: waiting would never
-    /// end), or after a frame panicked.
+    /// end), from a frame of the `run_streams` call the pipeline is lent
+    /// to (the call holds the lock until its frames end), or after a frame
+    /// panicked.
     pub(crate) fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Inner>> {
         self.not_reentered()?;
+        let lent_to = self.lent_to.load(Ordering::Acquire);
+        if lent_to != 0 && crate::streams::in_call(lent_to) {
+            return Err(PyRuntimeError::new_err(format!(
+                "{} runs a stream of the run_streams call this frame is part of: \
+                 it cannot be used until the call ends (use another pipeline)",
+                self.ir.name
+            )));
+        }
         self.inner.lock_py_attached(py).map_err(|_| poisoned())
     }
 

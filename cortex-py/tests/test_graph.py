@@ -83,6 +83,27 @@ def test_four_streams_on_two_threads_give_each_streams_own_results(clip):
         cx.run_streams([(pipes[0], sources[0]), (pipes[0], sources[1])])
 
 
+def test_run_streams_keeps_each_pipelines_state_profile_and_counts(clip):
+    # Two calls on the same pipelines equal one sequential run each: the
+    # state (and frame count) a stream reaches stays its pipeline's.
+    frames = clip[:6]
+    want = [summary(r) for r in map(cx.l2_graph().build().run, frames, ["BALANCED"] * 6)]
+    p = cx.l2_graph().build(profile=True)
+    q = cx.l2_graph().build()
+    first, stats = cx.run_streams(
+        [(p, frames[:3], "BALANCED"), (q, frames[:2], "POWER_SAVE")], threads=2, stats=True
+    )
+    (second,) = cx.run_streams([(p, frames[3:], "BALANCED")], threads=1)
+    assert [summary(r) for r in first[0] + second] == want
+    assert p.frame_index == 6 and q.frame_index == 2
+    assert "(6 frames)" in p.profile_report()
+    assert [(s["received"], s["processed"], s["failed"], s["end"]) for s in stats] == [
+        (3, 3, 0, "finished"),
+        (2, 2, 0, "finished"),
+    ]
+    assert all(s["latency_p50_ms"] <= s["latency_p99_ms"] for s in stats)
+
+
 def inverted(gray):
     """A numpy node: the gray image as a score map in [0, 1], dark = 1."""
     assert gray.dtype == np.uint8 and gray.ndim == 2

@@ -179,6 +179,26 @@ def test_a_callable_running_its_own_pipeline_is_refused_not_a_deadlock(clip):
     assert other.frame_index == 1
 
 
+def test_a_callable_using_a_pipeline_of_its_run_streams_call_fails_its_frame(clip):
+    # The call holds its pipelines until every stream ends: waiting for one
+    # from a frame of the call would never end, so that frame fails instead.
+    holder = {}
+
+    def uses_q(gray):
+        holder["q"].run(clip[0])
+        return as_map(gray)
+
+    p, q = gray_graph(uses_q).build(), gray_graph().build()
+    holder["q"] = q
+    out = cx.run_streams([(p, clip[:2]), (q, clip[:2])], threads=2)
+    assert all(isinstance(r, cx.PipelineError) for r in out[0])
+    assert isinstance(out[0][0].__cause__, RuntimeError)
+    assert "cannot be used until the call ends" in str(out[0][0].__cause__)
+    assert [r["frame"] for r in out[1]] == [0, 1]
+    # Outside the call both are free again.
+    assert p.run(clip[0])["frame"] == 0 and q.frame_index == 3
+
+
 def test_keyboard_interrupt_in_a_callable_is_raised_as_it_is(clip):
     def interrupted(gray):
         raise KeyboardInterrupt

@@ -94,3 +94,28 @@ def test_memory_stays_flat_over_many_frames(clip):
     # One frame's results (JPEG, regions, QP map and the 300 KB score map)
     # leaked per frame would be more than 100 MB over these 336 frames.
     assert grown < 8 << 20, grown
+
+
+def test_run_streams_calls_from_two_threads_on_the_same_pipelines_count_every_frame():
+    # Each call holds its pipelines until its streams end and lends them to
+    # its pool: calls from two threads, naming the pipelines in opposite
+    # orders, take turns, and every frame of both lands in the pipelines'
+    # state (each pipeline runs 10 calls of 6 frames).
+    frames = cx.demo_clip(6, 96, 64)
+    p, q = cx.l2_graph().build(), cx.l2_graph().build()
+    got = {}
+
+    def call(name, pipes):
+        for _ in range(5):
+            got[name] = cx.run_streams([(x, frames) for x in pipes], threads=2)
+
+    threads = [
+        threading.Thread(target=call, args=("pq", (p, q))),
+        threading.Thread(target=call, args=("qp", (q, p))),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "the calls waited for each other"
+    assert p.frame_index == q.frame_index == 10 * len(frames)

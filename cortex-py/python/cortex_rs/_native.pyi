@@ -1,6 +1,19 @@
 """Type stubs of the ``cortex_rs._native`` extension module."""
 
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypedDict
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Tuple,
+    TypedDict,
+    overload,
+)
 
 import numpy as np
 import numpy.typing as npt
@@ -67,7 +80,25 @@ class Pipeline:
 
 def ops() -> List[Dict[str, Any]]: ...
 def inspect(name: Optional[str] = ...) -> str: ...
-def run_streams(streams: Sequence[Tuple[Any, ...]], threads: int = ...) -> List[List[Any]]: ...
+class StreamStats(TypedDict):
+    received: int
+    processed: int
+    failed: int
+    dropped: int
+    discarded: int
+    latency_p50_ms: Optional[float]
+    latency_p99_ms: Optional[float]
+    frames_per_second: float
+    end: str
+
+@overload
+def run_streams(
+    streams: Sequence[Tuple[Any, ...]], threads: int = ..., *, stats: Literal[False] = ...
+) -> List[List[Any]]: ...
+@overload
+def run_streams(
+    streams: Sequence[Tuple[Any, ...]], threads: int = ..., *, stats: Literal[True]
+) -> Tuple[List[List[Any]], List[StreamStats]]: ...
 
 class Blur(TypedDict):
     variance: float
