@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use cortex_models::prep::{frame_tensor_into, Normalize};
 use cortex_models::text::{self, stride_multiple};
-use cortex_models::{infer_into, Engine, InputShape, Model, Output, Tensor4};
+use cortex_models::{infer_into, InputShape, Model, ModelBackend, Output, Tensor4};
 use cortex_vision::ops::RgbFrame;
 use ndarray::{Array4, IxDyn};
 
@@ -36,7 +36,7 @@ enum How {
     /// Through the registry, as a pipeline node runs it.
     Registry,
     /// On one backend; the model copy set to its thread count.
-    On(Engine),
+    On(ModelBackend),
 }
 
 struct Contender {
@@ -107,27 +107,31 @@ fn bench(what: &str, path: &Path, tensor: &Tensor4, threads: usize, rounds: usiz
         ),
         (
             format!("tract, {threads} threads"),
-            How::On(Engine::Tract),
+            How::On(ModelBackend::Tract),
             threads,
         ),
-        ("tract, 1 thread".to_string(), How::On(Engine::Tract), 1),
+        (
+            "tract, 1 thread".to_string(),
+            How::On(ModelBackend::Tract),
+            1,
+        ),
     ];
     if cfg!(feature = "opencv") {
         all.push((
             format!("opencv-dnn, {threads} threads"),
-            How::On(Engine::OpenCvDnn),
+            How::On(ModelBackend::OpenCvDnn),
             threads,
         ));
     }
     if cfg!(feature = "onnxruntime") {
         all.push((
             format!("onnxruntime (cortex), {threads} threads"),
-            How::On(Engine::OnnxRuntime),
+            How::On(ModelBackend::OnnxRuntime),
             threads,
         ));
         all.push((
             "onnxruntime (cortex), 1 thread".to_string(),
-            How::On(Engine::OnnxRuntime),
+            How::On(ModelBackend::OnnxRuntime),
             1,
         ));
         all.push(("registry's pick, 1 thread".to_string(), How::Registry, 1));
@@ -203,7 +207,7 @@ fn bench(what: &str, path: &Path, tensor: &Tensor4, threads: usize, rounds: usiz
             How::Registry => format!(
                 "{} (picked {})",
                 c.label,
-                c.model.last_engine().map_or("-", |e| e.name())
+                c.model.last_backend().map_or("-", |e| e.name())
             ),
             How::On(_) => c.label.clone(),
         };
@@ -343,7 +347,7 @@ fn main() {
     }
     let mut prob = Output::zeros(IxDyn(&[0]));
     sizing
-        .run_on(Engine::Tract, tensor.view(), &mut prob)
+        .run_on(ModelBackend::Tract, tensor.view(), &mut prob)
         .unwrap();
     let map = prob
         .index_axis(ndarray::Axis(0), 0)

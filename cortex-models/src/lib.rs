@@ -10,7 +10,7 @@
 //! ONNX Runtime (loaded at run time, [`onnxruntime`]) with feature
 //! `onnxruntime` —
 //! chosen per model and input shape, measured when both are candidates,
-//! with fallback. [`Model::last_engine`] and the registry's report say which
+//! with fallback. [`Model::last_backend`] and the registry's report say which
 //! backend ran.
 //!
 //! Every problem with a model file — unreadable, a FIFO or a folder, too
@@ -53,5 +53,5 @@ pub use check::{InputShape, MAX_TENSOR_ELEMENTS};
 pub use error::{ModelError, Problem};
 pub use file::MAX_MODEL_BYTES;
 pub use fold::MAX_FOLD_BYTES;
-pub use model::{Engine, Model, OpTime};
+pub use model::{Model, ModelBackend, OpTime};
 pub use op::{infer, infer_into, Infer, Output, Tensor4};

@@ -18,7 +18,7 @@ use crate::tract::{guarded, TractEngine};
 
 /// An inference backend of a model node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Engine {
+pub enum ModelBackend {
     /// tract, the pure-Rust ONNX engine (always built).
     Tract,
     /// OpenCV's DNN module (feature `opencv`).
@@ -27,35 +27,35 @@ pub enum Engine {
     OnnxRuntime,
 }
 
-impl Engine {
+impl ModelBackend {
     /// Its name in reports, errors and the registry (the kernel's name).
     pub const fn name(self) -> &'static str {
         match self {
-            Engine::Tract => crate::tract::NAME,
-            Engine::OpenCvDnn => "opencv-dnn",
-            Engine::OnnxRuntime => "onnxruntime",
+            ModelBackend::Tract => crate::tract::NAME,
+            ModelBackend::OpenCvDnn => "opencv-dnn",
+            ModelBackend::OnnxRuntime => "onnxruntime",
         }
     }
 
     fn code(self) -> u8 {
         match self {
-            Engine::Tract => 1,
-            Engine::OpenCvDnn => 2,
-            Engine::OnnxRuntime => 3,
+            ModelBackend::Tract => 1,
+            ModelBackend::OpenCvDnn => 2,
+            ModelBackend::OnnxRuntime => 3,
         }
     }
 
-    fn from_code(c: u8) -> Option<Engine> {
+    fn from_code(c: u8) -> Option<ModelBackend> {
         match c {
-            1 => Some(Engine::Tract),
-            2 => Some(Engine::OpenCvDnn),
-            3 => Some(Engine::OnnxRuntime),
+            1 => Some(ModelBackend::Tract),
+            2 => Some(ModelBackend::OpenCvDnn),
+            3 => Some(ModelBackend::OnnxRuntime),
             _ => None,
         }
     }
 }
 
-impl fmt::Display for Engine {
+impl fmt::Display for ModelBackend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -273,8 +273,8 @@ impl Model {
     }
 
     /// The backend that ran the last frame, if any ran.
-    pub fn last_engine(&self) -> Option<Engine> {
-        Engine::from_code(self.last.load(Ordering::Relaxed))
+    pub fn last_backend(&self) -> Option<ModelBackend> {
+        ModelBackend::from_code(self.last.load(Ordering::Relaxed))
     }
 
     fn check_input(&self, input: &ArrayView4<'_, f32>) -> Result<(), ModelError> {
@@ -290,7 +290,7 @@ impl Model {
         Ok(())
     }
 
-    /// Runs one frame on `engine`: `input` in (of the fixed shape), the
+    /// Runs one frame on `backend`: `input` in (of the fixed shape), the
     /// model's first output into `out`, whose buffer is reused when its
     /// shape is already the output's.
     ///
@@ -301,18 +301,18 @@ impl Model {
     /// [`Problem::UnsupportedOp`]) or of the frame ([`Problem::Run`]).
     pub fn run_on(
         &self,
-        engine: Engine,
+        backend: ModelBackend,
         input: ArrayView4<'_, f32>,
         out: &mut ArrayD<f32>,
     ) -> Result<(), ModelError> {
         self.check_input(&input)?;
         let err = |p: Problem| ModelError::new(&self.name, p);
-        match engine {
-            Engine::Tract => self.tract.run(input, out).map_err(err)?,
-            Engine::OpenCvDnn => self.run_opencv(input, out).map_err(err)?,
-            Engine::OnnxRuntime => self.run_ort(input, out).map_err(err)?,
+        match backend {
+            ModelBackend::Tract => self.tract.run(input, out).map_err(err)?,
+            ModelBackend::OpenCvDnn => self.run_opencv(input, out).map_err(err)?,
+            ModelBackend::OnnxRuntime => self.run_ort(input, out).map_err(err)?,
         }
-        self.last.store(engine.code(), Ordering::Relaxed);
+        self.last.store(backend.code(), Ordering::Relaxed);
         Ok(())
     }
 
@@ -340,18 +340,18 @@ impl Model {
         match slot.as_mut() {
             Some(Ok(engine)) => engine.run(input, out),
             Some(Err(p)) => Err(p.clone()),
-            None => Err(Problem::NotBuilt(Engine::OnnxRuntime.name())),
+            None => Err(Problem::NotBuilt(ModelBackend::OnnxRuntime.name())),
         }
     }
 
     #[cfg(not(feature = "onnxruntime"))]
     fn run_ort(&self, _: ArrayView4<'_, f32>, _: &mut ArrayD<f32>) -> Result<(), Problem> {
-        Err(Problem::NotBuilt(Engine::OnnxRuntime.name()))
+        Err(Problem::NotBuilt(ModelBackend::OnnxRuntime.name()))
     }
 
     #[cfg(not(feature = "opencv"))]
     fn run_opencv(&self, _: ArrayView4<'_, f32>, _: &mut ArrayD<f32>) -> Result<(), Problem> {
-        Err(Problem::NotBuilt(Engine::OpenCvDnn.name()))
+        Err(Problem::NotBuilt(ModelBackend::OpenCvDnn.name()))
     }
 }
 

@@ -14,7 +14,7 @@ use cortex_vision::registry::{
 };
 use ndarray::{Array4, ArrayD};
 
-use crate::model::{Engine, Model};
+use crate::model::{Model, ModelBackend};
 
 /// A tensor fed to a model node: f32, `[n, c, h, w]`.
 pub type Tensor4 = Array4<f32>;
@@ -26,7 +26,7 @@ pub type Output = ArrayD<f32>;
 #[derive(Debug)]
 pub struct Infer;
 
-fn kernel(engine: Engine, backend: Backend, run: KernelFn<Infer>) -> Kernel<Infer> {
+fn kernel(engine: ModelBackend, backend: Backend, run: KernelFn<Infer>) -> Kernel<Infer> {
     Kernel {
         name: engine.name(),
         backend,
@@ -37,7 +37,7 @@ fn kernel(engine: Engine, backend: Backend, run: KernelFn<Infer>) -> Kernel<Infe
 }
 
 fn on(
-    engine: Engine,
+    engine: ModelBackend,
     (model, input): &(&Model, &Tensor4),
     out: &mut Output,
 ) -> Result<(), OpsError> {
@@ -59,18 +59,18 @@ impl Op for Infer {
 
     fn kernels() -> Vec<Kernel<Self>> {
         Vec::from([
-            kernel(Engine::Tract, Backend::PureRust, |a, out| {
-                on(Engine::Tract, a, out)
+            kernel(ModelBackend::Tract, Backend::PureRust, |a, out| {
+                on(ModelBackend::Tract, a, out)
             }),
             #[cfg(feature = "opencv")]
-            kernel(Engine::OpenCvDnn, Backend::OpenCv, |a, out| {
-                on(Engine::OpenCvDnn, a, out)
+            kernel(ModelBackend::OpenCvDnn, Backend::OpenCv, |a, out| {
+                on(ModelBackend::OpenCvDnn, a, out)
             }),
             #[cfg(feature = "onnxruntime")]
             kernel(
-                Engine::OnnxRuntime,
-                Backend::Other(Engine::OnnxRuntime.name()),
-                |a, out| on(Engine::OnnxRuntime, a, out),
+                ModelBackend::OnnxRuntime,
+                Backend::Other(ModelBackend::OnnxRuntime.name()),
+                |a, out| on(ModelBackend::OnnxRuntime, a, out),
             ),
         ])
     }

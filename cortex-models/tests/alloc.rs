@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cortex_models::prep::{frame_tensor_into, Normalize};
 use cortex_models::regions::{RegionPrep, RegionRunner};
-use cortex_models::{infer_into, Engine, Infer, InputShape, Model, Output, Tensor4};
+use cortex_models::{infer_into, Infer, InputShape, Model, ModelBackend, Output, Tensor4};
 use cortex_testkit::{allocs_during, live_bytes, serial};
 use cortex_vision::ops::RgbFrame;
 use cortex_vision::registry::{with_registry, Registry};
@@ -60,7 +60,7 @@ fn tract_frames_allocate_a_constant_amount_and_leak_nothing() {
         for _ in 0..5 {
             infer_into(&model, &input, &mut out).unwrap();
         }
-        assert_eq!(model.last_engine(), Some(Engine::Tract));
+        assert_eq!(model.last_backend(), Some(ModelBackend::Tract));
         // The record of counts is allocated before the heap is read.
         let mut counts = Vec::with_capacity(FRAMES as usize);
         let live = live_bytes();

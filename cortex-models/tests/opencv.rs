@@ -8,7 +8,7 @@ mod support;
 
 use std::sync::Arc;
 
-use cortex_models::{infer_into, Engine, Infer, InputShape, Model, Output};
+use cortex_models::{infer_into, Infer, InputShape, Model, ModelBackend, Output};
 use cortex_vision::registry::{with_registry, Reason, Registry};
 use ndarray::{Array4, IxDyn};
 use support::{max_abs_diff, testdata, tiny_expected, tiny_input, H, W};
@@ -26,11 +26,11 @@ fn opencv_matches_onnx_runtime_and_tract() {
     let model = Model::load(testdata("tiny.onnx"), InputShape::image(3, H, W)).unwrap();
     let (mut cv, mut tr) = (zeros(), zeros());
     model
-        .run_on(Engine::OpenCvDnn, tiny_input(H, W).view(), &mut cv)
+        .run_on(ModelBackend::OpenCvDnn, tiny_input(H, W).view(), &mut cv)
         .unwrap();
-    assert_eq!(model.last_engine(), Some(Engine::OpenCvDnn));
+    assert_eq!(model.last_backend(), Some(ModelBackend::OpenCvDnn));
     model
-        .run_on(Engine::Tract, tiny_input(H, W).view(), &mut tr)
+        .run_on(ModelBackend::Tract, tiny_input(H, W).view(), &mut tr)
         .unwrap();
     let (d_ref, d_tract) = (max_abs_diff(&cv, &tiny_expected()), max_abs_diff(&cv, &tr));
     println!("opencv-dnn vs onnxruntime {d_ref:.1e}, vs tract {d_tract:.1e}");
@@ -38,7 +38,7 @@ fn opencv_matches_onnx_runtime_and_tract() {
     // A second frame reuses OpenCV's network and the output buffer.
     let first = cv.clone();
     model
-        .run_on(Engine::OpenCvDnn, tiny_input(H, W).view(), &mut cv)
+        .run_on(ModelBackend::OpenCvDnn, tiny_input(H, W).view(), &mut cv)
         .unwrap();
     assert_eq!(cv, first);
 }
@@ -60,7 +60,7 @@ fn the_registry_measures_both_backends_and_reports_the_choice() {
     // the winner); the next call of this shape runs the chosen kernel.
     with_registry(&reg, || infer_into(&model, &tiny_input(H, W), &mut out)).unwrap();
     assert!(max_abs_diff(&out, &tiny_expected()) <= TOLERANCE);
-    assert_eq!(Some(d.kernel), model.last_engine().map(Engine::name));
+    assert_eq!(Some(d.kernel), model.last_backend().map(ModelBackend::name));
     let report = reg.report();
     assert!(
         report.contains("tract") && report.contains("opencv-dnn"),
@@ -78,7 +78,7 @@ fn a_model_opencv_refuses_falls_back_to_tract() {
     let mut out = zeros();
     let input = Array4::from_shape_fn((1, 3, 8, 8), |(_, c, y, x)| (c * 64 + y * 8 + x) as f32);
     let err = model
-        .run_on(Engine::OpenCvDnn, input.view(), &mut out)
+        .run_on(ModelBackend::OpenCvDnn, input.view(), &mut out)
         .unwrap_err();
     assert!(
         err.to_string().contains("trilu.onnx") && err.to_string().contains("opencv-dnn"),
@@ -86,7 +86,7 @@ fn a_model_opencv_refuses_falls_back_to_tract() {
     );
     // Through the registry, forced to OpenCV: tract computes the frame.
     with_registry(&reg, || infer_into(&model, &input, &mut out)).unwrap();
-    assert_eq!(model.last_engine(), Some(Engine::Tract));
+    assert_eq!(model.last_backend(), Some(ModelBackend::Tract));
     // Trilu(upper): the upper triangle of each 8x8 plane, zero below.
     for ((_, c, y, x), &v) in out
         .view()

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cortex_models::text::{self, TextBox, TextDetector};
-use cortex_models::{Engine, Output};
+use cortex_models::{ModelBackend, Output};
 use cortex_vision::ops::{RgbFrame, ScoreMap};
 use ndarray::{Array4, IxDyn};
 
@@ -135,7 +135,7 @@ fn tract_agrees_with_onnx_runtime_on_a_photograph() {
     assert_eq!((mh % 32, mw % 32), (0, 0));
     let mut prob = Output::zeros(IxDyn(&[0]));
     model
-        .run_on(Engine::Tract, tensor.view(), &mut prob)
+        .run_on(ModelBackend::Tract, tensor.view(), &mut prob)
         .unwrap();
     assert_eq!(prob.shape(), &[1, 1, mh, mw]);
     assert!(prob.iter().all(|p| (0.0..=1.0).contains(p)));
@@ -207,8 +207,10 @@ fn opencv_agrees_with_tract_on_a_photograph() {
     };
     let model = detector.model();
     let (mut tr, mut cv) = (Output::zeros(IxDyn(&[0])), Output::zeros(IxDyn(&[0])));
-    model.run_on(Engine::Tract, tensor.view(), &mut tr).unwrap();
-    match model.run_on(Engine::OpenCvDnn, tensor.view(), &mut cv) {
+    model
+        .run_on(ModelBackend::Tract, tensor.view(), &mut tr)
+        .unwrap();
+    match model.run_on(ModelBackend::OpenCvDnn, tensor.view(), &mut cv) {
         Ok(()) => {
             assert_eq!(cv.shape(), tr.shape());
             let max = cv

@@ -7,7 +7,7 @@ mod support;
 
 use std::sync::Arc;
 
-use cortex_models::{infer_into, Engine, InputShape, Model, Output, Problem};
+use cortex_models::{infer_into, InputShape, Model, ModelBackend, Output, Problem};
 use cortex_vision::registry::{with_registry, Config, Preference, Registry};
 use ndarray::IxDyn;
 use support::{max_abs_diff, testdata, tiny_expected, tiny_input, H, W};
@@ -33,15 +33,15 @@ fn tract_matches_onnx_runtime() {
     assert_eq!(model.input_name(), "x");
     let mut out = Output::zeros(IxDyn(&[0]));
     model
-        .run_on(Engine::Tract, tiny_input(H, W).view(), &mut out)
+        .run_on(ModelBackend::Tract, tiny_input(H, W).view(), &mut out)
         .unwrap();
     let d = max_abs_diff(&out, &tiny_expected());
     assert!(d <= TOLERANCE, "tract vs onnxruntime: {d}");
-    assert_eq!(model.last_engine(), Some(Engine::Tract));
+    assert_eq!(model.last_backend(), Some(ModelBackend::Tract));
     // The same buffer again: same values.
     let first = out.clone();
     model
-        .run_on(Engine::Tract, tiny_input(H, W).view(), &mut out)
+        .run_on(ModelBackend::Tract, tiny_input(H, W).view(), &mut out)
         .unwrap();
     assert_eq!(out, first);
 }
@@ -55,9 +55,9 @@ fn bytes_and_path_load_the_same_model() {
     assert_eq!(a.registry_tag(), b.registry_tag());
     assert_eq!(a.name(), "tiny (bytes)");
     let (mut oa, mut ob) = (Output::zeros(IxDyn(&[0])), Output::zeros(IxDyn(&[0])));
-    a.run_on(Engine::Tract, tiny_input(H, W).view(), &mut oa)
+    a.run_on(ModelBackend::Tract, tiny_input(H, W).view(), &mut oa)
         .unwrap();
-    b.run_on(Engine::Tract, tiny_input(H, W).view(), &mut ob)
+    b.run_on(ModelBackend::Tract, tiny_input(H, W).view(), &mut ob)
         .unwrap();
     assert_eq!(oa, ob);
 }
@@ -67,7 +67,7 @@ fn free_dimensions_take_the_shape_asked_for() {
     let model = Model::load(testdata("tiny.onnx"), InputShape::image(3, 32, 64)).unwrap();
     let mut out = Output::zeros(IxDyn(&[0]));
     model
-        .run_on(Engine::Tract, tiny_input(32, 64).view(), &mut out)
+        .run_on(ModelBackend::Tract, tiny_input(32, 64).view(), &mut out)
         .unwrap();
     assert_eq!(out.shape(), &[1, 1, 32, 64]);
     // The input is one function of (c, y, x) at any size, and the model two
@@ -83,7 +83,7 @@ fn free_dimensions_take_the_shape_asked_for() {
     }
     // Another size than the fixed one is refused, naming both.
     let err = model
-        .run_on(Engine::Tract, tiny_input(H, W).view(), &mut out)
+        .run_on(ModelBackend::Tract, tiny_input(H, W).view(), &mut out)
         .unwrap_err();
     assert_eq!(
         err.problem,
@@ -114,13 +114,13 @@ fn the_registry_runs_the_model_and_says_which_backend() {
         decision.shape.to_string(),
         format!("{W}x{H} {}", model.registry_tag())
     );
-    let ran = model.last_engine().unwrap();
+    let ran = model.last_backend().unwrap();
     assert_eq!(decision.kernel, ran.name());
     let report = reg.report();
     assert!(report.contains("infer"), "{report}");
     // Without another backend, tract is the only candidate.
     #[cfg(not(any(feature = "opencv", feature = "onnxruntime")))]
-    assert_eq!(ran, Engine::Tract);
+    assert_eq!(ran, ModelBackend::Tract);
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn pure_rust_preference_runs_tract() {
     let model = tiny();
     let mut out = Output::zeros(IxDyn(&[0]));
     with_registry(&reg, || infer_into(&model, &tiny_input(H, W), &mut out)).unwrap();
-    assert_eq!(model.last_engine(), Some(Engine::Tract));
+    assert_eq!(model.last_backend(), Some(ModelBackend::Tract));
 }
 
 #[test]
@@ -160,7 +160,7 @@ mod onnxruntime {
     /// The backend's output of the tiny model, or `None` (printed) when
     /// the library cannot be loaded.
     fn run_or_skip(test: &str, model: &Model, out: &mut Output) -> Option<()> {
-        match model.run_on(Engine::OnnxRuntime, tiny_input(H, W).view(), out) {
+        match model.run_on(ModelBackend::OnnxRuntime, tiny_input(H, W).view(), out) {
             Ok(()) => Some(()),
             Err(e) if std::env::var_os("ORT_DYLIB_PATH").is_none() => {
                 println!("{test}: skipped: {e}");
@@ -178,9 +178,9 @@ mod onnxruntime {
         let Some(()) = run_or_skip(test, &model, &mut ort) else {
             return;
         };
-        assert_eq!(model.last_engine(), Some(Engine::OnnxRuntime));
+        assert_eq!(model.last_backend(), Some(ModelBackend::OnnxRuntime));
         model
-            .run_on(Engine::Tract, tiny_input(H, W).view(), &mut tr)
+            .run_on(ModelBackend::Tract, tiny_input(H, W).view(), &mut tr)
             .unwrap();
         // The same library, single-threaded from Python when the reference
         // was written: the same sums in the same order.
@@ -195,7 +195,11 @@ mod onnxruntime {
         assert!(max_abs_diff(&ort, &first) <= TOLERANCE);
         // A frame of another shape is refused before the library sees it.
         let err = model
-            .run_on(Engine::OnnxRuntime, tiny_input(H + 1, W).view(), &mut ort)
+            .run_on(
+                ModelBackend::OnnxRuntime,
+                tiny_input(H + 1, W).view(),
+                &mut ort,
+            )
             .unwrap_err();
         assert!(matches!(err.problem, Problem::InputShape { .. }), "{err}");
     }
@@ -227,7 +231,7 @@ mod onnxruntime {
         // kernel.
         with_registry(&reg, || infer_into(&model, &tiny_input(H, W), &mut out)).unwrap();
         assert!(max_abs_diff(&out, &tiny_expected()) <= TOLERANCE);
-        assert_eq!(Some(d.kernel), model.last_engine().map(Engine::name));
+        assert_eq!(Some(d.kernel), model.last_backend().map(ModelBackend::name));
         let report = reg.report();
         assert!(report.contains("onnxruntime"), "{report}");
         println!("{test}: picked {}\n{report}", d.kernel);

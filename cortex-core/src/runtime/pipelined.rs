@@ -165,7 +165,7 @@ where
     FR: Fn(&mut P, &In, Sink<'_, Out>) -> Result<(), PipelineError> + Sync,
     FS: Fn(&In) -> u64 + Send,
 {
-    AV::engine(Run {
+    AV::run_bounded(Pipelined {
         outputs: PhantomData,
         pipeline,
         frames,
@@ -183,25 +183,25 @@ where
 
 /// What a pipelined run's first-stage values vouch for: that the inputs
 /// (`In`) are `Send + Sync` and the pipeline (`P`) is `Send`. Implemented
-/// by [`Carried`] under exactly these bounds, so the engine's bounds are
+/// by [`Carried`] under exactly these bounds, so the run's bounds are
 /// asked of the values' type: when that type is the error type (an input's
 /// or state's check failed), they are not reported. Another implementation
-/// cannot run an engine without the bounds either: [`Engine::run`] asks for
+/// cannot run one without the bounds either: [`BoundedRun::run`] asks for
 /// them, and nothing else makes an `E::Out`.
 pub trait Checked<In, P> {
-    /// Runs `engine`, whose bounds hold.
-    fn engine<E: Engine<In, P>>(engine: E) -> E::Out;
+    /// Runs `run`, whose bounds hold.
+    fn run_bounded<E: BoundedRun<In, P>>(run: E) -> E::Out;
 }
 
 impl<In: Send + Sync, P: Send, V, C> Checked<In, P> for Carried<V, C> {
     #[inline]
-    fn engine<E: Engine<In, P>>(engine: E) -> E::Out {
-        engine.run()
+    fn run_bounded<E: BoundedRun<In, P>>(run: E) -> E::Out {
+        run.run()
     }
 }
 
 /// A run that needs its inputs `Send + Sync` and its pipeline `Send`.
-pub trait Engine<In, P> {
+pub trait BoundedRun<In, P> {
     /// What the run returns.
     type Out;
     /// Runs, given the bounds.
@@ -213,7 +213,7 @@ pub trait Engine<In, P> {
 
 /// The arguments of [`pipelined`], run by [`run`] once [`Checked`] has
 /// established its bounds.
-struct Run<'a, 'o, P, O, Out, I, F, FA, FB, NB, FR, FS> {
+struct Pipelined<'a, 'o, P, O, Out, I, F, FA, FB, NB, FR, FS> {
     /// The outputs' type, named by `on_result`'s argument only.
     outputs: PhantomData<fn() -> Out>,
     pipeline: &'a mut P,
@@ -229,8 +229,8 @@ struct Run<'a, 'o, P, O, Out, I, F, FA, FB, NB, FR, FS> {
     plan: &'a Plan,
 }
 
-impl<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS> Engine<In, P>
-    for Run<'_, '_, P, O, Out, I, F, FA, FB, NB, FR, FS>
+impl<P, O, T, In, Out, AV, AB, I, F, FA, FB, NB, FR, FS> BoundedRun<In, P>
+    for Pipelined<'_, '_, P, O, Out, I, F, FA, FB, NB, FR, FS>
 where
     P: Pipeline,
     O: Observer + Send,

@@ -128,9 +128,9 @@ pub fn saliency_dft_into(
     params.validate()?;
     check_frame("gray", gray.nrows(), gray.ncols())?;
     thread_local! {
-        static ENGINE: Slot<Engine> = const { Slot::new(None) };
+        static RESIDUAL: Slot<Residual> = const { Slot::new(None) };
     }
-    with_scratch(&ENGINE, |Engine(slot)| {
+    with_scratch(&RESIDUAL, |Residual(slot)| {
         let engine = match slot {
             Some(e) if e.params == *params => e,
             _ => slot.insert(SpectralResidual::new(params)?),
@@ -142,9 +142,9 @@ pub fn saliency_dft_into(
 /// The per-thread engine of [`saliency_dft_into`] (planned on first use and
 /// on a change of working size).
 #[derive(Default)]
-struct Engine(Option<SpectralResidual>);
+struct Residual(Option<SpectralResidual>);
 
-impl Scratch for Engine {
+impl Scratch for Residual {
     fn heap_bytes(&self) -> usize {
         self.0.as_ref().map_or(0, SpectralResidual::heap_bytes)
     }

@@ -152,7 +152,7 @@ impl std::fmt::Debug for DynPipeline {
 
 /// What a frame runs: a declared mode, or a plan chosen at run time.
 #[derive(Clone, Copy)]
-pub(super) enum Sel<'a> {
+pub(super) enum Resolved<'a> {
     Mode(usize),
     Plan(&'a Plan),
 }
@@ -336,7 +336,7 @@ impl DynPipeline {
         &mut self,
         sh: &Shared,
         frame: &Frame,
-        sel: Sel<'_>,
+        sel: Resolved<'_>,
         weights: &Weights,
         inputs: &[Value],
         parallel: bool,
@@ -375,7 +375,7 @@ impl DynPipeline {
         &mut self,
         sh: &Shared,
         frame: &Frame,
-        sel: Sel<'_>,
+        sel: Resolved<'_>,
         weights: &Weights,
         inputs: &[Value],
         waves: Waves,
@@ -384,8 +384,8 @@ impl DynPipeline {
     ) -> Result<DynOutputs, PipelineError> {
         let now = self.frame;
         let rated = match sel {
-            Sel::Mode(m) => sh.program.modes[m].rates.as_ref(),
-            Sel::Plan(_) => None,
+            Resolved::Mode(m) => sh.program.modes[m].rates.as_ref(),
+            Resolved::Plan(_) => None,
         };
         let due: SmallVec<[bool; 6]> = rated.map_or_else(SmallVec::new, |r| {
             r.rates
@@ -394,11 +394,11 @@ impl DynPipeline {
                 .collect()
         });
         let plan: &Plan = match sel {
-            Sel::Mode(m) => &sh.program.modes[m].plan,
-            Sel::Plan(p) => p,
+            Resolved::Mode(m) => &sh.program.modes[m].plan,
+            Resolved::Plan(p) => p,
         };
         // A plan chosen at run time runs the full graph's groups.
-        let run_time = matches!(sel, Sel::Plan(_));
+        let run_time = matches!(sel, Resolved::Plan(_));
         let mut phase = plan;
         let mut mask = 0u64;
         let mut outputs: Vec<Option<Value>> = vec![None; sh.ir.outputs.len()];
@@ -441,7 +441,7 @@ impl DynPipeline {
                     }
                 }
                 Step::DecidePhase => {
-                    let (Some(r), Sel::Mode(m)) = (rated, sel) else {
+                    let (Some(r), Resolved::Mode(m)) = (rated, sel) else {
                         continue;
                     };
                     for (i, rate) in r.rates.iter().enumerate() {

@@ -15,10 +15,10 @@ use crate::runtime::pipeline::ParallelPipeline;
 use crate::runtime::run::{Run, Select};
 
 use super::fused::{GroupStep, Groups, Values};
-use crate::runtime::pipelined::{pipelined, Checked, Engine, StreamFrame};
+use crate::runtime::pipelined::{pipelined, BoundedRun, Checked, StreamFrame};
 use crate::runtime::stream::{StreamError, StreamOptions, StreamReport};
 
-use super::engine::{check_inputs, invoke, Sel, Shared, Waves};
+use super::engine::{check_inputs, invoke, Resolved, Shared, Waves};
 use super::ops::Value;
 use super::outputs::DynOutputs;
 use super::DynPipeline;
@@ -41,8 +41,8 @@ struct FirstValues {
 struct FirstDone;
 
 impl Checked<Inputs, DynPipeline> for FirstDone {
-    fn engine<E: Engine<Inputs, DynPipeline>>(engine: E) -> E::Out {
-        engine.run()
+    fn run_bounded<E: BoundedRun<Inputs, DynPipeline>>(run: E) -> E::Out {
+        run.run()
     }
 }
 
@@ -238,7 +238,7 @@ impl ParallelPipeline for DynPipeline {
                 let outputs = this.steps(
                     sh,
                     &p.second,
-                    Sel::Mode(mode),
+                    Resolved::Mode(mode),
                     weights,
                     inputs,
                     Waves::SecondStage,
@@ -256,8 +256,15 @@ impl ParallelPipeline for DynPipeline {
             |this: &mut DynPipeline, inputs: &Inputs, sink: Sink<'_, DynOutputs>| {
                 let (_, _, frame) = valid.ok_or_else(unknown)?;
                 let weights = &sh.mode_weights[mode];
-                let outputs =
-                    this.run_frame(sh, frame, Sel::Mode(mode), weights, inputs, false, read)?;
+                let outputs = this.run_frame(
+                    sh,
+                    frame,
+                    Resolved::Mode(mode),
+                    weights,
+                    inputs,
+                    false,
+                    read,
+                )?;
                 store(sink, outputs, read);
                 Ok(())
             },

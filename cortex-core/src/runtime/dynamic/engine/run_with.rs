@@ -19,7 +19,7 @@ use crate::runtime::run::{Engine, Run, Select};
 
 use super::super::ops::Value;
 use super::super::outputs::DynOutputs;
-use super::{DynPipeline, Sel, Waves};
+use super::{DynPipeline, Resolved, Waves};
 
 /// A run-time pipeline's mode is a `usize`, the index of the mode in its
 /// graph's modes (what [`Pipeline::mode_named`] returns for a name): the
@@ -178,7 +178,7 @@ impl DynPipeline {
             _ => &rt.sequential,
         };
         let cut: Arc<Plan>;
-        let (frame, sel, weights): (&Frame, Sel<'_>, &Weights) = match run.select {
+        let (frame, sel, weights): (&Frame, Resolved<'_>, &Weights) = match run.select {
             Select::Mode(m) => {
                 let Some(mode) = sh.program.modes.get(m) else {
                     return Err(PipelineError::Internal("no such mode"));
@@ -189,20 +189,20 @@ impl DynPipeline {
                         Some(p) if parallel => p,
                         _ => &mode.sequential,
                     };
-                    (frame, Sel::Mode(m), w)
+                    (frame, Resolved::Mode(m), w)
                 } else {
                     cut = self.weights_plan(w, read)?;
-                    (run_time, Sel::Plan(&cut), w)
+                    (run_time, Resolved::Plan(&cut), w)
                 }
             }
             Select::Weights(w) => {
                 cut = self.weights_plan(w, read)?;
-                (run_time, Sel::Plan(&cut), w)
+                (run_time, Resolved::Plan(&cut), w)
             }
             Select::Plan(plan, w) => {
                 w.zero_pattern(&sh.ir.weight_keys)?;
                 plan.validate_for(&sh.ir, read)?;
-                (run_time, Sel::Plan(plan), w)
+                (run_time, Resolved::Plan(plan), w)
             }
         };
         let waves = Waves::of(parallel);
@@ -212,8 +212,8 @@ impl DynPipeline {
             return self.steps(sh, frame, sel, weights, inputs, waves, read, obs);
         };
         let plan = match sel {
-            Sel::Mode(m) => &sh.program.modes[m].plan,
-            Sel::Plan(p) => p,
+            Resolved::Mode(m) => &sh.program.modes[m].plan,
+            Resolved::Plan(p) => p,
         };
         observer.frame_begin(sh.static_ir(), plan);
         let r = self
