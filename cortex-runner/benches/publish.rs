@@ -43,7 +43,7 @@ fn main() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // An L2 `--json` line of a 4-stream run (its size is what matters).
-    let line = r#"{"stream":2,"frame":41,"timestamp":1.3666666666666667,"width":384,"height":288,"reset":false,"mode":"BALANCED","outputs":{"sharpness":1165.5029296875,"baseline":1193.466552734375,"blurry":false,"below_100":false,"ssim":0.9470276832580566,"cut":false,"roi":[96,112,112,80],"score":0.8121,"jpeg_bytes":4183},"node_ms":null}"#;
+    let line = r#"{"stream":2,"frame":41,"timestamp":1.3666666666666667,"width":384,"height":288,"reset":false,"mode":"BALANCED","outputs":{"blur":{"sharpness":1165.5029296875,"baseline":1193.466552734375,"blurry":false,"below_100":false},"scene":{"ssim":0.9470276832580566,"cut":false},"fused":{"size":[384,288]},"roi":{"roi":[96,112,112,80],"score":0.8121,"jpeg_bytes":4183},"regions":{"regions":[[96,112,112,80]],"peak":0.8121},"qp_map":{"blocks":[24,18]}},"node_ms":null}"#;
     let (mut call_ns, mut rate) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         let target = Target::parse(&format!("mqtt://127.0.0.1:{port}/bench")).unwrap();

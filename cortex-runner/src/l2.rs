@@ -18,13 +18,14 @@ use crate::{App, DumpError, DumpSink, Reader, Record};
 
 pub use crate::l2_view::NAME;
 
-/// The outputs [`record`] reads: a `run` without `--dump` or `--encode`
-/// computes only these (not `regions` nor `qp_map`).
-pub const RECORD_READS: &[&str] = &["blur", "scene", "roi"];
+/// The outputs [`record`] reads: every one, as a graph file of L2 shows
+/// every output it declares.
+pub const RECORD_READS: &[&str] = &["blur", "scene", "fused", "roi", "regions", "qp_map"];
 
-/// The columns of the results table and the `outputs` of a JSON line.
+/// The `outputs` of a JSON line (each output under its name, through its
+/// type's view) and the columns of the results table.
 pub fn record(out: &L2Outputs) -> Record {
-    fields(&out.blur, &out.scene, &out.roi)
+    fields(out)
 }
 
 /// `run --dump DIR`: the fused score map as a heat map, and the frame with

@@ -1,9 +1,9 @@
-//! What L2's outputs look like to a person, shared by every graph of L2
-//! (the compiled one and the one with the DNN text map): the program's
-//! name, the columns of a frame's results and its pictures.
+//! What the compiled L2's outputs look like to a person: the program's
+//! name, a frame's `outputs` (each output under its name, through its
+//! type's view, as graph files show theirs) and its pictures.
 
-use cortex_vision::l2::BlurVerdict;
-use cortex_vision::ops::{EncodedRoi, SceneChange, ScoreMap};
+use cortex_vision::l2::L2Outputs;
+use cortex_vision::ops::{EncodedRoi, ScoreMap};
 use cortex_vision::views;
 
 use crate::sources::Frame;
@@ -12,28 +12,21 @@ use crate::{draw_box, DumpError, DumpSink, Record};
 /// The program's name: the command's, and the prefix of its error lines.
 pub const NAME: &str = "cortex-l2";
 
-/// The columns of L2's outputs, shared by every graph of L2 (the DNN text
-/// map's too): the fields of the blur verdict's, the scene change's and the
-/// region's views ([`cortex_vision::views`]), which graph files' JSON lines
-/// and the GStreamer element's messages show too.
-pub(crate) fn fields(blur: &BlurVerdict, scene: &SceneChange, roi: &EncodedRoi) -> Record {
-    let mut record = Record::new();
-    let shown = [
-        views::blur_verdict(blur),
-        views::scene_change(scene),
-        views::encoded_roi(roi),
-    ];
-    for view in shown {
-        if let serde_json::Value::Object(m) = view {
-            for (name, value) in m {
-                record.push(name, value);
-            }
-        }
-    }
-    record
+/// L2's outputs as a frame's `outputs`: each output under its declared
+/// name, through its type's view ([`cortex_vision::views`]) — the object a
+/// graph file of L2 (`run --graph`) shows for the same frame, since its
+/// outputs go through the op library's views, which are these.
+pub(crate) fn fields(out: &L2Outputs) -> Record {
+    Record::new()
+        .field("blur", views::blur_verdict(&out.blur))
+        .field("scene", views::scene_change(&out.scene))
+        .field("fused", views::score_map(&out.fused))
+        .field("roi", views::encoded_roi(&out.roi))
+        .field("regions", views::roi_regions(&out.regions))
+        .field("qp_map", views::qp_map(&out.qp_map))
 }
 
-/// The pictures of L2's outputs, shared by every graph of L2.
+/// The pictures of L2's outputs.
 pub(crate) fn dump_maps(
     sink: &DumpSink<'_>,
     frame: &Frame,

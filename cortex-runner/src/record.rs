@@ -36,6 +36,20 @@ impl Record {
         self.fields.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// The table's columns: a field whose value is an object (an output
+    /// shown through its type's view) gives one column per field of the
+    /// view, named by it; any other field is one column.
+    pub(crate) fn columns(&self) -> Vec<(&str, &Value)> {
+        let mut cols = Vec::new();
+        for (k, v) in &self.fields {
+            match v {
+                Value::Object(m) => cols.extend(m.iter().map(|(k, v)| (k.as_str(), v))),
+                _ => cols.push((k.as_str(), v)),
+            }
+        }
+        cols
+    }
+
     /// The value of field `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v)
@@ -138,5 +152,24 @@ mod tests {
         let r = Record::new().field("a", 1).field("b", "x");
         assert_eq!(r.to_json().to_string(), r#"{"a":1,"b":"x"}"#);
         assert_eq!(r.get("b"), Some(&Value::from("x")));
+        let nested = Record::new()
+            .field(
+                "blur",
+                serde_json::json!({"sharpness": 2.5, "blurry": false}),
+            )
+            .field("t", 1);
+        let cols: Vec<(&str, String)> = nested
+            .columns()
+            .into_iter()
+            .map(|(k, v)| (k, cell(v)))
+            .collect();
+        assert_eq!(
+            cols,
+            [
+                ("sharpness", "2.500".to_string()),
+                ("blurry", "no".into()),
+                ("t", "1".into())
+            ]
+        );
     }
 }

@@ -164,8 +164,9 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
                         frame.index, size.0, size.1
                     ));
                 }
+                let columns = rec.columns();
                 let mut names = vec!["frame", "time"];
-                names.extend(rec.fields().map(|(k, _)| k));
+                names.extend(columns.iter().map(|(k, _)| *k));
                 let mut cells = Vec::new();
                 if let Some(stream) = shown.stream {
                     names.insert(0, "stream");
@@ -177,7 +178,7 @@ impl<P: Pipeline> FrameOut<'_, '_, P> {
                         .timestamp
                         .map_or_else(|| "-".into(), |t| format!("{t:.3}")),
                 ]);
-                cells.extend(rec.fields().map(|(_, v)| record::cell(v)));
+                cells.extend(columns.iter().map(|(_, v)| record::cell(v)));
                 if !*started {
                     lines.push_str(&table.header(&cells, &names));
                     lines.push('\n');

@@ -542,7 +542,7 @@ fn a_pipelined_run_runs_its_first_stages_groups() {
 fn a_run_reading_some_outputs_fuses_the_groups_its_plan_runs_whole() {
     use cortex::run::{Engine, OutputSet};
     let ir = L2::ir();
-    let json = OutputSet::named(ir, cortex::runner::l2::RECORD_READS).unwrap();
+    let json = OutputSet::named(ir, &["blur", "scene", "roi"]).unwrap();
     let frames: Vec<RgbFrame> = frames().into_iter().take(30).map(|(_, f)| f).collect();
     for (mode, whole) in [(L2Mode::Balanced, true), (L2Mode::TextFocus, false)] {
         for engine in [Engine::Sequential, Engine::Parallel] {

@@ -25,8 +25,9 @@ fn frames(n: u64) -> Vec<cortex::ops::RgbFrame> {
     (0..n).map(|f| c.frame(f)).collect()
 }
 
-fn field<'a>(line: &'a Value, name: &str) -> &'a Value {
-    &line["outputs"][name]
+/// Field `name` of output `output`'s view in a JSON line.
+fn field<'a>(line: &'a Value, output: &str, name: &str) -> &'a Value {
+    &line["outputs"][output][name]
 }
 
 /// The checks a user makes on the clip's results.
@@ -39,13 +40,13 @@ fn assert_clip_results(lines: &[Value]) {
         assert_eq!(line["frame"], f);
         // The cut is flagged exactly once, at the cut.
         assert_eq!(
-            field(line, "cut"),
+            field(line, "scene", "cut"),
             &Value::Bool(f == layout.cut),
             "frame {f}: {line}"
         );
         // The blurred stretch is blurry, no sharp frame is.
         assert_eq!(
-            field(line, "blurry"),
+            field(line, "blur", "blurry"),
             &Value::Bool(layout.is_blurred(f)),
             "frame {f}: {line}"
         );
@@ -55,7 +56,7 @@ fn assert_clip_results(lines: &[Value]) {
         if f == layout.cut {
             continue;
         }
-        let roi: Vec<f32> = field(line, "roi")
+        let roi: Vec<f32> = field(line, "roi", "roi")
             .as_array()
             .unwrap()
             .iter()
@@ -263,7 +264,7 @@ fn trace_has_one_slice_per_node_and_frame() {
     out.ok();
     let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     // The first frame computes every output; later ones what the printed
-    // results read.
+    // results read (every output too).
     let plan = L2Mode::TextFocus.plan();
     let read = l2_record_plan(plan);
     let events = assert_one_slice_per_node_and_frame(&trace, L2Graph::ir(), &[plan, &read], 5);
@@ -311,7 +312,7 @@ fn dump_writes_heat_map_and_boxed_frame() {
         vec![],
     )
     .json_lines();
-    let roi = field(&lines[0], "roi")
+    let roi = field(&lines[0], "roi", "roi")
         .as_array()
         .unwrap()
         .iter()
@@ -342,8 +343,8 @@ fn resolution_change_resets_the_state_and_says_so() {
         .collect();
     assert_eq!(resets, [false, false, true]);
     // After the reset the frame is a first frame again: no SSIM, no cut.
-    assert_eq!(field(&lines[2], "ssim"), &Value::Null);
-    assert_eq!(field(&lines[2], "cut"), &Value::Bool(false));
+    assert_eq!(field(&lines[2], "scene", "ssim"), &Value::Null);
+    assert_eq!(field(&lines[2], "scene", "cut"), &Value::Bool(false));
     assert_eq!(lines[2]["width"], 80);
     let table = run(l2::app(), &["run", "-i", input], vec![]);
     assert!(
@@ -638,9 +639,13 @@ fn the_clip_plays_as_many_frames_as_asked() {
         assert!((line["timestamp"].as_f64().unwrap() - f as f64 / 30.0).abs() < 1e-9);
         // Past its scripted events the clip goes on: no second cut, no
         // blur.
-        assert_eq!(field(line, "cut"), &Value::Bool(f == layout.cut), "{f}");
         assert_eq!(
-            field(line, "blurry"),
+            field(line, "scene", "cut"),
+            &Value::Bool(f == layout.cut),
+            "{f}"
+        );
+        assert_eq!(
+            field(line, "blur", "blurry"),
             &Value::Bool(layout.is_blurred(f)),
             "{f}"
         );
@@ -725,7 +730,7 @@ fn opencv_reads_a_video_file() {
     // The object moves from frame to frame: the ROI follows it.
     let c = clip();
     for (f, line) in lines.iter().enumerate() {
-        let roi: Vec<f32> = field(line, "roi")
+        let roi: Vec<f32> = field(line, "roi", "roi")
             .as_array()
             .unwrap()
             .iter()
