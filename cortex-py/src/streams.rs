@@ -5,21 +5,19 @@
 //! one frame in flight per stream), a stream's frames run in order, and a
 //! failing frame fails alone; its statistics are returned on request.
 //!
-//! The pool owns the pipelines it runs, so each stream's `DynPipeline` is
-//! lent to it ([`Lease`]) for the call and comes back to its Python object
-//! when the pool lets go of it: the state a stream reached stays the
-//! pipeline's, as after `Pipeline.run`.
+//! The pool owns the pipelines it runs, so each stream's `DynPipeline`
+//! (and its profiler, the stream's observer) goes into the pool for the
+//! call and the pool hands both back when the stream ends: the state a
+//! stream reached stays the pipeline's, as after `Pipeline.run`, and its
+//! frames are profiled as `Pipeline.run`'s are.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
-use cortex_core::hold::Hold;
 use cortex_core::profile::Profiler;
-use cortex_core::run::{Run, Select};
-use cortex_core::streams::{Delivery, StreamEnd, StreamPool, StreamStats};
-use cortex_core::{GraphIr, Observer, Pipeline, PipelineError, Plan, Weights};
+use cortex_core::streams::{Delivery, PoolId, StreamEnd, StreamPool, StreamStats};
+use cortex_core::Pipeline;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
@@ -27,153 +25,12 @@ use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use crate::errors::{interruption, pipeline_error};
 use crate::graph::PyPipeline;
 
-/// The identity of the next `run_streams` call (0 is none).
-static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// The `run_streams` call whose frame this thread is running, 0 for
-    /// none.
-    static CALL: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Whether this thread is running a frame of `run_streams` call `call`:
-/// a pipeline lent to that call is locked until the call ends, so a
-/// Python node of one of its frames that waited for it would wait forever.
-pub(crate) fn in_call(call: u64) -> bool {
-    CALL.with(|c| c.get() == call)
-}
-
-/// Marks this thread as running a frame of a call until dropped.
-struct InCall(u64);
-
-impl InCall {
-    fn enter(call: u64) -> InCall {
-        InCall(CALL.with(|c| c.replace(call)))
-    }
-}
-
-impl Drop for InCall {
-    fn drop(&mut self) {
-        CALL.with(|c| c.set(self.0));
-    }
-}
-
-/// A stream's pipeline, lent to the pool: it behaves as the pipeline it
-/// holds and, when the pool drops it, sends it home (stream `k`).
-struct Lease {
-    pipeline: DynPipeline,
-    /// The pipeline's profiler, lent with it: the pool's frames of a
-    /// declared mode are profiled as `Pipeline.run`'s are.
-    profiler: Option<Profiler<'static>>,
-    /// The `run_streams` call it is lent to.
-    call: u64,
-    k: usize,
-    home: mpsc::Sender<Returned>,
-}
-
-/// A lease sent home: its stream, its pipeline and its profiler.
-type Returned = (usize, DynPipeline, Option<Profiler<'static>>);
-
-impl Lease {
-    /// `run` observed by the profiler, if there is one and `run` is a
-    /// declared mode's frame nobody else observes.
-    fn profiled<O: Observer>(&mut self, run: &mut Run<'_, usize, O>) -> Option<usize> {
-        let unobserved = run.observer().is_none();
-        match (&run.select, &self.profiler) {
-            (Select::Mode(m), Some(_)) if unobserved => Some(*m),
-            _ => None,
-        }
-    }
-}
-
-impl Drop for Lease {
-    fn drop(&mut self) {
-        let fresh = self.pipeline.fresh();
-        let pipeline = std::mem::replace(&mut self.pipeline, fresh);
-        // The receiver waits for every lease; a closed channel means the
-        // call already failed and nothing is waiting for the state.
-        let _ = self.home.send((self.k, pipeline, self.profiler.take()));
-    }
-}
-
-impl Pipeline for Lease {
-    type Mode = usize;
-    type Inputs<'a> = &'a [Value];
-    type Outputs = DynOutputs;
-    type State = Vec<Value>;
-
-    fn graph(&self) -> &'static GraphIr {
-        self.pipeline.graph()
-    }
-    fn mode(&self, index: usize) -> Option<usize> {
-        self.pipeline.mode(index)
-    }
-    fn mode_index(&self, mode: usize) -> usize {
-        self.pipeline.mode_index(mode)
-    }
-    fn mode_weights(&self, mode: usize) -> Option<&Weights> {
-        self.pipeline.mode_weights(mode)
-    }
-    fn mode_plan(&self, mode: usize) -> Option<&Plan> {
-        self.pipeline.mode_plan(mode)
-    }
-    fn mode_named(&self, name: &str) -> Option<usize> {
-        self.pipeline.mode_named(name)
-    }
-    fn state(&self) -> &Vec<Value> {
-        self.pipeline.state()
-    }
-    fn reset(&mut self) {
-        self.pipeline.reset();
-    }
-    fn run_with<O: Observer + Send>(
-        &mut self,
-        run: &mut Run<'_, usize, O>,
-        inputs: &[Value],
-        outputs: &mut DynOutputs,
-    ) -> Result<(), PipelineError> {
-        let _in = InCall::enter(self.call);
-        match (self.profiled(run), self.profiler.as_mut()) {
-            (Some(m), Some(p)) => {
-                let own = Run::mode(m).engine(run.engine).outputs(run.outputs);
-                self.pipeline
-                    .run_with(&mut own.observed(p), inputs, outputs)
-            }
-            _ => self.pipeline.run_with(run, inputs, outputs),
-        }
-    }
-    fn run_with_fresh<O: Observer + Send>(
-        &mut self,
-        run: &mut Run<'_, usize, O>,
-        inputs: &[Value],
-    ) -> Result<DynOutputs, PipelineError> {
-        let _in = InCall::enter(self.call);
-        match (self.profiled(run), self.profiler.as_mut()) {
-            (Some(m), Some(p)) => {
-                let own = Run::mode(m).engine(run.engine).outputs(run.outputs);
-                self.pipeline.run_with_fresh(&mut own.observed(p), inputs)
-            }
-            _ => self.pipeline.run_with_fresh(run, inputs),
-        }
-    }
-    fn pattern_plan(&mut self, pattern: u64) -> Arc<Plan> {
-        self.pipeline.pattern_plan(pattern)
-    }
-    fn buffer_bytes(&self) -> Vec<(&'static str, u32, usize)> {
-        self.pipeline.buffer_bytes()
-    }
-    fn frame_index(&self) -> u64 {
-        self.pipeline.frame_index()
-    }
-    fn set_rates(&mut self, on: bool) {
-        self.pipeline.set_rates(on);
-    }
-    fn holds(&self) -> &[Hold] {
-        self.pipeline.holds()
-    }
-    fn set_fusion(&mut self, on: bool) {
-        self.pipeline.set_fusion(on);
-    }
+/// Whether this thread is a worker of the pool `pool` (a [`PoolId`]'s
+/// number) — running a frame, a source or a callback of the `run_streams`
+/// call that made it: a pipeline lent to that call is locked until the
+/// call ends, so Python code there that waited for it would wait forever.
+pub(crate) fn in_call(pool: u64) -> bool {
+    PoolId::current().is_some_and(|p| p.get() == pool)
 }
 
 /// What a stream's source and callback share with the caller: the results
@@ -264,78 +121,65 @@ pub fn run_streams<'py>(
         taken[k] = Some(parsed[k].0.get().lock(py)?);
     }
     let mut guards: Vec<_> = taken.into_iter().flatten().collect();
-    let pool = StreamPool::<Lease, Vec<Value>>::new(threads, |f| f.as_slice())
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the pool: {e}")))?;
-    let call = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
-    let (home, back) = mpsc::channel();
+    let pool =
+        StreamPool::<DynPipeline, Vec<Value>, Profiler<'static>>::new(threads, |f| f.as_slice())
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the pool: {e}")))?;
+    let lent_to = pool.id().get();
     let mut outcomes = Vec::with_capacity(parsed.len());
+    let mut ids = Vec::with_capacity(parsed.len());
     for (k, ((pipe, frames, _), guard)) in parsed.iter().zip(&mut guards).enumerate() {
-        let fresh = guard.pipeline.fresh();
-        let pipeline = std::mem::replace(&mut guard.pipeline, fresh);
+        // The guard keeps a pipeline of the same graph in its place until
+        // the pool hands this one back; nothing runs it, the lock being
+        // held all along.
+        let stand_in = guard.pipeline.fresh();
+        let pipeline = std::mem::replace(&mut guard.pipeline, stand_in);
         let first = pipeline.frame_index();
-        let lease = Lease {
-            pipeline,
-            profiler: guard.profiler.take(),
-            call,
-            k,
-            home: home.clone(),
-        };
         let outcome = Arc::new(Outcome::default());
         let source = source(pipe.clone().unbind(), frames.clone_ref(py), &outcome);
         let on_result = deliver(pipe.clone().unbind(), first, &outcome);
-        pipe.get().lent_to.store(call, Ordering::Release);
-        pool.add_source(lease, modes[k], source, on_result);
+        pipe.get().lent_to.store(lent_to, Ordering::Release);
+        let id = match guard.profiler.take() {
+            Some(profiler) => {
+                pool.add_source_observed(pipeline, modes[k], profiler, source, on_result)
+            }
+            None => pool.add_source(pipeline, modes[k], source, on_result),
+        };
+        ids.push(id);
         outcomes.push(outcome);
     }
-    drop(home);
-    let (all, leases) = py.detach(move || {
-        let all = pool.wait_all();
-        drop(pool);
-        // Every lease comes back once the pool has let go of its stream.
-        let leases: Vec<Returned> = back.iter().collect();
-        (all, leases)
-    });
-    for (k, pipeline, profiler) in leases {
-        guards[k].pipeline = pipeline;
-        guards[k].profiler = profiler;
-    }
+    let ended = py.detach(move || pool.finish_all());
     for (pipe, ..) in &parsed {
         pipe.get().lent_to.store(0, Ordering::Release);
+    }
+    // Called on no worker of this pool, which is the call's own.
+    let ended = ended.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let mut all = Vec::with_capacity(ended.len());
+    for stream in ended {
+        if let Some(k) = ids.iter().position(|&id| id == stream.stats.stream) {
+            guards[k].pipeline = stream.pipeline;
+            guards[k].profiler = stream.observer;
+        }
+        all.push(stream.stats);
     }
     drop(guards);
     let out = PyList::empty(py);
     for outcome in outcomes {
-        let outcome = Arc::try_unwrap(outcome).unwrap_or_else(|shared| {
-            // Still held by a source the pool has not dropped: take what
-            // it gathered.
-            Outcome {
-                results: Mutex::new(std::mem::take(
-                    &mut shared
-                        .results
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner),
-                )),
-                error: Mutex::new(
-                    shared
-                        .error
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .take(),
-                ),
-                stop: AtomicBool::new(true),
-            }
-        });
-        if let Some(e) = outcome
+        // The pool has dropped every stream's source and callback: what
+        // they gathered is all there.
+        let error = outcome
             .error
-            .into_inner()
+            .lock()
             .unwrap_or_else(PoisonError::into_inner)
-        {
+            .take();
+        if let Some(e) = error {
             return Err(e);
         }
-        let results = outcome
-            .results
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
+        let results = std::mem::take(
+            &mut *outcome
+                .results
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         out.append(PyList::new(py, results)?)?;
     }
     if !stats {

@@ -2,7 +2,9 @@
 //! single-stream run over the frames it processed, the counts add up, a
 //! failing, panicking or ending stream leaves the others running, the
 //! round-robin order holds on a one-thread pool, and streams come and go
-//! while others run; pipelines built at run time share a pool the same way. Interleavings that matter are forced by gates, never
+//! while others run; pipelines built at run time share a pool the same way;
+//! the pipelines and per-stream observers handed back when streams end hold
+//! what their streams did. Interleavings that matter are forced by gates, never
 //! by sleeps.
 #![cfg(feature = "runner")]
 
@@ -819,5 +821,168 @@ fn run_time_l2_streams_on_one_pool_equal_their_own_sequential_runs() {
             let want = dyn_key(&seq.run(*mode, &input).unwrap());
             assert_eq!(result.as_ref().unwrap(), &want, "{id}, frame {k}");
         }
+    }
+}
+
+/// Inputs of an `Acc` stream `k`: different per stream, with frames that
+/// fail (ending in 7) among them, after which the state stays the last
+/// good one.
+fn acc_inputs(k: i64, n: usize) -> Vec<i64> {
+    (0..n as i64).map(|i| 100 + k * 31 + i * 7).collect()
+}
+
+#[test]
+fn pipelines_handed_back_hold_the_state_their_streams_reached() {
+    // Three pull streams and one live stream of different lengths on two
+    // workers; then one more frame on each handed-back pipeline must give
+    // what a sequential run of all the frames gives at its last frame.
+    let pool = StreamPool::<Acc, i64>::new(2, |x| (x,)).unwrap();
+    let lengths = [9, 14, 6];
+    let mut streams = Vec::new();
+    for (k, &n) in lengths.iter().enumerate() {
+        let xs = acc_inputs(k as i64, n + 1);
+        assert!(xs[..n].iter().any(|x| x % 10 == 7), "a failing frame");
+        let (got, on_result) = collector(|o: &AccOutputs| o.acc);
+        let source = xs[..n].to_vec().into_iter().map(Ok::<_, String>);
+        let id = pool.add_source(Acc::new(), AccMode::Full, source, on_result);
+        streams.push((id, xs, got));
+    }
+    let live_xs = acc_inputs(7, 12);
+    let (live_got, on_result) = collector(|o: &AccOutputs| o.acc);
+    let block = LiveOptions {
+        queue: 2,
+        overflow: Overflow::Block,
+    };
+    let input = pool
+        .add_live(Acc::new(), AccMode::Full, block, on_result)
+        .unwrap();
+    let live_id = input.stream();
+    for &x in &live_xs[..11] {
+        input.push(x).unwrap();
+    }
+    drop(input);
+    streams.push((live_id, live_xs, live_got));
+
+    let ended = pool.finish_all().unwrap();
+    assert_eq!(ended.len(), streams.len());
+    for (mut back, (id, xs, got)) in ended.into_iter().zip(streams) {
+        assert_eq!(back.stats.stream, id, "in the order added");
+        assert_eq!(back.stats.end, Some(StreamEnd::Finished));
+        assert!(back.observer.is_none(), "added without one");
+        let n = xs.len() - 1;
+        let want = acc_sequential(&xs);
+        assert_eq!(results(&got), want[..n], "{id}");
+        let next = back.pipeline.run(AccMode::Full, &xs[n]);
+        assert_eq!(
+            next.map(|o| o.acc).map_err(|e| e.to_string()),
+            want[n],
+            "{id}: frame {n} after the pool"
+        );
+        assert_eq!(back.stats.processed + back.stats.failed, n as u64);
+        // Handed back once: the pool no longer knows it.
+        assert!(matches!(pool.finish(id), Err(StreamsError::UnknownStream(i)) if i == id));
+        assert_eq!(pool.stats(id).unwrap_err(), StreamsError::UnknownStream(id));
+    }
+    // The pool takes new streams afterwards, and hands one back alone.
+    let xs = acc_inputs(3, 4);
+    let (_, on_result) = collector(|o: &AccOutputs| o.acc);
+    let source = xs.clone().into_iter().map(Ok::<_, String>);
+    let id = pool.add_source(Acc::new(), AccMode::Full, source, on_result);
+    let back = pool.finish(id).unwrap();
+    // 207 fails: the frame count is that of the good frames.
+    assert_eq!((back.stats.processed, back.stats.failed), (3, 1));
+    assert_eq!(back.pipeline.frame_index(), 3);
+}
+
+#[test]
+fn an_l2_pipeline_handed_back_goes_on_as_a_sequential_run() {
+    use cortex::Pipeline;
+    let frames = clip(128, 96, 3, 13);
+    let n = frames.len() - 1;
+    let pool = StreamPool::<L2, RgbFrame>::new(2, |f| (f,)).unwrap();
+    let other = clip(128, 96, 50, 8).into_iter().map(Ok::<_, String>);
+    let (_, on_other) = collector(L2Outputs::clone);
+    pool.add_source(L2::new(), L2Mode::Balanced, other, on_other);
+    let source = frames[..n].to_vec().into_iter().map(Ok::<_, String>);
+    let (_, on_result) = collector(L2Outputs::clone);
+    let id = pool.add_source(L2::new(), L2Mode::Balanced, source, on_result);
+    let mut back = pool.finish(id).unwrap();
+    assert_eq!(back.stats.processed, n as u64);
+    let after = Pipeline::run(&mut back.pipeline, L2Mode::Balanced, (&frames[n],)).unwrap();
+    let mut seq = L2::new();
+    let mut want = seq.run(L2Mode::Balanced, &frames[0]).unwrap();
+    for f in &frames[1..] {
+        seq.run_into(L2Mode::Balanced, f, &mut want).unwrap();
+    }
+    assert_eq!(after, want);
+    assert_eq!(back.pipeline.frame_index(), seq.frame_index());
+}
+
+#[test]
+fn each_streams_observer_sees_its_own_frames_alone() {
+    use cortex::run::profile::Profiler;
+    // A profiler per stream on one worker, so the streams' frames
+    // interleave on the same thread: each profiler must still count only
+    // its own stream's frames, and the failed ones as failed.
+    let pool = StreamPool::<Acc, i64, Profiler<'static>>::new(1, |x| (x,)).unwrap();
+    let mut streams = Vec::new();
+    for (k, n) in [(0, 9), (1, 16), (2, 7)] {
+        let xs = acc_inputs(k, n);
+        let (got, on_result) = collector(|o: &AccOutputs| o.acc);
+        let source = xs.clone().into_iter().map(Ok::<_, String>);
+        let id = if k == 2 {
+            pool.add_source(Acc::new(), AccMode::Full, source, on_result)
+        } else {
+            let profiler = Profiler::new(Acc::ir());
+            pool.add_source_observed(Acc::new(), AccMode::Full, profiler, source, on_result)
+        };
+        streams.push((id, xs, got));
+    }
+    let xs = acc_inputs(5, 10);
+    let (live_got, on_result) = collector(|o: &AccOutputs| o.acc);
+    let block = LiveOptions {
+        queue: 1,
+        overflow: Overflow::Block,
+    };
+    let input = pool
+        .add_live_observed(
+            Acc::new(),
+            AccMode::Full,
+            Profiler::new(Acc::ir()),
+            block,
+            on_result,
+        )
+        .unwrap();
+    streams.push((input.stream(), xs.clone(), live_got));
+    for &x in &xs {
+        input.push(x).unwrap();
+    }
+    input.close();
+    let ended = pool.finish_all().unwrap();
+    let acc_node = Acc::ir()
+        .nodes
+        .iter()
+        .position(|n| n.name == "acc")
+        .expect("a node acc") as u32;
+    for (back, (id, xs, got)) in ended.into_iter().zip(streams) {
+        let want = acc_sequential(&xs);
+        assert_eq!(results(&got), want, "{id}");
+        let failed = want.iter().filter(|r| r.is_err()).count() as u64;
+        assert!(failed > 0, "{id}: a failing frame");
+        assert_eq!(
+            (back.stats.processed, back.stats.failed),
+            (xs.len() as u64 - failed, failed)
+        );
+        let Some(profiler) = back.observer else {
+            assert_eq!(id, StreamId(2), "only stream 2 was added unobserved");
+            continue;
+        };
+        let frames = profiler.frame_stats();
+        assert_eq!(frames.frames, xs.len() as u64, "{id}: its own frames");
+        assert_eq!(frames.failed, failed, "{id}");
+        // The accumulating node fails on the failing frames: it ran on
+        // every frame of this stream, and on no other stream's.
+        let acc = profiler.node_stats(acc_node).expect("acc ran");
+        assert_eq!(acc.count, xs.len() as u64, "{id}");
     }
 }

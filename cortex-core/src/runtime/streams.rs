@@ -45,6 +45,20 @@
 //! forever, and dropping the pool there ends its streams without waiting
 //! for their frames in flight.
 //!
+//! **Pipelines and observers come back.** The pool owns each stream's
+//! pipeline while the stream runs; [`StreamPool::finish`] (one stream) and
+//! [`StreamPool::finish_all`] wait for streams to end and hand each one's
+//! pipeline back with its final statistics ([`EndedStream`]), its state
+//! that of its last good frame, so the caller goes on with it (another
+//! run, another pool) as after a sequential run. A stream added with an
+//! observer ([`StreamPool::add_source_observed`],
+//! [`StreamPool::add_live_observed`]; a [`Profiler`](crate::profile::Profiler)
+//! say) owns it and reports each of its frames to it alone, so one stream's
+//! timings never mix with another's; it comes back with the pipeline. The
+//! observers of a pool are all of one type, its third parameter (none by
+//! default, [`NoopObserver`]), so that a frame calls it directly, without a
+//! virtual call per node; a stream added without one runs unobserved.
+//!
 //! **Failures stay in their stream.** A node's error or panic fails that
 //! frame alone (the state stays that of the last good frame, as in every
 //! run); a source that ends, fails or panics ends its stream alone; a
@@ -63,11 +77,13 @@ mod worker;
 use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
+use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::runtime::error::PipelineError;
+use crate::runtime::observe::{NoopObserver, Observer};
 use crate::runtime::pipeline::Pipeline;
 use crate::runtime::stream::{OverBudget, Overflow, StreamError, StreamOptions};
 
@@ -81,6 +97,26 @@ thread_local! {
     /// The identity of the pool this thread is a worker of, 0 for any other
     /// thread; set once when the worker starts.
     static WORKER_OF: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A pool's identity, unique in the process: code that runs on a pool's
+/// workers (a stream's source, callback or nodes) can tell which pool it
+/// serves ([`PoolId::current`]), e.g. to refuse waiting for something the
+/// pool's caller holds until the pool's streams end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PoolId(NonZeroU64);
+
+impl PoolId {
+    /// The pool the calling thread is a worker of; `None` on any other
+    /// thread.
+    pub fn current() -> Option<PoolId> {
+        NonZeroU64::new(WORKER_OF.with(Cell::get)).map(PoolId)
+    }
+
+    /// The identity as a number (never 0), to keep in an atomic.
+    pub fn get(self) -> u64 {
+        self.0.get()
+    }
 }
 
 /// Borrows a pipeline's inputs from an owned frame: `|f| (f,)` for a
@@ -158,6 +194,21 @@ const MISSING_AGAIN: PipelineError = PipelineError::Internal("the outputs were a
 
 static MISSING: PipelineError = PipelineError::Internal("a successful run left no outputs");
 
+/// A stream handed back once it has ended ([`StreamPool::finish`]): its
+/// pipeline, in the state its last good frame left, its observer, and its
+/// final statistics.
+#[derive(Debug)]
+pub struct EndedStream<P, O = NoopObserver> {
+    /// The stream's final statistics (its `end` is set).
+    pub stats: StreamStats,
+    /// The pipeline it ran, with the state it reached.
+    pub pipeline: P,
+    /// The observer it was added with ([`StreamPool::add_source_observed`],
+    /// [`StreamPool::add_live_observed`]), having seen each of its frames;
+    /// `None` for a stream added without one.
+    pub observer: Option<O>,
+}
+
 /// How a live stream queues pushed frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LiveOptions {
@@ -214,7 +265,8 @@ pub enum StreamsError {
     /// The worker threads could not be started (the system's message).
     #[error("cannot start the worker pool: {0}")]
     Pool(String),
-    /// No stream of this number was ever added to the pool.
+    /// No stream of this number was ever added to the pool, or it was
+    /// handed back ([`StreamPool::finish`]).
     #[error("no {0} in this pool")]
     UnknownStream(StreamId),
     /// A live stream's frames do not fit in the memory budget
@@ -234,29 +286,30 @@ pub enum StreamsError {
 }
 
 /// What the pool's handle, the live inputs and the running tasks share.
-pub(crate) struct Shared<P: Pipeline, T> {
+pub(crate) struct Shared<P: Pipeline, T, O> {
     /// This pool's identity, what its workers' [`WORKER_OF`] holds.
-    id: u64,
+    id: PoolId,
     pool: rayon::ThreadPool,
     inputs: InputsOf<P, T>,
     /// Streams with a frame to run, in turn order; one spawned or
     /// deferred task per entry.
-    ready: Mutex<VecDeque<Arc<Stream<P, T>>>>,
+    ready: Mutex<VecDeque<Arc<Stream<P, T, O>>>>,
     /// Tasks that found their worker inside a frame (see `worker::run_one`).
     deferred: AtomicUsize,
     /// [`StreamPool::reset_on`]'s key.
     reset_key: std::sync::OnceLock<ResetKeyOf<T>>,
 }
 
-impl<P, T> Shared<P, T>
+impl<P, T, O> Shared<P, T, O>
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
     T: Send + 'static,
+    O: Observer + Send + 'static,
 {
     /// Puts `stream` at the back of the ready queue and spawns the task
     /// that will run the head of the queue.
-    pub(crate) fn make_ready(self: &Arc<Self>, stream: Arc<Stream<P, T>>) {
+    pub(crate) fn make_ready(self: &Arc<Self>, stream: Arc<Stream<P, T, O>>) {
         lock(&self.ready).push_back(stream);
         self.spawn_task();
     }
@@ -268,15 +321,16 @@ where
     }
 }
 
-impl<P: Pipeline, T> Shared<P, T> {
+impl<P: Pipeline, T, O> Shared<P, T, O> {
     /// Whether the calling thread is one of this pool's workers.
     fn on_own_worker(&self) -> bool {
-        WORKER_OF.with(Cell::get) == self.id
+        WORKER_OF.with(Cell::get) == self.id.get()
     }
 }
 
 /// N streams, each with its own pipeline, on one worker pool (see the
-/// [module docs](self)). `T` is the owned frame a stream carries.
+/// [module docs](self)). `T` is the owned frame a stream carries; `O` the
+/// type of the observers streams may be added with (none by default).
 ///
 /// Dropping the pool removes the streams still running and waits for their
 /// frames in flight. A stream's callback runs on a pool worker, where
@@ -286,14 +340,14 @@ impl<P: Pipeline, T> Shared<P, T> {
 /// [`StreamsError::OnOwnWorker`], and dropping the pool does not wait for
 /// the frames in flight (they finish on their own). Send results to another
 /// thread to wait there.
-pub struct StreamPool<P: Pipeline, T> {
-    shared: Arc<Shared<P, T>>,
+pub struct StreamPool<P: Pipeline, T, O = NoopObserver> {
+    shared: Arc<Shared<P, T, O>>,
     threads: usize,
-    streams: Mutex<BTreeMap<StreamId, Arc<Stream<P, T>>>>,
+    streams: Mutex<BTreeMap<StreamId, Arc<Stream<P, T, O>>>>,
     next_id: AtomicU32,
 }
 
-impl<P: Pipeline, T> fmt::Debug for StreamPool<P, T> {
+impl<P: Pipeline, T, O> fmt::Debug for StreamPool<P, T, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamPool")
             .field("threads", &self.threads)
@@ -303,21 +357,23 @@ impl<P: Pipeline, T> fmt::Debug for StreamPool<P, T> {
 
 /// The push side of a live stream (see [`StreamPool::add_live`]). Dropping
 /// it closes the stream: the frames already pushed still run.
-pub struct LiveInput<P, T>
+pub struct LiveInput<P, T, O = NoopObserver>
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
     T: Send + 'static,
+    O: Observer + Send + 'static,
 {
-    shared: Arc<Shared<P, T>>,
-    stream: Arc<Stream<P, T>>,
+    shared: Arc<Shared<P, T, O>>,
+    stream: Arc<Stream<P, T, O>>,
 }
 
-impl<P, T> fmt::Debug for LiveInput<P, T>
+impl<P, T, O> fmt::Debug for LiveInput<P, T, O>
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
     T: Send + 'static,
+    O: Observer + Send + 'static,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LiveInput")
@@ -326,11 +382,12 @@ where
     }
 }
 
-impl<P, T> LiveInput<P, T>
+impl<P, T, O> LiveInput<P, T, O>
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
     T: Send + 'static,
+    O: Observer + Send + 'static,
 {
     /// The stream this input feeds.
     pub fn stream(&self) -> StreamId {
@@ -383,11 +440,12 @@ where
     }
 }
 
-impl<P, T> Drop for LiveInput<P, T>
+impl<P, T, O> Drop for LiveInput<P, T, O>
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
     T: Send + 'static,
+    O: Observer + Send + 'static,
 {
     fn drop(&mut self) {
         let mut s = lock(&self.stream.state);
@@ -404,11 +462,12 @@ where
     }
 }
 
-impl<P, T> StreamPool<P, T>
+impl<P, T, O> StreamPool<P, T, O>
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
     T: Send + 'static,
+    O: Observer + Send + 'static,
 {
     /// A pool of `threads` workers (0: one per core), whose streams borrow
     /// their pipeline's inputs from a frame with `inputs`.
@@ -421,12 +480,15 @@ where
         } else {
             threads
         };
-        let id = NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed);
+        // Counting from 1, a u64 does not wrap around to 0 in a program's
+        // life; were it to, the pool would share the first pool's identity.
+        let id = NonZeroU64::new(NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed))
+            .map_or(PoolId(NonZeroU64::MIN), PoolId);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("cortex-streams-{i}"))
             // Marks the worker before it runs any job.
-            .start_handler(move |_| WORKER_OF.with(|w| w.set(id)))
+            .start_handler(move |_| WORKER_OF.with(|w| w.set(id.get())))
             .build()
             .map_err(|e| StreamsError::Pool(e.to_string()))?;
         Ok(StreamPool {
@@ -460,15 +522,23 @@ where
         self.threads
     }
 
+    /// This pool's identity, what [`PoolId::current`] returns on its
+    /// workers.
+    pub fn id(&self) -> PoolId {
+        self.shared.id
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn add(
         &self,
         pipeline: P,
         mode: P::Mode,
+        observer: Option<O>,
         source: Option<queue::Source<T>>,
         capacity: usize,
         overflow: Overflow,
         on_result: queue::OnResult<T, P::Outputs>,
-    ) -> Arc<Stream<P, T>> {
+    ) -> Arc<Stream<P, T, O>> {
         let id = StreamId(self.next_id.fetch_add(1, Ordering::Relaxed));
         let pull = source.is_some();
         let stream = Arc::new(Stream {
@@ -488,8 +558,9 @@ where
             }),
             changed: Condvar::new(),
             work: Mutex::new(Work {
-                pipeline,
+                pipeline: Some(pipeline),
                 mode,
+                observer,
                 outputs: None,
                 source,
                 on_result: Some(on_result),
@@ -520,6 +591,40 @@ where
         I::IntoIter: Send + 'static,
         E: fmt::Display,
     {
+        self.add_pull(pipeline, mode, None, source, Box::new(on_result))
+    }
+
+    /// [`StreamPool::add_source`], each frame of the stream reported to
+    /// `observer` (which [`StreamPool::finish`] hands back).
+    pub fn add_source_observed<I, E>(
+        &self,
+        pipeline: P,
+        mode: P::Mode,
+        observer: O,
+        source: I,
+        on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
+    ) -> StreamId
+    where
+        I: IntoIterator<Item = Result<T, E>>,
+        I::IntoIter: Send + 'static,
+        E: fmt::Display,
+    {
+        self.add_pull(pipeline, mode, Some(observer), source, Box::new(on_result))
+    }
+
+    fn add_pull<I, E>(
+        &self,
+        pipeline: P,
+        mode: P::Mode,
+        observer: Option<O>,
+        source: I,
+        on_result: queue::OnResult<T, P::Outputs>,
+    ) -> StreamId
+    where
+        I: IntoIterator<Item = Result<T, E>>,
+        I::IntoIter: Send + 'static,
+        E: fmt::Display,
+    {
         let source: queue::Source<T> = Box::new(
             source
                 .into_iter()
@@ -528,10 +633,11 @@ where
         let stream = self.add(
             pipeline,
             mode,
+            observer,
             Some(source),
             1,
             Overflow::Block,
-            Box::new(on_result),
+            on_result,
         );
         let id = stream.id;
         self.shared.make_ready(stream);
@@ -551,17 +657,45 @@ where
         mode: P::Mode,
         options: LiveOptions,
         on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
-    ) -> Result<LiveInput<P, T>, StreamsError> {
+    ) -> Result<LiveInput<P, T, O>, StreamsError> {
+        self.add_pushed(pipeline, mode, None, options, Box::new(on_result))
+    }
+
+    /// [`StreamPool::add_live`], each frame of the stream reported to
+    /// `observer` (which [`StreamPool::finish`] hands back).
+    ///
+    /// # Errors
+    /// [`StreamsError::ZeroQueue`].
+    pub fn add_live_observed(
+        &self,
+        pipeline: P,
+        mode: P::Mode,
+        observer: O,
+        options: LiveOptions,
+        on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
+    ) -> Result<LiveInput<P, T, O>, StreamsError> {
+        self.add_pushed(pipeline, mode, Some(observer), options, Box::new(on_result))
+    }
+
+    fn add_pushed(
+        &self,
+        pipeline: P,
+        mode: P::Mode,
+        observer: Option<O>,
+        options: LiveOptions,
+        on_result: queue::OnResult<T, P::Outputs>,
+    ) -> Result<LiveInput<P, T, O>, StreamsError> {
         if options.queue == 0 {
             return Err(StreamsError::ZeroQueue);
         }
         let stream = self.add(
             pipeline,
             mode,
+            observer,
             None,
             options.queue,
             options.overflow,
-            Box::new(on_result),
+            on_result,
         );
         Ok(LiveInput {
             shared: Arc::clone(&self.shared),
@@ -569,7 +703,7 @@ where
         })
     }
 
-    fn stream(&self, id: StreamId) -> Result<Arc<Stream<P, T>>, StreamsError> {
+    fn stream(&self, id: StreamId) -> Result<Arc<Stream<P, T, O>>, StreamsError> {
         lock(&self.streams)
             .get(&id)
             .cloned()
@@ -637,6 +771,60 @@ where
         Ok(s.counters.stats(id, s.end.clone()))
     }
 
+    /// Waits until stream `id` has ended ([`StreamPool::wait`]), then hands
+    /// it back: its pipeline in the state its last good frame left, its
+    /// observer and its final statistics. The pool forgets the stream
+    /// (its number is then unknown to it); its source and callback are
+    /// dropped.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStream`] (also for a stream already handed
+    /// back); [`StreamsError::OnOwnWorker`] when called on one of the
+    /// pool's workers.
+    pub fn finish(&self, id: StreamId) -> Result<EndedStream<P, O>, StreamsError> {
+        let stats = self.wait(id)?;
+        let stream = lock(&self.streams)
+            .remove(&id)
+            .ok_or(StreamsError::UnknownStream(id))?;
+        // The stream has ended and is not scheduled: no task will run it
+        // again, and the one that ran its last frame lets go of `work`
+        // once it is done with it.
+        let mut work = lock(&stream.work);
+        work.source = None;
+        work.on_result = None;
+        work.outputs = None;
+        let pipeline = work.pipeline.take();
+        let observer = work.observer.take();
+        drop(work);
+        // Removed from the pool under its lock by this call alone, so the
+        // pipeline is still there.
+        let pipeline = pipeline.ok_or(StreamsError::UnknownStream(id))?;
+        Ok(EndedStream {
+            stats,
+            pipeline,
+            observer,
+        })
+    }
+
+    /// Waits until every stream added so far has ended and hands each back
+    /// ([`StreamPool::finish`]), in the order they were added. The pool
+    /// stays usable for new streams.
+    ///
+    /// # Errors
+    /// [`StreamsError::OnOwnWorker`] when called on one of the pool's
+    /// workers (from a callback).
+    pub fn finish_all(&self) -> Result<Vec<EndedStream<P, O>>, StreamsError> {
+        if self.shared.on_own_worker() {
+            return Err(StreamsError::OnOwnWorker);
+        }
+        let ids: Vec<StreamId> = lock(&self.streams).keys().copied().collect();
+        // A stream another thread finished meanwhile is its caller's.
+        Ok(ids
+            .into_iter()
+            .filter_map(|id| self.finish(id).ok())
+            .collect())
+    }
+
     /// Waits until every stream added so far has ended (a live stream ends
     /// when its input is dropped); returns their final statistics in the
     /// order they were added. On one of the pool's own workers, where it
@@ -664,7 +852,7 @@ where
     }
 }
 
-impl<P: Pipeline, T> Drop for StreamPool<P, T> {
+impl<P: Pipeline, T, O> Drop for StreamPool<P, T, O> {
     fn drop(&mut self) {
         let streams: Vec<_> = lock(&self.streams).values().cloned().collect();
         for stream in &streams {

@@ -1,6 +1,7 @@
 //! One stream's side of the pool: its waiting frames under the overflow
 //! policy, whether it is scheduled, its counters, and the part only the
-//! frame in flight touches (pipeline, outputs, source, result callback).
+//! frame in flight touches (pipeline, observer, outputs, source, result
+//! callback).
 //!
 //! Two locks per stream: `state`, held for a few instructions by pushes,
 //! the scheduler and statistics readers; `work`, held by the one task that
@@ -77,9 +78,14 @@ impl<T> State<T> {
 }
 
 /// What the frame in flight uses.
-pub(crate) struct Work<P: Pipeline, T> {
-    pub(crate) pipeline: P,
+pub(crate) struct Work<P: Pipeline, T, O> {
+    /// `None` once handed back (`StreamPool::finish`), which only an ended
+    /// stream with no frame in flight is: no frame runs after that.
+    pub(crate) pipeline: Option<P>,
     pub(crate) mode: P::Mode,
+    /// The stream's own observer, told about each of its frames; handed
+    /// back with the pipeline.
+    pub(crate) observer: Option<O>,
     /// The last frame's outputs, recycled by `run_into`; `None` before the
     /// first frame and after a panic (which may have left them half
     /// written).
@@ -92,14 +98,14 @@ pub(crate) struct Work<P: Pipeline, T> {
 }
 
 /// One stream.
-pub(crate) struct Stream<P: Pipeline, T> {
+pub(crate) struct Stream<P: Pipeline, T, O> {
     pub(crate) id: StreamId,
     pub(crate) capacity: usize,
     pub(crate) overflow: Overflow,
     pub(crate) state: Mutex<State<T>>,
     /// Signalled when room appears in the queue or the stream ends.
     pub(crate) changed: Condvar,
-    pub(crate) work: Mutex<Work<P, T>>,
+    pub(crate) work: Mutex<Work<P, T, O>>,
 }
 
 /// Locks `m`, also after a panic elsewhere while it was held: the runtime
@@ -120,7 +126,7 @@ pub(crate) enum Pushed<T> {
     WouldWaitOnWorker(T),
 }
 
-impl<P: Pipeline, T> Stream<P, T> {
+impl<P: Pipeline, T, O> Stream<P, T, O> {
     /// Queues `frame` under the overflow policy (with [`Overflow::Block`],
     /// waiting for room, unless `on_worker`: the caller is one of the
     /// pool's workers, and the room would have to come from a worker).

@@ -11,10 +11,12 @@ use std::time::Instant;
 
 use crate::runtime::error::PipelineError;
 use crate::runtime::hold::held_mask;
+use crate::runtime::observe::Observer;
 use crate::runtime::pipeline::Pipeline;
+use crate::runtime::run::Run;
 use crate::runtime::stream::panic_message;
 
-use super::queue::{lock, Queued, Stream};
+use super::queue::{lock, Queued, Stream, Work};
 use super::stats::StreamEnd;
 use super::{Delivery, Shared};
 
@@ -41,11 +43,12 @@ impl Drop for FrameGuard {
 /// one and hold it back by a frame's time. Such a task only counts itself
 /// as deferred; the worker's own frame, once finished, spawns the deferred
 /// tasks again.
-pub(crate) fn run_one<P, T>(shared: &Arc<Shared<P, T>>)
+pub(crate) fn run_one<P, T, O>(shared: &Arc<Shared<P, T, O>>)
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
     T: Send + 'static,
+    O: Observer + Send + 'static,
 {
     if IN_FRAME.with(|f| f.replace(true)) {
         shared.deferred.fetch_add(1, Ordering::AcqRel);
@@ -60,11 +63,12 @@ where
 }
 
 /// [`run_one`]'s frame.
-fn run_frame<P, T>(shared: &Arc<Shared<P, T>>)
+fn run_frame<P, T, O>(shared: &Arc<Shared<P, T, O>>)
 where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
     T: Send + 'static,
+    O: Observer + Send + 'static,
 {
     let Some(stream) = lock(&shared.ready).pop_front() else {
         return;
@@ -89,20 +93,16 @@ where
         if let Some(key) = shared.reset_key.get() {
             let k = key(&frame);
             if w.last_key.is_some_and(|last| last != k) {
-                w.pipeline.reset();
+                if let Some(p) = w.pipeline.as_mut() {
+                    p.reset();
+                }
                 // Outputs of another size would be reshaped anyway.
                 w.outputs = None;
             }
             w.last_key = Some(k);
         }
-        let result = catch_unwind(AssertUnwindSafe(|| match w.outputs.as_mut() {
-            Some(out) => w.pipeline.run_into(w.mode, inputs(&frame), out),
-            None => w
-                .pipeline
-                .run(w.mode, inputs(&frame))
-                .map(|out| w.outputs = Some(out)),
-        }))
-        .unwrap_or_else(|payload| {
+        let ran = catch_unwind(AssertUnwindSafe(|| run_on(w, inputs(&frame))));
+        let result = ran.unwrap_or_else(|payload| {
             // A node that panics may have left the recycled outputs half
             // written; the next frame starts from fresh ones. The state is
             // committed only after every node succeeded: it is the last
@@ -111,9 +111,9 @@ where
             Err(PipelineError::Panicked(panic_message(&*payload)))
         });
         let finished = stream.finished(&result, arrived);
-        let held = match &result {
-            Ok(()) => held_mask(w.pipeline.holds()),
-            Err(_) => 0,
+        let held = match (&result, &w.pipeline) {
+            (Ok(()), Some(p)) => held_mask(p.holds()),
+            _ => 0,
         };
         let delivery = Delivery {
             stream: stream.id,
@@ -158,10 +158,38 @@ where
     stream.changed.notify_all();
 }
 
+/// Runs one frame on the stream's pipeline in its mode, into the last
+/// frame's outputs when there are some, reported to the stream's observer
+/// when it has one (else through `run`/`run_into`, which a generated
+/// pipeline implements as direct calls of its mode's function).
+fn run_on<P: Pipeline, T, O: Observer + Send>(
+    w: &mut Work<P, T, O>,
+    inputs: P::Inputs<'_>,
+) -> Result<(), PipelineError> {
+    let Some(pipeline) = w.pipeline.as_mut() else {
+        // Only an ended, idle stream is handed back, and such a stream is
+        // never scheduled again: no frame can get here.
+        return Err(PipelineError::Internal(
+            "the stream's pipeline was handed back",
+        ));
+    };
+    let mode = w.mode;
+    let fresh = match (w.outputs.as_mut(), w.observer.as_mut()) {
+        (Some(out), None) => return pipeline.run_into(mode, inputs, out),
+        (Some(out), Some(o)) => {
+            return pipeline.run_with(&mut Run::mode(mode).observed(o), inputs, out)
+        }
+        (None, None) => pipeline.run(mode, inputs),
+        (None, Some(o)) => pipeline.run_with_fresh(&mut Run::mode(mode).observed(o), inputs),
+    };
+    w.outputs = Some(fresh?);
+    Ok(())
+}
+
 /// The next frame of the stream's pull source; `None` when it is exhausted,
 /// failed or panicked (the stream is then ended).
-fn pull<P: Pipeline, T>(
-    stream: &Stream<P, T>,
+fn pull<P: Pipeline, T, O>(
+    stream: &Stream<P, T, O>,
     source: &mut Option<super::queue::Source<T>>,
 ) -> Option<Queued<T>> {
     let src = source.as_mut()?;
