@@ -843,7 +843,9 @@ fn pipelines_handed_back_hold_the_state_their_streams_reached() {
         let xs = acc_inputs(k as i64, n + 1);
         assert!(xs[..n].iter().any(|x| x % 10 == 7), "a failing frame");
         let (got, on_result) = collector(|o: &AccOutputs| o.acc);
-        let source = xs[..n].to_vec().into_iter().map(Ok::<_, String>);
+        // Owned: the pool keeps the source beyond this scope.
+        let firsts: Vec<i64> = xs[..n].to_vec();
+        let source = firsts.into_iter().map(Ok::<_, String>);
         let id = pool.add_source(Acc::new(), AccMode::Full, source, on_result);
         streams.push((id, xs, got));
     }
@@ -903,7 +905,8 @@ fn an_l2_pipeline_handed_back_goes_on_as_a_sequential_run() {
     let other = clip(128, 96, 50, 8).into_iter().map(Ok::<_, String>);
     let (_, on_other) = collector(L2Outputs::clone);
     pool.add_source(L2::new(), L2Mode::Balanced, other, on_other);
-    let source = frames[..n].to_vec().into_iter().map(Ok::<_, String>);
+    let firsts: Vec<RgbFrame> = frames[..n].to_vec();
+    let source = firsts.into_iter().map(Ok::<_, String>);
     let (_, on_result) = collector(L2Outputs::clone);
     let id = pool.add_source(L2::new(), L2Mode::Balanced, source, on_result);
     let mut back = pool.finish(id).unwrap();

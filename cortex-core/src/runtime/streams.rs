@@ -328,6 +328,9 @@ impl<P: Pipeline, T, O> Shared<P, T, O> {
     }
 }
 
+/// The streams a pool knows, by number (until handed back).
+type Streams<P, T, O> = BTreeMap<StreamId, Arc<Stream<P, T, O>>>;
+
 /// N streams, each with its own pipeline, on one worker pool (see the
 /// [module docs](self)). `T` is the owned frame a stream carries; `O` the
 /// type of the observers streams may be added with (none by default).
@@ -343,7 +346,7 @@ impl<P: Pipeline, T, O> Shared<P, T, O> {
 pub struct StreamPool<P: Pipeline, T, O = NoopObserver> {
     shared: Arc<Shared<P, T, O>>,
     threads: usize,
-    streams: Mutex<BTreeMap<StreamId, Arc<Stream<P, T, O>>>>,
+    streams: Mutex<Streams<P, T, O>>,
     next_id: AtomicU32,
 }
 
