@@ -19,7 +19,7 @@ use crate::runtime::run::{Engine, Run, Select};
 
 use super::super::ops::Value;
 use super::super::outputs::DynOutputs;
-use super::{DynPipeline, Resolved, Waves};
+use super::{DynPipeline, Resolved, Walk, Waves};
 
 /// A run-time pipeline's mode is a `usize`, the index of the mode in its
 /// graph's modes (what [`Pipeline::mode_named`] returns for a name): the
@@ -64,7 +64,7 @@ impl Pipeline for DynPipeline {
     }
 
     fn state(&self) -> &Vec<Value> {
-        &self.states
+        &self.carry.states
     }
 
     fn reset(&mut self) {
@@ -132,15 +132,15 @@ impl Pipeline for DynPipeline {
     }
 
     fn frame_index(&self) -> u64 {
-        self.frame
+        self.carry.frame
     }
 
     fn set_rates(&mut self, on: bool) {
-        self.rates_on = on;
+        self.carry.rates_on = on;
     }
 
     fn holds(&self) -> &[Hold] {
-        &self.holds
+        &self.carry.holds
     }
 
     /// `false`: fused strip groups run as their members' calls, one after
@@ -205,20 +205,21 @@ impl DynPipeline {
                 (run_time, Resolved::Plan(plan), w)
             }
         };
-        let waves = Waves::of(parallel);
+        let walk = Walk {
+            sh,
+            frame,
+            sel,
+            weights,
+            inputs,
+            waves: Waves::of(parallel),
+            fusion: self.fusion,
+            read,
+        };
         let Some(observer) = run.observer() else {
-            self.begin_frame(sh, inputs)?;
-            let obs = &mut NoopObserver;
-            return self.steps(sh, frame, sel, weights, inputs, waves, read, obs);
+            return self.walk(&walk, None, &mut NoopObserver);
         };
-        let plan = match sel {
-            Resolved::Mode(m) => &sh.program.modes[m].plan,
-            Resolved::Plan(p) => p,
-        };
-        observer.frame_begin(sh.static_ir(), plan);
-        let r = self
-            .begin_frame(sh, inputs)
-            .and_then(|()| self.steps(sh, frame, sel, weights, inputs, waves, read, observer));
+        observer.frame_begin(sh.static_ir(), sel.plan(sh));
+        let r = self.walk(&walk, None, observer);
         observer.frame_end(r.is_ok());
         r
     }
