@@ -5,10 +5,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use smallvec::SmallVec;
-
-use crate::lower::{lower, Program};
-use crate::model::ir::{Arg, Endpoint, GraphIr, NodeId};
+use crate::lower::{lower, mode_weights, Program};
+use crate::model::ir::{Arg, GraphIr};
 use crate::model::plan::Plan;
 use crate::model::spec::GraphSpec;
 use crate::model::weights::Weights;
@@ -20,7 +18,7 @@ use crate::runtime::plan_cache::PatternPlans;
 
 use super::fused::FormFn;
 use super::intern;
-use super::ops::{Call, OpFn, Ops, Value};
+use super::ops::{OpFn, Ops, Value};
 use super::outputs::DynOutputs;
 
 mod run_with;
@@ -69,17 +67,6 @@ fn first_error(diagnostics: &[Diagnostic]) -> String {
         .iter()
         .find(|d| d.severity == Severity::Error)
         .map_or_else(|| "invalid graph".to_string(), Diagnostic::render)
-}
-
-/// Fails unless `inputs` has as many values as the graph declares inputs.
-pub(super) fn check_inputs(sh: &Shared, inputs: &[Value]) -> Result<(), PipelineError> {
-    if inputs.len() == sh.ir.inputs.len() {
-        Ok(())
-    } else {
-        Err(PipelineError::Internal(
-            "a run-time pipeline was given another number of inputs than it declares",
-        ))
-    }
 }
 
 /// What every frame of one pipeline reads and never changes.
@@ -239,16 +226,7 @@ impl DynPipeline {
             return Err(BuildError { diagnostics });
         }
         let program = lower(&ir, mode_plans, true);
-        let mode_weights = ir
-            .modes
-            .iter()
-            .map(|m| {
-                ir.weight_keys
-                    .iter()
-                    .zip(m.weights.iter())
-                    .fold(Weights::new(), |w, (k, v)| w.with(k.to_string(), *v))
-            })
-            .collect();
+        let mode_weights = (0..ir.modes.len()).map(|m| mode_weights(&ir, m)).collect();
         let shared = Shared {
             names: ir.nodes.iter().map(|n| intern(&n.name)).collect(),
             outputs: ir
@@ -328,46 +306,4 @@ impl DynPipeline {
         }
         walk.run(&mut self.work, Some(&mut self.carry), obs)
     }
-}
-
-/// Calls node `id`'s op into `out`, its value arguments read by `value`
-/// (the frame's inputs, states and node values, or a pipelined first
-/// stage's own values).
-pub(super) fn invoke<'v>(
-    sh: &'v Shared,
-    id: NodeId,
-    out: &mut Option<Value>,
-    weights: &Weights,
-    inputs: &'v [Value],
-    value: impl Fn(Endpoint) -> Option<&'v Value>,
-) -> Result<(), PipelineError> {
-    let i = id as usize;
-    let node = &sh.ir.nodes[i];
-    let mut args: SmallVec<[Option<&Value>; 8]> = SmallVec::with_capacity(node.args.len());
-    for (a, arg) in node.args.iter().enumerate() {
-        args.push(match arg {
-            Arg::Value(Endpoint::Input(x)) => inputs.get(*x as usize),
-            Arg::Value(e) => value(*e),
-            Arg::Const(_) => sh.consts[i][a].as_ref(),
-            Arg::Weights | Arg::Buffer => None,
-        });
-    }
-    let mut call = Call {
-        node: sh.names[i],
-        args: &args,
-        weights,
-        out,
-        set: false,
-    };
-    let result = (sh.ops[i])(&mut call);
-    let set = call.set;
-    result
-        .and_then(|()| {
-            if set {
-                Ok(())
-            } else {
-                Err(format!("op `{}` gave it no value", node.op).into())
-            }
-        })
-        .map_err(|e| PipelineError::node(sh.names[i], e))
 }

@@ -173,10 +173,7 @@ impl DynPipeline {
         let sh = &*shared;
         let parallel = run.engine == Engine::Parallel;
         let rt = &sh.program.run_time;
-        let run_time = match &rt.parallel {
-            Some(p) if parallel => p,
-            _ => &rt.sequential,
-        };
+        let run_time = engine_frame(&rt.sequential, rt.parallel.as_ref(), parallel);
         let cut: Arc<Plan>;
         let (frame, sel, weights): (&Frame, Resolved<'_>, &Weights) = match run.select {
             Select::Mode(m) => {
@@ -185,10 +182,7 @@ impl DynPipeline {
                 };
                 let w = &sh.mode_weights[m];
                 if mode.rates.is_some() || read.covers(&sh.ir) {
-                    let frame = match &mode.parallel {
-                        Some(p) if parallel => p,
-                        _ => &mode.sequential,
-                    };
+                    let frame = engine_frame(&mode.sequential, mode.parallel.as_ref(), parallel);
                     (frame, Resolved::Mode(m), w)
                 } else {
                     cut = self.weights_plan(w, read)?;
@@ -240,5 +234,14 @@ impl DynPipeline {
             });
         }
         Ok(plan)
+    }
+}
+
+/// The frame an engine runs: the waves of `parallel` when the parallel
+/// engine runs and they were lowered, else the `sequential` frame.
+fn engine_frame<'f>(sequential: &'f Frame, parallel: Option<&'f Frame>, on: bool) -> &'f Frame {
+    match parallel {
+        Some(p) if on => p,
+        _ => sequential,
     }
 }

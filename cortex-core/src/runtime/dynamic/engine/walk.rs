@@ -6,7 +6,7 @@
 use smallvec::SmallVec;
 
 use crate::lower::{Frame, RatedMode, Step, Unit, When};
-use crate::model::ir::{Endpoint, NodeId};
+use crate::model::ir::{Arg, Endpoint, NodeId};
 use crate::model::outputs::OutputSet;
 use crate::model::plan::Plan;
 use crate::model::weights::Weights;
@@ -15,9 +15,9 @@ use crate::runtime::hold::Hold;
 use crate::runtime::observe::Observer;
 
 use super::super::fused::{GroupStep, Groups};
-use super::super::ops::Value;
+use super::super::ops::{Call, Value};
 use super::super::outputs::DynOutputs;
-use super::{check_inputs, invoke, Resolved, Shared, Waves};
+use super::{Resolved, Shared, Waves};
 
 /// What a frame's walk fills: per node, its value and whether this frame
 /// computed it, the held value its readers read instead, and the fused
@@ -53,7 +53,11 @@ impl Work {
         sh: &Shared,
         inputs: &[Value],
     ) -> Result<(), PipelineError> {
-        check_inputs(sh, inputs)?;
+        if inputs.len() != sh.ir.inputs.len() {
+            return Err(PipelineError::Internal(
+                "a run-time pipeline was given another number of inputs than it declares",
+            ));
+        }
         self.ran.fill(false);
         self.holding.fill(None);
         Ok(())
@@ -231,6 +235,13 @@ pub(in crate::runtime::dynamic) fn call(
     result
 }
 
+/// Whether a step's node runs this frame: on every frame, or when the
+/// frame's phase (or the plan chosen at run time) runs it. A wave's units
+/// run by the phase alone.
+fn runs(when: When, phase: &Plan, node: NodeId) -> bool {
+    when == When::Always || phase.is_live(node)
+}
+
 /// One frame's walk over a frame's steps: what it runs, with which weights
 /// and inputs, how its waves run, whether its groups fuse and which outputs
 /// it hands back.
@@ -270,13 +281,13 @@ impl<'a> Walk<'a> {
         for step in &self.frame.steps {
             match step {
                 Step::Call { node, when } => {
-                    if *when == When::Always || phase.is_live(*node) {
+                    if runs(*when, phase, *node) {
                         let (mut vals, _) = work.split(carry.as_deref());
                         call(sh, self.weights, self.inputs, &mut vals, *node, obs)?;
                     }
                 }
                 Step::Group { group, when } => {
-                    let live = |n: NodeId| *when == When::Always || phase.is_live(n);
+                    let live = |n: NodeId| runs(*when, phase, n);
                     self.group(work, carry.as_deref(), *group, &live, obs)?;
                 }
                 Step::Wave(units) => self.wave(work, carry.as_deref(), units, phase, obs)?,
@@ -536,4 +547,45 @@ impl<'a> Walk<'a> {
         }
         Ok(())
     }
+}
+
+/// Calls node `id`'s op into `out`, its value arguments read by `value`
+/// ([`Values::get`]).
+fn invoke<'v>(
+    sh: &'v Shared,
+    id: NodeId,
+    out: &mut Option<Value>,
+    weights: &Weights,
+    inputs: &'v [Value],
+    value: impl Fn(Endpoint) -> Option<&'v Value>,
+) -> Result<(), PipelineError> {
+    let i = id as usize;
+    let node = &sh.ir.nodes[i];
+    let mut args: SmallVec<[Option<&Value>; 8]> = SmallVec::with_capacity(node.args.len());
+    for (a, arg) in node.args.iter().enumerate() {
+        args.push(match arg {
+            Arg::Value(Endpoint::Input(x)) => inputs.get(*x as usize),
+            Arg::Value(e) => value(*e),
+            Arg::Const(_) => sh.consts[i][a].as_ref(),
+            Arg::Weights | Arg::Buffer => None,
+        });
+    }
+    let mut call = Call {
+        node: sh.names[i],
+        args: &args,
+        weights,
+        out,
+        set: false,
+    };
+    let result = (sh.ops[i])(&mut call);
+    let set = call.set;
+    result
+        .and_then(|()| {
+            if set {
+                Ok(())
+            } else {
+                Err(format!("op `{}` gave it no value", node.op).into())
+            }
+        })
+        .map_err(|e| PipelineError::node(sh.names[i], e))
 }
