@@ -38,6 +38,18 @@ pub fn lower(ir: &GraphIr, mode_plans: &[Plan], parallel: bool) -> Program {
     }
 }
 
+/// Declared mode `m`'s weight table: its weights under the graph's keys
+/// (empty for a mode it does not declare).
+pub fn mode_weights(ir: &GraphIr, m: usize) -> Weights {
+    let Some(mode) = ir.modes.get(m) else {
+        return Weights::new();
+    };
+    ir.weight_keys
+        .iter()
+        .zip(mode.weights.iter())
+        .fold(Weights::new(), |w, (k, v)| w.with(k.clone(), *v))
+}
+
 /// Each zero pattern of a declared mode without rates, with the first such
 /// mode that has it.
 fn weight_modes(ir: &GraphIr) -> Vec<(u64, usize)> {
@@ -46,12 +58,7 @@ fn weight_modes(ir: &GraphIr) -> Vec<(u64, usize)> {
         if !mode.rates.is_empty() {
             continue;
         }
-        let table = ir
-            .weight_keys
-            .iter()
-            .zip(mode.weights.iter())
-            .fold(Weights::new(), |w, (k, v)| w.with(k.clone(), *v));
-        let Ok(pattern) = table.zero_pattern(&ir.weight_keys) else {
+        let Ok(pattern) = mode_weights(ir, m).zero_pattern(&ir.weight_keys) else {
             continue;
         };
         if !out.iter().any(|&(p, _)| p == pattern) {

@@ -17,7 +17,7 @@
 mod build;
 mod text;
 
-pub use build::{lower, pipelined_first_stage};
+pub use build::{lower, mode_weights, pipelined_first_stage};
 
 use crate::model::ir::NodeId;
 use crate::model::plan::Plan;

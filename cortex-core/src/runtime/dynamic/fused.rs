@@ -28,7 +28,7 @@ use crate::runtime::strip::{
     AnyPlane, FormShape, FusedGroup, GroupBuilder, StripError, StripForm, Value as GroupValue,
 };
 
-use super::engine::{invoke, Shared};
+use super::engine::{Shared, Values};
 use super::ops::Value;
 
 /// Reads a value of one registered type as a plane.
@@ -130,26 +130,6 @@ pub(super) struct Groups {
     sites: HashMap<(usize, usize), Site>,
 }
 
-/// Where a group step reads and writes node values.
-pub(super) struct Values<'a, 'x> {
-    /// Per node: its value.
-    pub(super) values: &'a mut [Option<Value>],
-    /// Per node: computed this frame.
-    pub(super) ran: &'a mut [bool],
-    /// A value not computed this frame: a state, or a node's held value.
-    pub(super) outside: &'a dyn Fn(Endpoint) -> Option<&'x Value>,
-}
-
-impl Values<'_, '_> {
-    fn get<'s>(&'s self, e: Endpoint, inputs: &'s [Value]) -> Option<&'s Value> {
-        match e {
-            Endpoint::Input(x) => inputs.get(x as usize),
-            Endpoint::Node(p) if self.ran[p as usize] => self.values[p as usize].as_ref(),
-            e => (self.outside)(e),
-        }
-    }
-}
-
 /// The frame's context of a group step.
 pub(super) struct GroupStep<'a> {
     pub(super) sh: &'a Shared,
@@ -180,7 +160,7 @@ impl Groups {
     pub(super) fn run(
         &mut self,
         step: &GroupStep<'_>,
-        vals: &mut Values<'_, '_>,
+        vals: &mut Values<'_>,
         obs: &mut dyn Observer,
     ) -> Result<(), PipelineError> {
         let Some(g) = step.frame.fusion.groups.get(step.group) else {
@@ -358,21 +338,9 @@ fn same_inputs(step: &GroupStep<'_>, g: &Group, known: &[Endpoint]) -> bool {
 /// Node `id`'s own call, its value arguments read from `vals`.
 fn call(
     step: &GroupStep<'_>,
-    vals: &mut Values<'_, '_>,
+    vals: &mut Values<'_>,
     id: NodeId,
     obs: &mut dyn Observer,
 ) -> Result<(), PipelineError> {
-    let i = id as usize;
-    let mut out = vals.values[i].take();
-    obs.node_begin(id);
-    let result = {
-        let v: &Values<'_, '_> = vals;
-        invoke(step.sh, id, &mut out, step.weights, step.inputs, |e| {
-            v.get(e, step.inputs)
-        })
-    };
-    obs.node_end(id);
-    vals.values[i] = out;
-    vals.ran[i] = result.is_ok();
-    result
+    super::engine::call(step.sh, step.weights, step.inputs, vals, id, obs)
 }

@@ -5,20 +5,19 @@
 
 use std::ops::ControlFlow;
 
-use crate::lower::{Frame, Step};
-use crate::model::ir::{Endpoint, NodeId};
+use crate::lower::Frame;
+use crate::model::ir::NodeId;
 use crate::model::outputs::OutputSet;
 use crate::runtime::error::PipelineError;
 use crate::runtime::generated::{SharedObserver, Sink};
-use crate::runtime::observe::Observer;
+use crate::runtime::observe::{NoopObserver, Observer};
 use crate::runtime::pipeline::ParallelPipeline;
 use crate::runtime::run::{Run, Select};
 
-use super::fused::{GroupStep, Groups, Values};
 use crate::runtime::pipelined::{pipelined, BoundedRun, Checked, StreamFrame};
 use crate::runtime::stream::{StreamError, StreamOptions, StreamReport};
 
-use super::engine::{check_inputs, invoke, Resolved, Shared, Waves};
+use super::engine::{Resolved, Shared, Walk, Waves, Work};
 use super::ops::Value;
 use super::outputs::DynOutputs;
 use super::DynPipeline;
@@ -26,18 +25,7 @@ use super::DynPipeline;
 /// One frame's inputs, in declaration order.
 type Inputs = Vec<Value>;
 
-/// A first stage's values, per node: computed this frame (the stage
-/// succeeded) or not. Recycled from frame to frame, so a filled value
-/// whose last frame's copy nobody holds any more is written in place.
-struct FirstValues {
-    values: Vec<Option<Value>>,
-    ran: Vec<bool>,
-    /// The stage's fused groups, with their own scratch.
-    groups: Groups,
-}
-
-/// A first stage that succeeded: its values are in the frame's
-/// [`FirstValues`].
+/// A first stage that succeeded: its values are in the frame's [`Work`].
 struct FirstDone;
 
 impl Checked<Inputs, DynPipeline> for FirstDone {
@@ -74,68 +62,26 @@ impl<O: Observer> Observer for Events<'_, '_, O> {
     }
 }
 
-/// The first stage: the state-free calls of `frame`, reading only the
-/// frame's inputs, constants and each other.
-fn first_stage(
-    sh: &Shared,
-    frame: &Frame,
+/// The walk of mode `mode`'s `frame` on `inputs`, its groups fused when
+/// `fusion` says.
+fn mode_walk<'a>(
+    sh: &'a Shared,
+    frame: &'a Frame,
     (mode, fusion): (usize, bool),
-    inputs: &Inputs,
-    bufs: &mut FirstValues,
-    obs: &mut dyn Observer,
-) -> Result<FirstDone, PipelineError> {
-    check_inputs(sh, inputs)?;
-    bufs.ran.fill(false);
-    let plan = &sh.program.modes[mode].plan;
-    let weights = &sh.mode_weights[mode];
-    let call =
-        |id: NodeId, bufs: &mut FirstValues, obs: &mut dyn Observer| -> Result<(), PipelineError> {
-            let i = id as usize;
-            let mut out = bufs.values[i].take();
-            let (values, ran) = (&bufs.values, &bufs.ran);
-            obs.node_begin(id);
-            let result = invoke(sh, id, &mut out, weights, inputs, |e| match e {
-                Endpoint::Node(p) if ran[p as usize] => values[p as usize].as_ref(),
-                _ => None,
-            });
-            obs.node_end(id);
-            bufs.values[i] = out;
-            bufs.ran[i] = result.is_ok();
-            result
-        };
-    for step in &frame.steps {
-        match step {
-            Step::Call { node, .. } if plan.is_live(*node) => call(*node, bufs, obs)?,
-            Step::Call { .. } => {}
-            Step::Group { group, .. } => {
-                let live = |n: NodeId| plan.is_live(n);
-                let step = GroupStep {
-                    sh,
-                    frame,
-                    group: *group,
-                    weights,
-                    inputs,
-                    live: &live,
-                    planned: &live,
-                    on: fusion,
-                    run_time: false,
-                };
-                let nothing = |_: Endpoint| None;
-                let mut vals = Values {
-                    values: &mut bufs.values,
-                    ran: &mut bufs.ran,
-                    outside: &nothing,
-                };
-                bufs.groups.run(&step, &mut vals, obs)?;
-            }
-            _ => {
-                return Err(PipelineError::Internal(
-                    "a pipelined first stage holds more than calls",
-                ))
-            }
-        }
+    inputs: &'a [Value],
+    waves: Waves,
+    read: OutputSet,
+) -> Walk<'a> {
+    Walk {
+        sh,
+        frame,
+        sel: Resolved::Mode(mode),
+        weights: &sh.mode_weights[mode],
+        inputs,
+        waves,
+        fusion,
+        read,
     }
-    Ok(FirstDone)
 }
 
 /// Stores a frame's outputs where the driver asked: of those handed back,
@@ -217,54 +163,32 @@ impl ParallelPipeline for DynPipeline {
                 let flow = on_result(&mut frame);
                 (flow, frame.result.ok())
             },
-            |inputs: &Inputs, bufs: &mut FirstValues| {
+            |inputs: &Inputs, bufs: &mut Work| {
                 let (_, p, _) = valid.ok_or_else(unknown)?;
-                let obs = &mut Events(events);
-                first_stage(sh, &p.first, (mode, fusion), inputs, bufs, obs)
+                // The state-free calls, reading only the frame's inputs,
+                // constants and each other (no state, no held value).
+                bufs.begin(sh, inputs)?;
+                let walk = mode_walk(sh, &p.first, (mode, fusion), inputs, Waves::InOrder, read);
+                walk.run(bufs, None, &mut Events(events))?;
+                Ok(FirstDone)
             },
             |this: &mut DynPipeline,
              inputs: &Inputs,
              FirstDone,
-             bufs: &mut FirstValues,
+             bufs: &mut Work,
              sink: Sink<'_, DynOutputs>| {
                 let (_, p, _) = valid.ok_or_else(unknown)?;
-                this.begin_frame(sh, inputs)?;
-                for (i, &ran) in bufs.ran.iter().enumerate() {
-                    if ran {
-                        this.give(i as NodeId, &mut bufs.values[i]);
-                    }
-                }
-                let weights = &sh.mode_weights[mode];
-                let outputs = this.steps(
-                    sh,
-                    &p.second,
-                    Resolved::Mode(mode),
-                    weights,
-                    inputs,
-                    Waves::SecondStage,
-                    read,
-                    &mut Events(events),
-                )?;
+                let waves = Waves::SecondStage;
+                let walk = mode_walk(sh, &p.second, (mode, fusion), inputs, waves, read);
+                let outputs = this.walk(&walk, Some(bufs), &mut Events(events))?;
                 store(sink, outputs, read);
                 Ok(())
             },
-            || FirstValues {
-                values: vec![None; n],
-                ran: vec![false; n],
-                groups: Groups::default(),
-            },
+            || Work::new(n),
             |this: &mut DynPipeline, inputs: &Inputs, sink: Sink<'_, DynOutputs>| {
                 let (_, _, frame) = valid.ok_or_else(unknown)?;
-                let weights = &sh.mode_weights[mode];
-                let outputs = this.run_frame(
-                    sh,
-                    frame,
-                    Resolved::Mode(mode),
-                    weights,
-                    inputs,
-                    false,
-                    read,
-                )?;
+                let walk = mode_walk(sh, frame, (mode, fusion), inputs, Waves::InOrder, read);
+                let outputs = this.walk(&walk, None, &mut NoopObserver)?;
                 store(sink, outputs, read);
                 Ok(())
             },

@@ -19,7 +19,7 @@ use crate::runtime::run::{Engine, Run, Select};
 
 use super::super::ops::Value;
 use super::super::outputs::DynOutputs;
-use super::{DynPipeline, Resolved, Waves};
+use super::{DynPipeline, Resolved, Walk, Waves};
 
 /// A run-time pipeline's mode is a `usize`, the index of the mode in its
 /// graph's modes (what [`Pipeline::mode_named`] returns for a name): the
@@ -64,7 +64,7 @@ impl Pipeline for DynPipeline {
     }
 
     fn state(&self) -> &Vec<Value> {
-        &self.states
+        &self.carry.states
     }
 
     fn reset(&mut self) {
@@ -132,15 +132,15 @@ impl Pipeline for DynPipeline {
     }
 
     fn frame_index(&self) -> u64 {
-        self.frame
+        self.carry.frame
     }
 
     fn set_rates(&mut self, on: bool) {
-        self.rates_on = on;
+        self.carry.rates_on = on;
     }
 
     fn holds(&self) -> &[Hold] {
-        &self.holds
+        &self.carry.holds
     }
 
     /// `false`: fused strip groups run as their members' calls, one after
@@ -173,10 +173,7 @@ impl DynPipeline {
         let sh = &*shared;
         let parallel = run.engine == Engine::Parallel;
         let rt = &sh.program.run_time;
-        let run_time = match &rt.parallel {
-            Some(p) if parallel => p,
-            _ => &rt.sequential,
-        };
+        let run_time = engine_frame(&rt.sequential, rt.parallel.as_ref(), parallel);
         let cut: Arc<Plan>;
         let (frame, sel, weights): (&Frame, Resolved<'_>, &Weights) = match run.select {
             Select::Mode(m) => {
@@ -185,10 +182,7 @@ impl DynPipeline {
                 };
                 let w = &sh.mode_weights[m];
                 if mode.rates.is_some() || read.covers(&sh.ir) {
-                    let frame = match &mode.parallel {
-                        Some(p) if parallel => p,
-                        _ => &mode.sequential,
-                    };
+                    let frame = engine_frame(&mode.sequential, mode.parallel.as_ref(), parallel);
                     (frame, Resolved::Mode(m), w)
                 } else {
                     cut = self.weights_plan(w, read)?;
@@ -205,20 +199,21 @@ impl DynPipeline {
                 (run_time, Resolved::Plan(plan), w)
             }
         };
-        let waves = Waves::of(parallel);
+        let walk = Walk {
+            sh,
+            frame,
+            sel,
+            weights,
+            inputs,
+            waves: Waves::of(parallel),
+            fusion: self.fusion,
+            read,
+        };
         let Some(observer) = run.observer() else {
-            self.begin_frame(sh, inputs)?;
-            let obs = &mut NoopObserver;
-            return self.steps(sh, frame, sel, weights, inputs, waves, read, obs);
+            return self.walk(&walk, None, &mut NoopObserver);
         };
-        let plan = match sel {
-            Resolved::Mode(m) => &sh.program.modes[m].plan,
-            Resolved::Plan(p) => p,
-        };
-        observer.frame_begin(sh.static_ir(), plan);
-        let r = self
-            .begin_frame(sh, inputs)
-            .and_then(|()| self.steps(sh, frame, sel, weights, inputs, waves, read, observer));
+        observer.frame_begin(sh.static_ir(), sel.plan(sh));
+        let r = self.walk(&walk, None, observer);
         observer.frame_end(r.is_ok());
         r
     }
@@ -239,5 +234,14 @@ impl DynPipeline {
             });
         }
         Ok(plan)
+    }
+}
+
+/// The frame an engine runs: the waves of `parallel` when the parallel
+/// engine runs and they were lowered, else the `sequential` frame.
+fn engine_frame<'f>(sequential: &'f Frame, parallel: Option<&'f Frame>, on: bool) -> &'f Frame {
+    match parallel {
+        Some(p) if on => p,
+        _ => sequential,
     }
 }
