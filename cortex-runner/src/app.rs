@@ -34,11 +34,16 @@ pub type AdapterError = Box<dyn std::error::Error + Send + Sync>;
 /// use [`FrameOnly`]. For others (a depth map, an audio buffer derived from
 /// the frame, a second camera…), implement this: build the extra inputs,
 /// then call `run` once with the tuple of references.
+///
+/// The frame is lent mutably so that an adapter whose pipeline takes its
+/// inputs as owned values can move the image in for the run instead of
+/// copying it; it must put the frame back as it found it (the runner shows
+/// it afterwards: `--dump`, `--encode`).
 pub trait FrameAdapter<P: Pipeline + 'static> {
     /// Calls `run` with the inputs of `frame`.
     fn with_inputs(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         run: &mut dyn FnMut(P::Inputs<'_>),
     ) -> Result<(), AdapterError>;
 }
@@ -53,7 +58,7 @@ where
 {
     fn with_inputs(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         run: &mut dyn FnMut(P::Inputs<'_>),
     ) -> Result<(), AdapterError> {
         run((&frame.image,));

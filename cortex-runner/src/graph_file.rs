@@ -70,7 +70,7 @@ impl<P: Pipeline> App<P> {
             .find(|o| &*o.ty == "RoiRegions")
             .map(|o| ir.node(o.node).name.to_string());
         let make = Box::new(move || pipeline.fresh());
-        let mut app = App::of(self.name, make, ir, record, ImageInput::default());
+        let mut app = App::of(self.name, make, ir, record, ImageInput);
         app.about = self.about;
         app.graph_ops = self.graph_ops;
         app.default_frames = self.default_frames;
@@ -83,8 +83,8 @@ impl<P: Pipeline> App<P> {
             Ok((vec![Arc::new(image) as Value], frame))
         };
         let join = |inputs: &mut Vec<Value>, frame: &mut Frame| {
-            if let Some(Ok(image)) = inputs.pop().map(|v| v.downcast::<RgbFrame>()) {
-                frame.image = Arc::try_unwrap(image).unwrap_or_else(|shared| (*shared).clone());
+            if let Some(Ok(image)) = inputs.pop().map(take_image) {
+                frame.image = image;
             }
         };
         let stream = stream_fn::<DynPipeline, _, _>(split, join, stream_with::<DynPipeline>);
@@ -100,39 +100,36 @@ impl<P: Pipeline> App<P> {
     }
 }
 
-/// A run-time graph's one input, the frame's image, as a value: copied
-/// into the last frame's buffer when nothing else holds it any more (the
-/// runner keeps the frame, for `--dump` and `--encode`).
+/// A run-time graph's one input, the frame's image, as a value: moved
+/// out of the frame for the run and back into it afterwards, so a frame
+/// costs no copy (the runner keeps the frame, for `--dump` and `--encode`).
 #[derive(Default)]
-struct ImageInput {
-    last: Option<Value>,
-}
+struct ImageInput;
 
 impl FrameAdapter<DynPipeline> for ImageInput {
     fn with_inputs(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         run: &mut dyn FnMut(&[Value]),
     ) -> Result<(), AdapterError> {
-        let reused = self
-            .last
-            .take()
-            .and_then(|v| v.downcast::<RgbFrame>().ok())
-            .and_then(|image| Arc::try_unwrap(image).ok())
-            .filter(|image| image.dim() == frame.image.dim());
-        let image = match reused {
-            Some(mut image) => {
-                image.assign(&frame.image);
-                image
-            }
-            None => frame.image.clone(),
-        };
+        // An empty image allocates nothing.
+        let image = std::mem::replace(&mut frame.image, RgbFrame::zeros((0, 0, 3)));
         let inputs: [Value; 1] = [Arc::new(image)];
         run(&inputs);
         let [image] = inputs;
-        self.last = Some(image);
+        frame.image = take_image(image)?;
         Ok(())
     }
+}
+
+/// The image a value made of a frame's image holds: itself when nothing
+/// else holds it any more, else a copy (a graph that keeps its input, as
+/// an output or as state, still shares it).
+fn take_image(value: Value) -> Result<RgbFrame, AdapterError> {
+    let image = value
+        .downcast::<RgbFrame>()
+        .map_err(|_| "the frame's value is no longer an image")?;
+    Ok(Arc::try_unwrap(image).unwrap_or_else(|shared| (*shared).clone()))
 }
 
 /// The file `--graph` names.
