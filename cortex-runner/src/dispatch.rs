@@ -111,6 +111,16 @@ impl<P: Pipeline + 'static> App<P> {
         self.check_streams(&cli)?;
         cli.common.check_network()?;
         if let Some(Command::Run(args)) = &cli.command {
+            if let Some(names) = crate::reads::chosen(self.ir, args)?.and(args.outputs.clone()) {
+                // The record shows the fields named after the outputs
+                // asked for: what a frame's results carry.
+                let full = std::mem::replace(&mut self.record, Box::new(|_| record::Record::new()));
+                self.record = Box::new(move |out| {
+                    let mut shown = full(out);
+                    shown.retain(&names);
+                    shown
+                });
+            }
             crate::encode::check_args(
                 args,
                 self.regions.is_some(),
