@@ -137,6 +137,9 @@ pub struct App<P: Pipeline> {
     pub(crate) reads: Reads,
     /// What `--help` says of `--model` ([`App::model_help`]).
     pub(crate) model_help: Option<String>,
+    /// What messages call the graph run in place of a compiled pipeline
+    /// (`--graph FILE`, or the program's own graph's name).
+    pub(crate) graph_label: Option<String>,
 }
 
 /// The standard streams a run uses; [`App::main`] passes the process's, tests
@@ -199,6 +202,7 @@ impl<P: Pipeline + 'static> App<P> {
             notes: None,
             reads: Reads::default(),
             model_help: None,
+            graph_label: None,
         }
     }
 
@@ -273,5 +277,16 @@ impl<P: Pipeline + 'static> App<P> {
     /// The outputs a `run` with `args` reads.
     pub(crate) fn outputs_read(&self, args: &RunArgs) -> Result<OutputSet, RunnerError> {
         self.reads.outputs_read(self.ir, args, self.dump.is_some())
+    }
+}
+
+impl<P: Pipeline> App<P> {
+    /// What a message names as the pipeline that lacks something: the
+    /// graph file run, or the program.
+    pub(crate) fn subject(&self) -> String {
+        match &self.graph_label {
+            Some(label) => format!("graph `{}` ({label})", self.ir.name),
+            None => format!("program `{}`", self.name),
+        }
     }
 }

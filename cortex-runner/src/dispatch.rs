@@ -125,7 +125,7 @@ impl<P: Pipeline + 'static> App<P> {
                 args,
                 self.regions.is_some(),
                 self.qp_map.is_some(),
-                &self.name,
+                &self.subject(),
             )?;
         }
         let common = &cli.common;
@@ -396,11 +396,18 @@ impl<P: Pipeline + 'static> App<P> {
             ))),
             Some(Command::Run(RunArgs {
                 dump: Some(dir), ..
-            })) if self.dump.is_none() => Err(RunnerError::Usage(format!(
-                "--dump {}: program `{}` cannot dump pictures (it has no dump function)",
-                dir.display(),
-                self.name
-            ))),
+            })) if self.dump.is_none() => Err(RunnerError::Usage(match &self.graph_label {
+                Some(_) => format!(
+                    "--dump {}: {} has no output that is a picture (RgbFrame, GrayImage or ScoreMap)",
+                    dir.display(),
+                    self.subject()
+                ),
+                None => format!(
+                    "--dump {}: program `{}` cannot dump pictures (it has no dump function)",
+                    dir.display(),
+                    self.name
+                ),
+            })),
             _ => Ok(()),
         }
     }

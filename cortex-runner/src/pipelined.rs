@@ -58,7 +58,7 @@ impl<P: Pipeline + 'static> App<P> {
         };
         self.with_engines(
             stream_fn::<P, _, _>(split, join, engine),
-            Some(crate::streams::session::<P>),
+            Some(crate::streams::session::<P, Frame>),
         )
     }
 
