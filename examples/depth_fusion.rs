@@ -71,7 +71,7 @@ pub struct FakeDepth;
 impl FrameAdapter<DepthFusion> for FakeDepth {
     fn with_inputs(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         run: &mut dyn FnMut(<DepthFusion as cortex::Pipeline>::Inputs<'_>),
     ) -> Result<(), AdapterError> {
         let gray = ops::to_gray(&frame.image)?;

@@ -34,11 +34,16 @@ pub type AdapterError = Box<dyn std::error::Error + Send + Sync>;
 /// use [`FrameOnly`]. For others (a depth map, an audio buffer derived from
 /// the frame, a second camera…), implement this: build the extra inputs,
 /// then call `run` once with the tuple of references.
+///
+/// The frame is lent mutably so that an adapter whose pipeline takes its
+/// inputs as owned values can move the image in for the run instead of
+/// copying it; it must put the frame back as it found it (the runner shows
+/// it afterwards: `--dump`, `--encode`).
 pub trait FrameAdapter<P: Pipeline + 'static> {
     /// Calls `run` with the inputs of `frame`.
     fn with_inputs(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         run: &mut dyn FnMut(P::Inputs<'_>),
     ) -> Result<(), AdapterError>;
 }
@@ -53,7 +58,7 @@ where
 {
     fn with_inputs(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         run: &mut dyn FnMut(P::Inputs<'_>),
     ) -> Result<(), AdapterError> {
         run((&frame.image,));
@@ -132,6 +137,9 @@ pub struct App<P: Pipeline> {
     pub(crate) reads: Reads,
     /// What `--help` says of `--model` ([`App::model_help`]).
     pub(crate) model_help: Option<String>,
+    /// What messages call the graph run in place of a compiled pipeline
+    /// (`--graph FILE`, or the program's own graph's name).
+    pub(crate) graph_label: Option<String>,
 }
 
 /// The standard streams a run uses; [`App::main`] passes the process's, tests
@@ -194,6 +202,7 @@ impl<P: Pipeline + 'static> App<P> {
             notes: None,
             reads: Reads::default(),
             model_help: None,
+            graph_label: None,
         }
     }
 
@@ -268,5 +277,16 @@ impl<P: Pipeline + 'static> App<P> {
     /// The outputs a `run` with `args` reads.
     pub(crate) fn outputs_read(&self, args: &RunArgs) -> Result<OutputSet, RunnerError> {
         self.reads.outputs_read(self.ir, args, self.dump.is_some())
+    }
+}
+
+impl<P: Pipeline> App<P> {
+    /// What a message names as the pipeline that lacks something: the
+    /// graph file run, or the program.
+    pub(crate) fn subject(&self) -> String {
+        match &self.graph_label {
+            Some(label) => format!("graph `{}` ({label})", self.ir.name),
+            None => format!("program `{}`", self.name),
+        }
     }
 }

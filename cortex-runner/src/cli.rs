@@ -246,6 +246,12 @@ pub(crate) struct RunArgs {
     /// One JSON object per frame and line instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Compute and show only these outputs (comma-separated names, as
+    /// `graph` lists them): only their producers run, and each frame's
+    /// results carry only them. Several inputs show only them too, but
+    /// compute every output.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) outputs: Option<Vec<String>>,
     /// Write a Chrome trace event file (Perfetto, chrome://tracing): a
     /// slice per node and frame, a track per thread (not with --engine
     /// pipelined).

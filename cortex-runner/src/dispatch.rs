@@ -111,11 +111,21 @@ impl<P: Pipeline + 'static> App<P> {
         self.check_streams(&cli)?;
         cli.common.check_network()?;
         if let Some(Command::Run(args)) = &cli.command {
+            if let Some(names) = crate::reads::chosen(self.ir, args)?.and(args.outputs.clone()) {
+                // The record shows the fields named after the outputs
+                // asked for: what a frame's results carry.
+                let full = std::mem::replace(&mut self.record, Box::new(|_| record::Record::new()));
+                self.record = Box::new(move |out| {
+                    let mut shown = full(out);
+                    shown.retain(&names);
+                    shown
+                });
+            }
             crate::encode::check_args(
                 args,
                 self.regions.is_some(),
                 self.qp_map.is_some(),
-                &self.name,
+                &self.subject(),
             )?;
         }
         let common = &cli.common;
@@ -386,11 +396,18 @@ impl<P: Pipeline + 'static> App<P> {
             ))),
             Some(Command::Run(RunArgs {
                 dump: Some(dir), ..
-            })) if self.dump.is_none() => Err(RunnerError::Usage(format!(
-                "--dump {}: program `{}` cannot dump pictures (it has no dump function)",
-                dir.display(),
-                self.name
-            ))),
+            })) if self.dump.is_none() => Err(RunnerError::Usage(match &self.graph_label {
+                Some(_) => format!(
+                    "--dump {}: {} has no output that is a picture (RgbFrame, GrayImage or ScoreMap)",
+                    dir.display(),
+                    self.subject()
+                ),
+                None => format!(
+                    "--dump {}: program `{}` cannot dump pictures (it has no dump function)",
+                    dir.display(),
+                    self.name
+                ),
+            })),
             _ => Ok(()),
         }
     }

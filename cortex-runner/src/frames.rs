@@ -57,7 +57,7 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
             let Some(frame) = source.next_frame() else {
                 break;
             };
-            let frame = frame?;
+            let mut frame = frame?;
             let size = frame.size();
             let reset = last_size.is_some_and(|s| s != size);
             if reset {
@@ -67,7 +67,7 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
             }
             let resized_from = last_size.filter(|_| reset);
             last_size = Some(size);
-            let outputs = match self.one(&frame, &mut slot) {
+            let outputs = match self.one(&mut frame, &mut slot) {
                 Ok(outputs) => outputs,
                 Err(e @ (RunnerError::Frame { .. } | RunnerError::Adapter { .. }))
                     if self.keep_going =>
@@ -104,10 +104,11 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
     /// inputs) and returns its outputs.
     fn one<'s>(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         slot: &'s mut Option<P::Outputs>,
     ) -> Result<&'s P::Outputs, RunnerError> {
-        self.obs.frame = frame.index;
+        let index = frame.index;
+        self.obs.frame = index;
         let (choice, engine, reads, run_slot) =
             (self.choice, self.engine, self.reads, self.run_slot);
         let pl = &mut *self.pipeline;
@@ -121,7 +122,7 @@ impl<P: Pipeline + 'static> FrameByFrame<'_, P> {
                 ran = Some(run_slot(pl, &mut run, inputs, slot));
             })
             .map_err(|e| RunnerError::Adapter {
-                frame: frame.index,
+                frame: index,
                 why: e.to_string(),
             })?;
         ran.ok_or_else(|| RunnerError::Adapter {

@@ -58,7 +58,7 @@ impl<P: Pipeline + 'static> App<P> {
         };
         self.with_engines(
             stream_fn::<P, _, _>(split, join, engine),
-            Some(crate::streams::session::<P>),
+            Some(crate::streams::session::<P, Frame>),
         )
     }
 
@@ -337,7 +337,7 @@ pub(crate) struct PipelinedSettings {
 /// Measures what one frame costs the pipeline beyond its pixels: the bytes
 /// of the buffers a frame of its size fills (run once, on a pipeline of
 /// its own that is then dropped).
-pub(crate) type ProbeFn<'a> = &'a mut dyn FnMut(&Frame) -> u64;
+pub(crate) type ProbeFn<'a> = &'a mut dyn FnMut(&mut Frame) -> u64;
 
 /// Frames through the pipelined engine. A stream cannot reset its pipeline
 /// mid-flight, so a resolution change ends the stream: the frames in flight
@@ -391,12 +391,12 @@ pub(crate) fn run_pipelined<P: Pipeline>(
     // another size that ended the stream before it).
     let mut first = feeder.next();
     let result = loop {
-        let Some(frame) = first.take() else {
+        let Some(mut frame) = first.take() else {
             // Nothing to run: the source is empty, failed or was refused
             // on its first frame (told below).
             break Ok(());
         };
-        if let Err(e) = check_buffers(options, budget, frame.size(), probe(&frame)) {
+        if let Err(e) = check_buffers(options, budget, frame.size(), probe(&mut frame)) {
             break Err(e);
         }
         feeder.first = Some(frame);

@@ -1,5 +1,5 @@
-//! Which outputs a `run` reads: what its record function, `--dump`
-//! pictures and `--encode` regions or map declare they read
+//! Which outputs a `run` reads: what its record function (or `--outputs`),
+//! `--dump` pictures and `--encode` regions or map declare they read
 //! (`App::reads`); only those outputs' producers run on each frame.
 
 use cortex_core::ir::GraphIr;
@@ -45,8 +45,10 @@ impl Reads {
         dump: bool,
     ) -> Result<OutputSet, RunnerError> {
         let encoding = args.encode.is_some();
+        // `--outputs` stands for what the record function reads.
+        let mut set = chosen(ir, args)?.unwrap_or(OutputSet::NONE);
         let used = [
-            (true, &self.record),
+            (args.outputs.is_none(), &self.record),
             (args.dump.is_some() && dump, &self.dump),
             (
                 encoding && args.roi_mode() == RoiSwitch::Regions,
@@ -54,7 +56,6 @@ impl Reads {
             ),
             (encoding && args.roi_mode() == RoiSwitch::Map, &self.qp_map),
         ];
-        let mut set = OutputSet::NONE;
         for (in_use, names) in used {
             match (in_use, names) {
                 (false, _) => {}
@@ -75,4 +76,15 @@ impl Reads {
             Reader::QpMap => &mut self.qp_map,
         }
     }
+}
+
+/// The outputs `run --outputs NAMES` asks for, if it does: a name the
+/// graph `ir` does not declare is a usage error naming the ones it does.
+pub(crate) fn chosen(ir: &GraphIr, args: &RunArgs) -> Result<Option<OutputSet>, RunnerError> {
+    args.outputs
+        .as_deref()
+        .map(|names| {
+            OutputSet::named(ir, names).map_err(|e| RunnerError::Usage(format!("--outputs: {e}")))
+        })
+        .transpose()
 }

@@ -50,6 +50,11 @@ impl Record {
         cols
     }
 
+    /// Keeps only the fields named in `names` (`run --outputs`).
+    pub(crate) fn retain(&mut self, names: &[String]) {
+        self.fields.retain(|(k, _)| names.iter().any(|n| n == k));
+    }
+
     /// The value of field `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v)

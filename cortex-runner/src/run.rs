@@ -100,7 +100,7 @@ impl<P: Pipeline + 'static> App<P> {
                     RunnerError::Usage("--engine pipelined runs declared modes (--mode)".into())
                 })?;
                 let (adapter, make) = (&mut *self.adapter, &self.make);
-                let mut probe = |frame: &Frame| -> u64 {
+                let mut probe = |frame: &mut Frame| -> u64 {
                     let mut p = make();
                     p.set_fusion(fusion);
                     p.set_rates(rates);

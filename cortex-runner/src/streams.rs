@@ -53,19 +53,63 @@ struct Message<O> {
 /// once the stream has ended).
 type Notes = Arc<Mutex<Vec<String>>>;
 
+/// A frame as a stream of the pool holds it: made from a decoded frame on
+/// its input's reader thread (the pipeline's inputs borrow from it), and
+/// made back into the frame when its results reach the runner.
+pub(crate) trait Staged<P: Pipeline>: Send + Sized + 'static {
+    /// `frame`, ready to run.
+    fn stage(frame: Frame) -> Self;
+    /// The pipeline's inputs, borrowed.
+    fn inputs(&self) -> P::Inputs<'_>;
+    /// The frame's width and height.
+    fn size(&self) -> (usize, usize);
+    /// The frame back, taken out (what is left allocates nothing).
+    fn unstage(&mut self) -> Frame;
+}
+
+/// A frame with no pixels, in place of one taken out.
+pub(crate) fn taken() -> Frame {
+    Frame {
+        index: 0,
+        timestamp: None,
+        image: RgbFrame::zeros((0, 0, 3)),
+        missed_before: 0,
+    }
+}
+
+/// The frame itself, for a pipeline whose one input is its image.
+impl<P> Staged<P> for Frame
+where
+    P: for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)>,
+{
+    fn stage(frame: Frame) -> Self {
+        frame
+    }
+    fn inputs(&self) -> (&RgbFrame,) {
+        (&self.image,)
+    }
+    fn size(&self) -> (usize, usize) {
+        Frame::size(self)
+    }
+    fn unstage(&mut self) -> Frame {
+        std::mem::replace(self, taken())
+    }
+}
+
 /// An input's reader thread: opens the input, then pushes its frames (at
 /// most `limit`) into the stream's queue, waiting for room. A failure to
 /// open or to read ends the stream as failed once the frames before it
 /// have run; the end of the input, or of the stream (the run stopped),
 /// ends the reading.
-fn read_input<P>(
+fn read_input<P, T>(
     open: Opener,
     limit: Option<u64>,
-    input: LiveInput<P, Frame>,
+    input: LiveInput<P, T>,
     notes: &Mutex<Vec<String>>,
 ) where
     P: Pipeline + Send + 'static,
     P::Outputs: Send,
+    T: Staged<P>,
 {
     // A source that panics ends its stream as failed, as a pull source's
     // panic ends its stream in the pool, not as one that ran to its end.
@@ -84,7 +128,7 @@ fn read_input<P>(
                 Some(Err(e)) => break Some(e.to_string()),
                 Some(Ok(frame)) => {
                     taken += 1;
-                    if input.push(frame).is_err() {
+                    if input.push(T::stage(frame)).is_err() {
                         break None;
                     }
                 }
@@ -107,21 +151,22 @@ fn read_input<P>(
 
 /// A frame's size as the pool's reset key: a stream whose frames change
 /// size starts over (state reset) at the first frame of the new size.
-fn size_key(frame: &Frame) -> u64 {
+fn size_key<P: Pipeline, T: Staged<P>>(frame: &T) -> u64 {
     let (w, h) = frame.size();
     ((w as u64) << 32) | (h as u64 & 0xffff_ffff)
 }
 
-/// The session of a pipeline whose one input is the frame.
-pub(crate) fn session<P>(
+/// The session of a pipeline whose inputs a frame staged as `T` lends.
+pub(crate) fn session<P, T>(
     make: &dyn Fn() -> P,
     mode: P::Mode,
     session: Session<'_>,
     out: &mut FrameOut<'_, '_, P>,
 ) -> Result<SessionReport, RunnerError>
 where
-    P: for<'a> Pipeline<Inputs<'a> = (&'a RgbFrame,)> + Send + 'static,
+    P: Pipeline + Send + 'static,
     P::Outputs: Send,
+    T: Staged<P>,
 {
     let Session {
         inputs,
@@ -136,9 +181,9 @@ where
     // Declared before the channel: on an early return the receiver goes
     // first, so a worker waiting to send gives up and the pool's drop
     // (which waits for the frames in flight) can finish.
-    let pool = StreamPool::<P, Frame>::new(threads, |f| (&f.image,))
+    let pool = StreamPool::<P, T>::new(threads, T::inputs)
         .map_err(|e| RunnerError::Usage(format!("--threads: {e}")))?;
-    pool.reset_on(size_key);
+    pool.reset_on(size_key::<P, T>);
     // Per stream, the size of its last frame shown: a change is noted as
     // on the single-stream engines.
     let mut sizes: Vec<Option<(usize, usize)>> = Vec::new();
@@ -156,15 +201,7 @@ where
         let input = pool
             .add_live(pipeline, mode, live, move |mut d| {
                 let result = d.take_result();
-                let frame = std::mem::replace(
-                    &mut d.frame,
-                    Frame {
-                        index: 0,
-                        timestamp: None,
-                        image: RgbFrame::zeros((0, 0, 3)),
-                        missed_before: 0,
-                    },
-                );
+                let frame = d.frame.unstage();
                 // The receiver is gone only when the run already failed.
                 let _ = tx.send(Message {
                     stream: d.stream.0,
@@ -189,7 +226,7 @@ where
         // waits for are over; it ends with its input or the process.
         let spawned = std::thread::Builder::new()
             .name(format!("cortex-input-{}", id.0))
-            .spawn(move || read_input(open, limit, input, &mine));
+            .spawn(move || read_input::<P, T>(open, limit, input, &mine));
         if let Err(e) = spawned {
             return Err(RunnerError::Io {
                 what: format!("{id} ({label}): starting its reader thread"),
@@ -363,7 +400,7 @@ impl<P: Pipeline + 'static> App<P> {
         }
         if self.parallel.as_ref().and_then(|f| f.session).is_none() {
             return Err(RunnerError::Usage(format!(
-                "program `{}` runs one input at a time (several inputs need a pipeline whose one input is the frame, opted in with App::parallel())",
+                "program `{}` runs one input at a time (several inputs need a pipeline whose one input is the frame, opted in with App::parallel(), or a graph file of one input)",
                 self.name
             )));
         }

@@ -629,7 +629,7 @@ struct WithGain(f64);
 impl FrameAdapter<Gain> for WithGain {
     fn with_inputs(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         run: &mut dyn FnMut(<Gain as Pipeline>::Inputs<'_>),
     ) -> Result<(), AdapterError> {
         run((&frame.image, &self.0));
@@ -776,7 +776,7 @@ struct NegativeAt(Vec<u64>);
 impl FrameAdapter<Picky> for NegativeAt {
     fn with_inputs(
         &mut self,
-        frame: &Frame,
+        frame: &mut Frame,
         run: &mut dyn FnMut(<Picky as Pipeline>::Inputs<'_>),
     ) -> Result<(), AdapterError> {
         let gain = if self.0.contains(&frame.index) {

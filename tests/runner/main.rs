@@ -34,6 +34,7 @@ mod cli;
 mod engine;
 mod examples;
 mod graph_file;
+mod graph_options;
 #[cfg(feature = "mqtt")]
 mod publish;
 #[cfg(feature = "ffmpeg")]

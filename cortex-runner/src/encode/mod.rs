@@ -95,7 +95,8 @@ impl EncodeReport {
 /// Checks `--codec`, `--roi` and `--roi-strength` against the program
 /// before any input is opened (`has_regions`, `has_map`: the program names
 /// its regions with [`App::encode_regions`](crate::App::encode_regions), its
-/// map with [`App::encode_qp_map`](crate::App::encode_qp_map)).
+/// map with [`App::encode_qp_map`](crate::App::encode_qp_map); `name`:
+/// what messages call it, e.g. ``program `l2` ``).
 pub(crate) fn check_args(
     args: &RunArgs,
     has_regions: bool,
@@ -123,7 +124,7 @@ pub(crate) fn check_args(
     if mode == RoiSwitch::Map {
         if !has_map {
             return Err(RunnerError::Usage(format!(
-                "--roi map: program `{name}` names no quantiser-offset map; use --roi regions or off"
+                "--roi map: {name} names no quantiser-offset map; use --roi regions or off"
             )));
         }
         for (set, flag) in [
@@ -139,7 +140,7 @@ pub(crate) fn check_args(
     }
     if mode == RoiSwitch::Regions && !has_regions {
         return Err(RunnerError::Usage(format!(
-            "--encode {}: program `{name}` names no regions of interest; add --roi off for a plain encode",
+            "--encode {}: {name} names no regions of interest; add --roi off for a plain encode",
             path.display()
         )));
     }
