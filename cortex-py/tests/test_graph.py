@@ -284,6 +284,26 @@ def test_each_mistake_is_one_error_at_its_python_line():
     assert "returns one of" in one_error(g)
 
 
+@pytest.mark.parametrize(
+    "trigger, says",
+    [
+        ("scen.changed", "`scen`"),
+        ("scene.chnged", "no `bool` field `chnged`; its `bool` fields are `changed`"),
+        ("scene", "`scene` is a `SceneChange`, not a `bool`"),
+    ],
+)
+def test_a_trigger_naming_a_missing_node_or_field_is_one_build_error(trigger, says):
+    g, _, gray = small()
+    prev = g.state("prev", cx.GrayImage)
+    prev.keeps(gray)
+    scene = g.node("scene", "vision.scene_change", gray, prev)
+    text = g.node("text", "vision.text_map", gray)
+    g.mode("SLOW", rates={"text": cx.every(4, trigger=trigger)})
+    g.outputs(scene, text)
+    m = one_error(g)
+    assert says in m and "SLOW" in m, m
+
+
 def test_the_op_library_is_introspectable():
     ops = {d["name"]: d for d in cx.ops()}
     text = ops["vision.text_map"]

@@ -343,6 +343,19 @@ impl Ops {
         self.constant_value(init)
     }
 
+    /// The `bool` fields registered with [`flag`](Self::flag) for values
+    /// of type `ty`, sorted (what a trigger on such a value may read).
+    pub(crate) fn flag_fields(&self, ty: TypeId) -> Vec<&str> {
+        let mut fields: Vec<&str> = self
+            .flags
+            .keys()
+            .filter(|(t, _)| *t == ty)
+            .map(|(_, f)| f.as_str())
+            .collect();
+        fields.sort_unstable();
+        fields
+    }
+
     /// Reads `fields` (one field, or none: the value is a `bool`) of `v`.
     pub(crate) fn read_flag(&self, v: &(dyn Any + Send + Sync), fields: &[&str]) -> Option<bool> {
         match fields {
