@@ -36,10 +36,10 @@ def summarize(path: str, mode: str = "BALANCED") -> dict:
         l2 = cx.L2()
         for r in cx.stream(l2, cx.open(path), mode):
             summary["frames"] += 1
-            sharp += r["blur"]["variance"]
+            sharp += r["blur"]["sharpness"]
             score += r["roi"]["score"]
-            summary["blurry"] += bool(r["blur"]["is_blurry"])
-            summary["cuts"] += bool(r["scene"]["changed"] and r["scene"]["ssim"] is not None)
+            summary["blurry"] += bool(r["blur"]["blurry"])
+            summary["cuts"] += bool(r["scene"]["cut"])
     except (OSError, ValueError, RuntimeError) as e:
         summary["error"] = str(e)
     if summary["frames"]:

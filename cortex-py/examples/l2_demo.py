@@ -33,11 +33,10 @@ def main() -> int:
         for i, r in enumerate(cx.stream(l2, frames, args.mode, parallel=args.parallel)):
             if i >= args.frames:
                 break
-            cut = r["scene"]["changed"] and r["scene"]["ssim"] is not None
             print(
-                f"{r['frame']:>5} {r['blur']['variance']:>10.1f} {str(r['blur']['is_blurry']):>6} "
-                f"{'cut' if cut else '':>4} {str(r['roi']['box']):>22} {r['roi']['score']:>6.3f} "
-                f"{len(r['roi']['jpeg']):>6}"
+                f"{r['frame']:>5} {r['blur']['sharpness']:>10.1f} {str(r['blur']['blurry']):>6} "
+                f"{'cut' if r['scene']['cut'] else '':>4} {str(tuple(r['roi']['roi'])):>22} "
+                f"{r['roi']['score']:>6.3f} {len(r['roi']['jpeg']):>6}"
             )
     except (OSError, cx.PipelineError) as e:
         print(f"l2_demo: {e}", file=sys.stderr)

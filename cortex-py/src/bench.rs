@@ -7,9 +7,10 @@
 use std::time::Instant;
 
 use cortex_core::dynamic::Value;
+use cortex_core::runtime::dispatch::Choice;
 use pyo3::prelude::*;
 
-use crate::engine::{self, Selection};
+use crate::engine;
 use crate::errors::pipeline_error;
 use crate::graph::PyPipeline;
 
@@ -30,7 +31,7 @@ pub fn _time_frames(
     parallel: bool,
 ) -> PyResult<Vec<f64>> {
     let p = pipeline.get();
-    let selection = Selection::Mode(p.mode_index(mode)?);
+    let selection = Choice::Mode(p.mode_index(mode)?);
     let mut read = Vec::with_capacity(frames.len());
     for f in &frames {
         let mut slots = vec![None; p.input_kinds.len()];

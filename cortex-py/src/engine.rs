@@ -8,25 +8,20 @@ use std::ops::ControlFlow;
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
 use cortex_core::run::{Engine, Run};
+use cortex_core::runtime::dispatch::Choice;
 use cortex_core::runtime::error::PipelineError;
 use cortex_core::runtime::profile::Profiler;
 use cortex_core::runtime::stream::{StreamError, StreamFrame, StreamOptions, StreamReport};
-use cortex_core::{ParallelPipeline, Pipeline, Weights};
+use cortex_core::{ParallelPipeline, Pipeline};
 
-/// What one frame runs: a declared mode (its index), or a weight table
-/// given at run time.
-pub(crate) enum Selection {
-    Mode(usize),
-    Weights(Weights),
-}
-
-/// One frame of `selection` on the engine asked for, observed by
-/// `profiler` when there is one (a declared mode's frames only: a table
-/// given at run time has no plan the profile's listing shows).
+/// One frame of `choice` (a declared mode's index, or a weight table) on
+/// the engine asked for, observed by `profiler` when there is one (a
+/// declared mode's frames only: a table given at run time has no plan the
+/// profile's listing shows).
 pub(crate) fn frame(
     pipeline: &mut DynPipeline,
     profiler: Option<&mut Profiler<'static>>,
-    selection: &Selection,
+    choice: &Choice<usize>,
     parallel: bool,
     values: &[Value],
 ) -> Result<DynOutputs, PipelineError> {
@@ -35,16 +30,10 @@ pub(crate) fn frame(
     } else {
         Engine::Sequential
     };
-    match (selection, profiler) {
-        (Selection::Mode(m), Some(profiler)) => {
-            pipeline.run_with_fresh(&mut Run::mode(*m).engine(engine).observed(profiler), values)
-        }
-        (Selection::Mode(m), None) => {
-            pipeline.run_with_fresh(&mut Run::mode(*m).engine(engine), values)
-        }
-        (Selection::Weights(w), _) => {
-            pipeline.run_with_fresh(&mut Run::weights(w).engine(engine), values)
-        }
+    let mut run = choice.run().engine(engine);
+    match (choice.mode(), profiler) {
+        (Some(_), Some(profiler)) => pipeline.run_with_fresh(&mut run.observed(profiler), values),
+        _ => pipeline.run_with_fresh(&mut run, values),
     }
 }
 

@@ -36,23 +36,15 @@ pub const FRAME: Wanted = Wanted {
     rgb: true,
 };
 
-/// Copies `frame` into `buffer`, reusing its memory when the size is the
-/// same as the last frame's (a steady stream allocates nothing here).
-///
-/// # Errors
-/// `TypeError` for anything but a `uint8` numpy array, `ValueError` for a
-/// shape other than `H×W×3`, `cortex_rs.PipelineError` for a frame beyond
-/// the frame limits in effect ([`FrameLimits::current`]); `buffer` is left
-/// as it was on every error.
-pub fn copy_into(frame: &Bound<'_, PyAny>, buffer: &mut RgbFrame) -> PyResult<()> {
-    copy_array(frame, FRAME, buffer)
-}
-
 /// Copies the numpy array `value`, which must be as `wanted` says, into
-/// `buffer`, reusing its memory when the shape is the same.
+/// `buffer`, reusing its memory when the shape is the same (a steady
+/// stream allocates nothing here).
 ///
 /// # Errors
-/// As [`copy_into`], in `wanted`'s words; `buffer` is left as it was.
+/// `TypeError` for anything but a numpy array of `wanted`'s dtype,
+/// `ValueError` for another shape, `cortex_rs.PipelineError` for an array
+/// beyond the frame limits in effect ([`FrameLimits::current`]); `buffer`
+/// is left as it was on every error.
 pub fn copy_array<T, D>(
     value: &Bound<'_, PyAny>,
     wanted: Wanted,

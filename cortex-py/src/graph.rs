@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, GraphFile, Ops, Value};
 use cortex_core::export::{to_dot, to_mermaid};
+use cortex_core::runtime::dispatch::Choice;
 use cortex_core::runtime::error::PipelineError as RustPipelineError;
 use cortex_core::runtime::profile::Profiler;
 use cortex_core::runtime::stream::StreamOptions;
@@ -20,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 
-use crate::engine::{self, Selection};
+use crate::engine;
 use crate::errors::{graph_error, interruption, pipeline_error};
 use crate::lend::Lent;
 use crate::library::library;
@@ -229,9 +230,9 @@ impl PyPipeline {
                         Ok((k, v))
                     })
                     .collect::<PyResult<_>>()?;
-                Selection::Weights(table.into_iter().collect())
+                Choice::Weights(table.into_iter().collect())
             }
-            None => Selection::Mode(self.mode_index(mode)?),
+            None => Choice::Mode(self.mode_index(mode)?),
         };
         let mut guard = self.lock(py)?;
         let inner: &mut Inner = &mut guard;
@@ -459,7 +460,7 @@ impl Inner {
     /// profiler when there is one (a declared mode's frames).
     fn run(
         &mut self,
-        selection: &Selection,
+        selection: &Choice<usize>,
         parallel: bool,
         values: &[Value],
     ) -> Result<DynOutputs, RustPipelineError> {

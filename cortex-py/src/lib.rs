@@ -1,18 +1,17 @@
-//! `cortex_rs._native`: the Python extension module. L2 on numpy frames,
-//! pipelines built at run time from the op library and Python callables,
-//! many streams on one pool, their results as plain Python objects,
-//! sources and tools; the GIL is released while a frame runs.
+//! `cortex_rs._native`: the Python extension module. Pipelines built at
+//! run time from the op library and Python callables (`cortex_rs.L2` is
+//! one, built in Python), many streams on one pool, their results as
+//! plain Python objects, sources and tools; the GIL is released while a
+//! frame runs.
 
 mod bench;
 mod engine;
 mod errors;
 mod frame;
 mod graph;
-mod l2;
 mod lend;
 mod library;
 mod pyop;
-mod results;
 mod sources;
 mod streams;
 mod values;
@@ -24,7 +23,6 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PipelineError", m.py().get_type::<errors::PipelineError>())?;
     m.add("GraphError", m.py().get_type::<errors::GraphError>())?;
-    m.add_class::<l2::PyL2>()?;
     m.add_class::<graph::PyPipeline>()?;
     m.add_class::<sources::PySource>()?;
     m.add_function(wrap_pyfunction!(sources::demo_clip, m)?)?;

@@ -2,18 +2,20 @@
 //! types (`RgbFrame`, `GrayImage`, `ScoreMap`), Python numbers for `f64`
 //! and `bool`, any Python object as a `PyObject`, and every other type as
 //! the dict its JSON view gives (the view the runner's JSON lines show,
-//! registered with the type in the op library).
+//! registered with the type in the op library) with its payload (the
+//! JPEG's bytes, the QP map's offsets) beside the summary.
 
 use std::any::Any;
 use std::sync::Arc;
 
-use cortex_core::dynamic::{Call, Ops, Value};
+use cortex_core::dynamic::{Call, Ops, Payload, Value};
 use cortex_core::runtime::error::NodeFailure;
 use cortex_vision::ops::{GrayImage, RgbFrame, ScoreMap};
-use ndarray::{Ix2, Ix3};
+use ndarray::{ArrayView2, Ix2, Ix3};
+use numpy::PyArray2;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList};
 
 use crate::frame::{checked, copy_array, type_name, Wanted, FRAME};
 use crate::lend::{lend, share, Lent};
@@ -211,7 +213,8 @@ fn wrong(obj: &Bound<'_, PyAny>, expected: &str) -> PyErr {
 /// own memory for the image types ([`share`]),
 /// the object itself for a `PyObject`, a number or `bool`, and otherwise
 /// the JSON view `ops` registers for its type (`None` for a type without
-/// one).
+/// one) with its payload's fields beside the view's (`bytes`, a numpy
+/// array of its own).
 pub fn to_python(py: Python<'_>, value: &Value, ops: &Ops) -> PyResult<Py<PyAny>> {
     let v: &(dyn Any + Send + Sync) = &**value;
     if let Some(a) = v.downcast_ref::<RgbFrame>() {
@@ -229,7 +232,26 @@ pub fn to_python(py: Python<'_>, value: &Value, ops: &Ops) -> PyResult<Py<PyAny>
             None => py.None(),
         });
     }
-    json_to_python(py, &ops.to_json(value))
+    let view = json_to_python(py, &ops.to_json(value))?;
+    let payload = ops.payload_of(value);
+    if payload.is_empty() {
+        return Ok(view);
+    }
+    // The view's summary keys stay; each payload field joins them whole.
+    let d = view.bind(py).cast::<PyDict>().map_err(|_| {
+        PyValueError::new_err("a type with a payload must be shown as a JSON object")
+    })?;
+    for (name, field) in payload {
+        match field {
+            Payload::Bytes(b) => d.set_item(name, PyBytes::new(py, b))?,
+            Payload::GridF32 { rows, cols, data } => {
+                let grid = ArrayView2::from_shape((rows, cols), data)
+                    .map_err(|e| PyValueError::new_err(format!("payload `{name}`: {e}")))?;
+                d.set_item(name, PyArray2::from_array(py, &grid))?
+            }
+        }
+    }
+    Ok(view)
 }
 
 /// A JSON value as the Python object `json.loads` would give.

@@ -15,7 +15,7 @@ def results(frames, mode="BALANCED"):
 
 def same(a, b):
     assert a["blur"] == b["blur"] and a["scene"] == b["scene"]
-    assert a["roi"]["box"] == b["roi"]["box"] and a["roi"]["jpeg"] == b["roi"]["jpeg"]
+    assert a["roi"]["roi"] == b["roi"]["roi"] and a["roi"]["jpeg"] == b["roi"]["jpeg"]
     np.testing.assert_array_equal(a["fused"], b["fused"])
 
 
@@ -52,7 +52,7 @@ def test_frames_of_changing_size_run(clip):
     small = cx.demo_clip(2, 160, 120)
     for f in (clip[0], small[0], clip[1], small[1]):
         r = l2.run(f)
-        assert r["roi"]["box"][0] + r["roi"]["box"][2] <= f.shape[1]
+        assert r["roi"]["roi"][0] + r["roi"]["roi"][2] <= f.shape[1]
 
 
 @pytest.mark.parametrize(

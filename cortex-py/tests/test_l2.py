@@ -8,22 +8,12 @@ import cortex_rs as cx
 
 
 def row(r: dict) -> dict:
-    """A Python result as the runner's JSON `outputs` show it: each output
-    under its name, through its type's view (`blur`, `scene`, `roi`)."""
-    x, y, w, h = r["roi"]["box"]
-    return {
-        "blur": {
-            "sharpness": r["blur"]["variance"],
-            "baseline": r["blur"]["baseline"],
-            "blurry": r["blur"]["is_blurry"],
-            "below_100": r["blur"]["below_threshold"],
-        },
-        "scene": {
-            "ssim": r["scene"]["ssim"],
-            "cut": r["scene"]["changed"] and r["scene"]["ssim"] is not None,
-        },
-        "roi": {"roi": [x, y, w, h], "score": r["roi"]["score"], "jpeg_bytes": len(r["roi"]["jpeg"])},
-    }
+    """The outputs the runner's JSON lines show (`blur`, `scene`, `roi`),
+    as Python has them: the same views, and the JPEG's bytes beside its
+    size (a payload JSON leaves out)."""
+    roi = dict(r["roi"])
+    assert roi.pop("jpeg")[:2] == b"\xff\xd8"
+    return {"blur": r["blur"], "scene": r["scene"], "roi": roi}
 
 
 @pytest.mark.parametrize("mode", cx.L2.modes())
@@ -67,12 +57,15 @@ def test_results_are_plain_python_objects(clip):
     r = cx.L2().run(clip[0], fused=True)
     assert r["frame"] == 0
     assert isinstance(r["roi"]["jpeg"], bytes) and r["roi"]["jpeg"][:2] == b"\xff\xd8"
-    assert all(isinstance(v, int) for v in r["roi"]["box"])
+    assert r["roi"]["jpeg_bytes"] == len(r["roi"]["jpeg"])
+    assert len(r["roi"]["roi"]) == 4 and all(isinstance(v, int) for v in r["roi"]["roi"])
     assert r["fused"].shape == (240, 320) and r["fused"].dtype == np.float32
     q = r["qp_map"]
-    assert q["offsets"].shape == (-(-240 // q["block"]), -(-320 // q["block"]))
-    assert isinstance(r["regions"], list) and r["regions"]
-    assert set(r["regions"][0]) == {"box", "score", "area", "mass"}
+    assert q["offsets"].dtype == np.float32
+    assert q["offsets"].shape == (15, 20) and q["blocks"] == [20, 15]  # 16×16 blocks
+    assert set(r["regions"]) == {"regions", "peak"} and r["regions"]["regions"]
+    assert all(len(b) == 4 for b in r["regions"]["regions"])
+    assert "fused" not in cx.L2().run(clip[0])
 
 
 def test_a_zero_weight_mode_removes_nodes_from_its_plan():

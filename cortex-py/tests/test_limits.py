@@ -93,5 +93,5 @@ def test_a_frame_within_the_limits_broadcast_runs_like_its_copy():
     assert wide.strides == (0, 0, 1)
     a = cx.L2().run(wide, fused=True)
     b = cx.L2().run(np.ascontiguousarray(wide), fused=True)
-    assert a["blur"] == b["blur"] and a["roi"]["box"] == b["roi"]["box"]
+    assert a["blur"] == b["blur"] and a["roi"]["roi"] == b["roi"]["roi"]
     np.testing.assert_array_equal(a["fused"], b["fused"])

@@ -10,7 +10,7 @@ import cortex_rs as cx
 
 
 def summary(r):
-    return (r["blur"]["variance"], r["scene"]["ssim"], r["roi"]["box"], r["roi"]["jpeg"])
+    return (r["blur"]["sharpness"], r["scene"]["ssim"], r["roi"]["roi"], r["roi"]["jpeg"])
 
 
 def test_two_threads_with_a_pipeline_each_give_one_threads_results(clip):

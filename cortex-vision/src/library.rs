@@ -86,6 +86,8 @@ pub fn register_vision_types(o: &mut Ops) {
         .show(views::roi_regions)
         .show(views::score_map)
         .show(views::qp_map)
+        .payload(views::encoded_roi_payload)
+        .payload(views::qp_map_payload)
         .flag::<SceneChange>("changed", |s| s.changed)
         .flag::<BlurReport>("is_blurry", |b| b.is_blurry)
         .flag::<BlurVerdict>("is_blurry", |b| b.is_blurry)

@@ -355,6 +355,43 @@ fn mistakes_in_a_graph_file_name_their_line_and_node() {
 }
 
 #[test]
+fn a_trigger_naming_a_missing_node_or_field_is_refused_at_build() {
+    use cortex_core::dynamic::GraphFile;
+    let mode = L2_FILE
+        .lines()
+        .position(|l| l.contains(r#""name": "POWER_SAVE""#))
+        .expect("in file")
+        + 1;
+    let rate = r#"{ "node": "text", "every": 4, "trigger": "scene.changed" }"#;
+    for (trigger, says) in [
+        ("scen.changed", "`scen`"),
+        (
+            "scene.chnged",
+            "no `bool` field `chnged`; its `bool` fields are `changed`",
+        ),
+        ("scene", "`scene` is a `SceneChange`, not a `bool`"),
+        ("scene.changed.twice", "one field"),
+        (
+            "blur.changed",
+            "`blur` is a `BlurVerdict`, which has no `bool` field `changed`",
+        ),
+    ] {
+        let bad = L2_FILE.replacen(rate, &rate.replace("scene.changed", trigger), 1);
+        assert_ne!(bad, L2_FILE, "the test's edit applies");
+        let err = GraphFile::parse(&bad)
+            .expect("reads")
+            .build(&vision_ops())
+            .expect_err("refused");
+        assert_eq!(err.problems.len(), 1, "{trigger}: {err}");
+        assert!(err.problems[0].0 >= mode, "{trigger}: {err}");
+        assert!(
+            err.problems[0].1.contains(says) && err.problems[0].1.contains("POWER_SAVE"),
+            "{trigger}: {err}"
+        );
+    }
+}
+
+#[test]
 fn pipelined_streams_match_the_compiled_l2_in_every_mode() {
     let mut frames = demo_clip(12, 160, 120);
     // A frame `to_gray` refuses, mid-stream: it fails alone in both.

@@ -17,7 +17,6 @@ from typing import Dict, Iterable, Iterator, Optional
 
 from ._native import (
     MODELS,
-    L2,
     GraphError,
     Pipeline,
     PipelineError,
@@ -40,7 +39,7 @@ from .graph import (
     every,
     load_graph,
 )
-from .l2_graph import l2_graph
+from .l2_graph import L2, l2_graph
 
 __all__ = [
     "MODELS",
@@ -84,6 +83,5 @@ def stream(
     Frames run one after the other (each reusing the last frame's buffers);
     ``parallel=True`` runs each frame's independent nodes at once.
     """
-    table = None if weights is None else list(weights.items())
     for frame in frames:
-        yield pipeline.run(frame, mode, weights=table, parallel=parallel, fused=fused)
+        yield pipeline.run(frame, mode, weights=weights, parallel=parallel, fused=fused)

@@ -19,7 +19,6 @@ import numpy as np
 import numpy.typing as npt
 
 Frame = npt.NDArray[np.uint8]
-Box = Tuple[int, int, int, int]
 
 class PipelineError(RuntimeError):
     """A frame failed in one of the pipeline's nodes; the state is as it was."""
@@ -100,69 +99,42 @@ def run_streams(
     streams: Sequence[Tuple[Any, ...]], threads: int = ..., *, stats: Literal[True]
 ) -> Tuple[List[List[Any]], List[StreamStats]]: ...
 
+# The result dicts of L2's outputs: each type's view (what the runner's
+# JSON lines show), with its payload (the JPEG's bytes, the QP offsets)
+# beside the summary.
+
 class Blur(TypedDict):
-    variance: float
+    sharpness: float
     baseline: Optional[float]
-    ratio: float
-    is_blurry: bool
-    below_threshold: bool
+    blurry: bool
+    below_100: bool
 
 class Scene(TypedDict):
-    changed: bool
     ssim: Optional[float]
+    cut: bool
 
 class Roi(TypedDict):
-    box: Box
+    roi: List[int]
     score: float
+    jpeg_bytes: int
     jpeg: bytes
 
-class Region(TypedDict):
-    box: Box
-    score: float
-    area: int
-    mass: float
+class Regions(TypedDict):
+    regions: List[List[int]]
+    peak: float
 
 class QpMap(TypedDict):
-    block: int
+    blocks: List[int]
     offsets: npt.NDArray[np.float32]
-    neutral: Optional[str]
 
 class Results(TypedDict, total=False):
     frame: int
     blur: Blur
     scene: Scene
     roi: Roi
-    regions: List[Region]
+    regions: Regions
     qp_map: QpMap
     fused: npt.NDArray[np.float32]
-
-class L2:
-    """The L2 region-of-interest pipeline; one instance per video stream."""
-
-    def __init__(self, *, profile: bool = ..., rates: bool = ..., fusion: bool = ...) -> None: ...
-    @staticmethod
-    def modes() -> List[str]: ...
-    @staticmethod
-    def mode_weights(mode: str) -> List[Tuple[str, float]]: ...
-    def run(
-        self,
-        frame: Frame,
-        mode: str = ...,
-        *,
-        weights: Optional[Sequence[Tuple[str, float]]] = ...,
-        parallel: bool = ...,
-        fused: bool = ...,
-    ) -> Results: ...
-    def reset(self) -> None: ...
-    @property
-    def frame_index(self) -> int: ...
-    def listing(self) -> str: ...
-    def dce_diff(self, mode: str) -> str: ...
-    @staticmethod
-    def dot(mode: Optional[str] = ...) -> str: ...
-    @staticmethod
-    def mermaid(mode: Optional[str] = ...) -> str: ...
-    def profile_report(self) -> str: ...
 
 class Source:
     """Frames read from a file, as ``H×W×3`` ``uint8`` arrays."""

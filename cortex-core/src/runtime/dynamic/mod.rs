@@ -41,7 +41,7 @@ pub use engine::{BuildError, DynPipeline};
 pub use file::{
     ExportError, FileError, GraphFile, LoadError, MAX_GRAPH_FILE_BYTES, MAX_NAME_CHARS,
 };
-pub use ops::{Call, FormArgs, OpFn, Ops, Value, DEFAULT_INIT};
+pub use ops::{Call, FormArgs, OpFn, Ops, Payload, Value, DEFAULT_INIT};
 pub use outputs::DynOutputs;
 
 /// A name that lives as long as the program, for

@@ -44,6 +44,30 @@ type FlagFn = dyn Fn(&(dyn Any + Send + Sync)) -> Option<bool> + Send + Sync;
 /// Shows a value of a registered type as JSON.
 type ShowFn = dyn Fn(&(dyn Any + Send + Sync)) -> Option<serde_json::Value> + Send + Sync;
 
+/// Reads the payload fields of a value of a registered type.
+type PayloadFn = dyn for<'v> Fn(&'v (dyn Any + Send + Sync)) -> Option<Vec<(&'static str, Payload<'v>)>>
+    + Send
+    + Sync;
+
+/// Data a type's view only summarises (a JPEG's size, a grid's shape),
+/// handed whole to a reader that takes it: Python's result dicts add each
+/// field beside the view's, as `bytes` or a numpy array; JSON shows the
+/// summary alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Payload<'v> {
+    /// Bytes, such as an encoded image.
+    Bytes(&'v [u8]),
+    /// A `rows × cols` grid of `f32`, row-major.
+    GridF32 {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+        /// `rows · cols` values, row by row.
+        data: &'v [f32],
+    },
+}
+
 /// The ops, constants and trigger fields a run-time graph may name, and
 /// how to show the values of its types.
 #[derive(Clone, Default)]
@@ -52,6 +76,7 @@ pub struct Ops {
     constants: HashMap<String, Value>,
     flags: HashMap<(TypeId, String), Arc<FlagFn>>,
     shows: HashMap<TypeId, Arc<ShowFn>>,
+    payloads: HashMap<TypeId, Arc<PayloadFn>>,
     forms: HashMap<String, Arc<MakeForm>>,
     planes: HashMap<TypeId, PlaneFn>,
     descs: BTreeMap<String, Arc<OpDesc>>,
@@ -238,6 +263,36 @@ impl Ops {
         self
     }
 
+    /// Registers the payload of values of type `T`: the data its view
+    /// ([`show`](Self::show)) only summarises, each field by the name a
+    /// reader that takes it gives it.
+    pub fn payload<T: Any + Send + Sync>(
+        &mut self,
+        fields: for<'v> fn(&'v T) -> Vec<(&'static str, Payload<'v>)>,
+    ) -> &mut Self {
+        // The bound gives the closure its signature: its fields borrow
+        // from the value, for any lifetime of it.
+        fn read<F>(f: F) -> F
+        where
+            F: for<'v> Fn(&'v (dyn Any + Send + Sync)) -> Option<Vec<(&'static str, Payload<'v>)>>,
+        {
+            f
+        }
+        let f = read(move |v| v.downcast_ref::<T>().map(fields));
+        self.payloads.insert(TypeId::of::<T>(), Arc::new(f));
+        self
+    }
+
+    /// The payload fields of `value` registered with
+    /// [`payload`](Self::payload) for its type; none for another type.
+    pub fn payload_of<'v>(&self, value: &'v Value) -> Vec<(&'static str, Payload<'v>)> {
+        let v: &'v (dyn Any + Send + Sync) = &**value;
+        self.payloads
+            .get(&v.type_id())
+            .and_then(|fields| fields(v))
+            .unwrap_or_default()
+    }
+
     /// `value` as JSON, when its type was registered with
     /// [`show`](Self::show); a `f64`, `f32`, `bool`, integer or `String`
     /// shows as itself; anything else is `null`.
@@ -274,6 +329,8 @@ impl Ops {
             .extend(other.flags.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.shows
             .extend(other.shows.iter().map(|(k, v)| (*k, v.clone())));
+        self.payloads
+            .extend(other.payloads.iter().map(|(k, v)| (*k, v.clone())));
         self.forms
             .extend(other.forms.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.planes
@@ -341,6 +398,19 @@ impl Ops {
             return self.initials.get(&id).cloned();
         }
         self.constant_value(init)
+    }
+
+    /// The `bool` fields registered with [`flag`](Self::flag) for values
+    /// of type `ty`, sorted (what a trigger on such a value may read).
+    pub(crate) fn flag_fields(&self, ty: TypeId) -> Vec<&str> {
+        let mut fields: Vec<&str> = self
+            .flags
+            .keys()
+            .filter(|(t, _)| *t == ty)
+            .map(|(_, f)| f.as_str())
+            .collect();
+        fields.sort_unstable();
+        fields
     }
 
     /// Reads `fields` (one field, or none: the value is a `bool`) of `v`.

@@ -1,7 +1,8 @@
 //! Types checked when a run-time graph is built: every node calling a
 //! described op ([`OpDesc`]) receives the inputs it declares, in number,
 //! type and presence, and every output and state holds the type of the
-//! node behind it — so a wrong graph is refused before its first frame, in
+//! node behind it, and every rate's trigger reads a `bool` or a registered
+//! `bool` field — so a wrong graph is refused before its first frame, in
 //! the registered type names (`GrayImage`), not Rust's.
 
 use std::any::TypeId;
@@ -189,7 +190,72 @@ pub(crate) fn check_types(ir: &GraphIr, ops: &Ops) -> Vec<Diagnostic> {
         };
         out.push(Diagnostic::error(Loc::Output(o), msg));
     }
+    check_triggers(ir, ops, &node_ty, &mut out);
     out
+}
+
+/// Each rate's trigger against the type of the value it reads: the value
+/// itself must be a `bool`, or its one field a `bool` field registered for
+/// its type ([`Ops::flag`]). A value of no known type is checked when the
+/// frame reads it.
+fn check_triggers(ir: &GraphIr, ops: &Ops, node_ty: &[Option<TypeId>], out: &mut Vec<Diagnostic>) {
+    for (m, mode) in ir.modes.iter().enumerate() {
+        for (r, rate) in mode.rates.iter().enumerate() {
+            let Some(t) = &rate.trigger else {
+                continue;
+            };
+            let ty = match t.source {
+                Endpoint::Node(x) => node_ty[x as usize],
+                Endpoint::Input(x) => ops.type_named(ir.inputs[x as usize].ty.trim()),
+                Endpoint::State(x) => ops.type_named(ir.states[x as usize].ty.trim()),
+            };
+            let source = ir.endpoint_name(t.source);
+            let path: Vec<&str> = std::iter::once(source)
+                .chain(t.fields.iter().map(|f| &**f))
+                .collect();
+            let fields = ty.map(|id| ops.flag_fields(id)).unwrap_or_default();
+            let type_name = ty.and_then(|id| ops.name_of(id)).unwrap_or("value");
+            let problem = match (&*t.fields, ty) {
+                ([], Some(id)) if id == TypeId::of::<bool>() => continue,
+                ([], Some(_)) if fields.is_empty() => {
+                    format!("`{source}` is a `{type_name}`, not a `bool`")
+                }
+                ([], Some(_)) => format!(
+                    "`{source}` is a `{type_name}`, not a `bool`; its `bool` fields are {}",
+                    quoted(&fields)
+                ),
+                ([], None) => continue,
+                ([field], Some(_)) if fields.contains(&&**field) => continue,
+                ([field], Some(_)) if fields.is_empty() => format!(
+                    "`{source}` is a `{type_name}`, which has no `bool` field `{field}` (none is registered)"
+                ),
+                ([field], Some(_)) => format!(
+                    "`{source}` is a `{type_name}`, which has no `bool` field `{field}`; its `bool` fields are {}",
+                    quoted(&fields)
+                ),
+                ([_], None) => continue,
+                (_, _) => "a trigger reads a value or one field of it".to_string(),
+            };
+            out.push(Diagnostic::error(
+                Loc::ModeRateTrigger { mode: m, rate: r },
+                format!(
+                    "mode `{}`: the trigger `{}` of `{}`'s rate: {problem}",
+                    mode.name,
+                    path.join("."),
+                    ir.nodes[rate.node as usize].name
+                ),
+            ));
+        }
+    }
+}
+
+/// `` `a`, `b` ``.
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What a producer is known to give.
