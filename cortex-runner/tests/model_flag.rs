@@ -127,6 +127,61 @@ mod with_models {
         }
     }
 
+    /// A folder of `n` PNG frames of the synthetic clip from `first`.
+    fn png_folder(dir: &Path, name: &str, first: u64, n: u64) -> String {
+        let folder = dir.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let clip = SyntheticClip::new(160, 128);
+        for i in 0..n {
+            let f = clip.frame(first + i);
+            let (h, w, _) = f.dim();
+            let img =
+                image::RgbImage::from_raw(w as u32, h as u32, f.iter().copied().collect()).unwrap();
+            img.save(folder.join(format!("{i:03}.png"))).unwrap();
+        }
+        folder.display().to_string()
+    }
+
+    #[test]
+    fn several_inputs_run_the_model_each_as_alone() {
+        let dir = std::env::temp_dir().join(format!("cortex-model-inputs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let a = png_folder(&dir, "a", 0, 4);
+        let b = png_folder(&dir, "b", 20, 3);
+        let spec = format!("text={}", tiny().display());
+        let base = [
+            "run", "--json", "-q", "--size", "160x128", "--mode", "BALANCED", "--model", &spec,
+        ];
+        let mut args = base.to_vec();
+        args.extend_from_slice(&["--threads", "2", "-i", &a, "-i", &b]);
+        let (code, out, err) = command(&args);
+        assert_eq!(code, 0, "{err}");
+        let lines: Vec<Json> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4 + 3);
+        for (k, (input, n)) in [(&a, 4), (&b, 3)].into_iter().enumerate() {
+            let mut one = base.to_vec();
+            one.extend_from_slice(&["-i", input]);
+            let (code, alone, err) = command(&one);
+            assert_eq!(code, 0, "{err}");
+            let alone: Vec<Json> = alone
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(alone.len(), n);
+            let mine: Vec<&Json> = lines.iter().filter(|l| l["stream"] == k).collect();
+            assert_eq!(mine.len(), n, "stream {k}");
+            for (got, want) in mine.iter().zip(&alone) {
+                assert_eq!(got["frame"], want["frame"], "stream {k}");
+                assert!(got["outputs"]["boxes"].is_object(), "{got}");
+                assert_eq!(got["outputs"], want["outputs"], "stream {k}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn the_tools_show_the_graph_with_the_detector() {
         let spec = format!("text={}", tiny().display());
