@@ -25,7 +25,7 @@
 
 use std::time::{Duration, Instant};
 
-use cortex::ops::strip::{CenterStrip, FusionStrip, GrayStrip};
+use cortex::ops::strip::{CenterStrip, GrayStrip, ScoreFusionStrip};
 use cortex::ops::{center_crop_with, to_gray, CenterParams, RgbFrame};
 use cortex::runner::sources::SyntheticClip;
 use cortex::strip::{
@@ -178,7 +178,7 @@ fn chain() -> FusedGroup {
     let diff = g.kernel(AbsDiff, &[smooth, prev]).unwrap();
     let thr = g.kernel(Threshold, &[diff]).unwrap();
     let score = g
-        .kernel(FusionStrip::new(&[0.7, 0.3]).unwrap(), &[thr, prior])
+        .kernel(ScoreFusionStrip::new(&[0.7, 0.3]).unwrap(), &[thr, prior])
         .unwrap();
     g.output(score).unwrap();
     g.build().unwrap()
@@ -219,7 +219,7 @@ fn chain_with_prior(folded: bool) -> FusedGroup {
         g.kernel(EveryRun(center), &[gray]).unwrap()
     };
     let score = g
-        .kernel(FusionStrip::new(&[0.7, 0.3]).unwrap(), &[thr, prior])
+        .kernel(ScoreFusionStrip::new(&[0.7, 0.3]).unwrap(), &[thr, prior])
         .unwrap();
     g.output(score).unwrap();
     g.build().unwrap()
@@ -243,7 +243,7 @@ impl Passes {
             one(Smooth3, 1),
             one(AbsDiff, 2),
             one(Threshold, 1),
-            one(FusionStrip::new(&[0.7, 0.3]).unwrap(), 2),
+            one(ScoreFusionStrip::new(&[0.7, 0.3]).unwrap(), 2),
         ])
     }
 

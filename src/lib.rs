@@ -40,7 +40,7 @@
 //! |---|---|---|
 //! | [`cortex_graph!`], [`prelude`] | `cortex-macros`, `cortex-core` | the DSL: a pipeline declared, checked, planned per mode, generated; what a program names (`use cortex::prelude::*`) |
 //! | [`Pipeline`], [`ParallelPipeline`], [`PipelineError`], [`Run`], [`Weights`] | `cortex-core` | the traits every generated pipeline implements, its errors, one frame's run, weight tables |
-//! | [`run`] | `cortex-core` | one frame's run ([`run::Run`], [`run::Select`], [`run::Engine`], [`run::OutputSet`]), observers, the profiler, held values, buffers, plan caches, autotuning |
+//! | [`run`] | `cortex-core` | one frame's run ([`run::Run`], [`run::ChoiceRef`], [`run::Engine`], [`run::OutputSet`]), observers, the profiler, held values, buffers, plan caches, autotuning |
 //! | [`stream`] | `cortex-core` | pipelined frames with flow control: `StreamOptions`, `Overflow`, `StreamReport` |
 //! | [`streams`] | `cortex-core` | many streams, each its own pipeline, on one fixed worker pool: `StreamPool`, `LiveInput`, `StreamStats` |
 //! | [`model`] | `cortex-core` | the graph as data: `spec` (graphs built in code), `ir`, `plan`, `weights`, `outputs` |
@@ -67,7 +67,7 @@ pub use cortex_core::{
 };
 pub use cortex_macros::cortex_graph;
 
-/// One frame's run and what it reports to: [`Run`] with its [`Select`] and
+/// One frame's run and what it reports to: [`Run`] with its [`ChoiceRef`] and
 /// [`Engine`], the [`OutputSet`] it reads, observers and the profiler
 /// ([`observe`], [`profile`]), held values of rated nodes ([`hold`]), the
 /// buffers a pipeline owns ([`heap`]), plan caches ([`plan_cache`]), strip

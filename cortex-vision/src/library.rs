@@ -55,7 +55,7 @@ pub fn register_vision_ops(o: &mut Ops) {
         .describe(text_roi::descriptor())
         .describe(ops::saliency::descriptor())
         .describe(ops::motion::descriptor())
-        .describe(ops::fusion::descriptor())
+        .describe(ops::score_fusion::descriptor())
         .describe(ops::encoder::descriptor())
         .describe(roi_regions::descriptor())
         .describe(qp_map::descriptor())

@@ -6,8 +6,8 @@ use cortex_core::strip::{AnyPlane, Geometry, GroupBuilder, StripError, Strips};
 use cortex_vision::clip::SyntheticClip;
 use cortex_vision::ops::resize::{resize_gray_into, resize_map_into};
 use cortex_vision::ops::strip::{
-    CenterStrip, FusionStrip, GrayStrip, Laplacian, LaplacianVariance, MotionCells, MotionExpand,
-    ResizeMapStrip, ResizeStrip, SsimReduction,
+    CenterStrip, GrayStrip, Laplacian, LaplacianVariance, MotionCells, MotionExpand,
+    ResizeMapStrip, ResizeStrip, ScoreFusionStrip, SsimReduction,
 };
 use cortex_vision::ops::{
     center_crop_with, fuse_into, laplacian_variance, motion_map_with, ssim, to_gray, CenterParams,
@@ -161,7 +161,7 @@ fn motion_and_fusion_match_the_whole_frame_ops() {
             .kernel(CenterStrip::new(CenterParams::DEFAULT).unwrap(), &[cur_in])
             .unwrap();
         let s = expand
-            .kernel(FusionStrip::new(&weights).unwrap(), &[pri, pri, m])
+            .kernel(ScoreFusionStrip::new(&weights).unwrap(), &[pri, pri, m])
             .unwrap();
         expand.output(m).unwrap();
         expand.output(s).unwrap();
@@ -204,8 +204,8 @@ fn motion_strip_form_refuses_grids_that_do_not_divide_the_frame() {
         g.run(&[gray_plane(&cur), gray_plane(&prev)], Strips::Auto),
         Err(StripError::Geometry { .. })
     ));
-    assert!(FusionStrip::new(&[0.5, -1.0]).is_err());
-    assert!(FusionStrip::new(&[]).is_err());
+    assert!(ScoreFusionStrip::new(&[0.5, -1.0]).is_err());
+    assert!(ScoreFusionStrip::new(&[]).is_err());
     // Gray of a one-channel plane is refused before anything runs.
     let mut g = GroupBuilder::new();
     let x = g.input();

@@ -9,7 +9,7 @@
 use cortex::l2::{L2Mode, L2Outputs, L2};
 use cortex::model::ir::NodeId;
 use cortex::ops::RgbFrame;
-use cortex::run::{Engine, Run, Select};
+use cortex::run::{ChoiceRef, Engine, Run};
 use cortex::runner::sources::SyntheticClip;
 use cortex::{prelude::Observer, run::OutputSet};
 
@@ -103,9 +103,9 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
                 for f in &frames[1..] {
                     full.run_into(L2Mode::Balanced, f, &mut want).unwrap();
                     let select = if by_weights {
-                        Select::Weights(weights)
+                        ChoiceRef::Weights(weights)
                     } else {
-                        Select::Mode(L2Mode::Balanced)
+                        ChoiceRef::Mode(L2Mode::Balanced)
                     };
                     let others = OutputSet::ALL
                         .of(ir)
@@ -138,7 +138,7 @@ fn only_the_producers_of_what_is_read_run_and_their_values_are_the_full_runs() {
                 let kept = cortex::passes::dce::plan_for_outputs(ir, 0, set, "part");
                 for f in &frames[..3] {
                     full.run_into(L2Mode::Balanced, f, &mut want).unwrap();
-                    let mut run = Run::of(Select::Mode(L2Mode::Balanced)).engine(engine);
+                    let mut run = Run::of(ChoiceRef::Mode(L2Mode::Balanced)).engine(engine);
                     part.run_with(&mut run, f, &mut got).unwrap();
                     for (i, name) in names.iter().enumerate() {
                         let one = OutputSet::NONE.with(i);

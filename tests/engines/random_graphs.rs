@@ -19,7 +19,7 @@
 use std::ops::ControlFlow;
 
 use cortex::cortex_graph;
-use cortex::run::{Engine, Run, Select};
+use cortex::run::{ChoiceRef, Engine, Run};
 use cortex::stream::StreamOptions;
 use cortex::{run::OutputSet, Weights};
 
@@ -727,7 +727,7 @@ macro_rules! check_weights {
 /// or parallel, by mode or by its weights), with `seen` watching.
 fn run_reading<P: cortex::ParallelPipeline>(
     p: &mut P,
-    select: cortex::run::Select<'_, P::Mode>,
+    select: cortex::run::ChoiceRef<'_, P::Mode>,
     engine: cortex::run::Engine,
     set: OutputSet,
     seen: &mut Seen,
@@ -762,7 +762,7 @@ macro_rules! check_outputs {
                             let weights = mode.weights();
                             for x in &xs {
                                 let before = out.clone();
-                                let select = if by_weights { Select::Weights(weights) } else { Select::Mode(mode) };
+                                let select = if by_weights { ChoiceRef::Weights(weights) } else { ChoiceRef::Mode(mode) };
                                 let got = run_reading(&mut part, select, engine, set, &mut seen, (x,), &mut out);
                                 let want = full.run(mode, x).map_err(|e| e.to_string());
                                 let (mut ran, ends) = seen.take();
@@ -807,7 +807,7 @@ macro_rules! check_outputs {
                     let want: Vec<Result<<$p as cortex::Pipeline>::Outputs, String>> = xs
                         .iter()
                         .map(|x| {
-                            run_reading(&mut seq, Select::Mode(mode), Engine::Sequential, set, &mut Seen::default(), (x,), &mut seq_out)
+                            run_reading(&mut seq, ChoiceRef::Mode(mode), Engine::Sequential, set, &mut Seen::default(), (x,), &mut seq_out)
                                 .map(|()| seq_out.clone())
                         })
                         .collect();

@@ -75,7 +75,7 @@ fn stream_with(cx: &Api<'_>) -> TokenStream {
     cx.body(|| {
         quote! {
             let mode = match run.select {
-                #c::run::Select::Mode(mode) => mode,
+                #c::run::ChoiceRef::Mode(mode) => mode,
                 _ => return ::core::result::Result::Err(#c::stream::StreamError::NotAMode),
             };
             let __read = run.outputs;

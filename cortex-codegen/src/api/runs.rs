@@ -36,9 +36,9 @@ fn fresh_dispatch(cx: &Api<'_>) -> TokenStream {
     // without `#[parallel]`.
     let fresh_parallel = if cx.ast.parallel {
         quote! {
-            (#c::run::Select::Mode(mode), #c::run::Engine::Parallel) => self.__run_parallel_fresh(mode, observer, #args),
-            (#c::run::Select::Weights(weights), #c::run::Engine::Parallel) => self.__run_weights_parallel_fresh(weights, observer, #args),
-            (#c::run::Select::Plan(plan, weights), #c::run::Engine::Parallel) => self.__run_plan_parallel_fresh(plan, weights, observer, #args),
+            (#c::run::ChoiceRef::Mode(mode), #c::run::Engine::Parallel) => self.__run_parallel_fresh(mode, observer, #args),
+            (#c::run::ChoiceRef::Weights(weights), #c::run::Engine::Parallel) => self.__run_weights_parallel_fresh(weights, observer, #args),
+            (#c::run::ChoiceRef::Plan(plan, weights), #c::run::Engine::Parallel) => self.__run_plan_parallel_fresh(plan, weights, observer, #args),
         }
     } else {
         let name = &cx.name_str;
@@ -49,9 +49,9 @@ fn fresh_dispatch(cx: &Api<'_>) -> TokenStream {
     cx.body(|| {
         quote! {
             match (select, engine) {
-                (#c::run::Select::Mode(mode), #c::run::Engine::Sequential) => self.__run_mode_fresh(mode, observer, #args),
-                (#c::run::Select::Weights(weights), #c::run::Engine::Sequential) => self.__run_weights_fresh(weights, observer, #args),
-                (#c::run::Select::Plan(plan, weights), #c::run::Engine::Sequential) => self.__run_plan_fresh(plan, weights, observer, #args),
+                (#c::run::ChoiceRef::Mode(mode), #c::run::Engine::Sequential) => self.__run_mode_fresh(mode, observer, #args),
+                (#c::run::ChoiceRef::Weights(weights), #c::run::Engine::Sequential) => self.__run_weights_fresh(weights, observer, #args),
+                (#c::run::ChoiceRef::Plan(plan, weights), #c::run::Engine::Sequential) => self.__run_plan_fresh(plan, weights, observer, #args),
                 #fresh_parallel
             }
         }
@@ -94,7 +94,7 @@ fn run_with_methods(cx: &Api<'_>) -> TokenStream {
         }
 
         /// [`Self::run_with_fresh`] with the observer taken out of the `Run`.
-        fn __run_with_fresh<__O: #bound>(&mut self, select: #c::run::Select<'_, #mode_ty>, engine: #c::run::Engine, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
+        fn __run_with_fresh<__O: #bound>(&mut self, select: #c::run::ChoiceRef<'_, #mode_ty>, engine: #c::run::Engine, observer: &mut __O, #params) -> ::core::result::Result<#outputs_ty, #c::PipelineError> {
             #fresh_dispatch
         }
     }

@@ -42,7 +42,7 @@ pub(super) fn run_with_fn(
         )
     };
     let engine = quote!(#c::run::Engine);
-    let select = quote!(#c::run::Select);
+    let select = quote!(#c::run::ChoiceRef);
     quote! {
         /// A `Run` with its observer taken out (see `run_with`).
         #[allow(clippy::too_many_arguments)]

@@ -1,6 +1,6 @@
 //! What a frame runs, chosen from user input: a mode or weights named in
 //! text ([`Choice::from_names`]), held as an owned [`Choice`] that lends
-//! the [`Select`] of each frame's [`Run`], and the first frame of a run
+//! the [`ChoiceRef`] of each frame's [`Run`], and the first frame of a run
 //! that has no outputs yet to run into ([`run_slot`]), for any
 //! [`Pipeline`], compiled or built at run time.
 //! Tools (the command-line runner, bindings, configuration files) share it
@@ -14,7 +14,7 @@ use crate::model::weights::{parse_overrides, Weights};
 use crate::runtime::error::PipelineError;
 use crate::runtime::observe::Observer;
 use crate::runtime::pipeline::Pipeline;
-use crate::runtime::run::{Run, Select};
+use crate::runtime::run::{ChoiceRef, Run};
 
 /// Why a choice made in text cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -79,7 +79,7 @@ pub fn weights_over(
     Ok(base.with_overrides(&overrides))
 }
 
-/// An owned choice of plan: what a [`Select`] borrows, kept for a whole
+/// An owned choice of plan: what a [`ChoiceRef`] borrows, kept for a whole
 /// run (a [`Run`] is made from it per frame or per stream).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Choice<M> {
@@ -115,11 +115,11 @@ impl<M: Copy> Choice<M> {
     }
 
     /// The selection of a [`Run`], borrowing the weights and plan.
-    pub fn select(&self) -> Select<'_, M> {
+    pub fn select(&self) -> ChoiceRef<'_, M> {
         match self {
-            Choice::Mode(m) => Select::Mode(*m),
-            Choice::Weights(w) => Select::Weights(w),
-            Choice::Plan(p, w) => Select::Plan(p, w),
+            Choice::Mode(m) => ChoiceRef::Mode(*m),
+            Choice::Weights(w) => ChoiceRef::Weights(w),
+            Choice::Plan(p, w) => ChoiceRef::Plan(p, w),
         }
     }
 
@@ -225,13 +225,13 @@ mod tests {
     fn choices_from_text() {
         let p = two_modes();
         let c = Choice::from_names(&p, Some("B"), None).unwrap();
-        assert_eq!((c.mode(), c.select()), (Some(1), Select::Mode(1)));
+        assert_eq!((c.mode(), c.select()), (Some(1), ChoiceRef::Mode(1)));
         assert_eq!(c.weights(&p).and_then(|w| w.get("k")), Some(3.0));
         let c = Choice::from_names(&p, None, Some("j=0")).unwrap();
         assert_eq!(c.mode(), None);
         let w = c.weights(&p).unwrap();
         assert_eq!((w.get("k"), w.get("j")), (Some(1.0), Some(0.0)));
-        assert!(matches!(c.select(), Select::Weights(w) if w.get("j") == Some(0.0)));
+        assert!(matches!(c.select(), ChoiceRef::Weights(w) if w.get("j") == Some(0.0)));
         for bad in ["j=-1", "x=1", "j", "j=nan"] {
             assert!(matches!(
                 Choice::from_names(&p, None, Some(bad)),

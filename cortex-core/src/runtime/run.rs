@@ -10,7 +10,7 @@ use crate::runtime::observe::NoopObserver;
 
 /// Which plan a frame runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Select<'a, M> {
+pub enum ChoiceRef<'a, M> {
     /// A declared mode: its `const` plan, fused groups and rates.
     Mode(M),
     /// Weights chosen at run time: the plan of their zero pattern, cached
@@ -32,7 +32,7 @@ pub enum Engine {
     Parallel,
 }
 
-/// One frame's run: [`Select`], [`Engine`], the outputs the caller reads
+/// One frame's run: [`ChoiceRef`], [`Engine`], the outputs the caller reads
 /// and an optional observer. Build it once and pass it to every frame's
 /// `run_with`; it holds no buffer, so it costs nothing to keep.
 ///
@@ -42,7 +42,7 @@ pub enum Engine {
 #[derive(Debug)]
 pub struct Run<'a, M, O = NoopObserver> {
     /// Which plan runs.
-    pub select: Select<'a, M>,
+    pub select: ChoiceRef<'a, M>,
     /// On which engine.
     pub engine: Engine,
     /// The outputs the caller reads; only their producers run (see
@@ -54,21 +54,21 @@ pub struct Run<'a, M, O = NoopObserver> {
 impl<'a, M> Run<'a, M> {
     /// A frame of declared mode `mode`, sequential, every output.
     pub fn mode(mode: M) -> Self {
-        Run::of(Select::Mode(mode))
+        Run::of(ChoiceRef::Mode(mode))
     }
 
     /// A frame with weights chosen at run time.
     pub fn weights(weights: &'a Weights) -> Self {
-        Run::of(Select::Weights(weights))
+        Run::of(ChoiceRef::Weights(weights))
     }
 
     /// A frame of an explicit plan with `weights`.
     pub fn plan(plan: &'a Plan, weights: &'a Weights) -> Self {
-        Run::of(Select::Plan(plan, weights))
+        Run::of(ChoiceRef::Plan(plan, weights))
     }
 
     /// A frame of `select`, sequential, every output, unobserved.
-    pub fn of(select: Select<'a, M>) -> Self {
+    pub fn of(select: ChoiceRef<'a, M>) -> Self {
         Run {
             select,
             engine: Engine::Sequential,

@@ -14,7 +14,6 @@ pub(crate) mod border;
 pub mod center;
 pub mod encoder;
 pub(crate) mod fastdiv;
-pub mod fusion;
 pub mod gray;
 pub(crate) mod jpeg;
 pub mod motion;
@@ -24,6 +23,7 @@ pub mod qp_map;
 pub mod resize;
 pub mod roi_regions;
 pub mod saliency;
+pub mod score_fusion;
 pub(crate) mod scratch;
 pub(crate) mod simd;
 pub mod ssim;
@@ -38,12 +38,12 @@ pub use center::{
 pub use encoder::{
     encode_roi, encode_roi_into, encode_roi_with, select_roi, EncodedRoi, EncoderParams,
 };
-pub use fusion::{fuse_into, score_fusion, score_fusion_into, FUSION_KEYS};
 pub use gray::{to_gray, to_gray_into};
 pub use motion::{motion_map, motion_map_into, motion_map_with, MotionParams};
 pub use saliency::{
     saliency_dft, saliency_dft_into, saliency_dft_with, SaliencyParams, SpectralResidual,
 };
+pub use score_fusion::{fuse_into, score_fusion, score_fusion_into, SCORE_KEYS};
 pub use ssim::{
     scene_change, scene_change_with, ssim, ssim_with, SceneChange, SceneParams, SsimScratch,
     SsimVariant,

@@ -25,10 +25,10 @@ pub use crate::ops::{
     blur::BlurDetector,
     center::CenterCrop,
     encoder::EncodeRoi,
-    fusion::{FusionArgs, ScoreFusion},
     gray::ToGray,
     motion::MotionMap,
     saliency::SaliencyDft,
+    score_fusion::{ScoreFusion, ScoreFusionArgs},
     ssim::SceneChangeOp,
     text_roi::TextMap,
 };

@@ -350,7 +350,7 @@ proptest! {
             })
             .collect();
         let mut weights = Weights::default();
-        for (k, &v) in ops::FUSION_KEYS.iter().zip(&ws) {
+        for (k, &v) in ops::SCORE_KEYS.iter().zip(&ws) {
             weights.set(*k, v);
         }
         let opt = |i: usize| present[i].then(|| &maps[i]);

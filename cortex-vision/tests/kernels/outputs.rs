@@ -63,7 +63,7 @@ fn fusion_with_eliminated_maps_is_bit_exact() {
             }
         });
         wv[trial % 4] = r.gen_range(0.01..1.0);
-        let weights: Weights = ops::FUSION_KEYS
+        let weights: Weights = ops::SCORE_KEYS
             .iter()
             .zip(wv)
             .map(|(k, v)| (*k, f64::from(v)))

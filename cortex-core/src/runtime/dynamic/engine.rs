@@ -53,7 +53,7 @@ impl Waves {
 
 /// Why a run-time graph cannot be built: the macro's diagnostics (a name
 /// that resolves to nothing, a cycle, a mode missing a weight, …) and the
-/// registry's (an op, a constant or an initial value it does not know),
+/// op table's (an op, a constant or an initial value it does not know),
 /// each at its place in the declaration.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}", first_error(.diagnostics))]
@@ -73,7 +73,7 @@ fn first_error(diagnostics: &[Diagnostic]) -> String {
 pub(super) struct Shared {
     pub(super) ir: GraphIr,
     pub(super) program: Program,
-    pub(super) registry: Ops,
+    pub(super) table: Ops,
     /// Per node: its op.
     ops: Vec<Arc<OpFn>>,
     /// Per node: its op's strip form, when one is registered.
@@ -102,7 +102,7 @@ impl Shared {
 
 /// A pipeline built at run time: its graph checked by the macro's rules,
 /// lowered to the same [`Program`], its nodes calling the ops of an
-/// [`Ops`] registry. Modes, weights chosen at run time (dead nodes
+/// [`Ops`] table. Modes, weights chosen at run time (dead nodes
 /// eliminated), node rates and state follow the semantics of generated
 /// pipelines; outputs are bit-identical to a generated pipeline of the
 /// same graph calling the same functions.
@@ -244,7 +244,7 @@ impl DynPipeline {
             consts,
             mode_weights,
             state_init,
-            registry: ops.clone(),
+            table: ops.clone(),
             observed_ir: OnceLock::new(),
             program,
             ir,

@@ -209,7 +209,7 @@ impl Groups {
                 for e in inputs.iter() {
                     match vals
                         .get(*e, step.inputs)
-                        .and_then(|v| step.sh.registry.as_plane(v))
+                        .and_then(|v| step.sh.table.as_plane(v))
                     {
                         Some(p) => planes.push(p),
                         None => break,

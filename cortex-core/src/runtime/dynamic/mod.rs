@@ -1,6 +1,6 @@
 //! Pipelines built at run time: a graph made with
 //! [`GraphSpec::builder`](crate::model::spec::GraphSpec::builder) or read
-//! from a JSON file ([`GraphFile`]) whose nodes call ops a registry knows ([`Ops`]), checked by
+//! from a JSON file ([`GraphFile`]) whose nodes call ops an op table knows ([`Ops`]), checked by
 //! the macro's own rules, lowered to the same
 //! [`Program`](crate::lower::Program) and run by [`DynPipeline`].
 //!
@@ -33,7 +33,7 @@ mod inspect;
 mod ops;
 mod outputs;
 mod params;
-mod stream;
+mod pipelined;
 mod typecheck;
 
 pub use desc::{CallArgs, NoParams, OpBuilder, OpDesc, Params, Port, TypeRef};

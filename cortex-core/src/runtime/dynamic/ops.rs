@@ -1,4 +1,4 @@
-//! The registry of what a run-time graph may name: ops (described ones by
+//! The op table, what a run-time graph may name: ops (described ones by
 //! their library name, [`OpDesc`], and plain ones by the path a node
 //! calls), types by name with their initial values, constants (by the
 //! expression a node passes or a state starts from) and the `bool` fields
@@ -102,7 +102,7 @@ impl std::fmt::Debug for Ops {
 }
 
 impl Ops {
-    /// An empty registry.
+    /// An empty op table.
     pub fn new() -> Ops {
         Ops::default()
     }

@@ -3,10 +3,10 @@
 //! node runs inside a fused group. Each computes exactly what its node's
 //! whole-frame function computes (the tests run both).
 
-use super::{CenterStrip, FusionStrip, GrayStrip, LaplacianVariance, MotionCells};
+use super::{CenterStrip, GrayStrip, LaplacianVariance, MotionCells, ScoreFusionStrip};
 use crate::ops::border::prepare_out;
-use crate::ops::fusion::FUSION_KEYS;
 use crate::ops::resize::resize_nearest_f32;
+use crate::ops::score_fusion::SCORE_KEYS;
 use crate::ops::MotionParams;
 use crate::ops::{BlurParams, BlurReport, CenterParams, GrayImage, ScoreMap};
 use cortex_core::strip::form::store_array2;
@@ -116,19 +116,19 @@ impl StripForm for FusionForm {
         inputs: &[Option<Value>],
         weights: &Weights,
     ) -> Result<Value, StripError> {
-        if inputs.len() != FUSION_KEYS.len() {
+        if inputs.len() != SCORE_KEYS.len() {
             return Err(StripError::Group(format!(
                 "`fusion` reads {} maps, got {}",
-                FUSION_KEYS.len(),
+                SCORE_KEYS.len(),
                 inputs.len()
             )));
         }
         let (maps, w): (Vec<Value>, Vec<f32>) = inputs
             .iter()
-            .zip(FUSION_KEYS)
+            .zip(SCORE_KEYS)
             .filter_map(|(map, key)| map.map(|m| (m, weights.get_or_zero(key) as f32)))
             .unzip();
-        let kernel = FusionStrip::new(&w).map_err(|e| StripError::failed("fusion", e))?;
+        let kernel = ScoreFusionStrip::new(&w).map_err(|e| StripError::failed("fusion", e))?;
         group.kernel(kernel, &maps)
     }
 

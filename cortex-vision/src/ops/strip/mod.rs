@@ -6,18 +6,18 @@
 pub mod center;
 mod check;
 pub mod forms;
-pub mod fusion;
 pub mod gray;
 pub mod laplacian;
 pub mod motion;
 pub mod resize;
+pub mod score_fusion;
 pub mod ssim;
 
 pub use center::CenterStrip;
 pub use forms::{BlurForm, CenterForm, FusionForm, MotionForm};
-pub use fusion::FusionStrip;
 pub use gray::GrayStrip;
 pub use laplacian::{Laplacian, LaplacianVariance};
 pub use motion::{MotionCells, MotionExpand};
 pub use resize::{ResizeMapStrip, ResizeStrip};
+pub use score_fusion::ScoreFusionStrip;
 pub use ssim::{SceneForm, SsimReduction};

@@ -15,7 +15,7 @@ use crate::runtime::error::PipelineError;
 use crate::runtime::hold::Hold;
 use crate::runtime::observe::{NoopObserver, Observer};
 use crate::runtime::pipeline::Pipeline;
-use crate::runtime::run::{Engine, Run, Select};
+use crate::runtime::run::{ChoiceRef, Engine, Run};
 
 use super::super::ops::Value;
 use super::super::outputs::DynOutputs;
@@ -176,7 +176,7 @@ impl DynPipeline {
         let run_time = engine_frame(&rt.sequential, rt.parallel.as_ref(), parallel);
         let cut: Arc<Plan>;
         let (frame, sel, weights): (&Frame, Resolved<'_>, &Weights) = match run.select {
-            Select::Mode(m) => {
+            ChoiceRef::Mode(m) => {
                 let Some(mode) = sh.program.modes.get(m) else {
                     return Err(PipelineError::Internal("no such mode"));
                 };
@@ -189,11 +189,11 @@ impl DynPipeline {
                     (run_time, Resolved::Plan(&cut), w)
                 }
             }
-            Select::Weights(w) => {
+            ChoiceRef::Weights(w) => {
                 cut = self.weights_plan(w, read)?;
                 (run_time, Resolved::Plan(&cut), w)
             }
-            Select::Plan(plan, w) => {
+            ChoiceRef::Plan(plan, w) => {
                 w.zero_pattern(&sh.ir.weight_keys)?;
                 plan.validate_for(&sh.ir, read)?;
                 (run_time, Resolved::Plan(plan), w)

@@ -370,7 +370,7 @@ impl<'a> Walk<'a> {
         let value = outside.read(&work.values, &work.ran, t.source, self.inputs);
         let fields: SmallVec<[&str; 2]> = t.fields.iter().map(|f| &**f).collect();
         value
-            .and_then(|v| sh.registry.read_flag(&**v, &fields))
+            .and_then(|v| sh.table.read_flag(&**v, &fields))
             .ok_or_else(|| {
                 let path: Vec<&str> = std::iter::once(sh.ir.endpoint_name(t.source))
                     .chain(fields)

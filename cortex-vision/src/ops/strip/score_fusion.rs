@@ -1,7 +1,7 @@
-//! [`FusionStrip`]: the weighted sum of score maps on a strip of rows.
+//! [`ScoreFusionStrip`]: the weighted sum of score maps on a strip of rows.
 
 use super::check::{arity, channels, same_size};
-use crate::ops::fusion::{axpy, FUSE_BLOCK};
+use crate::ops::score_fusion::{axpy, FUSE_BLOCK};
 use crate::ops::OpsError;
 use cortex_core::strip::{Geometry, Inputs, Kind, StripError, StripKernel, StripMut};
 
@@ -10,11 +10,11 @@ use cortex_core::strip::{Geometry, Inputs, Kind, StripError, StripKernel, StripM
 /// terms of weight 0 skipped. A map the plan eliminated is simply not an
 /// input (its weight is 0 there, so the bits are the same).
 #[derive(Debug, Clone, PartialEq)]
-pub struct FusionStrip {
+pub struct ScoreFusionStrip {
     weights: Vec<f32>,
 }
 
-impl FusionStrip {
+impl ScoreFusionStrip {
     /// One weight per input, in input order.
     ///
     /// # Errors
@@ -32,13 +32,13 @@ impl FusionStrip {
                 reason: format!("must be finite and >= 0, got {w}"),
             });
         }
-        Ok(FusionStrip {
+        Ok(ScoreFusionStrip {
             weights: weights.to_vec(),
         })
     }
 }
 
-impl StripKernel for FusionStrip {
+impl StripKernel for ScoreFusionStrip {
     type Out = f32;
 
     fn name(&self) -> &str {

@@ -12,7 +12,7 @@ use crate::runtime::error::PipelineError;
 use crate::runtime::generated::{SharedObserver, Sink};
 use crate::runtime::observe::{NoopObserver, Observer};
 use crate::runtime::pipeline::ParallelPipeline;
-use crate::runtime::run::{Run, Select};
+use crate::runtime::run::{ChoiceRef, Run};
 
 use crate::runtime::pipelined::{pipelined, BoundedRun, Checked, StreamFrame};
 use crate::runtime::stream::{StreamError, StreamOptions, StreamReport};
@@ -138,7 +138,7 @@ impl ParallelPipeline for DynPipeline {
         I::IntoIter: Send,
         F: FnMut(&mut StreamFrame<Inputs, DynOutputs, T>) -> ControlFlow<()>,
     {
-        let Select::Mode(mode) = run.select else {
+        let ChoiceRef::Mode(mode) = run.select else {
             return Err(StreamError::NotAMode);
         };
         let read = run.outputs;

@@ -9,10 +9,10 @@ use cortex_core::weights::Weights;
 
 /// The weight keys [`score_fusion`] reads, in summation order: centre, text,
 /// saliency, motion.
-pub const FUSION_KEYS: [&str; 4] = ["wc", "wt", "ws", "wm"];
+pub const SCORE_KEYS: [&str; 4] = ["wc", "wt", "ws", "wm"];
 
 /// `S = wc·Sc + wt·St + ws·Ss + wm·Sm` with the weights of `weights`
-/// (keys [`FUSION_KEYS`]; a missing key weighs 0).
+/// (keys [`SCORE_KEYS`]; a missing key weighs 0).
 ///
 /// A map that dead-node elimination removed arrives as `None` and contributes
 /// nothing. The result is bit-identical to the same call with that map present
@@ -48,7 +48,7 @@ pub fn score_fusion_into(
     out: &mut ScoreMap,
 ) -> Result<(), OpsError> {
     let mut w = [0f32; 4];
-    for (slot, key) in w.iter_mut().zip(FUSION_KEYS) {
+    for (slot, key) in w.iter_mut().zip(SCORE_KEYS) {
         let v = weights.get_or_zero(key);
         if !v.is_finite() || v < 0.0 {
             return Err(OpsError::InvalidParam {
@@ -171,7 +171,7 @@ super::simd::multiversion! {
 
 /// The arguments of [`ScoreFusion`]: the four maps (a weighted edge may be
 /// absent) and the weights.
-pub type FusionArgs<'a> = (
+pub type ScoreFusionArgs<'a> = (
     Option<&'a ScoreMap>,
     Option<&'a ScoreMap>,
     Option<&'a ScoreMap>,
@@ -180,7 +180,7 @@ pub type FusionArgs<'a> = (
 );
 
 /// The shape of a fusion: the first map present (0×0 when none is).
-fn fusion_shape(a: &FusionArgs<'_>) -> Shape {
+fn fusion_shape(a: &ScoreFusionArgs<'_>) -> Shape {
     [a.0, a.1, a.2, a.3]
         .into_iter()
         .flatten()
@@ -191,7 +191,7 @@ fn fusion_shape(a: &FusionArgs<'_>) -> Shape {
 registry_op! {
     /// `score_fusion` in the kernel registry: the weighted sum of the
     /// score maps (pure Rust only).
-    ScoreFusion = "score_fusion", for<'a> FusionArgs<'a> => ScoreMap;
+    ScoreFusion = "score_fusion", for<'a> ScoreFusionArgs<'a> => ScoreMap;
     shape |a| fusion_shape(a);
     kernels { pure(|&(c, t, s, m, w), out| score_fusion_into(c, t, s, m, w, out)) }
 }
