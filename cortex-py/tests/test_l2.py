@@ -62,9 +62,19 @@ def test_results_are_plain_python_objects(clip):
     assert r["fused"].shape == (240, 320) and r["fused"].dtype == np.float32
     q = r["qp_map"]
     assert q["offsets"].dtype == np.float32
-    assert q["offsets"].shape == (15, 20) and q["blocks"] == [20, 15]  # 16×16 blocks
-    assert set(r["regions"]) == {"regions", "peak"} and r["regions"]["regions"]
+    assert q["offsets"].shape == (15, 20) and q["blocks"] == [20, 15] and q["block"] == 16
+    assert q["neutral"] in (None, "blurry", "flat", "off")
+    assert set(r["regions"]) == {"regions", "scores", "peak"} and r["regions"]["regions"]
     assert all(len(b) == 4 for b in r["regions"]["regions"])
+    scores = r["regions"]["scores"]
+    assert len(scores) == len(r["regions"]["regions"]) and max(scores) == 1.0  # relative to the peak
+    assert r["blur"]["baseline"] is None and r["blur"]["ratio"] == 1.0  # a first frame
+    l2 = cx.L2()
+    blurs = [l2.run(f)["blur"] for f in clip[:4]]
+    assert any(b["baseline"] is not None for b in blurs[1:])
+    for b in blurs[1:]:
+        if b["baseline"] is not None:
+            assert abs(b["ratio"] * b["baseline"] - b["sharpness"]) <= 1e-9 * b["sharpness"]
     assert "fused" not in cx.L2().run(clip[0])
 
 

@@ -10,13 +10,13 @@ use cortex_core::dynamic::Payload;
 use serde_json::{json, Value as Json};
 
 use crate::l2::BlurVerdict;
-use crate::ops::qp_map::QpMap;
+use crate::ops::qp_map::{Neutral, QpMap};
 use crate::ops::roi_regions::RoiRegions;
 use crate::ops::{BlurReport, EncodedRoi, SceneChange, ScoreMap};
 
-/// A blur verdict: the sharpness, its baseline and both rules.
+/// A blur verdict: the sharpness, its baseline, their ratio and both rules.
 pub fn blur_verdict(b: &BlurVerdict) -> Json {
-    json!({ "sharpness": b.variance, "baseline": b.baseline, "blurry": b.is_blurry, "below_100": b.below_threshold })
+    json!({ "sharpness": b.variance, "baseline": b.baseline, "ratio": b.ratio, "blurry": b.is_blurry, "below_100": b.below_threshold })
 }
 
 /// A blur report: the Laplacian's variance and the threshold rule.
@@ -41,14 +41,17 @@ pub fn encoded_roi_payload(r: &EncodedRoi) -> Vec<(&'static str, Payload<'_>)> {
     vec![("jpeg", Payload::Bytes(&r.jpeg))]
 }
 
-/// Regions: their boxes `[x, y, width, height]` and the map's peak.
+/// Regions: their boxes `[x, y, width, height]`, each one's score
+/// (its strongest score relative to the peak, in the boxes' order) and the
+/// map's peak.
 pub fn roi_regions(r: &RoiRegions) -> Json {
     let boxes: Vec<[usize; 4]> = r
         .regions
         .iter()
         .map(|g| [g.bbox.x, g.bbox.y, g.bbox.width, g.bbox.height])
         .collect();
-    json!({ "regions": boxes, "peak": f64::from(r.peak) })
+    let scores: Vec<f64> = r.regions.iter().map(|g| f64::from(g.score)).collect();
+    json!({ "regions": boxes, "scores": scores, "peak": f64::from(r.peak) })
 }
 
 /// A score map: its size `[width, height]` (the values are a picture, see
@@ -57,9 +60,16 @@ pub fn score_map(m: &ScoreMap) -> Json {
     json!({ "size": [m.ncols(), m.nrows()] })
 }
 
-/// A QP map: its blocks across and down.
+/// A QP map: its blocks across and down, a block's side in pixels, and
+/// why the map is neutral (`null` when its offsets follow the scores).
 pub fn qp_map(q: &QpMap) -> Json {
-    json!({ "blocks": [q.cols, q.rows] })
+    let neutral = match q.neutral {
+        Neutral::No => None,
+        Neutral::Blurry => Some("blurry"),
+        Neutral::Flat => Some("flat"),
+        Neutral::Off => Some("off"),
+    };
+    json!({ "blocks": [q.cols, q.rows], "block": q.block, "neutral": neutral })
 }
 
 /// A QP map's payload: `offsets`, the QP offset of each block (rows down,
