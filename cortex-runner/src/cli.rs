@@ -217,6 +217,8 @@ impl Common {
     }
 }
 
+// Parsed once per process: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Frames in, per-frame results out (a table, or JSON lines).
