@@ -666,15 +666,7 @@ where
     /// [`StreamsError::OnOwnWorker`] when called on one of the pool's
     /// workers (from a callback).
     pub fn finish_all(&self) -> Result<Vec<EndedStream<P, O>>, StreamsError> {
-        if self.shared.on_own_worker() {
-            return Err(StreamsError::OnOwnWorker);
-        }
-        let ids: Vec<StreamId> = lock(&self.streams).keys().copied().collect();
-        // A stream another thread finished meanwhile is its caller's.
-        Ok(ids
-            .into_iter()
-            .filter_map(|id| self.finish(id).ok())
-            .collect())
+        self.each_stream(|id| self.finish(id))
     }
 
     /// Waits until every stream added so far has ended (a live stream ends
@@ -693,14 +685,21 @@ where
     /// [`StreamsError::OnOwnWorker`] when called on one of the pool's
     /// workers (from a callback).
     pub fn try_wait_all(&self) -> Result<Vec<StreamStats>, StreamsError> {
+        self.each_stream(|id| self.wait(id))
+    }
+
+    /// `wait` on each stream added so far, in the order added, off the
+    /// pool's own workers (where waiting could never end).
+    fn each_stream<R>(
+        &self,
+        wait: impl Fn(StreamId) -> Result<R, StreamsError>,
+    ) -> Result<Vec<R>, StreamsError> {
         if self.shared.on_own_worker() {
             return Err(StreamsError::OnOwnWorker);
         }
         let ids: Vec<StreamId> = lock(&self.streams).keys().copied().collect();
-        Ok(ids
-            .into_iter()
-            .filter_map(|id| self.wait(id).ok())
-            .collect())
+        // A stream another thread finished meanwhile is its caller's.
+        Ok(ids.into_iter().filter_map(|id| wait(id).ok()).collect())
     }
 }
 
