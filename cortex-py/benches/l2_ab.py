@@ -11,12 +11,10 @@ the result dict built); the medians of every frame's time and of the
 rounds' medians are printed with the load average.
 """
 
-import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
+
+import ab
 
 INNER = r"""
 import json, sys, time
@@ -38,31 +36,16 @@ print(json.dumps(times))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("old")
-    ap.add_argument("new")
-    ap.add_argument("video", nargs="?", default="/tmp/vtest60.y4m")
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--parallel", action="store_true")
-    a = ap.parse_args()
+    a = ab.arguments(parallel="time the parallel engine").parse_args()
     times = {"old": [], "new": []}
     medians = {"old": [], "new": []}
-    loads = []
-    for r in range(a.rounds):
-        order = ["old", "new"] if r % 2 == 0 else ["new", "old"]
-        for name in order:
-            env = dict(os.environ, PYTHONPATH=getattr(a, name))
-            out = subprocess.run(
-                [sys.executable, "-c", INNER, a.video, "1" if a.parallel else "0"],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            t = json.loads(out.stdout)
-            times[name].extend(t)
-            medians[name].append(statistics.median(t))
-        loads.append(os.getloadavg()[0])
+    for name, out in ab.rounds(a, INNER, a.video, "1" if a.parallel else "0"):
+        if name == "load":
+            loads = out
+            continue
+        t = json.loads(out)
+        times[name].extend(t)
+        medians[name].append(statistics.median(t))
     engine = "parallel" if a.parallel else "sequential"
     print(f"cx.L2().run BALANCED, {engine}, per frame (ms) over {a.rounds} rounds")
     print(f"load average during the rounds: {min(loads):.2f} to {max(loads):.2f}")

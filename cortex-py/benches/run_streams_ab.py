@@ -11,11 +11,9 @@ medians and bests of the rounds' frames per second are printed with the
 load average.
 """
 
-import argparse
-import os
 import statistics
-import subprocess
-import sys
+
+import ab
 
 INNER = r"""
 import sys, time
@@ -34,23 +32,13 @@ print(4 * len(frames) / dt)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("old")
-    ap.add_argument("new")
-    ap.add_argument("video", nargs="?", default="/tmp/vtest60.y4m")
-    ap.add_argument("--rounds", type=int, default=7)
-    a = ap.parse_args()
+    a = ab.arguments().parse_args()
     fps = {"old": [], "new": []}
-    loads = []
-    for r in range(a.rounds):
-        order = ["old", "new"] if r % 2 == 0 else ["new", "old"]
-        for name in order:
-            env = dict(os.environ, PYTHONPATH=getattr(a, name))
-            out = subprocess.run(
-                [sys.executable, "-c", INNER, a.video], env=env, check=True, capture_output=True, text=True
-            )
-            fps[name].append(float(out.stdout.strip()))
-        loads.append(os.getloadavg()[0])
+    for name, out in ab.rounds(a, INNER, a.video):
+        if name == "load":
+            loads = out
+            continue
+        fps[name].append(float(out.strip()))
     print(f"four streams of 30 frames, two threads, frames/s over {a.rounds} rounds")
     print(f"load average during the rounds: {min(loads):.2f} to {max(loads):.2f}")
     for name in ("old", "new"):
