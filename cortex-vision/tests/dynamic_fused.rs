@@ -284,6 +284,49 @@ fn fusion_off_runs_the_members_calls_with_the_same_results() {
     }
 }
 
+/// With fusion off, the parallel engine runs the waves lowered for it
+/// (every node its own unit), for a declared mode and for weights chosen
+/// at run time, with the fused sequential run's results.
+#[test]
+fn fusion_off_runs_the_unfused_waves_in_parallel_with_the_same_results() {
+    let frames = demo_clip(6, 128, 96);
+    let mut on = from_file();
+    let mut off_mode = from_file();
+    let mut off_weights = from_file();
+    off_mode.set_fusion(false);
+    off_weights.set_fusion(false);
+    let weights = on.mode_weights(0).expect("mode 0's weights").clone();
+    for (i, frame) in frames.iter().enumerate() {
+        let input: Value = Arc::new(frame.clone());
+        let a = on
+            .run(0, std::slice::from_ref(&input))
+            .expect("fused frame");
+        let mut ev = Events::default();
+        let b = off_mode
+            .run_with_fresh(
+                &mut Run::mode(0).parallel().observed(&mut ev),
+                std::slice::from_ref(&input),
+            )
+            .expect("unfused parallel frame");
+        let c = off_weights
+            .run_with_fresh(
+                &mut Run::weights(&weights).parallel().observed(&mut ev),
+                std::slice::from_ref(&input),
+            )
+            .expect("unfused parallel frame, weights at run time");
+        assert!(
+            !ev.0.iter().any(|e| e.starts_with("end fused=")),
+            "frame {i}: {:?}",
+            ev.0
+        );
+        for name in ["fused", "blur", "scene", "roi"] {
+            let show = |o: &DynOutputs| format!("{:?}", on_value(o, name));
+            assert_eq!(show(&a), show(&b), "frame {i}: {name} (mode)");
+            assert_eq!(show(&a), show(&c), "frame {i}: {name} (weights)");
+        }
+    }
+}
+
 /// Output `name` as text that keeps every bit of its floats.
 fn on_value(o: &DynOutputs, name: &str) -> String {
     let v = o.value(name).expect("present");

@@ -173,7 +173,8 @@ impl DynPipeline {
         let sh = &*shared;
         let parallel = run.engine == Engine::Parallel;
         let rt = &sh.program.run_time;
-        let run_time = engine_frame(&rt.sequential, rt.parallel.as_ref(), parallel);
+        let on = (parallel, self.fusion);
+        let run_time = engine_frame(&rt.sequential, &rt.parallel, &rt.parallel_unfused, on);
         let cut: Arc<Plan>;
         let (frame, sel, weights): (&Frame, Resolved<'_>, &Weights) = match run.select {
             ChoiceRef::Mode(m) => {
@@ -182,7 +183,8 @@ impl DynPipeline {
                 };
                 let w = &sh.mode_weights[m];
                 if mode.rates.is_some() || read.covers(&sh.ir) {
-                    let frame = engine_frame(&mode.sequential, mode.parallel.as_ref(), parallel);
+                    let frame =
+                        engine_frame(&mode.sequential, &mode.parallel, &mode.parallel_unfused, on);
                     (frame, Resolved::Mode(m), w)
                 } else {
                     cut = self.weights_plan(w, read)?;
@@ -237,11 +239,20 @@ impl DynPipeline {
     }
 }
 
-/// The frame an engine runs: the waves of `parallel` when the parallel
-/// engine runs and they were lowered, else the `sequential` frame.
-fn engine_frame<'f>(sequential: &'f Frame, parallel: Option<&'f Frame>, on: bool) -> &'f Frame {
-    match parallel {
-        Some(p) if on => p,
+/// The frame an engine runs (`on`: whether the parallel engine runs, and
+/// whether fusion is on): the waves of `parallel` — of `parallel_unfused`,
+/// every node its own unit, with fusion off where it was lowered — when
+/// the parallel engine runs and they were lowered, else the `sequential`
+/// frame.
+fn engine_frame<'f>(
+    sequential: &'f Frame,
+    parallel: &'f Option<Frame>,
+    parallel_unfused: &'f Option<Frame>,
+    (parallel_on, fusion_on): (bool, bool),
+) -> &'f Frame {
+    match (parallel, parallel_unfused) {
+        (_, Some(unfused)) if parallel_on && !fusion_on => unfused,
+        (Some(p), _) if parallel_on => p,
         _ => sequential,
     }
 }
