@@ -11,12 +11,14 @@ mod dynamic_common;
 use std::sync::Arc;
 
 use cortex_core::dynamic::{DynPipeline, GraphFile, Value};
+use cortex_core::model::ir::NodeId;
 use cortex_core::run::Run;
+use cortex_core::Observer;
 use cortex_core::{Pipeline, Weights};
 use cortex_vision::l2::{demo_clip, L2Mode, L2};
 use cortex_vision::library::vision_ops;
 use cortex_vision::ops::RgbFrame;
-use dynamic_common::{assert_same, compare_streams, vtest_frames, L2_FILE};
+use dynamic_common::{assert_same, assert_same_read, compare_streams, vtest_frames, L2_FILE};
 
 /// The compiled L2 written out as a graph file and built over the library.
 fn run_time_l2() -> DynPipeline {
@@ -412,6 +414,99 @@ fn pipelined_streams_match_the_compiled_l2_on_vtest() {
     for &mode in L2Mode::ALL {
         for fused in [true, false] {
             compare_streams(&frames, mode, fused);
+        }
+    }
+}
+
+/// The nodes a run calls, in call order (a fused group's members each).
+#[derive(Default)]
+struct Ran(Vec<NodeId>);
+
+impl Observer for Ran {
+    fn node_begin(&mut self, node: NodeId) {
+        self.0.push(node);
+    }
+    fn group_begin(&mut self, members: &'static [NodeId]) {
+        self.0.extend(members);
+    }
+}
+
+/// A run-time stream reading some outputs runs only their producers, as a
+/// compiled stream does: each frame's outputs read equal the compiled L2's
+/// every-output run and the others are absent, at 1 to 3 frames in flight;
+/// in a mode without rates no node outside its plan cut down to the
+/// outputs read runs; a rated mode runs its own stages.
+#[test]
+fn a_stream_reading_some_outputs_runs_only_their_producers() {
+    use cortex_core::model::outputs::OutputSet;
+    use cortex_core::passes::dce::plan_for_outputs;
+    use cortex_core::stream::StreamOptions;
+    use cortex_core::ParallelPipeline;
+    let mut frames = demo_clip(10, 160, 120);
+    // A frame `to_gray` refuses, mid-stream: it fails alone.
+    frames[4] = RgbFrame::zeros((120, 160, 4));
+    let sets: [&[&str]; 4] = [
+        &["blur", "scene", "roi"],
+        &["scene"],
+        &["regions"],
+        &["qp_map", "scene"],
+    ];
+    for mode in [L2Mode::Balanced, L2Mode::PowerSave] {
+        let mut compiled = L2::new();
+        let want: Vec<_> = frames.iter().map(|f| compiled.run(mode, f)).collect();
+        for read in sets {
+            for in_flight in 1..=3 {
+                let what = format!("{mode:?}, reading {read:?}, {in_flight} in flight");
+                let mut p = run_time_l2();
+                let ir = p.graph();
+                let set = OutputSet::named(ir, read).expect("L2's outputs");
+                let cut = plan_for_outputs(ir, mode.plan().zero_pattern, set, "cut");
+                let mut ran = Ran::default();
+                let mut run = Run::mode(mode as usize).outputs(set).observed(&mut ran);
+                let options = StreamOptions {
+                    in_flight,
+                    ..StreamOptions::DEFAULT
+                };
+                let inputs = frames
+                    .iter()
+                    .map(|f| ((), vec![Arc::new(f.clone()) as Value]));
+                let mut got = Vec::new();
+                p.run_stream_with(&mut run, inputs, &options, |f| {
+                    got.push(f.take_result());
+                    std::ops::ControlFlow::Continue(())
+                })
+                .expect("stream runs");
+                assert_eq!(got.len(), frames.len(), "{what}");
+                for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                    match (w, g) {
+                        (Ok(w), Ok(g)) => assert_same_read(i, w, g, read),
+                        (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "{what}"),
+                        _ => panic!(
+                            "frame {i}, {what}: compiled {:?}, run-time {:?}",
+                            w.is_ok(),
+                            g.is_ok()
+                        ),
+                    }
+                }
+                assert_eq!(p.frame_index(), compiled.frame_index(), "{what}");
+                let names = |ids: &[NodeId]| -> Vec<&str> {
+                    ids.iter()
+                        .map(|&n| ir.nodes[n as usize].name.as_ref())
+                        .collect()
+                };
+                if mode == L2Mode::Balanced {
+                    let outside: Vec<NodeId> =
+                        ran.0.iter().copied().filter(|&n| !cut.is_live(n)).collect();
+                    assert!(
+                        outside.is_empty(),
+                        "{what}: ran outside the cut: {:?}",
+                        names(&outside)
+                    );
+                } else {
+                    // A rated mode runs its own stages, every output.
+                    assert!(names(&ran.0).contains(&"fused"), "{what}");
+                }
+            }
         }
     }
 }

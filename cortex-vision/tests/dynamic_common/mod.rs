@@ -19,54 +19,78 @@ use cortex_vision::ops::{EncodedRoi, RgbFrame, SceneChange, ScoreMap};
 /// The L2 graph file shipped in `examples/graphs/l2.json`.
 pub const L2_FILE: &str = include_str!("../../../examples/graphs/l2.json");
 
+/// L2's outputs, in declaration order.
+pub const L2_OUTPUTS: &[&str] = &["fused", "blur", "scene", "roi", "regions", "qp_map"];
+
 /// Every output of both, compared bit for bit (floats by their bits,
 /// structures by their full `Debug` text, which prints every float so it
 /// reads back to the same bits).
 pub fn assert_same(frame: usize, compiled: &L2Outputs, dynamic: &DynOutputs) {
+    assert_same_read(frame, compiled, dynamic, L2_OUTPUTS);
+}
+
+/// The outputs named in `read` compared as [`assert_same`] compares them;
+/// the run-time outputs not read must be absent.
+pub fn assert_same_read(frame: usize, compiled: &L2Outputs, dynamic: &DynOutputs, read: &[&str]) {
     let get = |name: &str| {
         dynamic
             .value(name)
-            .unwrap_or_else(|| panic!("output {name} missing"))
+            .unwrap_or_else(|| panic!("frame {frame}: output {name} missing"))
     };
-    let fused = get("fused").downcast_ref::<ScoreMap>().expect("a ScoreMap");
-    assert_eq!(
-        fused.dim(),
-        compiled.fused.dim(),
-        "frame {frame}: fused size"
-    );
-    let differ = fused
-        .iter()
-        .zip(compiled.fused.iter())
-        .filter(|(a, b)| a.to_bits() != b.to_bits())
-        .count();
-    assert_eq!(differ, 0, "frame {frame}: fused differs at {differ} pixels");
     let dbg = |v: &dyn std::fmt::Debug| format!("{v:?}");
     let same = |name: &str, want: String, got: String| {
         assert_eq!(got, want, "frame {frame}: {name}");
     };
-    same(
-        "blur",
-        dbg(&compiled.blur),
-        dbg(get("blur").downcast_ref::<BlurVerdict>().expect("type")),
-    );
-    same(
-        "scene",
-        dbg(&compiled.scene),
-        dbg(get("scene").downcast_ref::<SceneChange>().expect("type")),
-    );
-    same(
-        "roi",
-        dbg(&compiled.roi),
-        dbg(get("roi").downcast_ref::<EncodedRoi>().expect("type")),
-    );
-    let regions = get("regions").downcast_ref::<RoiRegions>().expect("type");
-    let r = |x: &RoiRegions| format!("{:?} {:?}", x.regions, x.peak.to_bits());
-    same("regions", r(&compiled.regions), r(regions));
-    same(
-        "qp_map",
-        dbg(&compiled.qp_map),
-        dbg(get("qp_map").downcast_ref::<QpMap>().expect("type")),
-    );
+    for &name in L2_OUTPUTS {
+        if !read.contains(&name) {
+            assert!(
+                dynamic.value(name).is_none(),
+                "frame {frame}: {name} not read but present"
+            );
+            continue;
+        }
+        match name {
+            "fused" => {
+                let fused = get("fused").downcast_ref::<ScoreMap>().expect("a ScoreMap");
+                assert_eq!(
+                    fused.dim(),
+                    compiled.fused.dim(),
+                    "frame {frame}: fused size"
+                );
+                let differ = fused
+                    .iter()
+                    .zip(compiled.fused.iter())
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+                assert_eq!(differ, 0, "frame {frame}: fused differs at {differ} pixels");
+            }
+            "blur" => same(
+                "blur",
+                dbg(&compiled.blur),
+                dbg(get("blur").downcast_ref::<BlurVerdict>().expect("type")),
+            ),
+            "scene" => same(
+                "scene",
+                dbg(&compiled.scene),
+                dbg(get("scene").downcast_ref::<SceneChange>().expect("type")),
+            ),
+            "roi" => same(
+                "roi",
+                dbg(&compiled.roi),
+                dbg(get("roi").downcast_ref::<EncodedRoi>().expect("type")),
+            ),
+            "regions" => {
+                let regions = get("regions").downcast_ref::<RoiRegions>().expect("type");
+                let r = |x: &RoiRegions| format!("{:?} {:?}", x.regions, x.peak.to_bits());
+                same("regions", r(&compiled.regions), r(regions));
+            }
+            _ => same(
+                "qp_map",
+                dbg(&compiled.qp_map),
+                dbg(get("qp_map").downcast_ref::<QpMap>().expect("type")),
+            ),
+        }
+    }
 }
 
 /// The first `count` frames of OpenCV's `vtest.avi` (768×576), decoded by

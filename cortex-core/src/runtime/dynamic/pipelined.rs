@@ -62,12 +62,12 @@ impl<O: Observer> Observer for Events<'_, '_, O> {
     }
 }
 
-/// The walk of mode `mode`'s `frame` on `inputs`, its groups fused when
-/// `fusion` says.
-fn mode_walk<'a>(
+/// The walk of `frame` selecting `sel` on `inputs`, with mode `mode`'s
+/// weights, its groups fused when `fusion` says.
+fn stage_walk<'a>(
     sh: &'a Shared,
     frame: &'a Frame,
-    (mode, fusion): (usize, bool),
+    (mode, sel, fusion): (usize, Resolved<'a>, bool),
     inputs: &'a [Value],
     waves: Waves,
     read: OutputSet,
@@ -75,7 +75,7 @@ fn mode_walk<'a>(
     Walk {
         sh,
         frame,
-        sel: Resolved::Mode(mode),
+        sel,
         weights: &sh.mode_weights[mode],
         inputs,
         waves,
@@ -113,9 +113,12 @@ impl ParallelPipeline for DynPipeline {
     ///
     /// `run` selects a declared mode (its index, see
     /// [`Pipeline::run_with`]); its engine is the pipelined one
-    /// whatever it says. The mode's stages run whole: of the outputs a
-    /// frame runs into, those `run` reads are replaced, and new outputs
-    /// hold only those. Its observer sees each node of both stages from
+    /// whatever it says. Of the outputs a frame runs into, those `run`
+    /// reads are replaced, and new outputs hold only those. Reading every
+    /// output, or a rated mode, runs the mode's own stages; reading some
+    /// outputs of a mode without rates runs only their producers (the
+    /// mode's plan cut down to them, unfused, over the full graph's two
+    /// stages), as a generated pipeline's stream does. Its observer sees each node of both stages from
     /// the thread that runs it, and each frame's begin and end around its
     /// second stage; a failing frame's rerun is not observed.
     ///
@@ -149,12 +152,30 @@ impl ParallelPipeline for DynPipeline {
             .program
             .modes
             .get(mode)
-            .and_then(|m| m.pipelined.as_ref().map(|p| (m, p, &m.sequential)));
+            .and_then(|m| m.pipelined.as_ref().map(|p| (m, p)));
+        // Reading only some outputs of a mode without rates runs the
+        // mode's plan cut down to them over the full graph's two stages,
+        // each node skipped when the cut plan leaves it out, as generated
+        // pipelines do. Every output, or a rated mode (whose phases only
+        // its own stages know), runs the mode's own stages. A plan that
+        // cannot be cut (an output read that the mode eliminates) leaves
+        // the mode's stages to report it on every frame.
+        let cut = match (valid, &sh.program.run_time.pipelined) {
+            (Some((m, _)), Some(_)) if m.rates.is_none() && !read.covers(&sh.ir) => {
+                self.weights_plan(&sh.mode_weights[mode], read).ok()
+            }
+            _ => None,
+        };
+        let rt = &sh.program.run_time;
+        let stages = match (&cut, &rt.pipelined) {
+            (Some(cut), Some(p)) => Some((p, Resolved::Plan(cut), &rt.sequential)),
+            _ => valid.map(|(m, p)| (p, Resolved::Mode(mode), &m.sequential)),
+        };
         let unknown = || PipelineError::Internal("no such mode");
         let fusion = self.fusion();
         let shared_observer = run.observer().map(SharedObserver::new);
         let events = shared_observer.as_ref();
-        let plan = valid.map_or(&sh.program.run_time.full, |(m, ..)| &m.plan);
+        let plan = stages.map_or(&rt.full, |(_, sel, _)| sel.plan(sh));
         pipelined(
             self,
             frames.into_iter(),
@@ -164,11 +185,12 @@ impl ParallelPipeline for DynPipeline {
                 (flow, frame.result.ok())
             },
             |inputs: &Inputs, bufs: &mut Work| {
-                let (_, p, _) = valid.ok_or_else(unknown)?;
+                let (p, sel, _) = stages.ok_or_else(unknown)?;
                 // The state-free calls, reading only the frame's inputs,
                 // constants and each other (no state, no held value).
                 bufs.begin(sh, inputs)?;
-                let walk = mode_walk(sh, &p.first, (mode, fusion), inputs, Waves::InOrder, read);
+                let on = (mode, sel, fusion);
+                let walk = stage_walk(sh, &p.first, on, inputs, Waves::InOrder, read);
                 walk.run(bufs, None, &mut Events(events))?;
                 Ok(FirstDone)
             },
@@ -177,17 +199,18 @@ impl ParallelPipeline for DynPipeline {
              FirstDone,
              bufs: &mut Work,
              sink: Sink<'_, DynOutputs>| {
-                let (_, p, _) = valid.ok_or_else(unknown)?;
-                let waves = Waves::SecondStage;
-                let walk = mode_walk(sh, &p.second, (mode, fusion), inputs, waves, read);
+                let (p, sel, _) = stages.ok_or_else(unknown)?;
+                let on = (mode, sel, fusion);
+                let walk = stage_walk(sh, &p.second, on, inputs, Waves::SecondStage, read);
                 let outputs = this.walk(&walk, Some(bufs), &mut Events(events))?;
                 store(sink, outputs, read);
                 Ok(())
             },
             || Work::new(n),
             |this: &mut DynPipeline, inputs: &Inputs, sink: Sink<'_, DynOutputs>| {
-                let (_, _, frame) = valid.ok_or_else(unknown)?;
-                let walk = mode_walk(sh, frame, (mode, fusion), inputs, Waves::InOrder, read);
+                let (_, sel, frame) = stages.ok_or_else(unknown)?;
+                let on = (mode, sel, fusion);
+                let walk = stage_walk(sh, frame, on, inputs, Waves::InOrder, read);
                 let outputs = this.walk(&walk, None, &mut NoopObserver)?;
                 store(sink, outputs, read);
                 Ok(())

@@ -222,7 +222,7 @@ impl DynPipeline {
 
     /// The plan of a weight table's zero pattern computing the outputs in
     /// `read`.
-    fn weights_plan(
+    pub(in crate::runtime::dynamic) fn weights_plan(
         &mut self,
         weights: &Weights,
         read: OutputSet,
