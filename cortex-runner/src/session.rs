@@ -21,6 +21,8 @@ pub(crate) struct Session<'a> {
     pub(crate) inputs: Vec<(String, Opener)>,
     /// The pipelines' graph.
     pub(crate) ir: &'static cortex_core::ir::GraphIr,
+    /// The outputs each frame computes (the others' producers do not run).
+    pub(crate) reads: cortex_core::outputs::OutputSet,
     /// Worker threads (0: one per core).
     pub(crate) threads: usize,
     pub(crate) fusion: bool,

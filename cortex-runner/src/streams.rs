@@ -18,7 +18,7 @@ use cortex_core::error::PipelineError;
 use cortex_core::pipeline::Pipeline;
 use cortex_core::runtime::dispatch::Choice;
 use cortex_core::stream::{panic_message, Overflow};
-use cortex_core::streams::{LiveInput, LiveOptions, StreamEnd, StreamPool};
+use cortex_core::streams::{LiveInput, LiveOptions, StreamEnd, StreamPool, StreamRun};
 use cortex_vision::ops::RgbFrame;
 
 use crate::app::{App, Io};
@@ -171,6 +171,7 @@ where
     let Session {
         inputs,
         ir,
+        reads,
         threads,
         fusion,
         limit,
@@ -199,21 +200,26 @@ where
         pipeline.set_fusion(fusion);
         let tx = tx.clone();
         let input = pool
-            .add_live(pipeline, mode, live, move |mut d| {
-                let result = d.take_result();
-                let frame = d.frame.unstage();
-                // The receiver is gone only when the run already failed.
-                let _ = tx.send(Message {
-                    stream: d.stream.0,
-                    index: d.index,
-                    dropped_before: d.dropped_before,
-                    frame,
-                    result,
-                    held: d.held,
-                    started: d.started,
-                    finished: d.finished,
-                });
-            })
+            .add_live(
+                pipeline,
+                StreamRun::mode(mode).outputs(reads),
+                live,
+                move |mut d| {
+                    let result = d.take_result();
+                    let frame = d.frame.unstage();
+                    // The receiver is gone only when the run already failed.
+                    let _ = tx.send(Message {
+                        stream: d.stream.0,
+                        index: d.index,
+                        dropped_before: d.dropped_before,
+                        frame,
+                        result,
+                        held: d.held,
+                        started: d.started,
+                        finished: d.finished,
+                    });
+                },
+            )
             .map_err(|e| RunnerError::Usage(format!("--input: {e}")))?;
         let id = input.stream();
         if let Some(trace) = trace.as_deref_mut() {
@@ -469,6 +475,7 @@ impl<P: Pipeline + 'static> App<P> {
             Session {
                 inputs,
                 ir: self.ir,
+                reads: self.outputs_read(args)?,
                 threads: common
                     .threads
                     .map_or(0, |n| usize::try_from(n).unwrap_or(1)),

@@ -989,3 +989,110 @@ fn each_streams_observer_sees_its_own_frames_alone() {
         assert_eq!(acc.count, xs.len() as u64, "{id}");
     }
 }
+
+/// A stream reading some outputs ([`StreamRun::outputs`]) runs only their
+/// producers, observed or not, compiled or built at run time: the outputs
+/// read equal the stream's own sequential every-output run; a node only
+/// the other outputs need runs on the stream's first frame alone (with no
+/// outputs to run into, it makes every output).
+#[test]
+fn a_stream_reading_some_outputs_runs_only_their_producers() {
+    use cortex::dynamic::{DynPipeline, GraphFile, Value};
+    use cortex::passes::dce::plan_for_outputs;
+    use cortex::run::profile::Profiler;
+    use cortex::run::OutputSet;
+    use cortex::streams::StreamRun;
+    use cortex::Pipeline;
+    let frames = clip(160, 120, 0, 12);
+    let n = frames.len() as u64;
+    let read = ["blur", "scene"];
+    let mode = L2Mode::Balanced;
+    let ir = L2::ir();
+    let set = OutputSet::named(ir, &read).unwrap();
+    let cut = plan_for_outputs(ir, mode.plan().zero_pattern, set, "cut");
+    // Each node's runs as the stream's profiler counted them, against the
+    // most a node outside the cut may run.
+    let outside_runs = |profiler: &Profiler<'_>, at_most: u64, what: &str| {
+        for id in 0..ir.nodes.len() as u32 {
+            let count = profiler.node_stats(id).map_or(0, |s| s.count);
+            if !cut.is_live(id) {
+                let name = &ir.nodes[id as usize].name;
+                assert!(count <= at_most, "{what}: {name} ran {count} times");
+            }
+        }
+    };
+
+    let keep = |o: &L2Outputs| format!("{:?} {:?}", o.blur, o.scene);
+    let mut seq = L2::new();
+    let want: Vec<Result<String, String>> = frames
+        .iter()
+        .map(|f| Ok(keep(&seq.run(mode, f).unwrap())))
+        .collect();
+    let pool = StreamPool::<L2, RgbFrame, Profiler<'static>>::new(2, |f| (f,)).unwrap();
+    let run = StreamRun::mode(mode).outputs(set);
+    let source = || frames.clone().into_iter().map(Ok::<_, String>);
+    let (observed, on_result) = collector(keep);
+    pool.add_source_observed(L2::new(), run, Profiler::new(ir), source(), on_result);
+    let (plain, on_result) = collector(keep);
+    pool.add_source(L2::new(), run, source(), on_result);
+    let ended = pool.finish_all().unwrap();
+    assert_eq!(results(&observed), want, "observed");
+    assert_eq!(results(&plain), want, "unobserved");
+    let profiler = ended[0].observer.as_ref().expect("the observed stream");
+    assert_eq!(profiler.frame_stats().frames, n);
+    outside_runs(profiler, 1, "compiled");
+
+    let built: DynPipeline = GraphFile::parse(include_str!("../../examples/graphs/l2.json"))
+        .expect("reads")
+        .build(&cortex::library::vision_ops())
+        .expect("builds");
+    let dyn_mode = built.mode_named("BALANCED").expect("a mode of L2");
+    let dyn_set = OutputSet::named(built.graph(), &read).unwrap();
+    assert_eq!(dyn_set, set, "the graph file's outputs are L2's");
+    let ops = cortex::library::vision_ops();
+    let shown = move |o: &cortex::dynamic::DynOutputs| -> Vec<String> {
+        o.names()
+            .iter()
+            .filter_map(|name| Some(format!("{name}: {:?}", ops.to_json(o.value(name)?))))
+            .collect()
+    };
+    let inputs: Vec<Vec<Value>> = frames
+        .iter()
+        .map(|f| vec![Arc::new(f.clone()) as Value])
+        .collect();
+    // The lines of the outputs read.
+    let read_only = move |lines: Vec<String>| -> Vec<String> {
+        lines
+            .into_iter()
+            .filter(|line| read.iter().any(|r| line.starts_with(&format!("{r}: "))))
+            .collect()
+    };
+    let mut seq = built.fresh();
+    let want: Vec<Result<Vec<String>, String>> = inputs
+        .iter()
+        .map(|i| Ok(read_only(shown(&seq.run(dyn_mode, i).unwrap()))))
+        .collect();
+    let pool =
+        StreamPool::<DynPipeline, Vec<Value>, Profiler<'static>>::new(2, |f| f.as_slice()).unwrap();
+    let run = StreamRun::mode(dyn_mode).outputs(set);
+    let got: Got<Vec<Value>, Vec<String>> = Arc::default();
+    let sink = Arc::clone(&got);
+    let shown_here = shown.clone();
+    pool.add_source_observed(
+        built.fresh(),
+        run,
+        Profiler::new(built.graph()),
+        inputs.into_iter().map(Ok::<_, String>),
+        move |d: Delivery<'_, Vec<Value>, cortex::dynamic::DynOutputs>| {
+            let r = d
+                .result()
+                .map(|o| read_only(shown_here(o)))
+                .map_err(|e| e.to_string());
+            sink.lock().unwrap().push((d.index, d.frame, r));
+        },
+    );
+    let ended = pool.finish_all().unwrap();
+    assert_eq!(results(&got), want, "run-time graph");
+    let profiler = ended[0].observer.as_ref().expect("observed");
+    outside_runs(profiler, 1, "run-time graph");
+}

@@ -72,6 +72,7 @@
 mod latency;
 mod live;
 mod queue;
+mod run;
 mod stats;
 mod worker;
 
@@ -90,6 +91,7 @@ use crate::runtime::stream::{OverBudget, Overflow};
 
 pub use live::{LiveInput, LiveOptions};
 use queue::{lock, State, Stream, Work};
+pub use run::StreamRun;
 pub use stats::{StreamEnd, StreamStats};
 
 /// Identity of the next pool ([`Shared::id`]); 0 is no pool.
@@ -384,7 +386,7 @@ where
     fn add(
         &self,
         pipeline: P,
-        mode: P::Mode,
+        run: StreamRun<P::Mode>,
         observer: Option<O>,
         source: Option<queue::Source<T>>,
         capacity: usize,
@@ -411,7 +413,7 @@ where
             changed: Condvar::new(),
             work: Mutex::new(Work {
                 pipeline: Some(pipeline),
-                mode,
+                run,
                 observer,
                 outputs: None,
                 source,
@@ -434,7 +436,7 @@ where
     pub fn add_source<I, E>(
         &self,
         pipeline: P,
-        mode: P::Mode,
+        run: impl Into<StreamRun<P::Mode>>,
         source: I,
         on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
     ) -> StreamId
@@ -443,7 +445,7 @@ where
         I::IntoIter: Send + 'static,
         E: fmt::Display,
     {
-        self.add_pull(pipeline, mode, None, source, Box::new(on_result))
+        self.add_pull(pipeline, run.into(), None, source, Box::new(on_result))
     }
 
     /// [`StreamPool::add_source`], each frame of the stream reported to
@@ -451,7 +453,7 @@ where
     pub fn add_source_observed<I, E>(
         &self,
         pipeline: P,
-        mode: P::Mode,
+        run: impl Into<StreamRun<P::Mode>>,
         observer: O,
         source: I,
         on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
@@ -461,13 +463,19 @@ where
         I::IntoIter: Send + 'static,
         E: fmt::Display,
     {
-        self.add_pull(pipeline, mode, Some(observer), source, Box::new(on_result))
+        self.add_pull(
+            pipeline,
+            run.into(),
+            Some(observer),
+            source,
+            Box::new(on_result),
+        )
     }
 
     fn add_pull<I, E>(
         &self,
         pipeline: P,
-        mode: P::Mode,
+        run: StreamRun<P::Mode>,
         observer: Option<O>,
         source: I,
         on_result: queue::OnResult<T, P::Outputs>,
@@ -484,7 +492,7 @@ where
         );
         let stream = self.add(
             pipeline,
-            mode,
+            run,
             observer,
             Some(source),
             1,
@@ -506,11 +514,11 @@ where
     pub fn add_live(
         &self,
         pipeline: P,
-        mode: P::Mode,
+        run: impl Into<StreamRun<P::Mode>>,
         options: LiveOptions,
         on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
     ) -> Result<LiveInput<P, T, O>, StreamsError> {
-        self.add_pushed(pipeline, mode, None, options, Box::new(on_result))
+        self.add_pushed(pipeline, run.into(), None, options, Box::new(on_result))
     }
 
     /// [`StreamPool::add_live`], each frame of the stream reported to
@@ -521,18 +529,24 @@ where
     pub fn add_live_observed(
         &self,
         pipeline: P,
-        mode: P::Mode,
+        run: impl Into<StreamRun<P::Mode>>,
         observer: O,
         options: LiveOptions,
         on_result: impl FnMut(Delivery<'_, T, P::Outputs>) + Send + 'static,
     ) -> Result<LiveInput<P, T, O>, StreamsError> {
-        self.add_pushed(pipeline, mode, Some(observer), options, Box::new(on_result))
+        self.add_pushed(
+            pipeline,
+            run.into(),
+            Some(observer),
+            options,
+            Box::new(on_result),
+        )
     }
 
     fn add_pushed(
         &self,
         pipeline: P,
-        mode: P::Mode,
+        run: StreamRun<P::Mode>,
         observer: Option<O>,
         options: LiveOptions,
         on_result: queue::OnResult<T, P::Outputs>,
@@ -542,7 +556,7 @@ where
         }
         let stream = self.add(
             pipeline,
-            mode,
+            run,
             observer,
             None,
             options.queue,

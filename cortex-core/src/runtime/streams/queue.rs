@@ -82,7 +82,8 @@ pub(crate) struct Work<P: Pipeline, T, O> {
     /// `None` once handed back (`StreamPool::finish`), which only an ended
     /// stream with no frame in flight is: no frame runs after that.
     pub(crate) pipeline: Option<P>,
-    pub(crate) mode: P::Mode,
+    /// The mode each frame runs and the outputs it reads.
+    pub(crate) run: super::StreamRun<P::Mode>,
     /// The stream's own observer, told about each of its frames; handed
     /// back with the pipeline.
     pub(crate) observer: Option<O>,

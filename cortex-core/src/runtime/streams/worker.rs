@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::model::outputs::OutputSet;
 use crate::runtime::error::PipelineError;
 use crate::runtime::hold::held_mask;
 use crate::runtime::observe::Observer;
@@ -18,7 +19,7 @@ use crate::runtime::stream::panic_message;
 
 use super::queue::{lock, Queued, Stream, Work};
 use super::stats::StreamEnd;
-use super::{Delivery, Shared};
+use super::{Delivery, Shared, StreamRun};
 
 thread_local! {
     /// This worker is running a stream's frame (further down its stack).
@@ -158,10 +159,11 @@ where
     stream.changed.notify_all();
 }
 
-/// Runs one frame on the stream's pipeline in its mode, into the last
-/// frame's outputs when there are some, reported to the stream's observer
-/// when it has one (else through `run`/`run_into`, which a generated
-/// pipeline implements as direct calls of its mode's function).
+/// Runs one frame on the stream's pipeline in its mode, computing the
+/// outputs it reads, into the last frame's outputs when there are some,
+/// reported to the stream's observer when it has one (a stream reading
+/// every output unobserved runs through `run`/`run_into`, which a
+/// generated pipeline implements as direct calls of its mode's function).
 fn run_on<P: Pipeline, T, O: Observer + Send>(
     w: &mut Work<P, T, O>,
     inputs: P::Inputs<'_>,
@@ -173,14 +175,22 @@ fn run_on<P: Pipeline, T, O: Observer + Send>(
             "the stream's pipeline was handed back",
         ));
     };
-    let mode = w.mode;
+    let StreamRun { mode, outputs } = w.run;
+    let every = outputs == OutputSet::ALL;
     let fresh = match (w.outputs.as_mut(), w.observer.as_mut()) {
-        (Some(out), None) => return pipeline.run_into(mode, inputs, out),
-        (Some(out), Some(o)) => {
-            return pipeline.run_with(&mut Run::mode(mode).observed(o), inputs, out)
+        (Some(out), None) if every => return pipeline.run_into(mode, inputs, out),
+        (None, None) if every => pipeline.run(mode, inputs),
+        (Some(out), None) => {
+            return pipeline.run_with(&mut Run::mode(mode).outputs(outputs), inputs, out)
         }
-        (None, None) => pipeline.run(mode, inputs),
-        (None, Some(o)) => pipeline.run_with_fresh(&mut Run::mode(mode).observed(o), inputs),
+        (None, None) => pipeline.run_with_fresh(&mut Run::mode(mode).outputs(outputs), inputs),
+        (Some(out), Some(o)) => {
+            let mut run = Run::mode(mode).outputs(outputs).observed(o);
+            return pipeline.run_with(&mut run, inputs, out);
+        }
+        (None, Some(o)) => {
+            pipeline.run_with_fresh(&mut Run::mode(mode).outputs(outputs).observed(o), inputs)
+        }
     };
     w.outputs = Some(fresh?);
     Ok(())
