@@ -10,13 +10,24 @@
 //! call and the pool hands both back when the stream ends: the state a
 //! stream reached stays the pipeline's, as after `Pipeline.run`, and its
 //! frames are profiled as `Pipeline.run`'s are.
+//!
+//! A stream's frames are pulled on the pool when its turn comes (a file:
+//! nothing dropped), or, with an overflow policy, read on a thread of the
+//! stream's own and pushed into a bounded live queue (a camera: its
+//! blocking read holds no worker, and a full queue waits, drops the oldest
+//! frame or keeps only the latest).
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 
 use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
 use cortex_core::profile::Profiler;
-use cortex_core::streams::{Delivery, PoolId, StreamEnd, StreamPool, StreamStats};
+use cortex_core::stream::Overflow;
+use cortex_core::streams::{
+    Delivery, LiveInput, LiveOptions, PoolId, StreamEnd, StreamPool, StreamStats,
+};
 use cortex_core::Pipeline;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -25,12 +36,51 @@ use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use crate::errors::{interruption, pipeline_error};
 use crate::graph::PyPipeline;
 
-/// Whether this thread is a worker of the pool `pool` (a [`PoolId`]'s
-/// number) — running a frame, a source or a callback of the `run_streams`
-/// call that made it: a pipeline lent to that call is locked until the
-/// call ends, so Python code there that waited for it would wait forever.
+thread_local! {
+    /// The pool (a [`PoolId`]'s number) whose live stream this thread
+    /// reads frames for; 0 on any other thread.
+    static READER_OF: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this thread serves the pool `pool` (a [`PoolId`]'s number) —
+/// a worker running a frame, a source or a callback of the `run_streams`
+/// call that made it, or a live stream's reader: a pipeline lent to that
+/// call is locked until the call ends, so Python code there that waited
+/// for it would wait forever.
 pub(crate) fn in_call(pool: u64) -> bool {
-    PoolId::current().is_some_and(|p| p.get() == pool)
+    PoolId::current().is_some_and(|p| p.get() == pool) || READER_OF.with(Cell::get) == pool
+}
+
+/// How a stream's frames come in: pulled on the pool, or pushed by a
+/// reader thread of its own into a live queue.
+#[derive(Clone, Copy)]
+enum Feed {
+    Pull,
+    Live(LiveOptions),
+}
+
+impl Feed {
+    /// `overflow` and `queue` as `run_streams` takes them.
+    fn parse(overflow: Option<&str>, queue: usize) -> PyResult<Feed> {
+        let overflow = match overflow {
+            None => return Ok(Feed::Pull),
+            Some("block") => Overflow::Block,
+            Some("drop_oldest") => Overflow::DropOldest,
+            Some("keep_latest") => Overflow::KeepLatest,
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "overflow `{other}`: one of `block`, `drop_oldest`, `keep_latest`, or None \
+                     (frames pulled on the pool)"
+                )))
+            }
+        };
+        if queue == 0 {
+            return Err(PyValueError::new_err(
+                "queue must be at least 1 (frames waiting for their turn)",
+            ));
+        }
+        Ok(Feed::Live(LiveOptions { queue, overflow }))
+    }
 }
 
 /// What a stream's source and callback share with the caller: the results
@@ -63,17 +113,27 @@ impl Outcome {
 /// `end`). The GIL is released except to read a frame, to run a Python
 /// node and to make a result.
 ///
+/// With `overflow` (`"block"`, `"drop_oldest"` or `"keep_latest"`), each
+/// stream's frames are read on a thread of its own and pushed into a queue
+/// of `queue` frames under that policy, as a live camera's are: a frames
+/// iterable that blocks (a capture) holds no pool worker, and frames a
+/// full queue drops are counted in the statistics (`dropped`), not run.
+///
 /// Raises `ValueError` for a pipeline given twice (a pipeline's frames run
-/// in order: one stream each) or an unknown mode; a frame that cannot be
-/// read ends its stream and is raised once every stream has ended.
+/// in order: one stream each), an unknown mode, overflow policy or a queue
+/// of 0; a frame that cannot be read ends its stream and is raised once
+/// every stream has ended.
 #[pyfunction]
-#[pyo3(signature = (streams, threads = 0, *, stats = false))]
+#[pyo3(signature = (streams, threads = 0, *, stats = false, overflow = None, queue = 2))]
 pub fn run_streams<'py>(
     py: Python<'py>,
     streams: Vec<Bound<'py, PyTuple>>,
     threads: usize,
     stats: bool,
+    overflow: Option<&str>,
+    queue: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let feed = Feed::parse(overflow, queue)?;
     let mut parsed: Vec<(Bound<'py, PyPipeline>, Py<PyIterator>, Option<String>)> = Vec::new();
     for s in &streams {
         let (pipe, frames, mode) = match s.len() {
@@ -125,8 +185,14 @@ pub fn run_streams<'py>(
         StreamPool::<DynPipeline, Vec<Value>, Profiler<'static>>::new(threads, |f| f.as_slice())
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the pool: {e}")))?;
     let lent_to = pool.id().get();
+    // Every pipeline is marked lent before any stream starts: a stream's
+    // frames iterable may reach for another stream's pipeline at once.
+    for (pipe, ..) in &parsed {
+        pipe.get().lent_to.store(lent_to, Ordering::Release);
+    }
     let mut outcomes = Vec::with_capacity(parsed.len());
     let mut ids = Vec::with_capacity(parsed.len());
+    let mut readers = Vec::new();
     for (k, ((pipe, frames, _), guard)) in parsed.iter().zip(&mut guards).enumerate() {
         // The guard keeps a pipeline of the same graph in its place until
         // the pool hands this one back; nothing runs it, the lock being
@@ -137,17 +203,42 @@ pub fn run_streams<'py>(
         let outcome = Arc::new(Outcome::default());
         let source = source(pipe.clone().unbind(), frames.clone_ref(py), &outcome);
         let on_result = deliver(pipe.clone().unbind(), first, &outcome);
-        pipe.get().lent_to.store(lent_to, Ordering::Release);
-        let id = match guard.profiler.take() {
-            Some(profiler) => {
-                pool.add_source_observed(pipeline, modes[k], profiler, source, on_result)
+        let profiler = guard.profiler.take();
+        let id = match feed {
+            Feed::Pull => match profiler {
+                Some(p) => pool.add_source_observed(pipeline, modes[k], p, source, on_result),
+                None => pool.add_source(pipeline, modes[k], source, on_result),
+            },
+            Feed::Live(options) => {
+                let input = match profiler {
+                    Some(p) => pool.add_live_observed(pipeline, modes[k], p, options, on_result),
+                    None => pool.add_live(pipeline, modes[k], options, on_result),
+                }
+                // The options were checked before any pipeline was lent.
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                let id = input.stream();
+                match spawn_reader(source, input, lent_to) {
+                    Ok(reader) => readers.push(reader),
+                    Err(e) => outcome.fail(PyRuntimeError::new_err(format!(
+                        "cannot start the reader thread of stream {k}: {e}"
+                    ))),
+                }
+                id
             }
-            None => pool.add_source(pipeline, modes[k], source, on_result),
         };
         ids.push(id);
         outcomes.push(outcome);
     }
-    let ended = py.detach(move || pool.finish_all());
+    let ended = py.detach(move || {
+        let ended = pool.finish_all();
+        // A stream ends once its reader closed its input: the readers are
+        // done, or (a stream that ended otherwise) give up at their next
+        // frame.
+        for reader in readers {
+            let _ = reader.join();
+        }
+        ended
+    });
     for (pipe, ..) in &parsed {
         pipe.get().lent_to.store(0, Ordering::Release);
     }
@@ -218,6 +309,31 @@ fn source(
             Err(e) => {
                 outcome.fail(e);
                 None
+            }
+        }
+    })
+}
+
+/// A live stream's reader: a thread pushing each frame `source` reads
+/// into `input` (waiting for room, or dropping, as its policy says) until
+/// the frames end or the stream no longer takes them; the input is then
+/// dropped, which closes the stream.
+fn spawn_reader(
+    source: impl Iterator<Item = Result<Vec<Value>, String>> + Send + 'static,
+    input: LiveInput<DynPipeline, Vec<Value>, Profiler<'static>>,
+    pool: u64,
+) -> std::io::Result<JoinHandle<()>> {
+    let name = format!("cortex-py-reader-{}", input.stream().0);
+    std::thread::Builder::new().name(name).spawn(move || {
+        READER_OF.with(|r| r.set(pool));
+        for frame in source {
+            match frame {
+                Ok(values) => {
+                    if input.push(values).is_err() {
+                        return;
+                    }
+                }
+                Err(why) => return input.fail(why),
             }
         }
     })

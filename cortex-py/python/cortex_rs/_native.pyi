@@ -90,13 +90,25 @@ class StreamStats(TypedDict):
     frames_per_second: float
     end: str
 
+Overflow = Literal["block", "drop_oldest", "keep_latest"]
+
 @overload
 def run_streams(
-    streams: Sequence[Tuple[Any, ...]], threads: int = ..., *, stats: Literal[False] = ...
+    streams: Sequence[Tuple[Any, ...]],
+    threads: int = ...,
+    *,
+    stats: Literal[False] = ...,
+    overflow: Optional[Overflow] = ...,
+    queue: int = ...,
 ) -> List[List[Any]]: ...
 @overload
 def run_streams(
-    streams: Sequence[Tuple[Any, ...]], threads: int = ..., *, stats: Literal[True]
+    streams: Sequence[Tuple[Any, ...]],
+    threads: int = ...,
+    *,
+    stats: Literal[True],
+    overflow: Optional[Overflow] = ...,
+    queue: int = ...,
 ) -> Tuple[List[List[Any]], List[StreamStats]]: ...
 
 # The result dicts of L2's outputs: each type's view (what the runner's
