@@ -195,10 +195,17 @@ where
         queue: READ_AHEAD,
         overflow: Overflow::Block,
     };
+    // Per stream, the outputs written out go back to its callback, which
+    // gives them to the stream's next frame to run into: their memory is
+    // reused, and a stream reading some outputs computes only those after
+    // its first frames (a frame with no outputs to run into makes all).
+    let mut spares = Vec::new();
     for (label, open) in inputs {
         let mut pipeline = make();
         pipeline.set_fusion(fusion);
         let tx = tx.clone();
+        let (spare_tx, spare_rx) = mpsc::channel::<P::Outputs>();
+        spares.push(spare_tx);
         let input = pool
             .add_live(
                 pipeline,
@@ -206,6 +213,9 @@ where
                 live,
                 move |mut d| {
                     let result = d.take_result();
+                    if let Ok(spare) = spare_rx.try_recv() {
+                        d.recycle(spare);
+                    }
                     let frame = d.frame.unstage();
                     // The receiver is gone only when the run already failed.
                     let _ = tx.send(Message {
@@ -262,7 +272,7 @@ where
         let size = m.frame.size();
         let resized_from = sizes[at].filter(|s| *s != size);
         sizes[at] = Some(size);
-        match &m.result {
+        match m.result {
             Ok(outputs) => {
                 let shown = Shown {
                     frame: &m.frame,
@@ -272,7 +282,9 @@ where
                     held: crate::sink::held_names(ir, m.held),
                     stream: Some(m.stream),
                 };
-                out.frame(&shown, outputs)?;
+                out.frame(&shown, &outputs)?;
+                // A stream that has ended no longer takes them.
+                let _ = spares[at].send(outputs);
             }
             Err(e) => {
                 let label = labels.get(m.stream as usize).map_or("", String::as_str);

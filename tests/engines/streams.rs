@@ -994,7 +994,9 @@ fn each_streams_observer_sees_its_own_frames_alone() {
 /// producers, observed or not, compiled or built at run time: the outputs
 /// read equal the stream's own sequential every-output run; a node only
 /// the other outputs need runs on the stream's first frame alone (with no
-/// outputs to run into, it makes every output).
+/// outputs to run into, it makes every output), or, when the callback
+/// takes each frame's outputs, on the frames before it gives earlier ones
+/// back ([`Delivery::recycle`]).
 #[test]
 fn a_stream_reading_some_outputs_runs_only_their_producers() {
     use cortex::dynamic::{DynPipeline, GraphFile, Value};
@@ -1035,12 +1037,39 @@ fn a_stream_reading_some_outputs_runs_only_their_producers() {
     pool.add_source_observed(L2::new(), run, Profiler::new(ir), source(), on_result);
     let (plain, on_result) = collector(keep);
     pool.add_source(L2::new(), run, source(), on_result);
+    // Outputs taken by the callback and given back one frame later
+    // (`Delivery::recycle`): the frame between has none to run into.
+    let taken: Got<RgbFrame, String> = Arc::default();
+    let sink = Arc::clone(&taken);
+    let mut spare = None;
+    pool.add_source_observed(
+        L2::new(),
+        run,
+        Profiler::new(ir),
+        source(),
+        move |mut d: Delivery<'_, RgbFrame, L2Outputs>| {
+            let r = d.take_result().map(|o| {
+                let shown = keep(&o);
+                if let Some(earlier) = spare.replace(o) {
+                    d.recycle(earlier);
+                }
+                shown
+            });
+            let r = r.map_err(|e| e.to_string());
+            sink.lock().unwrap().push((d.index, d.frame, r));
+        },
+    );
     let ended = pool.finish_all().unwrap();
     assert_eq!(results(&observed), want, "observed");
     assert_eq!(results(&plain), want, "unobserved");
+    assert_eq!(results(&taken), want, "taken and recycled");
     let profiler = ended[0].observer.as_ref().expect("the observed stream");
     assert_eq!(profiler.frame_stats().frames, n);
     outside_runs(profiler, 1, "compiled");
+    // Frames 0 and 1 have no outputs to run into (frame 0's are held back
+    // until frame 1 is delivered); from frame 2 on, frame k - 2's are.
+    let recycled = ended[2].observer.as_ref().expect("the recycling stream");
+    outside_runs(recycled, 2, "taken and recycled");
 
     let built: DynPipeline = GraphFile::parse(include_str!("../../examples/graphs/l2.json"))
         .expect("reads")

@@ -192,6 +192,19 @@ impl<T, O> Delivery<'_, T, O> {
         std::mem::replace(&mut self.result, Err(MISSING_AGAIN))?;
         self.outputs.take().ok_or(MISSING_AGAIN)
     }
+
+    /// Gives the stream outputs to run its next frame into, once
+    /// [`Delivery::take_result`] took this frame's: an earlier frame's,
+    /// handed back by whoever took them. Their memory is reused, and a
+    /// stream reading only some outputs ([`StreamRun::outputs`]) goes on
+    /// computing only those (a frame with no outputs to run into makes
+    /// every output). While this frame's outputs are still in place,
+    /// `outputs` is dropped.
+    pub fn recycle(&mut self, outputs: O) {
+        if self.outputs.is_none() {
+            *self.outputs = Some(outputs);
+        }
+    }
 }
 
 const MISSING_AGAIN: PipelineError = PipelineError::Internal("the outputs were already taken");
