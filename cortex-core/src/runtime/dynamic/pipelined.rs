@@ -118,9 +118,10 @@ impl ParallelPipeline for DynPipeline {
     /// output, or a rated mode, runs the mode's own stages; reading some
     /// outputs of a mode without rates runs only their producers (the
     /// mode's plan cut down to them, unfused, over the full graph's two
-    /// stages), as a generated pipeline's stream does. Its observer sees each node of both stages from
-    /// the thread that runs it, and each frame's begin and end around its
-    /// second stage; a failing frame's rerun is not observed.
+    /// stages), as a generated pipeline's stream does. Its observer sees
+    /// each node of both stages from the thread that runs it, and each
+    /// frame's begin and end around its second stage; a failing frame's
+    /// rerun is not observed.
     ///
     /// # Errors
     /// [`StreamError::NotAMode`] for weights or a plan; otherwise as the
