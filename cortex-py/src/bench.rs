@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use cortex_core::dynamic::Value;
 use cortex_core::runtime::dispatch::Choice;
+use cortex_core::OutputSet;
 use pyo3::prelude::*;
 
 use crate::engine;
@@ -44,7 +45,13 @@ pub fn _time_frames(
         read.iter()
             .map(|values| {
                 let t = Instant::now();
-                let out = engine::frame(&mut inner.pipeline, None, &selection, parallel, values);
+                let out = engine::frame(
+                    &mut inner.pipeline,
+                    None,
+                    (&selection, OutputSet::ALL),
+                    parallel,
+                    values,
+                );
                 let ms = t.elapsed().as_secs_f64() * 1e3;
                 drop(out?);
                 Ok(ms)

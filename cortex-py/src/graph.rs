@@ -15,7 +15,7 @@ use cortex_core::runtime::error::PipelineError as RustPipelineError;
 use cortex_core::runtime::profile::Profiler;
 use cortex_core::runtime::stream::StreamOptions;
 use cortex_core::viz::{dce_diff, listing};
-use cortex_core::{GraphIr, Pipeline, Plan};
+use cortex_core::{GraphIr, OutputSet, Pipeline, Plan};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -199,7 +199,7 @@ impl PyPipeline {
     /// `TypeError`/`ValueError` for inputs of the wrong type or shape,
     /// `cortex_rs.PipelineError` when a node fails (a Python node's
     /// exception is its `__cause__`); the state stays as it was.
-    #[pyo3(signature = (inputs, mode = None, *, weights = None, parallel = false))]
+    #[pyo3(signature = (inputs, mode = None, *, weights = None, parallel = false, outputs = None))]
     fn run<'py>(
         &self,
         py: Python<'py>,
@@ -207,7 +207,9 @@ impl PyPipeline {
         mode: Option<&str>,
         weights: Option<&Bound<'py, PyDict>>,
         parallel: bool,
+        outputs: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let read = self.outputs_read(outputs)?;
         let selection = match weights {
             Some(w) => {
                 let table: Vec<(String, f64)> = w
@@ -258,13 +260,13 @@ impl PyPipeline {
                     .ok_or_else(|| PyRuntimeError::new_err("an input was not read")),
             })
             .collect::<PyResult<Vec<Value>>>()?;
-        let out = py.detach(|| inner.run(&selection, parallel, &values));
+        let out = py.detach(|| inner.run((&selection, read), parallel, &values));
         // The frame's handles on the lent arrays go before the loans end.
         drop(values);
         drop(lent);
         let out = out.map_err(pipeline_error)?;
         let index = inner.pipeline.frame_index().saturating_sub(1);
-        self.results(py, &out, index)
+        self.results(py, &out, index, read)
     }
 
     /// Runs every frame of `frames` (an iterable of what `run` takes) on
@@ -274,7 +276,7 @@ impl PyPipeline {
     /// `cortex_rs.PipelineError` (not raised; the state stays that of the
     /// last good frame) — or, with `on_result`, calls it with each and
     /// returns `None`.
-    #[pyo3(signature = (frames, mode = None, *, on_result = None, in_flight = 2))]
+    #[pyo3(signature = (frames, mode = None, *, on_result = None, in_flight = 2, outputs = None))]
     fn stream<'py>(
         &self,
         py: Python<'py>,
@@ -282,8 +284,10 @@ impl PyPipeline {
         mode: Option<&str>,
         on_result: Option<Py<PyAny>>,
         in_flight: usize,
+        outputs: Option<Vec<String>>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         let m = self.mode_index(mode)?;
+        let read = self.outputs_read(outputs)?;
         if let Some(f) = &on_result {
             if !f.bind(py).is_callable() {
                 return Err(PyTypeError::new_err(format!(
@@ -326,10 +330,12 @@ impl PyPipeline {
         let results = Mutex::new(Vec::new());
         let callback_error: Mutex<Option<PyErr>> = Mutex::new(None);
         let report = py.detach(|| {
-            engine::stream(&mut inner.pipeline, m, source, &options, |frame| {
+            engine::stream(&mut inner.pipeline, (m, read), source, &options, |frame| {
                 Python::attach(|py| {
                     let item = match frame.take_result() {
-                        Ok(out) => self.results(py, &out, frame.index).map(|d| d.into_any()),
+                        Ok(out) => self
+                            .results(py, &out, frame.index, read)
+                            .map(|d| d.into_any()),
                         Err(e) => match interruption(&e) {
                             Some(stop) => Err(stop),
                             None => Ok(pipeline_error(e).into_value(py).into_bound(py).into_any()),
@@ -460,7 +466,7 @@ impl Inner {
     /// profiler when there is one (a declared mode's frames).
     fn run(
         &mut self,
-        selection: &Choice<usize>,
+        selection: (&Choice<usize>, OutputSet),
         parallel: bool,
         values: &[Value],
     ) -> Result<DynOutputs, RustPipelineError> {
@@ -508,6 +514,18 @@ impl PyPipeline {
             )));
         }
         Ok(())
+    }
+
+    /// The outputs a run reads: every one when `names` is `None`.
+    ///
+    /// # Errors
+    /// `ValueError` naming an unknown output and the graph's outputs.
+    fn outputs_read(&self, names: Option<Vec<String>>) -> PyResult<OutputSet> {
+        match names {
+            None => Ok(OutputSet::ALL),
+            Some(names) => OutputSet::named(self.ir, &names)
+                .map_err(|e| PyValueError::new_err(format!("outputs: {e}"))),
+        }
     }
 
     /// The index of mode `name`, the first mode when `None`.
@@ -599,10 +617,14 @@ impl PyPipeline {
         py: Python<'py>,
         out: &DynOutputs,
         index: u64,
+        read: OutputSet,
     ) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("frame", index)?;
-        for name in out.names() {
+        for (k, name) in out.names().iter().enumerate() {
+            if !read.contains(k) {
+                continue;
+            }
             match out.value(name) {
                 Some(v) => d.set_item(name, to_python(py, v, &self.views)?)?,
                 None => d.set_item(name, py.None())?,

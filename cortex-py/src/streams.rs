@@ -28,7 +28,7 @@ use cortex_core::stream::Overflow;
 use cortex_core::streams::{
     Delivery, LiveInput, LiveOptions, PoolId, StreamEnd, StreamPool, StreamStats,
 };
-use cortex_core::Pipeline;
+use cortex_core::{OutputSet, Pipeline};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
@@ -360,7 +360,7 @@ fn deliver(
                 Ok(out) => {
                     index += 1;
                     pipe.get()
-                        .results(py, &out, index - 1)
+                        .results(py, &out, index - 1, OutputSet::ALL)
                         .map(|d| d.into_any().unbind())
                 }
                 Err(e) => match interruption(&e) {

@@ -73,6 +73,43 @@ def test_every_engine_gives_the_sequential_results(clip):
         assert [summary(unfused.run(f, mode)) for f in frames] == want
 
 
+def test_a_run_reading_some_outputs_runs_only_their_producers(clip):
+    # `counted` is a Python node only the `counted` output needs.
+    calls = []
+
+    def count(gray):
+        calls.append(1)
+        return gray
+
+    def graph():
+        g = cx.Graph("Read")
+        gray = g.node("gray", "vision.to_gray", g.input("frame", cx.RgbFrame))
+        prev = g.state("_prev_gray", cx.GrayImage, keeps=gray)
+        scene = g.node("scene", "vision.scene_change", gray, prev)
+        g.outputs(scene, g.node("counted", count, gray, returns=cx.GrayImage))
+        return g.build()
+
+    frames = clip[:6]
+    full = [graph().run(f) for f in frames]
+    assert len(calls) == len(frames)
+    calls.clear()
+    p = graph()
+    for parallel in (False, True):
+        got = [p.run(f, outputs=["scene"], parallel=parallel) for f in frames]
+        p.reset()
+        assert [r.keys() for r in got] == [{"frame", "scene"}] * len(frames)
+        assert [r["scene"] for r in got] == [r["scene"] for r in full]
+    streamed = graph().stream(frames, outputs=["scene"])
+    assert [r["scene"] for r in streamed] == [r["scene"] for r in full]
+    assert all(r.keys() == {"frame", "scene"} for r in streamed)
+    assert calls == []
+    with pytest.raises(ValueError, match="outputs: .*scen.*"):
+        p.run(frames[0], outputs=["scen"])
+    with pytest.raises(ValueError, match="outputs: "):
+        p.stream(frames, outputs=["nope"])
+    assert p.frame_index == 0
+
+
 def test_four_streams_on_two_threads_give_each_streams_own_results(clip):
     sources = [clip[i : i + 8] for i in (0, 8, 16, 24)]
     want = []

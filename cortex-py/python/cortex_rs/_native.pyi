@@ -58,6 +58,7 @@ class Pipeline:
         *,
         weights: Optional[Dict[str, float]] = ...,
         parallel: bool = ...,
+        outputs: Optional[Sequence[str]] = ...,
     ) -> Dict[str, Any]: ...
     def stream(
         self,
@@ -66,6 +67,7 @@ class Pipeline:
         *,
         on_result: Optional[Callable[[Any], None]] = ...,
         in_flight: int = ...,
+        outputs: Optional[Sequence[str]] = ...,
     ) -> Optional[List[Any]]: ...
     def reset(self) -> None: ...
     def set_rates(self, on: bool) -> None: ...
