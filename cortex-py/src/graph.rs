@@ -520,7 +520,7 @@ impl PyPipeline {
     ///
     /// # Errors
     /// `ValueError` naming an unknown output and the graph's outputs.
-    fn outputs_read(&self, names: Option<Vec<String>>) -> PyResult<OutputSet> {
+    pub(crate) fn outputs_read(&self, names: Option<Vec<String>>) -> PyResult<OutputSet> {
         match names {
             None => Ok(OutputSet::ALL),
             Some(names) => OutputSet::named(self.ir, &names)

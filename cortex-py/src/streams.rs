@@ -26,7 +26,7 @@ use cortex_core::dynamic::{DynOutputs, DynPipeline, Value};
 use cortex_core::profile::Profiler;
 use cortex_core::stream::Overflow;
 use cortex_core::streams::{
-    Delivery, LiveInput, LiveOptions, PoolId, StreamEnd, StreamPool, StreamStats,
+    Delivery, LiveInput, LiveOptions, PoolId, StreamEnd, StreamPool, StreamRun, StreamStats,
 };
 use cortex_core::{OutputSet, Pipeline};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -119,12 +119,15 @@ impl Outcome {
 /// iterable that blocks (a capture) holds no pool worker, and frames a
 /// full queue drops are counted in the statistics (`dropped`), not run.
 ///
+/// With `outputs` (names), every stream computes only those outputs and
+/// its results hold only them, as `Pipeline.run(…, outputs=…)`'s do.
+///
 /// Raises `ValueError` for a pipeline given twice (a pipeline's frames run
-/// in order: one stream each), an unknown mode, overflow policy or a queue
-/// of 0; a frame that cannot be read ends its stream and is raised once
-/// every stream has ended.
+/// in order: one stream each), an unknown mode, output, overflow policy or
+/// a queue of 0; a frame that cannot be read ends its stream and is raised
+/// once every stream has ended.
 #[pyfunction]
-#[pyo3(signature = (streams, threads = 0, *, stats = false, overflow = None, queue = 2))]
+#[pyo3(signature = (streams, threads = 0, *, stats = false, overflow = None, queue = 2, outputs = None))]
 pub fn run_streams<'py>(
     py: Python<'py>,
     streams: Vec<Bound<'py, PyTuple>>,
@@ -132,6 +135,7 @@ pub fn run_streams<'py>(
     stats: bool,
     overflow: Option<&str>,
     queue: usize,
+    outputs: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let feed = Feed::parse(overflow, queue)?;
     let mut parsed: Vec<(Bound<'py, PyPipeline>, Py<PyIterator>, Option<String>)> = Vec::new();
@@ -153,11 +157,12 @@ pub fn run_streams<'py>(
         }
         parsed.push((pipe, PyIterator::from_object(&frames)?.unbind(), mode));
     }
-    let mut modes = Vec::with_capacity(parsed.len());
+    let mut runs = Vec::with_capacity(parsed.len());
     for (pipe, _, mode) in &parsed {
         let p: &PyPipeline = pipe.get();
         p.not_reentered()?;
-        modes.push(p.mode_index(mode.as_deref())?);
+        let read = p.outputs_read(outputs.clone())?;
+        runs.push(StreamRun::mode(p.mode_index(mode.as_deref())?).outputs(read));
     }
     // One frame in flight per stream: threads beyond the streams would
     // only wait, and an absurd count must not start that many threads.
@@ -202,17 +207,17 @@ pub fn run_streams<'py>(
         let first = pipeline.frame_index();
         let outcome = Arc::new(Outcome::default());
         let source = source(pipe.clone().unbind(), frames.clone_ref(py), &outcome);
-        let on_result = deliver(pipe.clone().unbind(), first, &outcome);
+        let on_result = deliver(pipe.clone().unbind(), (first, runs[k].outputs), &outcome);
         let profiler = guard.profiler.take();
         let id = match feed {
             Feed::Pull => match profiler {
-                Some(p) => pool.add_source_observed(pipeline, modes[k], p, source, on_result),
-                None => pool.add_source(pipeline, modes[k], source, on_result),
+                Some(p) => pool.add_source_observed(pipeline, runs[k], p, source, on_result),
+                None => pool.add_source(pipeline, runs[k], source, on_result),
             },
             Feed::Live(options) => {
                 let input = match profiler {
-                    Some(p) => pool.add_live_observed(pipeline, modes[k], p, options, on_result),
-                    None => pool.add_live(pipeline, modes[k], options, on_result),
+                    Some(p) => pool.add_live_observed(pipeline, runs[k], p, options, on_result),
+                    None => pool.add_live(pipeline, runs[k], options, on_result),
                 }
                 // The options were checked before any pipeline was lent.
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
@@ -339,13 +344,15 @@ fn spawn_reader(
     })
 }
 
-/// A stream's result callback: each frame's outputs as `Pipeline.run`'s
-/// dict (its `frame` counting on from `first`, the pipeline's frames
-/// before the call), a failed frame's `PipelineError` in its place; an
-/// interruption stops the stream and is raised.
+/// A stream's result callback: each frame's outputs in `read` as
+/// `Pipeline.run`'s dict (its `frame` counting on from `first`, the
+/// pipeline's frames before the call), a failed frame's `PipelineError` in
+/// its place; an interruption stops the stream and is raised. The outputs
+/// go back to the stream for its next frame to run into (the dict holds
+/// its own references to their values).
 fn deliver(
     pipe: Py<PyPipeline>,
-    first: u64,
+    (first, read): (u64, OutputSet),
     outcome: &Arc<Outcome>,
 ) -> impl FnMut(Delivery<'_, Vec<Value>, DynOutputs>) + Send + 'static {
     let outcome = Arc::clone(outcome);
@@ -359,9 +366,9 @@ fn deliver(
             let item = match result {
                 Ok(out) => {
                     index += 1;
-                    pipe.get()
-                        .results(py, &out, index - 1, OutputSet::ALL)
-                        .map(|d| d.into_any().unbind())
+                    let item = pipe.get().results(py, &out, index - 1, read);
+                    d.recycle(out);
+                    item.map(|d| d.into_any().unbind())
                 }
                 Err(e) => match interruption(&e) {
                     Some(stop) => Err(stop),

@@ -102,6 +102,7 @@ def run_streams(
     stats: Literal[False] = ...,
     overflow: Optional[Overflow] = ...,
     queue: int = ...,
+    outputs: Optional[Sequence[str]] = ...,
 ) -> List[List[Any]]: ...
 @overload
 def run_streams(
@@ -111,6 +112,7 @@ def run_streams(
     stats: Literal[True],
     overflow: Optional[Overflow] = ...,
     queue: int = ...,
+    outputs: Optional[Sequence[str]] = ...,
 ) -> Tuple[List[List[Any]], List[StreamStats]]: ...
 
 # The result dicts of L2's outputs: each type's view (what the runner's
