@@ -12,13 +12,18 @@ import pytest
 import cortex_rs as cx
 
 
-def gray_graph():
+def gray_graph(counted=None):
+    """Grey image and scene change; with `counted` (a callable of the grey
+    image), its result as a third output."""
     g = cx.Graph("G")
     frame = g.input("frame", cx.RgbFrame)
     gray = g.node("gray", "vision.to_gray", frame)
     prev = g.state("_prev_gray", cx.GrayImage, keeps=gray)
     scene = g.node("scene", "vision.scene_change", gray, prev)
-    g.outputs(gray, scene)
+    outputs = [gray, scene]
+    if counted is not None:
+        outputs.append(g.node("counted", counted, gray, returns=cx.GrayImage))
+    g.outputs(*outputs)
     return g
 
 
@@ -147,13 +152,7 @@ def test_streams_reading_some_outputs_run_only_their_producers(clip, overflow):
         return gray
 
     def counted_graph():
-        g = cx.Graph("Counted")
-        frame = g.input("frame", cx.RgbFrame)
-        gray = g.node("gray", "vision.to_gray", frame)
-        prev = g.state("_prev_gray", cx.GrayImage, keeps=gray)
-        scene = g.node("scene", "vision.scene_change", gray, prev)
-        g.outputs(scene, g.node("counted", count, gray, returns=cx.GrayImage))
-        return g.build()
+        return gray_graph(counted=count).build()
 
     frames = [clip[:5], clip[10:16]]
     full = cx.run_streams([(counted_graph(), f) for f in frames])
